@@ -1,0 +1,9 @@
+// Package tasks runs the worker's geostatistics compute tasks: it decodes
+// the request shapes (the seed's /geostat routes with legacy object
+// references and element paths, and the current client's /geostatistics
+// routes with object URLs and attribute expressions), validates every field
+// before a job exists (invalid fields are reported together, each named),
+// loads the source objects, calls the library (neighbor, kriging, tbsim,
+// geostat/ties, geostat/report) and writes the result as a new version of
+// the target object.
+package tasks

@@ -1,0 +1,477 @@
+package tasks
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/geostat-engine/geostat/geostat"
+	"github.com/geostat-engine/geostat/grid"
+	"github.com/geostat-engine/geostat/neighbor"
+)
+
+// Shape says which request shape a task was submitted in.
+type Shape int
+
+const (
+	// SeedShape is the seed's POST /compute/orgs/{org}/geostat/{task}:
+	// legacy object references with element paths.
+	SeedShape Shape = iota
+	// CurrentShape is the current client's POST
+	// /compute/orgs/{org}/geostatistics/{task} with {"parameters": {...}}.
+	CurrentShape
+)
+
+// Defaults and limits of the task parameters.
+const (
+	DefaultSeed           = 38239342
+	DefaultLines          = 500
+	MaxLines              = 1000
+	MaxRealisations       = 100
+	MaxKNNSamples         = 10000 // a k-nearest mean over more neighbours is not a local estimate
+	MaxKrigingSamples     = 512   // kriging systems are O(n³) per target
+	DefaultEnsembleName   = "simulation-results"
+	DefaultKrigingSamples = 32
+)
+
+// Neighbourhood is a decoded search neighbourhood.
+type Neighbourhood struct {
+	Ellipsoid  geostat.Ellipsoid
+	MaxSamples int
+	MinSamples int
+}
+
+// Params returns the neighbor search parameters.
+func (n *Neighbourhood) Params() neighbor.Params {
+	return neighbor.Params{Ellipsoid: n.Ellipsoid, MaxSamples: n.MaxSamples, MinSamples: n.MinSamples}
+}
+
+// Source is an object and one of its attributes (an expression or element
+// path), with an optional filter.
+type Source struct {
+	Object    ObjectRef
+	Attribute string
+	Filter    *Filter
+}
+
+// Target is an object and the attribute a task writes: created with the
+// name Name (an attribute of that name is replaced, keeping its key), or the
+// existing attribute that Update addresses.
+type Target struct {
+	Object ObjectRef
+	Name   string
+	Update string
+	Filter *Filter
+}
+
+// KNNParams are the parameters of the knn task.
+type KNNParams struct {
+	Source       Source
+	Target       Target
+	Neighborhood Neighbourhood
+}
+
+// BreakTiesParams are the parameters of the break-ties task. Neighborhood
+// is nil in the seed's shape (ties are then ordered randomly).
+type BreakTiesParams struct {
+	Source       Source
+	Target       Target
+	Neighborhood *Neighbourhood
+	Seed         int64
+}
+
+// SimulationParams are the parameters of a conditional turning-bands
+// simulation (conditional-tbsim, conditional-turning-bands, and the
+// simulation of the seed's simulation-report).
+type SimulationParams struct {
+	Source                Source
+	Target                Target // Name = ensemble name
+	Distribution          ObjectRef
+	Variogram             ObjectRef
+	Neighborhood          *Neighbourhood // nil = default from the variogram
+	Discretisation        grid.BlockDiscretisation
+	Lines                 int
+	Seed                  int64
+	Realisations          int
+	VariogramReproduction bool
+	Ordinary              bool
+	Normalise             bool
+	SaveGaussian          bool
+}
+
+// ReportParams are the parameters of the simulation-report task.
+type ReportParams struct {
+	// Seed shape: run Simulation, then write the report to File.
+	Simulation *SimulationParams
+	File       string
+	// Current shape: validate the ensembles on SimulationTarget.
+	SimulationSource                ObjectRef
+	SourceAttribute                 string
+	SimulationTarget                ObjectRef
+	PointSims, PointSimsNormalScore string
+	BlockSims, BlockSimsNormalScore string
+	Variogram                       ObjectRef
+	Neighborhood                    *Neighbourhood
+	Discretisation                  grid.BlockDiscretisation
+	Weights                         string
+	NumberOfSimulations             int
+	Seed                            int64
+	Ordinary                        bool
+	Lines                           int
+	Title                           string
+	Details                         [][2]string
+	AcceptableMean, MarginalMean    float64
+	VariogramReproduction           bool
+}
+
+// KrigingParams are the parameters of the kriging task.
+type KrigingParams struct {
+	Source         Source
+	Target         Target
+	Variogram      ObjectRef
+	Neighborhood   Neighbourhood
+	Ordinary       bool
+	Mean           float64
+	Discretisation grid.BlockDiscretisation
+	Outputs        []string
+}
+
+// KrigingOutputs are the optional diagnostics the kriging task can write,
+// each as an attribute named <name>_<output>.
+var KrigingOutputs = []string{"variance", "samples", "mean_distance", "slope", "efficiency"}
+
+// body returns the parameters object: the body itself, or its "parameters"
+// member when the body is {"parameters": {...}}.
+func body(raw []byte, p *problems) *fields {
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &probe); err != nil {
+		p.add("body", "must be a JSON object")
+		return newFields(nil, "", p)
+	}
+	if inner, ok := probe["parameters"]; ok && len(probe) == 1 {
+		return newFields(inner, "parameters", p)
+	}
+	return newFields(raw, "", p)
+}
+
+// seedNeighbourhood decodes {"max-samples", "anisotropy": {...}}.
+func (f *fields) seedNeighbourhood(key string, maxSamples int64) *Neighbourhood {
+	if !f.has(key) {
+		return nil
+	}
+	n := f.sub(key)
+	out := &Neighbourhood{MaxSamples: int(n.integer("max-samples", 1, 1, maxSamples, true))}
+	if !n.has("anisotropy") {
+		f.p.add(n.name("anisotropy"), "is required")
+	}
+	out.Ellipsoid = n.sub("anisotropy").ellipsoid()
+	return out
+}
+
+// currentNeighbourhood decodes {"ellipsoid", "max_samples", "min_samples"}.
+func (f *fields) currentNeighbourhood(key string, maxSamples int64) *Neighbourhood {
+	if !f.has(key) {
+		return nil
+	}
+	n := f.sub(key)
+	out := &Neighbourhood{MaxSamples: int(n.integer("max_samples", 1, 1, maxSamples, true))}
+	out.MinSamples = int(n.integer("min_samples", 0, 0, maxSamples, false))
+	if out.MinSamples > out.MaxSamples {
+		f.p.add(n.name("min_samples"), "must not exceed max_samples (%d > %d)", out.MinSamples, out.MaxSamples)
+	}
+	if !n.has("ellipsoid") {
+		f.p.add(n.name("ellipsoid"), "is required")
+	}
+	out.Ellipsoid = n.sub("ellipsoid").ellipsoid()
+	return out
+}
+
+func (f *fields) neighbourhood(shape Shape, key string, maxSamples int64, required bool) *Neighbourhood {
+	var n *Neighbourhood
+	if shape == SeedShape {
+		n = f.seedNeighbourhood(key, maxSamples)
+	} else {
+		n = f.currentNeighbourhood(key, maxSamples)
+	}
+	if n == nil && required {
+		f.p.add(f.name(key), "is required")
+	}
+	return n
+}
+
+// currentSource decodes {"object", "attribute", "filter"}.
+func (f *fields) currentSource(key string, withFilter bool) Source {
+	if !f.has(key) {
+		f.p.add(f.name(key), "is required")
+		return Source{}
+	}
+	s := f.sub(key)
+	out := Source{Object: s.objectURL("object"), Attribute: s.str("attribute", true)}
+	if withFilter {
+		out.Filter = s.filter("filter")
+	} else {
+		s.reject("filter", "filters are not supported here")
+	}
+	return out
+}
+
+// currentTarget decodes {"object", "attribute": {"operation", "name"|"reference"}, "filter"}.
+func (f *fields) currentTarget(key string, withFilter bool) Target {
+	if !f.has(key) {
+		f.p.add(f.name(key), "is required")
+		return Target{}
+	}
+	s := f.sub(key)
+	out := Target{Object: s.objectURL("object")}
+	if withFilter {
+		out.Filter = s.filter("filter")
+	}
+	if !s.has("attribute") {
+		f.p.add(s.name("attribute"), "is required")
+		return out
+	}
+	a := s.sub("attribute")
+	switch op := a.str("operation", true); op {
+	case "create":
+		out.Name = a.str("name", true)
+	case "update":
+		out.Update = a.str("reference", true)
+	case "":
+	default:
+		f.p.add(a.name("operation"), "must be \"create\" or \"update\" (got %q)", op)
+	}
+	return out
+}
+
+// attributeName returns the attribute name an element path or simple
+// expression names, for targets of the seed's shape.
+func attributeName(path string) string {
+	if i := strings.LastIndex(path, "@name="); i >= 0 {
+		return path[i+len("@name="):]
+	}
+	if i := strings.Index(path, "[?name=='"); i >= 0 {
+		rest := path[i+len("[?name=='"):]
+		if j := strings.Index(rest, "'"); j >= 0 {
+			return rest[:j]
+		}
+	}
+	return ""
+}
+
+// seedTarget decodes a legacy target whose element path names the attribute
+// to write.
+func (f *fields) seedTarget(key string) Target {
+	ref, path := f.legacyRef(key, true)
+	t := Target{Object: ref}
+	if path != "" {
+		if t.Name = attributeName(path); t.Name == "" {
+			f.p.add(f.name(key)+".object_element[0].path", "must name the attribute as /…/@name=<name> (got %q)", path)
+		}
+	}
+	return t
+}
+
+func (f *fields) seed() int64 {
+	return f.integer("random_seed", DefaultSeed, math.MinInt64, math.MaxInt64, false)
+}
+
+// krigingMethod decodes "simple"/"ordinary", or {"type": ..., "mean": ...}.
+func (f *fields) krigingMethod(key string, defOrdinary bool) (ordinary bool, mean float64) {
+	r, ok := f.raw(key)
+	if !ok {
+		return defOrdinary, 0
+	}
+	var s string
+	if json.Unmarshal(r, &s) != nil {
+		m := f.sub(key)
+		s = m.str("type", true)
+		if v, ok := m.number("mean", false); ok {
+			mean = v
+			if s == "ordinary" {
+				f.p.add(m.name("mean"), "applies to simple kriging only")
+			}
+		}
+	}
+	switch s {
+	case "simple":
+		return false, mean
+	case "ordinary":
+		return true, mean
+	case "":
+		return defOrdinary, mean
+	}
+	f.p.add(f.name(key), "must be \"simple\" or \"ordinary\" (got %q)", s)
+	return defOrdinary, mean
+}
+
+// DecodeKNN decodes and checks the fields of a knn request.
+func DecodeKNN(shape Shape, raw []byte) (*KNNParams, error) {
+	var p problems
+	f := body(raw, &p)
+	out := &KNNParams{}
+	if shape == SeedShape {
+		out.Source.Object, out.Source.Attribute = f.legacyRef("source", true)
+		out.Target = f.seedTarget("target")
+	} else {
+		out.Source = f.currentSource("source", true)
+		out.Target = f.currentTarget("target", true)
+	}
+	if n := f.neighbourhood(shape, "neighborhood", MaxKNNSamples, true); n != nil {
+		out.Neighborhood = *n
+	}
+	return out, p.err()
+}
+
+// DecodeBreakTies decodes and checks the fields of a break-ties request.
+func DecodeBreakTies(shape Shape, raw []byte) (*BreakTiesParams, error) {
+	var p problems
+	f := body(raw, &p)
+	out := &BreakTiesParams{}
+	if shape == SeedShape {
+		out.Source.Object, out.Source.Attribute = f.legacyRef("source", true)
+		out.Target = f.seedTarget("target")
+		out.Seed = f.seed()
+	} else {
+		out.Source = f.currentSource("source", false)
+		out.Target = f.currentTarget("target", false)
+		out.Neighborhood = f.neighbourhood(shape, "neighborhood", MaxKNNSamples, false)
+		out.Seed = f.integer("seed", DefaultSeed, math.MinInt64, math.MaxInt64, false)
+		if f.has("random_seed") && !f.has("seed") {
+			out.Seed = f.seed()
+		}
+	}
+	return out, p.err()
+}
+
+// simulation decodes the turning-bands fields shared by the simulation tasks.
+// realKey is "realizations" or "realisations".
+func (f *fields) simulation(shape Shape, realKey string, out *SimulationParams) {
+	if shape == SeedShape {
+		out.Source.Object, out.Source.Attribute = f.legacyRef("source", true)
+		out.Target = f.seedTarget("target")
+		out.Distribution, _ = f.legacyRef("distribution", false)
+		out.Variogram, _ = f.legacyRef("variogram_model", false)
+	} else {
+		out.Source = Source{Object: f.objectURL("source"), Attribute: f.str("source_attribute", true), Filter: f.filter("source_filter")}
+		out.Target = Target{Object: f.objectURL("target"), Name: DefaultEnsembleName, Filter: f.filter("filter")}
+		out.Distribution = f.objectURL("distribution")
+		out.Variogram = f.objectURL("variogram_model")
+	}
+	out.Neighborhood = f.neighbourhood(shape, "neighborhood", MaxKrigingSamples, false)
+	out.Discretisation = f.discretisation("block_discretization")
+	out.Lines = int(f.integer("number_of_lines", DefaultLines, 1, MaxLines, false))
+	out.Seed = f.seed()
+	out.Realisations = int(f.integer(realKey, 1, 1, MaxRealisations, false))
+	out.VariogramReproduction = f.boolean("variogram_reproduction", false)
+	out.Ordinary, _ = f.krigingMethod("kriging_method", false)
+	out.Normalise = f.boolean("normalize_variogram_model", true)
+	out.SaveGaussian = f.boolean("save_gaussian_results", false)
+}
+
+// DecodeSimulation decodes and checks a conditional turning-bands request.
+func DecodeSimulation(shape Shape, raw []byte) (*SimulationParams, error) {
+	var p problems
+	f := body(raw, &p)
+	out := &SimulationParams{}
+	f.simulation(shape, "realizations", out)
+	return out, p.err()
+}
+
+// DecodeReport decodes and checks a simulation-report request.
+func DecodeReport(shape Shape, raw []byte) (*ReportParams, error) {
+	var p problems
+	f := body(raw, &p)
+	out := &ReportParams{AcceptableMean: 0.05, MarginalMean: 0.10}
+	if shape == SeedShape {
+		if !f.has("simulation_parameters") {
+			p.add("simulation_parameters", "is required")
+		}
+		sim := &SimulationParams{}
+		f.sub("simulation_parameters").simulation(SeedShape, "realisations", sim)
+		sim.VariogramReproduction = f.boolean("variogram_reproduction", false) || sim.VariogramReproduction
+		out.Simulation = sim
+		out.File = f.str("target", true)
+		out.VariogramReproduction = sim.VariogramReproduction
+		return out, p.err()
+	}
+	out.SimulationSource = f.objectURL("simulation_source")
+	out.SourceAttribute = f.str("source_attribute", true)
+	out.SimulationTarget = f.objectURL("simulation_target")
+	out.PointSims = f.str("point_simulations", true)
+	out.PointSimsNormalScore = f.str("point_simulations_normal_score", true)
+	out.BlockSims = f.str("block_simulations", true)
+	out.BlockSimsNormalScore = f.str("block_simulations_normal_score", true)
+	out.Variogram = f.objectURL("variogram_model")
+	out.Neighborhood = f.neighbourhood(shape, "neighborhood", MaxKrigingSamples, false)
+	out.Discretisation = f.discretisation("block_discretization")
+	d := f.sub("distribution")
+	out.Weights = d.str("weights", false)
+	out.NumberOfSimulations = int(f.integer("number_of_simulations", 1, 1, math.MaxInt32, true))
+	out.Seed = f.seed()
+	out.Ordinary, _ = f.krigingMethod("kriging_method", false)
+	out.Lines = int(f.integer("number_of_lines", DefaultLines, 1, math.MaxInt32, false))
+	out.VariogramReproduction = true
+	if f.has("report_context") {
+		c := f.sub("report_context")
+		out.Title = c.str("title", false)
+		var details []struct {
+			Label string `json:"label"`
+			Value string `json:"value"`
+		}
+		if c.unmarshal("details", &details) {
+			for _, d := range details {
+				out.Details = append(out.Details, [2]string{d.Label, d.Value})
+			}
+		}
+	}
+	if f.has("report_mean_thresholds") {
+		t := f.sub("report_mean_thresholds")
+		if v, ok := t.number("acceptable", false); ok {
+			out.AcceptableMean = v
+		}
+		if v, ok := t.number("marginal", false); ok {
+			out.MarginalMean = v
+		}
+		if out.AcceptableMean < 0 || math.IsNaN(out.AcceptableMean) {
+			p.add(t.name("acceptable"), "must be ≥ 0")
+		}
+		if out.MarginalMean < 0 || math.IsNaN(out.MarginalMean) {
+			p.add(t.name("marginal"), "must be ≥ 0")
+		} else if out.MarginalMean < out.AcceptableMean {
+			p.add(t.name("marginal"), "must be at least the acceptable threshold")
+		}
+	}
+	return out, p.err()
+}
+
+// DecodeKriging decodes and checks a kriging request (current shape only).
+func DecodeKriging(raw []byte) (*KrigingParams, error) {
+	var p problems
+	f := body(raw, &p)
+	out := &KrigingParams{}
+	out.Source = f.currentSource("source", true)
+	out.Target = f.currentTarget("target", true)
+	out.Variogram = f.objectURL("variogram")
+	if n := f.neighbourhood(CurrentShape, "neighborhood", MaxKrigingSamples, true); n != nil {
+		out.Neighborhood = *n
+	}
+	out.Ordinary, out.Mean = f.krigingMethod("kriging_method", true)
+	key := "block_discretisation"
+	if !f.has(key) && f.has("block_discretization") {
+		key = "block_discretization"
+	}
+	out.Discretisation = f.discretisation(key)
+	if f.unmarshal("outputs", &out.Outputs) {
+		for i, o := range out.Outputs {
+			known := false
+			for _, k := range KrigingOutputs {
+				known = known || k == o
+			}
+			if !known {
+				p.add(fmt.Sprintf("%s[%d]", f.name("outputs"), i), "unknown output %q (want one of %s)", o, strings.Join(KrigingOutputs, ", "))
+			}
+		}
+	}
+	return out, p.err()
+}
