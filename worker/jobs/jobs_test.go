@@ -1,0 +1,144 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+type teapot struct{}
+
+func (teapot) Error() string { return "short and stout" }
+func (teapot) Problem() Problem {
+	return Problem{Type: "urn:test/teapot", Title: "Teapot", Status: 418, Detail: "short and stout"}
+}
+
+func wait(t *testing.T, m *Manager, id string) Record {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r, ok := m.Wait(ctx, id)
+	require.True(t, ok, "job %s did not finish: %+v", id, r)
+	return r
+}
+
+func TestSubmitSucceedsAndFails(t *testing.T) {
+	m, err := NewManager(Options{Dir: t.TempDir()})
+	require.NoError(t, err)
+	r, err := m.Submit("org", "geostatistics", "knn", "u1", func(ctx context.Context, progress func(int, string)) (any, error) {
+		progress(50, "half way")
+		return map[string]string{"message": "done"}, nil
+	})
+	require.NoError(t, err)
+	assert.Len(t, r.ID, 36)
+	got := wait(t, m, r.ID)
+	assert.Equal(t, Succeeded, got.Status)
+	assert.Equal(t, 100, got.Progress)
+	assert.JSONEq(t, `{"message": "done"}`, string(got.Result))
+
+	r, _ = m.Submit("org", "geostatistics", "knn", "u1", func(context.Context, func(int, string)) (any, error) { return nil, teapot{} })
+	got = wait(t, m, r.ID)
+	assert.Equal(t, Failed, got.Status)
+	assert.Equal(t, 418, got.Error.Status)
+
+	r, _ = m.Submit("org", "geostatistics", "knn", "u1", func(context.Context, func(int, string)) (any, error) { panic("boom") })
+	got = wait(t, m, r.ID)
+	assert.Equal(t, Failed, got.Status)
+	assert.Contains(t, got.Error.Detail, "boom")
+	assert.Equal(t, 500, got.Error.Status)
+
+	r, _ = m.Submit("org", "geostatistics", "knn", "u1", func(context.Context, func(int, string)) (any, error) { return nil, errors.New("plain") })
+	got = wait(t, m, r.ID)
+	assert.Equal(t, "plain", got.Error.Detail)
+	assert.Len(t, m.List("org"), 4)
+	assert.Empty(t, m.List("other"))
+}
+
+func TestQueueAndCancel(t *testing.T) {
+	m, err := NewManager(Options{Dir: t.TempDir(), MaxJobs: 1})
+	require.NoError(t, err)
+	started := make(chan struct{})
+	long := func(ctx context.Context, _ func(int, string)) (any, error) {
+		close(started)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	a, _ := m.Submit("o", "t", "x", "", long)
+	<-started
+	b, _ := m.Submit("o", "t", "x", "", func(context.Context, func(int, string)) (any, error) { return 1, nil })
+	rb, _ := m.Get(b.ID)
+	assert.Equal(t, Requested, rb.Status, "the second job waits for the slot")
+	ra, _ := m.Get(a.ID)
+	assert.Equal(t, InProgress, ra.Status)
+
+	require.True(t, m.Cancel(a.ID))
+	assert.Equal(t, Cancelled, wait(t, m, a.ID).Status)
+	assert.Equal(t, Succeeded, wait(t, m, b.ID).Status, "the queued job runs once the slot frees")
+	assert.False(t, m.Cancel("nope"))
+
+	// Cancelling a queued job.
+	block := make(chan struct{})
+	c, _ := m.Submit("o", "t", "x", "", func(ctx context.Context, _ func(int, string)) (any, error) { <-block; return 1, nil })
+	d, _ := m.Submit("o", "t", "x", "", func(context.Context, func(int, string)) (any, error) { return 1, nil })
+	m.Cancel(d.ID)
+	assert.Equal(t, Cancelled, wait(t, m, d.ID).Status)
+	close(block)
+	assert.Equal(t, Succeeded, wait(t, m, c.ID).Status)
+}
+
+func TestRestartKeepsRecordsAndInterruptsUnfinished(t *testing.T) {
+	dir := t.TempDir()
+	m, err := NewManager(Options{Dir: dir, MaxJobs: 1})
+	require.NoError(t, err)
+	done, _ := m.Submit("o", "t", "x", "", func(context.Context, func(int, string)) (any, error) { return "ok", nil })
+	wait(t, m, done.ID)
+	started := make(chan struct{})
+	running, _ := m.Submit("o", "t", "x", "", func(ctx context.Context, _ func(int, string)) (any, error) {
+		close(started)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	<-started
+	// A second manager over the same directory plays the restarted worker
+	// (the first one never stopped cleanly).
+	m2, err := NewManager(Options{Dir: dir})
+	require.NoError(t, err)
+	r, ok := m2.Get(done.ID)
+	require.True(t, ok)
+	assert.Equal(t, Succeeded, r.Status)
+	assert.JSONEq(t, `"ok"`, string(r.Result))
+	r, ok = m2.Get(running.ID)
+	require.True(t, ok)
+	assert.Equal(t, Failed, r.Status)
+	assert.Contains(t, r.Error.Detail, "stopped while this job was in progress")
+	m.Cancel(running.ID)
+	wait(t, m, running.ID)
+}
+
+func TestShutdownInterruptsRunningJobs(t *testing.T) {
+	m, err := NewManager(Options{Dir: t.TempDir(), MaxJobs: 1})
+	require.NoError(t, err)
+	started := make(chan struct{})
+	a, _ := m.Submit("o", "t", "x", "", func(ctx context.Context, _ func(int, string)) (any, error) {
+		close(started)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	<-started
+	b, _ := m.Submit("o", "t", "x", "", func(context.Context, func(int, string)) (any, error) { return 1, nil })
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	m.Shutdown(ctx)
+	ra, _ := m.Get(a.ID)
+	assert.Equal(t, Failed, ra.Status)
+	assert.Contains(t, ra.Error.Title, "Interrupted")
+	rb, _ := m.Get(b.ID)
+	assert.Equal(t, Failed, rb.Status)
+	_, err = m.Submit("o", "t", "x", "", nil)
+	assert.ErrorIs(t, err, ErrClosed)
+	m.Shutdown(ctx) // idempotent
+}
