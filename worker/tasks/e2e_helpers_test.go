@@ -1,0 +1,110 @@
+package tasks_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/geostat-engine/geostat/worker/jobs"
+	"github.com/geostat-engine/geostat/worker/objects"
+	"github.com/geostat-engine/geostat/worker/objects/objecttest"
+	"github.com/geostat-engine/geostat/worker/server"
+	"github.com/geostat-engine/geostat/worker/tasks"
+	"github.com/geostat-engine/geostat/worker/workertest"
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	token = "tasks-test-token"
+	org   = "11111111-1111-4111-8111-111111111111"
+	ws    = "22222222-2222-4222-8222-222222222222"
+)
+
+type harness struct {
+	t    *testing.T
+	app  *server.App
+	jobs *jobs.Manager
+	c    *workertest.Client
+	ctx  context.Context
+}
+
+// start runs a worker with the compute routes on 127.0.0.1:0 and a
+// temporary data directory.
+func start(t *testing.T, maxJobs int) *harness {
+	t.Helper()
+	dir := t.TempDir()
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	mgr, err := jobs.NewManager(jobs.Options{Dir: filepath.Join(dir, "jobs"), MaxJobs: maxJobs, Logger: logger})
+	require.NoError(t, err)
+	app, err := server.New(server.Options{
+		Addr: "127.0.0.1:0", DataDir: dir, Logger: logger, Stdout: io.Discard,
+		Getenv: func(k string) string {
+			if k == server.TokenEnv {
+				return token
+			}
+			return ""
+		},
+		ExtraRoutes: func(mux *http.ServeMux, deps server.Deps) {
+			env := &tasks.Env{Store: &tasks.StoreAdapter{Store: deps.Store, TempDir: dir}, Logger: logger}
+			tasks.Register(mux, deps, tasks.ComputeOptions{Env: env, Jobs: mgr, SyncWait: 30 * time.Second})
+		},
+	})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- app.Run(ctx) }()
+	t.Cleanup(func() {
+		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer scancel()
+		mgr.Shutdown(sctx)
+		cancel()
+		require.NoError(t, <-done)
+	})
+	return &harness{t: t, app: app, jobs: mgr, c: &workertest.Client{Base: app.URL(), Token: token}, ctx: context.Background()}
+}
+
+// put uploads the blobs of b and posts doc at path, returning the version
+// record.
+func (h *harness) put(b *objecttest.Blobs, path string, doc map[string]any) string {
+	h.t.Helper()
+	require.NoError(h.t, h.c.UploadBlobs(h.ctx, org, ws, b, 1))
+	rec, err := h.c.PostObject(h.ctx, org, ws, path, objecttest.JSON(doc))
+	require.NoError(h.t, err)
+	require.NotNil(h.t, rec.ObjectID)
+	return *rec.ObjectID
+}
+
+func (h *harness) url(path string) string { return h.c.ObjectURL(org, ws, path) }
+
+// latest reads the latest version of an object and decodes it.
+func (h *harness) latest(id string) (*objects.Object, *objecttest.Blobs) {
+	h.t.Helper()
+	rec, err := h.c.GetObject(h.ctx, org, ws, id, "")
+	require.NoError(h.t, err)
+	doc, err := json.Marshal(rec.Object)
+	require.NoError(h.t, err)
+	obj, err := objects.Decode(doc)
+	require.NoError(h.t, err)
+	blobs := objecttest.NewBlobs()
+	for _, l := range rec.Links.Data {
+		data, err := h.c.Download(h.ctx, rec, l.Name)
+		require.NoError(h.t, err)
+		blobs.Put(l.Name, data)
+	}
+	return obj, blobs
+}
+
+// column reads the single column of the attribute an expression names.
+func (h *harness) column(obj *objects.Object, blobs *objecttest.Blobs, expr string) []float64 {
+	h.t.Helper()
+	a, err := obj.ResolveAttribute(expr)
+	require.NoError(h.t, err)
+	cols, err := obj.ReadContinuous(h.ctx, blobs, a)
+	require.NoError(h.t, err)
+	return cols[0]
+}

@@ -1,0 +1,227 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"runtime"
+
+	"github.com/geostat-engine/geostat/worker/objects"
+	"github.com/geostat-engine/geostat/worker/store"
+)
+
+// Version is one version of a stored object, decoded, with access to its
+// blobs.
+type Version struct {
+	Object    *objects.Object
+	ObjectID  string
+	Path      string
+	VersionID string
+	Blobs     objects.BlobOpener
+}
+
+// BlobSink receives the bytes of a new blob. Commit stores it under key
+// (the SHA-256 of the bytes written; the sink checks it); Abort discards it.
+type BlobSink interface {
+	io.Writer
+	Commit(ctx context.Context, key string) error
+	Abort()
+}
+
+// ObjectStore is what the tasks need of the object store.
+type ObjectStore interface {
+	// Get returns the version a reference names: the latest, or the one
+	// ref.Version pins. A missing object or version is ErrNotFound.
+	Get(ctx context.Context, ref ObjectRef) (*Version, error)
+	// NewBlob starts a blob upload in a workspace.
+	NewBlob(ctx context.Context, org, workspace string) (BlobSink, error)
+	// PutVersion writes doc as a new version of an existing object when its
+	// latest version is still ifMatch (ErrStale otherwise), and returns the
+	// new version id.
+	PutVersion(ctx context.Context, org, workspace, objectID, ifMatch string, doc []byte, user store.User) (string, error)
+}
+
+// Errors an ObjectStore returns (wrapped).
+var (
+	ErrNotFound = errors.New("not found")
+	ErrStale    = errors.New("the object was modified")
+)
+
+// Access checks the caller's role in a workspace: write=false needs viewer,
+// write=true needs editor. It returns an error carrying the HTTP status
+// (a *StatusError) when access is denied.
+type Access func(org, workspace string, write bool) error
+
+// StatusError is an error answered with a specific HTTP status and problem
+// type before any job exists.
+type StatusError struct {
+	Status int
+	Type   string
+	Title  string
+	Detail string
+	// Extra members of the problem document.
+	Extra map[string]any
+}
+
+func (e *StatusError) Error() string { return e.Detail }
+
+// Env is what the tasks need of the worker.
+type Env struct {
+	Store ObjectStore
+	// Threads bounds the goroutines one job computes with (0 = all cores).
+	Threads int
+	// MaxMemory is the memory a job may need, in bytes (0 = unbounded).
+	MaxMemory int64
+	Logger    *slog.Logger
+	// PublicURL is the scheme and host references are written with,
+	// e.g. "http://127.0.0.1:8080".
+	PublicURL string
+}
+
+func (e *Env) threads() int {
+	if e.Threads > 0 {
+		return e.Threads
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// memoryCheck refuses a job whose estimated need exceeds MaxMemory.
+func (e *Env) memoryCheck(field string, need float64) error {
+	if e.MaxMemory <= 0 || need <= float64(e.MaxMemory) {
+		return nil
+	}
+	return &ValidationError{Params: []InvalidParam{{Name: field, Reason: fmt.Sprintf(
+		"the job needs about %.1f GiB of memory, more than the worker's limit of %.1f GiB (-max-memory)",
+		need/(1<<30), float64(e.MaxMemory)/(1<<30))}}}
+}
+
+// loadObject resolves a task field's object reference for the caller,
+// turning a missing object into an invalid parameter.
+func loadObject(ctx context.Context, env *Env, access Access, org, field string, ref ObjectRef, write bool) (*Version, error) {
+	if ref.Org != org {
+		return nil, invalid(field, "the object belongs to organisation %s, not %s", ref.Org, org)
+	}
+	if err := access(ref.Org, ref.Workspace, write); err != nil {
+		return nil, err
+	}
+	v, err := env.Store.Get(ctx, ref)
+	if errors.Is(err, ErrNotFound) {
+		return nil, invalid(field, "object not found: %s", ref.Raw)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", field, err)
+	}
+	return v, nil
+}
+
+func invalid(field, format string, args ...any) error {
+	return &ValidationError{Params: []InvalidParam{{Name: field, Reason: fmt.Sprintf(format, args...)}}}
+}
+
+// requireKind checks the object kind of a task field.
+func requireKind(field string, v *Version, kinds ...objects.Kind) error {
+	for _, k := range kinds {
+		if v.Object.Schema.Kind == k {
+			return nil
+		}
+	}
+	return invalid(field, "a %s object cannot be used here (want %s)", v.Object.Schema.Kind, kindList(kinds))
+}
+
+func kindList(kinds []objects.Kind) string {
+	s := ""
+	for i, k := range kinds {
+		if i > 0 {
+			s += ", "
+		}
+		s += string(k)
+	}
+	return s
+}
+
+// Kinds accepted by the tasks.
+var (
+	pointKinds  = []objects.Kind{objects.KindPointset, objects.KindDownholeIntervals}
+	gridKinds   = []objects.Kind{objects.KindRegular3DGrid, objects.KindRegularMasked3DGrid}
+	targetKinds = append(append([]objects.Kind{}, pointKinds...), gridKinds...)
+)
+
+// continuousAttribute resolves a single-column continuous attribute.
+func continuousAttribute(field string, v *Version, expr string) (*objects.Attribute, error) {
+	a, err := v.Object.ResolveAttribute(expr)
+	if err != nil {
+		return nil, invalid(field, "attribute not found: %v", err)
+	}
+	if !a.IsContinuous() || a.Width() != 1 {
+		return nil, invalid(field, "attribute %q is a %s attribute, not a continuous attribute", a.Name, a.Type)
+	}
+	return a, nil
+}
+
+// readColumn reads a continuous attribute's single column.
+func readColumn(ctx context.Context, v *Version, a *objects.Attribute) ([]float64, error) {
+	cols, err := v.Object.ReadContinuous(ctx, v.Blobs, a)
+	if err != nil {
+		return nil, err
+	}
+	return cols[0], nil
+}
+
+// applyFilter evaluates a filter on an object and returns the rows that pass
+// (nil when there is no filter).
+func applyFilter(ctx context.Context, field string, v *Version, f *Filter, n int) ([]bool, error) {
+	if f == nil {
+		return nil, nil
+	}
+	return f.Eval(n, func(expr string) (*Column, error) {
+		a, err := v.Object.ResolveAttribute(expr)
+		if err != nil {
+			return nil, invalid(field, "filter attribute not found: %v", err)
+		}
+		switch {
+		case a.Type == objects.AttributeCategory:
+			c, err := v.Object.ReadCategory(ctx, v.Blobs, a)
+			if err != nil {
+				return nil, err
+			}
+			return &Column{Keys: c.Keys, Names: c.Names, Valid: c.Valid}, nil
+		case a.IsContinuous() && a.Width() == 1, a.Type == objects.AttributeInteger:
+			cols, err := v.Object.ReadContinuous(ctx, v.Blobs, a)
+			if err != nil {
+				return nil, err
+			}
+			return &Column{Numeric: cols[0]}, nil
+		case a.Type == objects.AttributeBool:
+			vals, valid, err := v.Object.ReadBool(ctx, v.Blobs, a)
+			if err != nil {
+				return nil, err
+			}
+			num := make([]float64, len(vals))
+			for i := range vals {
+				switch {
+				case !valid[i]:
+					num[i] = math.NaN()
+				case vals[i]:
+					num[i] = 1
+				}
+			}
+			return &Column{Numeric: num}, nil
+		}
+		return nil, invalid(field, "filter attribute %q is a %s attribute; filters read continuous, integer, bool or category attributes", a.Name, a.Type)
+	})
+}
+
+// maskOut sets out[i] to NaN where keep[i] is false.
+func maskOut(out []float64, keep []bool) {
+	if keep == nil {
+		return
+	}
+	for i, k := range keep {
+		if !k {
+			out[i] = math.NaN()
+		}
+	}
+}

@@ -1,0 +1,340 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/geostat-engine/geostat/worker/jobs"
+	"github.com/geostat-engine/geostat/worker/server"
+	"github.com/geostat-engine/geostat/worker/store"
+)
+
+// ComputeErrorBase prefixes the problem types of the compute routes.
+const ComputeErrorBase = server.ErrorBase + "/compute"
+
+// MaxRequestBytes bounds a task request body (413 above).
+const MaxRequestBytes = 1 << 20
+
+// Problem types of the compute routes.
+const (
+	TypeValidation  = ComputeErrorBase + "/validation"
+	TypeBadJSON     = ComputeErrorBase + "/bad-request"
+	TypeUnknownTask = ComputeErrorBase + "/unknown-task"
+	TypeJobNotFound = ComputeErrorBase + "/job-not-found"
+	TypeTaskFailed  = ComputeErrorBase + "/task-failed"
+)
+
+// Topics of the compute routes.
+const (
+	TopicSeed    = "geostat"
+	TopicCurrent = "geostatistics"
+)
+
+type preparer func(ctx context.Context, env *Env, req Request) (Plan, error)
+
+// taskTable maps the task names of each topic to their preparers.
+var taskTable = map[string]map[string]preparer{
+	TopicSeed: {
+		"knn":               PrepareKNN,
+		"conditional-tbsim": PrepareSimulation,
+		"simulation-report": PrepareReport,
+		"break-ties":        PrepareBreakTies,
+	},
+	TopicCurrent: {
+		"knn":                       PrepareKNN,
+		"conditional-turning-bands": PrepareSimulation,
+		"simulation-report":         PrepareReport,
+		"break-ties":                PrepareBreakTies,
+		"kriging":                   PrepareKriging,
+	},
+}
+
+// Tasks returns the task names of a topic.
+func Tasks(topic string) []string {
+	var out []string
+	for name := range taskTable[topic] {
+		out = append(out, name)
+	}
+	return out
+}
+
+// ComputeOptions configure the compute routes.
+type ComputeOptions struct {
+	Env  *Env
+	Jobs *jobs.Manager
+	// SyncWait is how long a submit of the seed's shape waits for its job
+	// before answering 303 instead of 200 (default 60 s).
+	SyncWait time.Duration
+	// OnSubmit, when set, is told of each accepted or refused submission.
+	OnSubmit func(topic, task string, status int)
+}
+
+type compute struct {
+	opts ComputeOptions
+	deps server.Deps
+	log  *slog.Logger
+}
+
+// Register adds the compute routes to mux:
+//
+//	POST   /compute/orgs/{org_id}/{topic}/{task}
+//	GET    /compute/orgs/{org_id}/{topic}/{task}/{job_id}/status
+//	GET    /compute/orgs/{org_id}/{topic}/{task}/{job_id}
+//	DELETE /compute/orgs/{org_id}/{topic}/{task}/{job_id}
+//
+// for the topics geostat (the seed's shapes, synchronous by default) and
+// geostatistics (the current client's shapes, always 303 to the job status).
+func Register(mux *http.ServeMux, deps server.Deps, opts ComputeOptions) {
+	if opts.SyncWait <= 0 {
+		opts.SyncWait = 60 * time.Second
+	}
+	c := &compute{opts: opts, deps: deps, log: deps.Logger}
+	for _, topic := range []string{TopicSeed, TopicCurrent} {
+		prefix := "/compute/orgs/{org_id}/" + topic + "/{task}"
+		t := topic
+		mux.Handle("POST "+prefix, deps.Auth.RequireOrg(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { c.submit(w, r, t) })))
+		mux.Handle("GET "+prefix+"/{job_id}/status", deps.Auth.RequireOrg(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { c.status(w, r, t) })))
+		mux.Handle("GET "+prefix+"/{job_id}", deps.Auth.RequireOrg(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { c.results(w, r, t) })))
+		mux.Handle("DELETE "+prefix+"/{job_id}", deps.Auth.RequireOrg(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { c.cancel(w, r, t) })))
+	}
+}
+
+// writeError answers an error in the problem-details shape.
+func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	var ve *ValidationError
+	var se *StatusError
+	switch {
+	case errors.As(err, &ve):
+		writeProblemDoc(w, server.Problem{Type: TypeValidation, Title: "Validation Error.", Status: http.StatusUnprocessableEntity,
+			Detail: ve.Error(), Extra: map[string]any{"invalid-params": ve.Params}})
+	case errors.As(err, &se):
+		writeProblemDoc(w, server.Problem{Type: se.Type, Title: se.Title, Status: se.Status, Detail: se.Detail, Extra: se.Extra})
+	default:
+		server.WriteProblem(w, r, log, err)
+	}
+}
+
+func writeProblemDoc(w http.ResponseWriter, p server.Problem) {
+	b, _ := json.Marshal(p)
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(p.Status)
+	w.Write(append(b, '\n'))
+}
+
+func (c *compute) submit(w http.ResponseWriter, r *http.Request, topic string) {
+	org, task := r.PathValue("org_id"), r.PathValue("task")
+	status := http.StatusOK
+	defer func() {
+		if c.opts.OnSubmit != nil {
+			c.opts.OnSubmit(topic, task, status)
+		}
+	}()
+	fail := func(err error) {
+		var ve *ValidationError
+		var se *StatusError
+		switch {
+		case errors.As(err, &ve):
+			status = http.StatusUnprocessableEntity
+		case errors.As(err, &se):
+			status = se.Status
+		default:
+			status = server.ProblemFor(err).Status
+		}
+		writeError(w, r, c.log, err)
+	}
+	prep, ok := taskTable[topic][task]
+	if !ok {
+		fail(&StatusError{Status: http.StatusNotFound, Type: TypeUnknownTask, Title: "Unknown Task.",
+			Detail: fmt.Sprintf("no task %q under /%s (tasks: %s)", task, topic, strings.Join(sortedTasks(topic), ", "))})
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			fail(&StatusError{Status: http.StatusRequestEntityTooLarge, Type: ComputeErrorBase + "/payload-too-large", Title: "Payload Too Large.",
+				Detail: fmt.Sprintf("task requests are limited to %d bytes", MaxRequestBytes)})
+			return
+		}
+		fail(&StatusError{Status: http.StatusBadRequest, Type: TypeBadJSON, Title: "Bad Request.", Detail: "reading the body: " + err.Error()})
+		return
+	}
+	if !json.Valid(body) {
+		fail(&StatusError{Status: http.StatusBadRequest, Type: TypeBadJSON, Title: "Bad Request.", Detail: "the body is not valid JSON"})
+		return
+	}
+	principal := server.PrincipalFrom(r.Context())
+	shape := CurrentShape
+	if topic == TopicSeed {
+		shape = SeedShape
+	}
+	env := *c.opts.Env
+	if env.PublicURL == "" && c.deps.BaseURL != nil {
+		env.PublicURL = c.deps.BaseURL(r)
+	}
+	req := Request{Org: org, Shape: shape, Body: body, User: principal.User, Access: accessFor(principal)}
+	plan, err := prep(r.Context(), &env, req)
+	if err != nil {
+		fail(err)
+		return
+	}
+	rec, err := c.opts.Jobs.Submit(org, topic, task, principal.User.ID, func(ctx context.Context, progress func(int, string)) (any, error) {
+		return plan.Run(ctx, progress)
+	})
+	if err != nil {
+		fail(&StatusError{Status: http.StatusServiceUnavailable, Type: ComputeErrorBase + "/unavailable", Title: "Service Unavailable.", Detail: err.Error()})
+		return
+	}
+	c.log.Info("task submitted", "job_id", rec.ID, "topic", topic, "task", task, "org", org)
+	location := fmt.Sprintf("/compute/orgs/%s/%s/%s/%s/status", org, topic, task, rec.ID)
+	if topic == TopicSeed && !preferAsync(r) {
+		ctx, cancel := context.WithTimeout(r.Context(), c.opts.SyncWait)
+		final, done := c.opts.Jobs.Wait(ctx, rec.ID)
+		cancel()
+		if done {
+			switch final.Status {
+			case jobs.Succeeded:
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusOK)
+				w.Write(append(final.Result, '\n'))
+				return
+			case jobs.Failed, jobs.Cancelled:
+				p := jobProblem(final)
+				status = p.Status
+				writeProblemDoc(w, server.Problem{Type: p.Type, Title: p.Title, Status: p.Status, Detail: p.Detail,
+					Extra: map[string]any{"job_id": final.ID}})
+				return
+			}
+		}
+	}
+	status = http.StatusSeeOther
+	w.Header().Set("Location", location)
+	w.WriteHeader(http.StatusSeeOther)
+}
+
+// jobProblem is the error of a failed or cancelled job.
+func jobProblem(r jobs.Record) jobs.Problem {
+	if r.Error != nil {
+		return *r.Error
+	}
+	return jobs.Problem{Type: ComputeErrorBase + "/cancelled", Title: "Job Cancelled.", Status: http.StatusConflict, Detail: "the job was cancelled"}
+}
+
+func preferAsync(r *http.Request) bool {
+	for _, v := range r.Header.Values("Prefer") {
+		for _, p := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(p), "respond-async") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func sortedTasks(topic string) []string {
+	t := Tasks(topic)
+	for i := range t {
+		for j := i + 1; j < len(t); j++ {
+			if t[j] < t[i] {
+				t[i], t[j] = t[j], t[i]
+			}
+		}
+	}
+	return t
+}
+
+// accessFor checks workspace roles for a principal, answering as the object
+// API does: no role → 404, too low a role → 403 insufficient-role.
+func accessFor(p *server.Principal) Access {
+	return func(org, ws string, write bool) error {
+		role, ok := p.Role(org, ws)
+		if !ok {
+			return store.ErrNotFound("", fmt.Sprintf("workspace %s not found", ws))
+		}
+		min := server.RoleViewer
+		if write {
+			min = server.RoleEditor
+		}
+		if !role.AtLeast(min) {
+			permitted := []server.Role{server.RoleOwner, server.RoleEditor}
+			if !write {
+				permitted = append(permitted, server.RoleViewer)
+			}
+			e := store.NewError(http.StatusForbidden, store.TypeInsufficient, "Insufficient Role.",
+				fmt.Sprintf("writing to workspace %s needs the role %s or higher", ws, min))
+			e.Extra = map[string]any{"your_role": role, "permitted_roles": permitted}
+			return e
+		}
+		return nil
+	}
+}
+
+// job finds the job of a status/results/cancel route, checking that it
+// belongs to the route's organisation, topic and task.
+func (c *compute) job(w http.ResponseWriter, r *http.Request, topic string) (jobs.Record, bool) {
+	rec, ok := c.opts.Jobs.Get(r.PathValue("job_id"))
+	if !ok || rec.Org != r.PathValue("org_id") || rec.Topic != topic || rec.Task != r.PathValue("task") {
+		writeError(w, r, c.log, &StatusError{Status: http.StatusNotFound, Type: TypeJobNotFound, Title: "Job Not Found.",
+			Detail: fmt.Sprintf("no job %s for this task", r.PathValue("job_id"))})
+		return jobs.Record{}, false
+	}
+	return rec, true
+}
+
+func (c *compute) links(r *http.Request, topic string, rec jobs.Record) map[string]any {
+	base := fmt.Sprintf("/compute/orgs/%s/%s/%s/%s", rec.Org, topic, rec.Task, rec.ID)
+	l := map[string]any{"status": base + "/status"}
+	if rec.Status.Finished() {
+		l["results"] = base
+	} else {
+		l["cancel"] = base
+	}
+	return l
+}
+
+func (c *compute) status(w http.ResponseWriter, r *http.Request, topic string) {
+	rec, ok := c.job(w, r, topic)
+	if !ok {
+		return
+	}
+	body := map[string]any{"status": rec.Status, "progress": rec.Progress, "message": rec.Message, "error": rec.Error,
+		"links": c.links(r, topic, rec)}
+	code := http.StatusAccepted
+	if rec.Status.Finished() {
+		code = http.StatusOK
+	}
+	server.WriteJSON(w, code, body)
+}
+
+func (c *compute) results(w http.ResponseWriter, r *http.Request, topic string) {
+	rec, ok := c.job(w, r, topic)
+	if !ok {
+		return
+	}
+	var results any
+	if rec.Result != nil {
+		results = json.RawMessage(rec.Result)
+	}
+	code := http.StatusAccepted
+	if rec.Status.Finished() {
+		code = http.StatusOK
+	}
+	server.WriteJSON(w, code, map[string]any{"status": rec.Status, "progress": rec.Progress, "message": rec.Message,
+		"results": results, "error": rec.Error})
+}
+
+func (c *compute) cancel(w http.ResponseWriter, r *http.Request, topic string) {
+	rec, ok := c.job(w, r, topic)
+	if !ok {
+		return
+	}
+	c.opts.Jobs.Cancel(rec.ID)
+	w.WriteHeader(http.StatusNoContent)
+}

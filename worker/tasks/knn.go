@@ -1,0 +1,160 @@
+package tasks
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/geostat-engine/geostat/neighbor"
+	"github.com/geostat-engine/geostat/worker/objects"
+	"github.com/geostat-engine/geostat/worker/store"
+)
+
+type knnPlan struct {
+	env            *Env
+	req            Request
+	p              *KNNParams
+	source, target *Version
+	sourceAttr     *objects.Attribute
+}
+
+// PrepareKNN validates a knn request: fields, references, object kinds,
+// attributes. Every problem is an error before any job exists.
+func PrepareKNN(ctx context.Context, env *Env, req Request) (Plan, error) {
+	p, err := DecodeKNN(req.Shape, req.Body)
+	if err != nil {
+		return nil, err
+	}
+	pl := &knnPlan{env: env, req: req, p: p}
+	if pl.source, err = loadObject(ctx, env, req.Access, req.Org, "source", p.Source.Object, false); err != nil {
+		return nil, err
+	}
+	if err := requireKind("source", pl.source, pointKinds...); err != nil {
+		return nil, err
+	}
+	if pl.sourceAttr, err = continuousAttribute("source.attribute", pl.source, p.Source.Attribute); err != nil {
+		return nil, err
+	}
+	if pl.target, err = loadObject(ctx, env, req.Access, req.Org, "target", p.Target.Object, true); err != nil {
+		return nil, err
+	}
+	if err := requireKind("target", pl.target, targetKinds...); err != nil {
+		return nil, err
+	}
+	if err := checkTargetAttribute("target.attribute", pl.target, p.Target); err != nil {
+		return nil, err
+	}
+	// Memory: the index and the targets' coordinates and estimates.
+	nSrc, _ := pl.source.Object.ExpectedLength(pl.sourceAttr.List)
+	nTgt, _ := pl.target.Object.ExpectedLength(pl.target.Object.AttributeLists()[0])
+	if err := env.memoryCheck("target", float64(nSrc)*80+float64(nTgt)*48); err != nil {
+		return nil, err
+	}
+	return pl, nil
+}
+
+// checkTargetAttribute checks that an update target names an existing
+// continuous attribute.
+func checkTargetAttribute(field string, v *Version, t Target) error {
+	if t.Update == "" {
+		return nil
+	}
+	a, err := v.Object.ResolveAttribute(t.Update)
+	if err != nil {
+		return invalid(field+".reference", "attribute not found: %v", err)
+	}
+	if !a.IsContinuous() {
+		return invalid(field+".reference", "attribute %q is a %s attribute; only continuous attributes can be updated", a.Name, a.Type)
+	}
+	return nil
+}
+
+// sourceData reads the source locations and attribute values, with the
+// filtered-out rows set to NaN.
+func sourceData(ctx context.Context, v *Version, a *objects.Attribute, f *Filter, field string) (coords, values []float64, err error) {
+	coords, err = v.Object.ListLocations(ctx, v.Blobs, a.List)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", field, err)
+	}
+	if values, err = readColumn(ctx, v, a); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", field, err)
+	}
+	keep, err := applyFilter(ctx, field+".filter", v, f, len(values))
+	if err != nil {
+		return nil, nil, err
+	}
+	maskOut(values, keep)
+	return coords, values, nil
+}
+
+func (pl *knnPlan) Run(ctx context.Context, progress func(int, string)) (any, error) {
+	p := pl.p
+	progress(2, "reading the source")
+	coords, values, err := sourceData(ctx, pl.source, pl.sourceAttr, p.Source.Filter, "source")
+	if err != nil {
+		return nil, err
+	}
+	targets, err := pl.target.Object.Locations(ctx, pl.target.Blobs)
+	if err != nil {
+		return nil, fmt.Errorf("target: %w", err)
+	}
+	keep, err := applyFilter(ctx, "target.filter", pl.target, p.Target.Filter, len(targets)/3)
+	if err != nil {
+		return nil, err
+	}
+	progress(10, "indexing the source")
+	ix, err := neighbor.NewIndex(coords, values, nil, p.Neighborhood.Params())
+	if err != nil {
+		return nil, fmt.Errorf("neighborhood: %w", err)
+	}
+	out := make([]float64, len(targets)/3)
+	if err := ix.Mean(ctx, values, targets, out, scaleProgress(progress, 15, 85, "estimating")); err != nil {
+		return nil, err
+	}
+	maskOut(out, keep)
+	progress(88, "writing the result")
+	w, err := writeSingle(ctx, pl.env, pl.target, p.Target, pl.req.User, out)
+	if err != nil {
+		return nil, err
+	}
+	if pl.req.Shape == SeedShape {
+		return pl.env.seedResult(w, "KNN estimation completed successfully."), nil
+	}
+	return map[string]any{
+		"message": "KNN estimation completed successfully.",
+		"target":  pl.env.targetAttributeResult(w),
+	}, nil
+}
+
+// writeSingle stores one column and writes it as the target attribute in a
+// new version.
+func writeSingle(ctx context.Context, env *Env, target *Version, t Target, user store.User, values []float64) (*written, error) {
+	name := t.Name
+	if name == "" {
+		name = "values"
+	}
+	ref := ObjectRef{Org: t.Object.Org, Workspace: t.Object.Workspace, ObjectID: target.ObjectID}
+	key, err := storeFloat64(ctx, env, ref.Org, ref.Workspace, [][]float64{values}, []string{name})
+	if err != nil {
+		return nil, err
+	}
+	return commit(ctx, env, target, ref, user, []attributeWrite{{
+		Target: attributeTarget(t),
+		Values: objects.ContinuousValues{Data: key, Length: int64(len(values)), Width: 1},
+	}})
+}
+
+// targetAttributeResult is the current shape's target member with the
+// written attribute.
+func (env *Env) targetAttributeResult(w *written) map[string]any {
+	r := env.targetResult(w)
+	r["attribute"] = map[string]any{"reference": nameExpression(w.Attribute), "name": w.Attribute.Name}
+	return r
+}
+
+// nameExpression addresses an attribute by name, e.g.
+// cell_attributes[?name=='x'] (the form of the result examples).
+func nameExpression(a *objects.Attribute) string {
+	n := strings.ReplaceAll(strings.ReplaceAll(a.Name, `\`, `\\`), "'", `\'`)
+	return a.List + "[?name=='" + n + "']"
+}
