@@ -62,7 +62,7 @@ func TestKNNBothShapes(t *testing.T) {
 	var res struct {
 		Message        string `json:"message"`
 		ObjectModified struct {
-			ObjectReference string `json:"object_reference"`
+			ObjectReference string                  `json:"object_reference"`
 			ObjectElement   []struct{ Path string } `json:"object_element"`
 		} `json:"object_modified"`
 	}
