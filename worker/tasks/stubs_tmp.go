@@ -17,5 +17,4 @@ var (
 	PrepareSimulation = notImplemented("conditional turning-bands simulation")
 	PrepareReport     = notImplemented("simulation-report")
 	PrepareBreakTies  = notImplemented("break-ties")
-	PrepareKriging    = notImplemented("kriging")
 )

@@ -1,0 +1,161 @@
+package tasks
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/geostat-engine/geostat/geostat"
+	"github.com/geostat-engine/geostat/kriging"
+	"github.com/geostat-engine/geostat/worker/objects"
+)
+
+type krigingPlan struct {
+	env            *Env
+	req            Request
+	p              *KrigingParams
+	source, target *Version
+	sourceAttr     *objects.Attribute
+	variogram      *geostat.Variogram
+	name           string // base name of the written attributes
+}
+
+// PrepareKriging validates a kriging request.
+func PrepareKriging(ctx context.Context, env *Env, req Request) (Plan, error) {
+	p, err := DecodeKriging(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	pl := &krigingPlan{env: env, req: req, p: p}
+	if pl.source, err = loadObject(ctx, env, req.Access, req.Org, "source", p.Source.Object, false); err != nil {
+		return nil, err
+	}
+	if err := requireKind("source", pl.source, pointKinds...); err != nil {
+		return nil, err
+	}
+	if pl.sourceAttr, err = continuousAttribute("source.attribute", pl.source, p.Source.Attribute); err != nil {
+		return nil, err
+	}
+	if pl.variogram, err = loadVariogram(ctx, env, req, "variogram", p.Variogram); err != nil {
+		return nil, err
+	}
+	if !p.Ordinary {
+		if err := pl.variogram.RequireCovariance(); err != nil {
+			return nil, invalid("kriging_method", "simple kriging needs a covariance: %v", err)
+		}
+	}
+	if pl.target, err = loadObject(ctx, env, req.Access, req.Org, "target", p.Target.Object, true); err != nil {
+		return nil, err
+	}
+	if err := requireKind("target", pl.target, targetKinds...); err != nil {
+		return nil, err
+	}
+	if err := checkTargetAttribute("target.attribute", pl.target, p.Target); err != nil {
+		return nil, err
+	}
+	if p.Discretisation.Count() > 1 && pl.target.Object.Grid == nil {
+		return nil, invalid("block_discretisation", "block kriging needs a grid target, not a %s", pl.target.Object.Schema.Kind)
+	}
+	pl.name = p.Target.Name
+	if p.Target.Update != "" {
+		a, _ := pl.target.Object.ResolveAttribute(p.Target.Update)
+		pl.name = a.Name
+	}
+	nSrc, _ := pl.source.Object.ExpectedLength(pl.sourceAttr.List)
+	nTgt, _ := pl.target.Object.ExpectedLength(pl.target.Object.AttributeLists()[0])
+	need := float64(nSrc)*200 + float64(nTgt)*8*float64(4+len(p.Outputs))
+	if nSrc <= kriging.DefaultTableLimit {
+		need += float64(nSrc) * float64(nSrc) * 8
+	}
+	if err := env.memoryCheck("target", need); err != nil {
+		return nil, err
+	}
+	return pl, nil
+}
+
+// loadVariogram reads and decodes a variogram object.
+func loadVariogram(ctx context.Context, env *Env, req Request, field string, ref ObjectRef) (*geostat.Variogram, error) {
+	v, err := loadObject(ctx, env, req.Access, req.Org, field, ref, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := requireKind(field, v, objects.KindVariogram); err != nil {
+		return nil, err
+	}
+	d, err := v.Object.DecodeVariogram()
+	if err != nil {
+		return nil, invalid(field, "%v", err)
+	}
+	for _, w := range d.Warnings {
+		env.Logger.Warn("variogram", "object", ref.Raw, "warning", w)
+	}
+	return d.Variogram, nil
+}
+
+func (pl *krigingPlan) Run(ctx context.Context, progress func(int, string)) (any, error) {
+	p := pl.p
+	progress(2, "reading the source")
+	coords, values, err := sourceData(ctx, pl.source, pl.sourceAttr, p.Source.Filter, "source")
+	if err != nil {
+		return nil, err
+	}
+	targets, err := pl.target.Object.Locations(ctx, pl.target.Blobs)
+	if err != nil {
+		return nil, fmt.Errorf("target: %w", err)
+	}
+	keep, err := applyFilter(ctx, "target.filter", pl.target, p.Target.Filter, len(targets)/3)
+	if err != nil {
+		return nil, err
+	}
+	kp := kriging.Params{Variogram: pl.variogram, Mean: p.Mean, Search: p.Neighborhood.Params(), Discretisation: p.Discretisation}
+	if p.Ordinary {
+		kp.Method = kriging.Ordinary
+	}
+	if g := pl.target.Object.Grid; g != nil {
+		kp.CellSize, kp.Rotation = g.CellSize, g.Rotation
+	}
+	progress(8, "preparing the kriging systems")
+	k, err := kriging.New(coords, values, kp)
+	if err != nil {
+		return nil, err
+	}
+	n := len(targets) / 3
+	out := kriging.Output{Estimate: make([]float64, n)}
+	slots := map[string]*[]float64{"variance": &out.Variance, "samples": &out.Samples, "mean_distance": &out.MeanDistance,
+		"slope": &out.Slope, "efficiency": &out.Efficiency}
+	for _, o := range p.Outputs {
+		*slots[o] = make([]float64, n)
+	}
+	if err := k.Estimate(ctx, targets, &out, scaleProgress(progress, 10, 85, "kriging")); err != nil {
+		return nil, err
+	}
+	progress(88, "writing the result")
+	ws := ObjectRef{Org: p.Target.Object.Org, Workspace: p.Target.Object.Workspace, ObjectID: pl.target.ObjectID}
+	cols := [][]float64{out.Estimate}
+	writes := []attributeWrite{{Target: attributeTarget(p.Target)}}
+	for _, o := range p.Outputs {
+		cols = append(cols, *slots[o])
+		writes = append(writes, attributeWrite{Target: objects.AttributeTarget{Operation: objects.OperationCreate, Name: pl.name + "_" + o}})
+	}
+	for i := range writes {
+		maskOut(cols[i], keep)
+		colName := pl.name
+		if i > 0 {
+			colName = writes[i].Target.Name
+		}
+		key, err := storeFloat64(ctx, pl.env, ws.Org, ws.Workspace, cols[i:i+1], []string{colName})
+		if err != nil {
+			return nil, err
+		}
+		writes[i].Values = objects.ContinuousValues{Data: key, Length: int64(n), Width: 1}
+	}
+	w, err := commit(ctx, pl.env, pl.target, ws, pl.req.User, writes)
+	if err != nil {
+		return nil, err
+	}
+	st := k.Stats()
+	pl.env.Logger.Info("kriging finished", "systems", st.Systems, "reuse_rate", st.ReuseRate(), "regularised", st.Regularised, "duplicates", st.Duplicates)
+	return map[string]any{
+		"message": "Kriging completed successfully.",
+		"target":  pl.env.targetAttributeResult(w),
+	}, nil
+}
