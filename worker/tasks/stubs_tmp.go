@@ -16,5 +16,4 @@ func notImplemented(task string) preparer {
 var (
 	PrepareSimulation = notImplemented("conditional turning-bands simulation")
 	PrepareReport     = notImplemented("simulation-report")
-	PrepareBreakTies  = notImplemented("break-ties")
 )

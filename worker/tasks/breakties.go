@@ -1,0 +1,110 @@
+package tasks
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/geostat-engine/geostat/geostat/ties"
+	"github.com/geostat-engine/geostat/neighbor"
+	"github.com/geostat-engine/geostat/worker/objects"
+)
+
+type breakTiesPlan struct {
+	env            *Env
+	req            Request
+	p              *BreakTiesParams
+	source, target *Version
+	sourceAttr     *objects.Attribute
+	coords         []float64
+}
+
+// PrepareBreakTies validates a break-ties request. The target's locations
+// must be the source's: the same object, or as many locations at the same
+// coordinates.
+func PrepareBreakTies(ctx context.Context, env *Env, req Request) (Plan, error) {
+	p, err := DecodeBreakTies(req.Shape, req.Body)
+	if err != nil {
+		return nil, err
+	}
+	pl := &breakTiesPlan{env: env, req: req, p: p}
+	if pl.source, err = loadObject(ctx, env, req.Access, req.Org, "source", p.Source.Object, false); err != nil {
+		return nil, err
+	}
+	if err := requireKind("source", pl.source, targetKinds...); err != nil {
+		return nil, err
+	}
+	if pl.sourceAttr, err = continuousAttribute("source.attribute", pl.source, p.Source.Attribute); err != nil {
+		return nil, err
+	}
+	if pl.target, err = loadObject(ctx, env, req.Access, req.Org, "target", p.Target.Object, true); err != nil {
+		return nil, err
+	}
+	if err := requireKind("target", pl.target, targetKinds...); err != nil {
+		return nil, err
+	}
+	if err := checkTargetAttribute("target.attribute", pl.target, p.Target); err != nil {
+		return nil, err
+	}
+	if pl.coords, err = pl.source.Object.ListLocations(ctx, pl.source.Blobs, pl.sourceAttr.List); err != nil {
+		return nil, fmt.Errorf("source: %w", err)
+	}
+	if pl.target.ObjectID != pl.source.ObjectID {
+		tc, err := pl.target.Object.Locations(ctx, pl.target.Blobs)
+		if err != nil {
+			return nil, fmt.Errorf("target: %w", err)
+		}
+		if len(tc) != len(pl.coords) {
+			return nil, invalid("target", "the target has %d locations, the source %d: break-ties writes onto the source's locations", len(tc)/3, len(pl.coords)/3)
+		}
+		for i := range tc {
+			if tc[i] != pl.coords[i] {
+				return nil, invalid("target", "location %d of the target differs from the source's: break-ties writes onto the source's locations", i/3)
+			}
+		}
+	}
+	if err := env.memoryCheck("source", float64(len(pl.coords))*8*6); err != nil {
+		return nil, err
+	}
+	return pl, nil
+}
+
+func (pl *breakTiesPlan) Run(ctx context.Context, progress func(int, string)) (any, error) {
+	progress(2, "reading the source")
+	values, err := readColumn(ctx, pl.source, pl.sourceAttr)
+	if err != nil {
+		return nil, fmt.Errorf("source: %w", err)
+	}
+	// Grades are non-negative: when the data have no negative value, zero
+	// is a physical lower bound and tied minimum values are spread upwards
+	// only (tbsim-math.md section 6, the one-sided variant).
+	opts := ties.Options{Seed: uint64(pl.p.Seed), Progress: scaleProgress(progress, 5, 85, "breaking ties")}
+	lowest := math.Inf(1)
+	for _, v := range values {
+		if v < lowest {
+			lowest = v
+		}
+	}
+	if lowest >= 0 {
+		zero := 0.0
+		opts.LowerBound = &zero
+	}
+	var np *neighbor.Params
+	if pl.p.Neighborhood != nil {
+		prm := pl.p.Neighborhood.Params()
+		np = &prm
+	}
+	out, err := ties.Break(ctx, values, pl.coords, np, opts)
+	if err != nil {
+		return nil, err
+	}
+	progress(88, "writing the result")
+	w, err := writeSingle(ctx, pl.env, pl.target, pl.p.Target, pl.req.User, out)
+	if err != nil {
+		return nil, err
+	}
+	if pl.req.Shape == SeedShape {
+		return pl.env.seedResult(w, "Break ties completed successfully."), nil
+	}
+	return map[string]any{"message": "Break ties completed successfully.", "target": pl.env.targetAttributeResult(w)}, nil
+}
