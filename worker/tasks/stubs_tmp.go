@@ -14,6 +14,5 @@ func notImplemented(task string) preparer {
 }
 
 var (
-	PrepareSimulation = notImplemented("conditional turning-bands simulation")
 	PrepareReport     = notImplemented("simulation-report")
 )

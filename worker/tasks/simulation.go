@@ -1,0 +1,270 @@
+package tasks
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/geostat-engine/geostat/geostat"
+	"github.com/geostat-engine/geostat/grid"
+	"github.com/geostat-engine/geostat/kriging"
+	"github.com/geostat-engine/geostat/tbsim"
+	"github.com/geostat-engine/geostat/worker/objects"
+)
+
+// simulation is a validated conditional turning-bands simulation with its
+// inputs loaded.
+type simulation struct {
+	p            *SimulationParams
+	source       *Version
+	sourceAttr   *objects.Attribute
+	target       *Version
+	variogram    *geostat.Variogram
+	distribution *geostat.Distribution
+	grid         *grid.Grid
+	masked       *grid.Masked
+}
+
+// prepareSimulation loads and checks everything a simulation needs.
+func prepareSimulation(ctx context.Context, env *Env, req Request, p *SimulationParams, field func(string) string) (*simulation, error) {
+	s := &simulation{p: p}
+	var err error
+	if s.source, err = loadObject(ctx, env, req.Access, req.Org, field("source"), p.Source.Object, false); err != nil {
+		return nil, err
+	}
+	if err := requireKind(field("source"), s.source, pointKinds...); err != nil {
+		return nil, err
+	}
+	attrField := field("source_attribute")
+	if req.Shape == SeedShape {
+		attrField = field("source.object_element")
+	}
+	if s.sourceAttr, err = continuousAttribute(attrField, s.source, p.Source.Attribute); err != nil {
+		return nil, err
+	}
+	if s.variogram, err = loadVariogram(ctx, env, req, field("variogram_model"), p.Variogram); err != nil {
+		return nil, err
+	}
+	if !p.Ordinary {
+		if err := s.variogram.RequireCovariance(); err != nil {
+			return nil, invalid(field("kriging_method"), "simple kriging conditioning needs a covariance: %v", err)
+		}
+	}
+	dv, err := loadObject(ctx, env, req.Access, req.Org, field("distribution"), p.Distribution, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := requireKind(field("distribution"), dv, objects.KindDistribution); err != nil {
+		return nil, err
+	}
+	if s.distribution, err = dv.Object.Distribution.Build(ctx, dv.Blobs); err != nil {
+		return nil, invalid(field("distribution"), "%v", err)
+	}
+	if s.target, err = loadObject(ctx, env, req.Access, req.Org, field("target"), p.Target.Object, true); err != nil {
+		return nil, err
+	}
+	if err := requireKind(field("target"), s.target, gridKinds...); err != nil {
+		return nil, err
+	}
+	g := s.target.Object.Grid
+	if s.grid, err = g.Geometry(); err != nil {
+		return nil, invalid(field("target"), "%v", err)
+	}
+	if g.Masked {
+		if s.masked, err = g.MaskedGeometry(ctx, s.target.Blobs); err != nil {
+			return nil, invalid(field("target"), "%v", err)
+		}
+	}
+	// Memory: the Parquet row groups being filled for every output, the
+	// tiles in flight (sub-points × realisations per cell) and, for
+	// variogram reproduction, the Gaussian ensemble kept whole.
+	cells := float64(s.cells())
+	r := float64(p.Realisations)
+	outs := 1.0
+	if p.SaveGaussian {
+		outs = 4
+	}
+	need := outs*min(cells, float64(objects.DefaultRowGroupRows))*r*8*2 +
+		float64(env.threads())*4*4096*float64(p.Discretisation.Count())*r*8 + cells*8
+	if p.VariogramReproduction {
+		need += cells * r * 8
+	}
+	if err := env.memoryCheck(field("realizations"), need); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *simulation) cells() int {
+	if s.masked != nil {
+		return s.masked.NumActive()
+	}
+	return s.grid.NumCells()
+}
+
+// ensembleSink streams one output ensemble into a Parquet blob.
+type ensembleSink struct {
+	name string
+	sink BlobSink
+	tw   *objects.TableWriter
+	cols [][]float64
+}
+
+// run simulates, streaming the ensembles into blobs, and returns the
+// attribute writes and the experimental variograms when asked for.
+func (s *simulation) run(ctx context.Context, env *Env, progress func(int, string), lo, hi int) ([]attributeWrite, []tbsim.ExperimentalVariogram, *tbsim.Result, error) {
+	p := s.p
+	progress(lo, "reading the data")
+	coords, values, err := sourceData(ctx, s.source, s.sourceAttr, p.Source.Filter, "source")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	in := tbsim.Input{Grid: s.grid, Masked: s.masked, Coords: coords, Values: values, Variogram: s.variogram, Distribution: s.distribution}
+	if in.Filter, err = applyFilter(ctx, "filter", s.target, p.Target.Filter, s.cells()); err != nil {
+		return nil, nil, nil, err
+	}
+	tp := tbsim.DefaultParams()
+	tp.Realisations, tp.Lines, tp.Seed = p.Realisations, p.Lines, p.Seed
+	tp.Discretisation, tp.NormalizeVariogram = p.Discretisation, p.Normalise
+	tp.SaveGaussian = p.SaveGaussian || p.VariogramReproduction
+	if p.Ordinary {
+		tp.Method = kriging.Ordinary
+	}
+	if p.Neighborhood != nil {
+		np := p.Neighborhood.Params()
+		tp.Search = &np
+	}
+	tp.Progress = scaleProgress(progress, lo+2, hi-5, "simulating")
+
+	names := []string{p.Target.Name}
+	if p.SaveGaussian {
+		names = append(names, p.Target.Name+"_normal_score", p.Target.Name+"_point", p.Target.Name+"_point_normal_score")
+	}
+	ws := p.Target.Object
+	sinks := make([]*ensembleSink, len(names))
+	defer func() {
+		for _, es := range sinks {
+			if es != nil && es.sink != nil {
+				es.sink.Abort()
+			}
+		}
+	}()
+	for i, n := range names {
+		bs, err := env.Store.NewBlob(ctx, ws.Org, ws.Workspace)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		tw, err := objects.NewTableWriter(bs, float64Types(p.Realisations), objects.EnsembleColumnNames(n, p.Realisations), nil)
+		if err != nil {
+			bs.Abort()
+			return nil, nil, nil, err
+		}
+		sinks[i] = &ensembleSink{name: n, sink: bs, tw: tw, cols: make([][]float64, p.Realisations)}
+	}
+	var gauss []float64 // the Gaussian ensemble for variogram reproduction
+	cells := s.cells()
+	if p.VariogramReproduction {
+		gauss = make([]float64, cells*p.Realisations)
+	}
+	res, err := tbsim.Stream(ctx, in, tp, func(t tbsim.Tile) error {
+		outs := [][]float64{t.Block, t.BlockGaussian, t.Point, t.PointGaussian}
+		n := t.Hi - t.Lo
+		for i, es := range sinks {
+			for r := 0; r < t.Realisations; r++ {
+				es.cols[r] = outs[i][r*n : (r+1)*n]
+			}
+			if err := es.tw.WriteFloat64Columns(es.cols); err != nil {
+				return fmt.Errorf("writing %s: %w", es.name, err)
+			}
+		}
+		if gauss != nil {
+			src := t.BlockGaussian
+			for r := 0; r < t.Realisations; r++ {
+				copy(gauss[r*cells+t.Lo:r*cells+t.Hi], src[r*n:(r+1)*n])
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	progress(hi-4, "storing the ensembles")
+	var writes []attributeWrite
+	for i, es := range sinks {
+		blob, err := es.tw.Close()
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if err := es.sink.Commit(ctx, blob.Key); err != nil {
+			return nil, nil, nil, err
+		}
+		sinks[i].sink = nil
+		t := objects.AttributeTarget{Operation: objects.OperationCreate, Name: es.name}
+		if i == 0 {
+			t = attributeTarget(p.Target)
+		}
+		writes = append(writes, attributeWrite{Target: t, Values: objects.ContinuousValues{
+			Data: blob.Key, Length: int64(cells), Width: p.Realisations, Ensemble: true}})
+	}
+	var vr []tbsim.ExperimentalVariogram
+	if p.VariogramReproduction {
+		progress(hi-2, "computing experimental variograms")
+		axes, err := tbsim.VariogramReproduction(ctx, tbsim.ReproductionInput{Grid: s.grid, Masked: s.masked, Values: gauss,
+			Realisations: p.Realisations, Variogram: res.Variogram, Discretisation: p.Discretisation})
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		vr = axes[:]
+	}
+	return writes, vr, res, nil
+}
+
+type simulationPlan struct {
+	env *Env
+	req Request
+	sim *simulation
+}
+
+// PrepareSimulation validates a conditional turning-bands request
+// (conditional-tbsim in the seed's shape, conditional-turning-bands in the
+// current one).
+func PrepareSimulation(ctx context.Context, env *Env, req Request) (Plan, error) {
+	p, err := DecodeSimulation(req.Shape, req.Body)
+	if err != nil {
+		return nil, err
+	}
+	prefix := func(f string) string { return f }
+	sim, err := prepareSimulation(ctx, env, req, p, prefix)
+	if err != nil {
+		return nil, err
+	}
+	return &simulationPlan{env: env, req: req, sim: sim}, nil
+}
+
+func (pl *simulationPlan) Run(ctx context.Context, progress func(int, string)) (any, error) {
+	writes, vr, res, err := pl.sim.run(ctx, pl.env, progress, 0, 95)
+	if err != nil {
+		return nil, err
+	}
+	p := pl.sim.p
+	ref := ObjectRef{Org: p.Target.Object.Org, Workspace: p.Target.Object.Workspace, ObjectID: pl.sim.target.ObjectID}
+	w, err := commit(ctx, pl.env, pl.sim.target, ref, pl.req.User, writes)
+	if err != nil {
+		return nil, err
+	}
+	msg := fmt.Sprintf("Conditional simulation completed successfully: %d realisations of %d cells.", p.Realisations, pl.sim.cells())
+	var out map[string]any
+	if pl.req.Shape == SeedShape {
+		out = pl.env.seedResult(w, msg)
+	} else {
+		t := pl.env.targetResult(w)
+		t["simulations"] = map[string]any{"reference": nameExpression(w.Attribute), "name": w.Attribute.Name}
+		out = map[string]any{"message": msg, "target": t}
+	}
+	if vr != nil {
+		out["variogram_reproduction"] = vr
+	}
+	if len(res.Warnings) > 0 {
+		out["warnings"] = res.Warnings
+	}
+	return out, nil
+}
