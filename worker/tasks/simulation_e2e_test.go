@@ -64,7 +64,7 @@ func TestSimulationBothShapes(t *testing.T) {
 		"source": h.url("sim/points.json"), "source_attribute": "locations.attributes[?name=='cu']",
 		"target": h.url("sim/grid.json"), "distribution": h.url("sim/dist.json"), "variogram_model": h.url("sim/vario.json"),
 		"realizations": 3, "number_of_lines": 100, "random_seed": 5,
-		"block_discretization": map[string]any{"nx": 2, "ny": 2, "nz": 1},
+		"block_discretization":  map[string]any{"nx": 2, "ny": 2, "nz": 1},
 		"save_gaussian_results": true, "variogram_reproduction": true,
 	})
 	require.NoError(t, err)
@@ -102,8 +102,8 @@ func TestSimulationBothShapes(t *testing.T) {
 
 	// Seed shape: synchronous, ensemble named by the element path.
 	body, _ := json.Marshal(map[string]any{
-		"source": map[string]any{"object_reference": h.url("sim/points.json"), "object_element": []any{map[string]any{"path": "/locations/attributes/@name=cu"}}},
-		"target": map[string]any{"object_reference": h.url("sim/grid.json"), "object_element": []any{map[string]any{"path": "/cell_attributes/@name=cu_sims"}}},
+		"source":          map[string]any{"object_reference": h.url("sim/points.json"), "object_element": []any{map[string]any{"path": "/locations/attributes/@name=cu"}}},
+		"target":          map[string]any{"object_reference": h.url("sim/grid.json"), "object_element": []any{map[string]any{"path": "/cell_attributes/@name=cu_sims"}}},
 		"distribution":    map[string]any{"object_reference": h.url("sim/dist.json")},
 		"variogram_model": map[string]any{"object_reference": h.url("sim/vario.json")},
 		"realizations":    2, "number_of_lines": 50, "kriging_method": "ordinary",

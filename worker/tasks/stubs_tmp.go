@@ -14,5 +14,5 @@ func notImplemented(task string) preparer {
 }
 
 var (
-	PrepareReport     = notImplemented("simulation-report")
+	PrepareReport = notImplemented("simulation-report")
 )
