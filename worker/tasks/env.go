@@ -79,6 +79,8 @@ type Env struct {
 	// PublicURL is the scheme and host references are written with,
 	// e.g. "http://127.0.0.1:8080".
 	PublicURL string
+	// Files stores validation reports (nil: the report task is refused).
+	Files ReportFiles
 }
 
 func (e *Env) threads() int {

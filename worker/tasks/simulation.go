@@ -109,23 +109,34 @@ type ensembleSink struct {
 	cols [][]float64
 }
 
+// simOutput is what a simulation run produced.
+type simOutput struct {
+	writes    []attributeWrite
+	variogram []tbsim.ExperimentalVariogram
+	result    *tbsim.Result
+	// kept holds the four ensembles (block, block normal score, point,
+	// point normal score) in memory when run was asked to keep them.
+	kept [4][]float64
+}
+
 // run simulates, streaming the ensembles into blobs, and returns the
-// attribute writes and the experimental variograms when asked for.
-func (s *simulation) run(ctx context.Context, env *Env, progress func(int, string), lo, hi int) ([]attributeWrite, []tbsim.ExperimentalVariogram, *tbsim.Result, error) {
+// attribute writes, the experimental variograms when asked for, and with
+// keep the four ensembles in memory (for the validation report).
+func (s *simulation) run(ctx context.Context, env *Env, progress func(int, string), lo, hi int, keep bool) (*simOutput, error) {
 	p := s.p
 	progress(lo, "reading the data")
 	coords, values, err := sourceData(ctx, s.source, s.sourceAttr, p.Source.Filter, "source")
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	in := tbsim.Input{Grid: s.grid, Masked: s.masked, Coords: coords, Values: values, Variogram: s.variogram, Distribution: s.distribution}
 	if in.Filter, err = applyFilter(ctx, "filter", s.target, p.Target.Filter, s.cells()); err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	tp := tbsim.DefaultParams()
 	tp.Realisations, tp.Lines, tp.Seed = p.Realisations, p.Lines, p.Seed
 	tp.Discretisation, tp.NormalizeVariogram = p.Discretisation, p.Normalise
-	tp.SaveGaussian = p.SaveGaussian || p.VariogramReproduction
+	tp.SaveGaussian = p.SaveGaussian || p.VariogramReproduction || keep
 	if p.Ordinary {
 		tp.Method = kriging.Ordinary
 	}
@@ -151,19 +162,22 @@ func (s *simulation) run(ctx context.Context, env *Env, progress func(int, strin
 	for i, n := range names {
 		bs, err := env.Store.NewBlob(ctx, ws.Org, ws.Workspace)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, err
 		}
 		tw, err := objects.NewTableWriter(bs, float64Types(p.Realisations), objects.EnsembleColumnNames(n, p.Realisations), nil)
 		if err != nil {
 			bs.Abort()
-			return nil, nil, nil, err
+			return nil, err
 		}
 		sinks[i] = &ensembleSink{name: n, sink: bs, tw: tw, cols: make([][]float64, p.Realisations)}
 	}
-	var gauss []float64 // the Gaussian ensemble for variogram reproduction
+	out := &simOutput{}
 	cells := s.cells()
-	if p.VariogramReproduction {
-		gauss = make([]float64, cells*p.Realisations)
+	for i := range out.kept {
+		// The block normal score is kept for variogram reproduction too.
+		if keep || i == 1 && p.VariogramReproduction {
+			out.kept[i] = make([]float64, cells*p.Realisations)
+		}
 	}
 	res, err := tbsim.Stream(ctx, in, tp, func(t tbsim.Tile) error {
 		outs := [][]float64{t.Block, t.BlockGaussian, t.Point, t.PointGaussian}
@@ -176,46 +190,47 @@ func (s *simulation) run(ctx context.Context, env *Env, progress func(int, strin
 				return fmt.Errorf("writing %s: %w", es.name, err)
 			}
 		}
-		if gauss != nil {
-			src := t.BlockGaussian
+		for i, dst := range out.kept {
+			if dst == nil {
+				continue
+			}
 			for r := 0; r < t.Realisations; r++ {
-				copy(gauss[r*cells+t.Lo:r*cells+t.Hi], src[r*n:(r+1)*n])
+				copy(dst[r*cells+t.Lo:r*cells+t.Hi], outs[i][r*n:(r+1)*n])
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	progress(hi-4, "storing the ensembles")
-	var writes []attributeWrite
 	for i, es := range sinks {
 		blob, err := es.tw.Close()
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, err
 		}
 		if err := es.sink.Commit(ctx, blob.Key); err != nil {
-			return nil, nil, nil, err
+			return nil, err
 		}
 		sinks[i].sink = nil
 		t := objects.AttributeTarget{Operation: objects.OperationCreate, Name: es.name}
 		if i == 0 {
 			t = attributeTarget(p.Target)
 		}
-		writes = append(writes, attributeWrite{Target: t, Values: objects.ContinuousValues{
+		out.writes = append(out.writes, attributeWrite{Target: t, Values: objects.ContinuousValues{
 			Data: blob.Key, Length: int64(cells), Width: p.Realisations, Ensemble: true}})
 	}
-	var vr []tbsim.ExperimentalVariogram
+	out.result = res
 	if p.VariogramReproduction {
 		progress(hi-2, "computing experimental variograms")
-		axes, err := tbsim.VariogramReproduction(ctx, tbsim.ReproductionInput{Grid: s.grid, Masked: s.masked, Values: gauss,
+		axes, err := tbsim.VariogramReproduction(ctx, tbsim.ReproductionInput{Grid: s.grid, Masked: s.masked, Values: out.kept[1],
 			Realisations: p.Realisations, Variogram: res.Variogram, Discretisation: p.Discretisation})
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, err
 		}
-		vr = axes[:]
+		out.variogram = axes[:]
 	}
-	return writes, vr, res, nil
+	return out, nil
 }
 
 type simulationPlan struct {
@@ -241,13 +256,13 @@ func PrepareSimulation(ctx context.Context, env *Env, req Request) (Plan, error)
 }
 
 func (pl *simulationPlan) Run(ctx context.Context, progress func(int, string)) (any, error) {
-	writes, vr, res, err := pl.sim.run(ctx, pl.env, progress, 0, 95)
+	so, err := pl.sim.run(ctx, pl.env, progress, 0, 95, false)
 	if err != nil {
 		return nil, err
 	}
 	p := pl.sim.p
 	ref := ObjectRef{Org: p.Target.Object.Org, Workspace: p.Target.Object.Workspace, ObjectID: pl.sim.target.ObjectID}
-	w, err := commit(ctx, pl.env, pl.sim.target, ref, pl.req.User, writes)
+	w, err := commit(ctx, pl.env, pl.sim.target, ref, pl.req.User, so.writes)
 	if err != nil {
 		return nil, err
 	}
@@ -260,11 +275,11 @@ func (pl *simulationPlan) Run(ctx context.Context, progress func(int, string)) (
 		t["simulations"] = map[string]any{"reference": nameExpression(w.Attribute), "name": w.Attribute.Name}
 		out = map[string]any{"message": msg, "target": t}
 	}
-	if vr != nil {
-		out["variogram_reproduction"] = vr
+	if so.variogram != nil {
+		out["variogram_reproduction"] = so.variogram
 	}
-	if len(res.Warnings) > 0 {
-		out["warnings"] = res.Warnings
+	if len(so.result.Warnings) > 0 {
+		out["warnings"] = so.result.Warnings
 	}
 	return out, nil
 }
