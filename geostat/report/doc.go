@@ -1,0 +1,42 @@
+// Package report validates a simulation ensemble against its data, its
+// reference distribution and its variogram model, and renders the result as
+// a JSON document and as one self-contained HTML page (tbsim-math.md
+// section 7; the minimum acceptance criteria of Leuangthong, McLennan and
+// Deutsch 2004).
+//
+// Compute takes an Input — the conditioning data (with optional
+// declustering weights), the reference geostat.Distribution, the
+// normal-score geostat.Variogram, the target grid (regular or masked) with
+// its block discretisation, and up to four ensembles (point and block
+// values, each in data units and in normal scores) — and returns a Report:
+//
+//   - a data summary (count, mean, variance, quantiles; declustered when
+//     weights are given) and the reference's moments;
+//   - per-realisation means, variances and quantiles of every ensemble, their
+//     averages, and what to expect of them, including the ergodic
+//     fluctuation σ̄²(D, D) ≈ A/|D| of a realisation's mean over the domain
+//     (A the integral range of the model);
+//   - the mean criterion: |m_sim − m_ref| / |m_ref| classified acceptable,
+//     marginal or failing by the thresholds;
+//   - CDF reproduction: the Kolmogorov distance of each point realisation to
+//     the reference CDF (and of the normal scores to N(0, 1)), CDF curves,
+//     a QQ plot and histograms;
+//   - variogram reproduction along the major, semi-major and minor axes of
+//     the model's longest structure on the grid's lattice (LatticeVariogram,
+//     AxisLags): point normal scores against γ(h), block normal scores
+//     against the regularised γ_V(h) = γ̄(V, V_h) − γ̄(V, V) (BlockAverager)
+//     with the same discretisation;
+//   - swath plots along x, y and z: declustered data means and simulated
+//     means per slice, with counts;
+//   - block against point variance (the support effect).
+//
+// Report.WriteJSON writes every number; Report.WriteHTML writes the page:
+// summary cards with the verdict coloured, then inline SVG plots (axes with
+// units, legends, realisations as thin translucent lines, the model or the
+// reference as a bold line), statistics tables and the definitions of every
+// formula used. The page has no script and loads nothing: its CSS is inline,
+// its fonts are the reader's system fonts, and all user text is escaped.
+//
+// The work runs over GOMAXPROCS goroutines, one realisation per unit of
+// work; the report does not depend on their number.
+package report

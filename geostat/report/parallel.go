@@ -1,0 +1,50 @@
+package report
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// tracker reports the progress of all phases of Compute as one count.
+type tracker struct {
+	mu       sync.Mutex
+	done     int
+	total    int
+	progress func(done, total int)
+}
+
+func (t *tracker) step() {
+	if t.progress == nil {
+		return
+	}
+	t.mu.Lock()
+	t.done++
+	t.progress(t.done, t.total)
+	t.mu.Unlock()
+}
+
+// parallelFor runs work(i) for i in [0, n) on GOMAXPROCS goroutines. Each
+// unit writes its own results by index, so the output does not depend on the
+// number of goroutines or the order of completion. It stops early and
+// returns the context's error when the context is cancelled.
+func parallelFor(ctx context.Context, n int, t *tracker, work func(i int)) error {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				work(i)
+				t.step()
+			}
+		})
+	}
+	wg.Wait()
+	return ctx.Err()
+}
