@@ -1,0 +1,433 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/geostat-engine/geostat/worker/objects"
+	"github.com/geostat-engine/geostat/worker/store"
+)
+
+// Defaults of Options.
+const (
+	DefaultAddr            = "127.0.0.1:8080"
+	DefaultDataDir         = "./geostat-data"
+	DefaultMaxObjectBytes  = 64 << 20
+	DefaultMaxBlobBytes    = 16 << 30
+	DefaultURLExpiry       = time.Hour
+	DefaultMaxConcurrent   = 64
+	DefaultShutdownTimeout = 10 * time.Second
+)
+
+// Options configures the worker application. The zero value of each field
+// means its default.
+type Options struct {
+	// Addr is the listen address (default 127.0.0.1:8080; port 0 picks a
+	// free port, see App.Addr).
+	Addr string
+	// DataDir holds the embedded store, the development token and the URL
+	// signing key (default ./geostat-data).
+	DataDir string
+	// TokensFile is a JSON tokens file (see TokenEntry). Without it the
+	// GEOSTAT_TOKEN environment variable gives one owner-of-everything token;
+	// without both a development token is generated in DataDir/dev-token.
+	TokensFile string
+	// ObjectsURL and ObjectsToken select a remote Geoscience Object API as
+	// the store (base URL, e.g. https://hub.example.com, and bearer token).
+	// The worker then serves no object routes of its own.
+	ObjectsURL   string
+	ObjectsToken string
+	// SchemasDir is the evo schema tree used to validate stored objects;
+	// empty means objects.FindSchemasDir. When no schemas are found the
+	// embedded store accepts objects without schema validation (logged).
+	SchemasDir string
+	// PublicURL is the base of the URLs the worker hands out (signed blob
+	// URLs, object links); empty means the scheme and Host of each request.
+	PublicURL string
+	// MaxObjectBytes bounds object bodies (413 above); MaxBlobBytes bounds
+	// uploaded blobs and blocks.
+	MaxObjectBytes int64
+	MaxBlobBytes   int64
+	// URLExpiry is the validity of signed upload and download URLs.
+	URLExpiry time.Duration
+	// MaxConcurrent bounds in-flight requests (503 above); /healthz is
+	// exempt.
+	MaxConcurrent int
+	// ShutdownTimeout bounds the graceful shutdown Run performs when its
+	// context ends.
+	ShutdownTimeout time.Duration
+	// Logger receives structured logs (default: text to stderr).
+	Logger *slog.Logger
+	// Stdout receives the development-token hint (default os.Stderr).
+	Stdout io.Writer
+	// Getenv reads the environment (default os.Getenv); tests override it.
+	Getenv func(string) string
+	// ExtraRoutes, when set, registers more routes (the compute tasks) on the
+	// worker's mux after the built-in ones; deps gives the store, the
+	// authenticator and helpers. Use Auth.RequireOrg or
+	// Auth.RequireWorkspace to protect them and WriteProblem for errors.
+	ExtraRoutes func(mux *http.ServeMux, deps Deps)
+}
+
+// Deps is what ExtraRoutes receives to build more routes.
+type Deps struct {
+	// Store is the object store (embedded or remote).
+	Store store.Store
+	// Auth authenticates requests (Auth.RequireOrg, Auth.RequireWorkspace,
+	// PrincipalFrom).
+	Auth *Auth
+	// Schemas validates object documents; nil when no schemas were found.
+	Schemas *objects.Schemas
+	// Logger is the application's logger.
+	Logger *slog.Logger
+	// BaseURL returns the public base URL (scheme and host) of a request,
+	// for building object reference URLs in responses.
+	BaseURL func(r *http.Request) string
+}
+
+func (o *Options) setDefaults() {
+	if o.Addr == "" {
+		o.Addr = DefaultAddr
+	}
+	if o.DataDir == "" {
+		o.DataDir = DefaultDataDir
+	}
+	if o.MaxObjectBytes == 0 {
+		o.MaxObjectBytes = DefaultMaxObjectBytes
+	}
+	if o.MaxBlobBytes == 0 {
+		o.MaxBlobBytes = DefaultMaxBlobBytes
+	}
+	if o.URLExpiry == 0 {
+		o.URLExpiry = DefaultURLExpiry
+	}
+	if o.MaxConcurrent == 0 {
+		o.MaxConcurrent = DefaultMaxConcurrent
+	}
+	if o.ShutdownTimeout == 0 {
+		o.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	if o.Stdout == nil {
+		o.Stdout = os.Stderr
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+}
+
+func (o *Options) validate() error {
+	if _, _, err := net.SplitHostPort(o.Addr); err != nil {
+		return fmt.Errorf("addr %q: %w", o.Addr, err)
+	}
+	if o.MaxObjectBytes < 0 || o.MaxBlobBytes < 0 || o.MaxConcurrent < 0 || o.URLExpiry < 0 || o.ShutdownTimeout < 0 {
+		return errors.New("limits must not be negative")
+	}
+	if (o.ObjectsURL == "") != (o.ObjectsToken == "") {
+		return errors.New("objects-url and objects-token go together")
+	}
+	if o.ObjectsURL != "" && !strings.HasPrefix(o.ObjectsURL, "http://") && !strings.HasPrefix(o.ObjectsURL, "https://") {
+		return fmt.Errorf("objects-url %q: want an http(s) URL", o.ObjectsURL)
+	}
+	return nil
+}
+
+// App is the worker: the object API over the embedded store (or a client of a
+// remote one), authentication, signed blob URLs, /healthz and whatever
+// ExtraRoutes adds. Create it with New, serve with Run, stop with Stop.
+type App struct {
+	opts     Options
+	logger   *slog.Logger
+	store    store.Store
+	embedded *store.Embedded // nil with a remote store
+	schemas  *objects.Schemas
+	auth     *Auth
+	signer   *signer
+	mux      *http.ServeMux
+	handler  http.Handler
+	ln       net.Listener
+	srv      *http.Server
+	sem      chan struct{}
+
+	stopOnce sync.Once
+	stopErr  error
+	running  chan struct{}
+}
+
+// New builds the application and binds its listener (so Addr is known before
+// Run).
+func New(opts Options) (*App, error) {
+	opts.setDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	a := &App{opts: opts, logger: opts.Logger, sem: make(chan struct{}, opts.MaxConcurrent), running: make(chan struct{})}
+	if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("server: data directory: %w", err)
+	}
+	a.loadSchemas()
+	if err := a.setupAuth(); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	key, err := loadSigningKey(opts.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("server: signing key: %w", err)
+	}
+	a.signer = &signer{key: key, now: time.Now}
+	if opts.ObjectsURL != "" {
+		a.store, err = store.NewRemote(opts.ObjectsURL, opts.ObjectsToken, nil)
+	} else {
+		a.embedded, err = store.OpenEmbedded(store.EmbeddedOptions{Dir: opts.DataDir, Schemas: a.schemas})
+		a.store = a.embedded
+	}
+	if err != nil {
+		return nil, fmt.Errorf("server: store: %w", err)
+	}
+	a.mux = http.NewServeMux()
+	a.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	if a.embedded != nil {
+		a.routeObjects(a.mux)
+	}
+	if opts.ExtraRoutes != nil {
+		opts.ExtraRoutes(a.mux, a.Deps())
+	}
+	a.handler = a.middleware(a.mux)
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		a.store.Close()
+		return nil, fmt.Errorf("server: listen: %w", err)
+	}
+	a.ln = ln
+	a.srv = &http.Server{
+		Handler:           a.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(a.logger.Handler(), slog.LevelWarn),
+	}
+	return a, nil
+}
+
+func (a *App) loadSchemas() {
+	dir := a.opts.SchemasDir
+	if dir == "" {
+		d, err := objects.FindSchemasDir()
+		if err != nil {
+			a.logger.Warn("schema validation disabled: no schemas found", "err", err)
+			return
+		}
+		dir = d
+	}
+	s, err := objects.LoadSchemas(dir)
+	if err != nil {
+		a.logger.Warn("schema validation disabled", "err", err)
+		return
+	}
+	a.schemas = s
+}
+
+func (a *App) setupAuth() error {
+	var entries []TokenEntry
+	switch {
+	case a.opts.TokensFile != "":
+		e, err := LoadTokensFile(a.opts.TokensFile)
+		if err != nil {
+			return err
+		}
+		entries = e
+	case a.opts.Getenv(TokenEnv) != "":
+		entries = []TokenEntry{OwnerEverywhere(a.opts.Getenv(TokenEnv))}
+	default:
+		token, created, err := DevToken(a.opts.DataDir)
+		if err != nil {
+			return fmt.Errorf("development token: %w", err)
+		}
+		entries = []TokenEntry{OwnerEverywhere(token)}
+		path, _ := filepath.Abs(filepath.Join(a.opts.DataDir, DevTokenFile))
+		verb := "using"
+		if created {
+			verb = "created"
+		}
+		// The token itself is never printed or logged: the hint reads it
+		// from the file.
+		fmt.Fprintf(a.opts.Stdout, "geostat: no -tokens file and no %s; %s the development token in %s (owner of every workspace).\n"+
+			"  Use it as: curl -H \"Authorization: Bearer $(cat %s)\" http://%s/...\n", TokenEnv, verb, path, path, a.opts.Addr)
+	}
+	auth, err := NewAuth(entries)
+	if err != nil {
+		return err
+	}
+	a.auth = auth
+	return nil
+}
+
+// Deps returns the dependencies handed to ExtraRoutes.
+func (a *App) Deps() Deps {
+	return Deps{Store: a.store, Auth: a.auth, Schemas: a.schemas, Logger: a.logger, BaseURL: a.baseURL}
+}
+
+// Addr returns the bound listen address (host:port).
+func (a *App) Addr() string { return a.ln.Addr().String() }
+
+// URL returns http://Addr.
+func (a *App) URL() string { return "http://" + a.Addr() }
+
+// Handler returns the application's HTTP handler (middleware included), for
+// in-process tests.
+func (a *App) Handler() http.Handler { return a.handler }
+
+// Mux returns the route multiplexer (to add routes after New; prefer
+// Options.ExtraRoutes).
+func (a *App) Mux() *http.ServeMux { return a.mux }
+
+// Store returns the object store.
+func (a *App) Store() store.Store { return a.store }
+
+// Auth returns the authenticator.
+func (a *App) Auth() *Auth { return a.auth }
+
+// Run serves until ctx ends or Stop is called, then shuts down gracefully
+// (bounded by Options.ShutdownTimeout). It returns nil after a clean stop.
+func (a *App) Run(ctx context.Context) error {
+	errc := make(chan error, 1)
+	go func() { errc <- a.srv.Serve(a.ln) }()
+	a.logger.Info("geostat worker listening", "addr", a.Addr(), "embedded_store", a.embedded != nil, "schema_validation", a.schemas != nil)
+	select {
+	case err := <-errc:
+		if errors.Is(err, http.ErrServerClosed) {
+			return a.waitStopped()
+		}
+		return err
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), a.opts.ShutdownTimeout)
+		defer cancel()
+		return a.Stop(sctx)
+	}
+}
+
+func (a *App) waitStopped() error {
+	<-a.running
+	return nil
+}
+
+// Stop shuts the application down: the HTTP server first (in-flight requests
+// finish, bounded by ctx), then the store. It is idempotent.
+func (a *App) Stop(ctx context.Context) error {
+	a.stopOnce.Do(func() {
+		err := a.srv.Shutdown(ctx)
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			a.srv.Close()
+		}
+		a.ln.Close()
+		if cerr := a.store.Close(); err == nil {
+			err = cerr
+		}
+		a.stopErr = err
+		close(a.running)
+	})
+	return a.stopErr
+}
+
+// statusRecorder captures the status for logs.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(p []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(p)
+}
+
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// middleware is the HTTP plumbing in one place: the concurrency limit, the
+// problem JSON of unknown routes and wrong methods (with Allow), and an
+// access log by route pattern (never the raw path or query: signed URLs
+// carry credentials in the query).
+func (a *App) middleware(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w}
+		if r.URL.Path != "/healthz" {
+			select {
+			case a.sem <- struct{}{}:
+				defer func() { <-a.sem }()
+			default:
+				w.Header().Set("Retry-After", "1")
+				writeProblem(rec, Problem{Type: TypeUnavailable, Title: "Service Unavailable.", Status: http.StatusServiceUnavailable,
+					Detail: "too many requests in flight; retry later"})
+				return
+			}
+		}
+		if _, pattern := mux.Handler(r); pattern == "" {
+			a.routeMiss(rec, r, mux)
+		} else {
+			mux.ServeHTTP(rec, r)
+		}
+		a.logger.Debug("request", "method", r.Method, "route", r.Pattern, "status", rec.status, "duration", time.Since(start))
+	})
+}
+
+// routeMiss renders the mux's 404 / 405 (and redirects) as problem JSON.
+func (a *App) routeMiss(w http.ResponseWriter, r *http.Request, mux *http.ServeMux) {
+	cap := &captureWriter{header: http.Header{}}
+	mux.ServeHTTP(cap, r)
+	switch cap.status {
+	case http.StatusMethodNotAllowed:
+		w.Header().Set("Allow", cap.header.Get("Allow"))
+		writeProblem(w, Problem{Type: TypeMethodNotAllowed, Title: "Method Not Allowed.", Status: http.StatusMethodNotAllowed,
+			Detail: fmt.Sprintf("%s is not allowed here; allowed: %s", r.Method, cap.header.Get("Allow"))})
+	case http.StatusNotFound:
+		writeProblem(w, Problem{Type: TypeRouteNotFound, Title: "Not Found.", Status: http.StatusNotFound,
+			Detail: "no route for " + r.Method + " " + r.URL.Path})
+	default:
+		for k, v := range cap.header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(cap.status)
+		w.Write(cap.body)
+	}
+}
+
+type captureWriter struct {
+	header http.Header
+	status int
+	body   []byte
+}
+
+func (c *captureWriter) Header() http.Header { return c.header }
+func (c *captureWriter) WriteHeader(code int) {
+	if c.status == 0 {
+		c.status = code
+	}
+}
+func (c *captureWriter) Write(p []byte) (int, error) {
+	if c.status == 0 {
+		c.status = http.StatusOK
+	}
+	c.body = append(c.body, p...)
+	return len(p), nil
+}

@@ -1,0 +1,306 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/geostat-engine/geostat/worker/objects"
+	"github.com/geostat-engine/geostat/worker/store"
+)
+
+// Role is a workspace role.
+type Role string
+
+// Workspace roles, weakest first.
+const (
+	RoleViewer Role = "viewer"
+	RoleEditor Role = "editor"
+	RoleOwner  Role = "owner"
+)
+
+func (r Role) rank() int {
+	switch r {
+	case RoleViewer:
+		return 1
+	case RoleEditor:
+		return 2
+	case RoleOwner:
+		return 3
+	}
+	return 0
+}
+
+// AtLeast reports whether r is at least min.
+func (r Role) AtLeast(min Role) bool { return r.rank() >= min.rank() }
+
+// Any is the wildcard of a tokens file ("*" for every workspace of an org;
+// GEOSTAT_TOKEN and the development token use it for every org too).
+const Any = "*"
+
+// TokenEnv is the environment variable holding a single owner-of-everything
+// token (for local use and tests).
+const TokenEnv = "GEOSTAT_TOKEN"
+
+// DevTokenFile is the name of the generated development token in the data
+// directory.
+const DevTokenFile = "dev-token"
+
+// TokenEntry is one entry of a tokens file:
+//
+//	[{"token": "…", "user": {"id": "<uuid>", "name": "…", "email": "…"},
+//	  "orgs": {"<org uuid>": {"<workspace uuid or *>": "owner|editor|viewer"}}}]
+type TokenEntry struct {
+	Token string                     `json:"token"`
+	User  store.User                 `json:"user"`
+	Orgs  map[string]map[string]Role `json:"orgs"`
+}
+
+// Auth authenticates bearer tokens and answers role questions. Tokens are
+// kept as SHA-256 digests and compared in constant time; they are never
+// logged.
+type Auth struct {
+	entries []authEntry
+}
+
+type authEntry struct {
+	digest [sha256.Size]byte
+	p      *Principal
+}
+
+// Principal is an authenticated caller.
+type Principal struct {
+	User store.User
+	orgs map[string]map[string]Role
+}
+
+// Role returns the caller's role in a workspace.
+func (p *Principal) Role(org, ws string) (Role, bool) {
+	org, ws = strings.ToLower(org), strings.ToLower(ws)
+	for _, o := range []string{org, Any} {
+		m := p.orgs[o]
+		for _, w := range []string{ws, Any} {
+			if r, ok := m[w]; ok {
+				return r, true
+			}
+		}
+	}
+	return "", false
+}
+
+// InOrg reports whether the caller has a role in any workspace of org.
+func (p *Principal) InOrg(org string) bool {
+	return len(p.orgs[strings.ToLower(org)]) > 0 || len(p.orgs[Any]) > 0
+}
+
+// NewAuth builds an authenticator from token entries, checking them: non-empty
+// unique tokens, a user id, org keys that are UUIDs (or *), workspace keys that
+// are UUIDs or *, and known roles.
+func NewAuth(entries []TokenEntry) (*Auth, error) {
+	a := &Auth{}
+	seen := map[[sha256.Size]byte]bool{}
+	for i, e := range entries {
+		if e.Token == "" {
+			return nil, fmt.Errorf("tokens[%d].token: empty", i)
+		}
+		if e.User.ID == "" {
+			return nil, fmt.Errorf("tokens[%d].user.id: empty", i)
+		}
+		orgs := map[string]map[string]Role{}
+		for org, wss := range e.Orgs {
+			if org != Any && !objects.IsUUID(org) {
+				return nil, fmt.Errorf("tokens[%d].orgs: %q is not an org UUID", i, org)
+			}
+			m := map[string]Role{}
+			for ws, r := range wss {
+				if ws != Any && !objects.IsUUID(ws) {
+					return nil, fmt.Errorf("tokens[%d].orgs[%s]: %q is not a workspace UUID or *", i, org, ws)
+				}
+				if r.rank() == 0 {
+					return nil, fmt.Errorf("tokens[%d].orgs[%s][%s]: role %q, want owner, editor or viewer", i, org, ws, r)
+				}
+				m[strings.ToLower(ws)] = r
+			}
+			orgs[strings.ToLower(org)] = m
+		}
+		d := sha256.Sum256([]byte(e.Token))
+		if seen[d] {
+			return nil, fmt.Errorf("tokens[%d].token: duplicate token", i)
+		}
+		seen[d] = true
+		a.entries = append(a.entries, authEntry{digest: d, p: &Principal{User: e.User, orgs: orgs}})
+	}
+	return a, nil
+}
+
+// LoadTokensFile reads a tokens file.
+func LoadTokensFile(path string) ([]TokenEntry, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("tokens file: %w", err)
+	}
+	var entries []TokenEntry
+	if err := json.Unmarshal(data, &entries); err != nil {
+		return nil, fmt.Errorf("tokens file %s: %w", path, err)
+	}
+	if len(entries) == 0 {
+		return nil, fmt.Errorf("tokens file %s: no tokens", path)
+	}
+	return entries, nil
+}
+
+// LocalUser is the user of GEOSTAT_TOKEN and of the development token.
+var LocalUser = store.User{ID: uuid.NewSHA1(uuid.NameSpaceOID, []byte("geostat-local-user")).String(), Name: "local", Email: ""}
+
+// OwnerEverywhere returns a token entry that owns every workspace of every
+// organisation.
+func OwnerEverywhere(token string) TokenEntry {
+	return TokenEntry{Token: token, User: LocalUser, Orgs: map[string]map[string]Role{Any: {Any: RoleOwner}}}
+}
+
+// DevToken returns the development token kept in dataDir/dev-token, creating
+// a random one (mode 0600) on first use. created reports a new token.
+func DevToken(dataDir string) (token string, created bool, err error) {
+	path := filepath.Join(dataDir, DevTokenFile)
+	if data, err := os.ReadFile(path); err == nil {
+		if t := strings.TrimSpace(string(data)); t != "" {
+			return t, false, nil
+		}
+	} else if !os.IsNotExist(err) {
+		return "", false, err
+	}
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", false, err
+	}
+	token = hex.EncodeToString(b[:])
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return "", false, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", false, err
+	}
+	if _, err := f.WriteString(token + "\n"); err != nil {
+		f.Close()
+		return "", false, err
+	}
+	if err := f.Close(); err != nil {
+		return "", false, err
+	}
+	return token, true, nil
+}
+
+// Authenticate returns the principal of the request's bearer token: a
+// missing or malformed Authorization header is 401 missing-token, an unknown
+// token 401 invalid-token.
+func (a *Auth) Authenticate(r *http.Request) (*Principal, error) {
+	h := r.Header.Get("Authorization")
+	scheme, token, ok := strings.Cut(h, " ")
+	token = strings.TrimSpace(token)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+		return nil, store.NewError(http.StatusUnauthorized, store.TypeMissingToken, "Access Denied.",
+			"an Authorization: Bearer <token> header is required")
+	}
+	d := sha256.Sum256([]byte(token))
+	var found *Principal
+	// Compare against every entry, without an early exit.
+	for i := range a.entries {
+		if subtle.ConstantTimeCompare(d[:], a.entries[i].digest[:]) == 1 {
+			found = a.entries[i].p
+		}
+	}
+	if found == nil {
+		return nil, store.NewError(http.StatusUnauthorized, store.TypeInvalidToken, "Access Denied.", "the token is not valid")
+	}
+	return found, nil
+}
+
+type principalKey struct{}
+
+// PrincipalFrom returns the principal an auth middleware stored in ctx.
+func PrincipalFrom(ctx context.Context) *Principal {
+	p, _ := ctx.Value(principalKey{}).(*Principal)
+	return p
+}
+
+// WithPrincipal returns ctx carrying p.
+func WithPrincipal(ctx context.Context, p *Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// Authenticated wraps h so it runs only for a valid token (401 otherwise),
+// with the principal in the request context.
+func (a *Auth) Authenticated(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := a.Authenticate(r)
+		if err != nil {
+			writeProblem(w, ProblemFor(err))
+			return
+		}
+		h.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
+	})
+}
+
+// RequireOrg wraps h: a valid token (401), a UUID {org_id} path value (422)
+// and some role in that organisation (404 otherwise). For routes such as the
+// compute tasks that act at organisation level.
+func (a *Auth) RequireOrg(h http.Handler) http.Handler {
+	return a.Authenticated(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		org := r.PathValue("org_id")
+		if !objects.IsUUID(org) {
+			writeProblem(w, ProblemFor(store.ErrValidation(fmt.Sprintf("org_id %q is not a UUID", org))))
+			return
+		}
+		if !PrincipalFrom(r.Context()).InOrg(org) {
+			writeProblem(w, ProblemFor(store.ErrNotFound("", fmt.Sprintf("organisation %s not found", org))))
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+}
+
+// RequireWorkspace wraps h: a valid token (401), UUID {org_id} and
+// {workspace_id} path values (422), a role in the workspace (404 otherwise)
+// and at least role min (403 insufficient-role with your_role and
+// permitted_roles otherwise).
+func (a *Auth) RequireWorkspace(min Role, h http.Handler) http.Handler {
+	return a.Authenticated(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		org, ws := r.PathValue("org_id"), r.PathValue("workspace_id")
+		for name, v := range map[string]string{"org_id": org, "workspace_id": ws} {
+			if !objects.IsUUID(v) {
+				writeProblem(w, ProblemFor(store.ErrValidation(fmt.Sprintf("%s %q is not a UUID", name, v))))
+				return
+			}
+		}
+		role, ok := PrincipalFrom(r.Context()).Role(org, ws)
+		if !ok {
+			writeProblem(w, ProblemFor(store.ErrNotFound("", fmt.Sprintf("workspace %s not found", ws))))
+			return
+		}
+		if !role.AtLeast(min) {
+			var permitted []Role
+			for _, r := range []Role{RoleOwner, RoleEditor, RoleViewer} {
+				if r.AtLeast(min) {
+					permitted = append(permitted, r)
+				}
+			}
+			e := store.NewError(http.StatusForbidden, store.TypeInsufficient, "Insufficient Role.",
+				fmt.Sprintf("this operation needs the role %s or higher", min))
+			e.Extra = map[string]any{"your_role": role, "permitted_roles": permitted}
+			writeProblem(w, ProblemFor(e))
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+}

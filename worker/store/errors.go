@@ -1,0 +1,194 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// Problem type suffixes of the geoscience object area (seed 7.3). The full
+// type URI is {error_base}/geoscienceobject + suffix; the HTTP layer chooses
+// the base.
+const (
+	TypeInvalidObject   = "/schemas/invalid-object"
+	TypeInvalidKey      = "/data/invalid-key"
+	TypeDataKeyNotFound = "/objects/data-key-not-found"
+	TypeObjectError     = "/objects/invalid-object"
+	TypeInvalidPath     = "/invalid-path"
+	TypeBadRequest      = "/bad-request"
+	TypeMissingToken    = "/auth/missing-token"
+	TypeInvalidToken    = "/auth/invalid-token"
+	TypeInsufficient    = "/auth/insufficient-role"
+	TypeNotFound        = "/objects/not-found"
+	TypeSchemaNotFound  = "/schemas/not-found"
+	TypeAlreadyExists   = "/objects/already-exists"
+	TypeModified        = "/objects/modified"
+	TypeInvalidFilter   = "/filtering/invalid-params"
+	TypeInvalidSort     = "/sorting/invalid-params"
+	TypeValidation      = "/validation"
+	TypeInternal        = "/api-errors"
+	TypeStorage         = "/objects/storage"
+	TypeBadGateway      = "/bad-gateway"
+)
+
+// Error is a store error with the shape of a problem-details response: the
+// HTTP status, the type suffix (one of the Type constants), the title, a
+// detail and the extra members of seed 7.3 (json_path, missing, existing_id,
+// ...). The HTTP layer renders it as problem JSON with status equal to the
+// HTTP status.
+type Error struct {
+	Status int
+	Type   string
+	Title  string
+	Detail string
+	Extra  map[string]any
+	// Err is an underlying cause, not shown to clients.
+	Err error
+}
+
+// Error implements error.
+func (e *Error) Error() string {
+	msg := fmt.Sprintf("%d %s", e.Status, e.Title)
+	if e.Detail != "" {
+		msg += ": " + e.Detail
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Unwrap returns the underlying cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// AsError returns the *Error in err's chain, or nil.
+func AsError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return nil
+}
+
+// StatusOf returns the HTTP status of a store error, 500 for other errors.
+func StatusOf(err error) int {
+	if e := AsError(err); e != nil {
+		return e.Status
+	}
+	return http.StatusInternalServerError
+}
+
+// IsNotFound reports whether err is a 404 store error.
+func IsNotFound(err error) bool { return StatusOf(err) == http.StatusNotFound }
+
+// NewError returns an error with the given status, type suffix, title and
+// detail.
+func NewError(status int, typ, title, detail string) *Error {
+	return &Error{Status: status, Type: typ, Title: title, Detail: detail}
+}
+
+func (e *Error) with(k string, v any) *Error {
+	if e.Extra == nil {
+		e.Extra = map[string]any{}
+	}
+	e.Extra[k] = v
+	return e
+}
+
+// ErrInvalidObject: the document fails validation against its schema (or has
+// non-finite numbers).
+func ErrInvalidObject(detail, jsonPath string, schemaPath []string) *Error {
+	e := NewError(http.StatusBadRequest, TypeInvalidObject, "The Geoscience Object Is Invalid.", detail)
+	var jp any
+	if jsonPath != "" {
+		jp = jsonPath
+	}
+	var sp any
+	if schemaPath != nil {
+		sp = schemaPath
+	}
+	return e.with("json_path", jp).with("schema_path", sp)
+}
+
+// ErrInvalidKey: data references that are neither SHA-256 digests nor UUIDs.
+func ErrInvalidKey(invalid []string) *Error {
+	return NewError(http.StatusBadRequest, TypeInvalidKey, "Data Key Not Valid.",
+		"data references must be SHA-256 hex digests or UUIDs").with("invalid", invalid)
+}
+
+// ErrDataKeyNotFound: referenced blobs that were never uploaded.
+func ErrDataKeyNotFound(missing []string) *Error {
+	return NewError(http.StatusBadRequest, TypeDataKeyNotFound, "Data Key Not Found.",
+		fmt.Sprintf("%d referenced data blob(s) do not exist; upload them first", len(missing))).with("missing", missing)
+}
+
+// ErrObjectError: a schema type change or a name without .json.
+func ErrObjectError(detail string) *Error {
+	return NewError(http.StatusBadRequest, TypeObjectError, "Object Error.", detail)
+}
+
+// ErrInvalidPath: invalid symbols, whitespace around a segment, name too long.
+func ErrInvalidPath(detail string) *Error {
+	return NewError(http.StatusBadRequest, TypeInvalidPath, "Invalid Path.", detail)
+}
+
+// ErrBadRequest: any other client error.
+func ErrBadRequest(detail string) *Error {
+	return NewError(http.StatusBadRequest, TypeBadRequest, "Bad Request.", detail)
+}
+
+// ErrNotFound: no (visible) object with this id or path.
+func ErrNotFound(objectID, detail string) *Error {
+	var id any
+	if objectID != "" {
+		id = objectID
+	}
+	return NewError(http.StatusNotFound, TypeNotFound, "Object Not Found.", detail).with("object_id", id)
+}
+
+// ErrSchemaNotFound: the document names a schema the service does not know.
+func ErrSchemaNotFound(schema string) *Error {
+	return NewError(http.StatusNotFound, TypeSchemaNotFound, "Failed To Request Geoscience Object Schema.",
+		fmt.Sprintf("schema %q is not known", schema))
+}
+
+// ErrAlreadyExists: a create conflicts with an existing object at the path
+// (compared case-insensitively).
+func ErrAlreadyExists(existingID, path string) *Error {
+	var id any
+	if existingID != "" {
+		id = existingID
+	}
+	return NewError(http.StatusConflict, TypeAlreadyExists, "Geoscience Object Already Exists.",
+		fmt.Sprintf("an object already exists at %q", path)).with("existing_id", id).with("object_path", path)
+}
+
+// ErrModified: the If-Match version is not the latest.
+func ErrModified(detail string) *Error {
+	return NewError(http.StatusPreconditionFailed, TypeModified, "Object Modified", detail)
+}
+
+// ErrInvalidFilter: a bad list filter.
+func ErrInvalidFilter(detail string) *Error {
+	return NewError(http.StatusUnprocessableEntity, TypeInvalidFilter, "Invalid Filter Params.", detail)
+}
+
+// ErrInvalidSort: a bad list sort.
+func ErrInvalidSort(detail string) *Error {
+	return NewError(http.StatusUnprocessableEntity, TypeInvalidSort, "Invalid Sorting Parameters", detail)
+}
+
+// ErrValidation: a malformed request (bad ids, too many names, bad paging).
+func ErrValidation(detail string) *Error {
+	return NewError(http.StatusUnprocessableEntity, TypeValidation, "Validation Error.", detail)
+}
+
+// ErrStorage: the storage layer failed (disk, upstream object store).
+func ErrStorage(cause error) *Error {
+	return &Error{Status: http.StatusBadGateway, Type: TypeStorage, Title: "Geoscience Object Storage Operation Failed.", Err: cause}
+}
+
+// ErrInternal: an unexpected server error.
+func ErrInternal(cause error) *Error {
+	return &Error{Status: http.StatusInternalServerError, Type: TypeInternal, Title: "An Error Occurred.", Err: cause}
+}

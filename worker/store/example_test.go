@@ -1,0 +1,22 @@
+package store_test
+
+import (
+	"fmt"
+
+	"github.com/geostat-engine/geostat/worker/store"
+)
+
+func ExampleNormalizePath() {
+	p, err := store.NormalizePath("/Folder/Points.json", false)
+	fmt.Println(p, err)
+	for _, bad := range []string{"a|b.json", "notes.txt", "dir /x.json"} {
+		_, err := store.NormalizePath(bad, true)
+		e := store.AsError(err)
+		fmt.Println(e.Status, e.Type)
+	}
+	// Output:
+	// Folder/Points.json <nil>
+	// 400 /invalid-path
+	// 400 /objects/invalid-object
+	// 400 /invalid-path
+}
