@@ -1,0 +1,44 @@
+// Package neighbor finds the anisotropic neighbours of target points among
+// source points, the moving neighbourhood of kriging and simulation, and
+// computes the KNN estimate (the mean of the neighbours' values).
+//
+// # Search
+//
+// A search ellipsoid (geostat.Ellipsoid) defines the anisotropic distance
+// r = |A (s − t)| between a source s and a target t, with A = D⁻¹ Rᵀ the
+// transform into the ellipsoid's isotropic space. A source is a candidate
+// when r ≤ 1 (boundary included, up to RadiusTolerance). The neighbours are
+// the candidates taken in order of increasing distance, equal distances in
+// order of source index, up to Params.MaxSamples, optionally at most
+// Params.MaxPerOctant per octant of the ellipsoid's local frame and at most
+// Params.MaxPerHole per drill hole (tbsim-math.md section 3.4). A target with
+// fewer than Params.MinSamples neighbours gets none.
+//
+// NewIndex maps the sources once into isotropic space (relative to the centre
+// of their bounding box, to keep coordinates small) and builds a static
+// kd-tree over them: flat arrays, an implicit binary layout, leaf buckets of
+// 8 to 16 points stored contiguously. An unconstrained query walks the tree
+// depth first, nearer child first, with incremental box distances (no
+// recursion), and keeps the k best candidates in a sorted list (k ≤ 32) or a
+// bounded max-heap, so the work does not grow with the number of candidates
+// inside a large ellipsoid. A Searcher seeds each query's pruning bound with
+// the distances to the previous query's neighbours, which makes walks over
+// consecutive grid nodes markedly cheaper. A constrained query (octant or
+// hole quotas) walks the tree best first instead, producing the candidates in
+// (distance, index) order until the quotas are met.
+//
+// Distances computed by the index are bit-identical on every platform: images
+// are A(p − o) with o = Index.Origin(), and squared distances are summed as
+// dx² + dy² + dz² in that order, without fused multiply-adds.
+//
+// Sources whose value is NaN are not indexed. Results are exact: they equal
+// a brute-force scan under the same rules.
+//
+// # Batches
+//
+// Index.SearchAll and Index.Mean query many targets (flat xyz, for example
+// grid.Grid.CellCentres or grid.Masked.ActiveCentres) on runtime.GOMAXPROCS(0)
+// goroutines, writing results by target index, so the output does not depend
+// on the number of goroutines. They stop early when the context is cancelled
+// and report progress after every chunk of targets.
+package neighbor

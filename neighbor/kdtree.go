@@ -1,0 +1,153 @@
+package neighbor
+
+import "math"
+
+// leafSize is the largest number of points in a leaf bucket.
+const leafSize = 16
+
+// kdTree is a static, balanced kd-tree in implicit array layout over points
+// stored x y z consecutively and reordered so that every leaf bucket is a
+// contiguous run.
+//
+// Node 0 is the root; the children of node i are 2i+1 and 2i+2. Every leaf is
+// at the same depth, so internal nodes are 0..2^depth−2 and leaf j is node
+// 2^depth−1+j. Each split is at the count median along the axis of largest
+// extent, so the leaves hold ⌊n/2^depth⌋ or ⌈n/2^depth⌉ points.
+//
+// Per internal node the tree keeps the split axis, the largest coordinate of
+// its left child along that axis (lo) and the smallest of its right child
+// (hi): the gap between lo and hi makes the far-child bound of the search
+// tighter than the split value alone (the "cut" bounds of Arya and Mount's
+// incremental distance computation, as in nanoflann).
+type kdTree struct {
+	depth int
+	// nodes are the internal nodes.
+	nodes []kdNode
+	// leaf j holds the tree positions leaf[j] .. leaf[j+1]−1.
+	leaf []int32
+	// box is the bounding box of all points: min x y z then max x y z.
+	box [6]float64
+}
+
+// kdNode is an internal node: its split axis, the largest coordinate of its
+// left child along that axis and the smallest of its right child.
+type kdNode struct {
+	lo, hi float64
+	dim    int
+}
+
+// build reorders pts (x y z per point), orig and hole (nil or one per point)
+// into leaf order and fills the tree.
+func (t *kdTree) build(pts []float64, orig []int32, hole []int32) {
+	n := len(orig)
+	t.depth = 0
+	for (n+(1<<t.depth)-1)>>t.depth > leafSize {
+		t.depth++
+	}
+	nInternal := 1<<t.depth - 1
+	t.nodes = make([]kdNode, nInternal)
+	t.leaf = make([]int32, 1<<t.depth+1)
+	t.leaf[1<<t.depth] = int32(n)
+	b := bounds(pts, 0, n)
+	t.box = b
+	if n == 0 {
+		t.box = [6]float64{}
+	}
+	t.split(pts, orig, hole, 0, 0, 0, n, b)
+}
+
+// bounds returns the bounding box (min then max) of points lo..hi−1.
+func bounds(pts []float64, lo, hi int) [6]float64 {
+	b := [6]float64{math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1), math.Inf(-1)}
+	for i := lo; i < hi; i++ {
+		for d := 0; d < 3; d++ {
+			c := pts[3*i+d]
+			if c < b[d] {
+				b[d] = c
+			}
+			if c > b[3+d] {
+				b[3+d] = c
+			}
+		}
+	}
+	return b
+}
+
+// split builds node (at the given level) over points lo..hi−1 whose bounding
+// box is b.
+func (t *kdTree) split(pts []float64, orig, hole []int32, node, level, lo, hi int, b [6]float64) {
+	if level == t.depth {
+		t.leaf[node-(1<<t.depth-1)] = int32(lo)
+		return
+	}
+	dim := 0
+	for d := 1; d < 3; d++ {
+		if b[3+d]-b[d] > b[3+dim]-b[dim] {
+			dim = d
+		}
+	}
+	mid := lo + (hi-lo)/2
+	selectNth(pts, orig, hole, lo, hi, mid, dim)
+	// After selection every point left of mid is ≤ pts[mid] along dim and
+	// every point from mid on is ≥ it. Neither child is empty: build chose the
+	// depth so that every leaf receives more than leafSize/2 points.
+	lb, rb := bounds(pts, lo, mid), bounds(pts, mid, hi)
+	t.nodes[node] = kdNode{lo: lb[3+dim], hi: rb[dim], dim: dim}
+	t.split(pts, orig, hole, 2*node+1, level+1, lo, mid, lb)
+	t.split(pts, orig, hole, 2*node+2, level+1, mid, hi, rb)
+}
+
+// selectNth partially sorts points lo..hi−1 along dim so that the point at
+// position nth is the one a full sort would put there, with no larger point
+// before it and no smaller point after it (Hoare's quickselect with a
+// median-of-three pivot; deterministic).
+func selectNth(pts []float64, orig, hole []int32, lo, hi, nth, dim int) {
+	hi-- // inclusive
+	for hi > lo {
+		m := lo + (hi-lo)/2
+		// median of three into position m
+		if pts[3*m+dim] < pts[3*lo+dim] {
+			swapPoints(pts, orig, hole, m, lo)
+		}
+		if pts[3*hi+dim] < pts[3*lo+dim] {
+			swapPoints(pts, orig, hole, hi, lo)
+		}
+		if pts[3*hi+dim] < pts[3*m+dim] {
+			swapPoints(pts, orig, hole, hi, m)
+		}
+		pivot := pts[3*m+dim]
+		i, j := lo, hi
+		for i <= j {
+			for pts[3*i+dim] < pivot {
+				i++
+			}
+			for pts[3*j+dim] > pivot {
+				j--
+			}
+			if i <= j {
+				swapPoints(pts, orig, hole, i, j)
+				i++
+				j--
+			}
+		}
+		// Now lo..j ≤ pivot, i..hi ≥ pivot, and j < i.
+		switch {
+		case nth <= j:
+			hi = j
+		case nth >= i:
+			lo = i
+		default:
+			return
+		}
+	}
+}
+
+func swapPoints(pts []float64, orig, hole []int32, a, b int) {
+	pts[3*a], pts[3*b] = pts[3*b], pts[3*a]
+	pts[3*a+1], pts[3*b+1] = pts[3*b+1], pts[3*a+1]
+	pts[3*a+2], pts[3*b+2] = pts[3*b+2], pts[3*a+2]
+	orig[a], orig[b] = orig[b], orig[a]
+	if hole != nil {
+		hole[a], hole[b] = hole[b], hole[a]
+	}
+}

@@ -1,0 +1,359 @@
+package neighbor
+
+import "math"
+
+// pruneSlack widens the pruning test of the depth-first walk by a relative
+// 1e-9: its incremental box distance is a sum of squares formed in another
+// order than a point's own squared distance, so without slack rounding could
+// prune a subtree holding a point whose distance ties the current k-th one
+// exactly, and the (distance, index) order of ties would be lost.
+const pruneSlack = 1 + 1e-9
+
+// listLimit is the largest k kept in a sorted insertion list; larger k use a
+// bounded max-heap. For small k the list moves fewer entries than the heap's
+// sift operations plus the final heap sort.
+const listLimit = 32
+
+// Searcher answers neighbourhood queries on an Index. It holds the scratch
+// memory of a query, so a Searcher must not be used by two goroutines at
+// once; make one per goroutine with Index.NewSearcher. After the first few
+// queries a Searcher does not allocate.
+type Searcher struct {
+	ix *Index
+
+	// q is the target in isotropic space; off[d] is the squared distance
+	// along axis d from q to the box of the node being visited. Both have a
+	// fourth, unused entry so that indexing with d&3 needs no bounds check.
+	q, off [4]float64
+	// worst is the pruning bound: the squared radius, the seed bound, or the
+	// squared distance of the k-th best candidate once k are held.
+	worst float64
+	// The candidates: n ≤ k entries, squared distances in hd and tree
+	// positions in hp, ordered by (d², original index): a sorted list when
+	// list is set, otherwise a max-heap (unconstrained search) or a min-heap
+	// (constrained search).
+	k, n int
+	list bool
+	hd   []float64
+	hp   []int32
+	// nodes is the min-heap of tree nodes of the constrained (best-first)
+	// search.
+	nodes []nodeEntry
+	// stack holds the deferred far children of the depth-first walk.
+	stack []stackEntry
+
+	// idx and dist are the accepted neighbours returned by Search; acc are
+	// their tree positions.
+	idx  []int32
+	dist []float64
+	acc  []int32
+	// holeCount counts accepted neighbours per dense hole id during a
+	// constrained search; it is all zero between queries.
+	holeCount []int32
+
+	// prev are the tree positions of the neighbours found by the last
+	// unconstrained query, which seed the next query's bound.
+	prev []int32
+	seed bool
+}
+
+// nodeEntry is a tree node queued by the best-first search with its bounding
+// box (min x y z, max x y z) and the squared distance from the target to it.
+type nodeEntry struct {
+	lb   float64
+	node int
+	box  [6]float64
+}
+
+// NewSearcher returns a Searcher of the index. Searchers of one Index may run
+// concurrently.
+func (ix *Index) NewSearcher() *Searcher {
+	p := ix.p
+	k := min(p.MaxSamples, len(ix.orig))
+	return &Searcher{
+		ix:        ix,
+		hd:        make([]float64, k),
+		hp:        make([]int32, k),
+		idx:       make([]int32, p.MaxSamples),
+		dist:      make([]float64, p.MaxSamples),
+		acc:       make([]int32, p.MaxSamples),
+		holeCount: make([]int32, ix.nHoles),
+		prev:      make([]int32, 0, k),
+		stack:     make([]stackEntry, 0, ix.tree.depth+1),
+		seed:      true,
+	}
+}
+
+// Search returns the accepted neighbours of the target (x, y, z), world
+// coordinates: the original source indices (positions in the coords given to
+// NewIndex) and the anisotropic distances, sorted by (distance, index).
+//
+// The candidates are the indexed sources within anisotropic distance 1 (see
+// RadiusTolerance), taken in (distance, index) order. Without constraints the
+// first MaxSamples are accepted. With MaxPerOctant m, a candidate is skipped
+// when its octant already holds m accepted neighbours; with MaxPerHole m, when
+// its hole does. The octant of a source is given by the signs of its offset
+// from the target in the ellipsoid's local frame (major, semi-major, minor),
+// computed in isotropic space, which only scales the local axes: bit 0 is set
+// when the major component is negative, bit 1 the semi-major, bit 2 the minor;
+// a zero component counts as positive, so a source at the target's position
+// is in octant 0.
+//
+// When fewer than MinSamples are accepted, or the target has a non-finite
+// coordinate, the result is empty. The returned slices belong to the
+// Searcher and are valid until its next Search.
+func (s *Searcher) Search(x, y, z float64) (idx []int32, dist []float64) {
+	ix := s.ix
+	p := &ix.p
+	qx, qy, qz := ix.iso(x, y, z)
+	if len(ix.orig) == 0 || math.IsNaN(qx+qy+qz) || math.IsInf(qx+qy+qz, 0) {
+		return s.idx[:0], s.dist[:0]
+	}
+	s.q = [4]float64{qx, qy, qz, 0}
+	var m int
+	if p.constrained() {
+		m = s.searchConstrained()
+	} else {
+		m = s.searchNearest()
+	}
+	if m < p.MinSamples {
+		m = 0
+	}
+	return s.idx[:m], s.dist[:m]
+}
+
+// iso maps a world point into isotropic space. The explicit float64
+// conversions forbid fused multiply-adds, so the images are bit-identical on
+// every platform and between sources and targets.
+func (ix *Index) iso(x, y, z float64) (float64, float64, float64) {
+	x, y, z = x-ix.origin[0], y-ix.origin[1], z-ix.origin[2]
+	m := &ix.aniso.M
+	return float64(m[0]*x) + float64(m[1]*y) + float64(m[2]*z),
+		float64(m[3]*x) + float64(m[4]*y) + float64(m[5]*z),
+		float64(m[6]*x) + float64(m[7]*y) + float64(m[8]*z)
+}
+
+// dist2 is the squared distance between two points of isotropic space, the
+// one formula of the package (no fused multiply-adds, fixed order).
+func dist2(dx, dy, dz float64) float64 {
+	return float64(dx*dx) + float64(dy*dy) + float64(dz*dz)
+}
+
+// searchNearest finds the MaxSamples nearest within the radius by a
+// depth-first walk of the tree and writes them to s.idx and s.dist.
+func (s *Searcher) searchNearest() int {
+	ix := s.ix
+	k := min(ix.p.MaxSamples, len(ix.orig))
+	s.knn(k, s.seedBound(k))
+	if !s.list {
+		s.sortHeap()
+	}
+	m := s.n
+	hd, hp, orig := s.hd[:m], s.hp[:m], ix.orig
+	idx, dist := s.idx[:m], s.dist[:m]
+	for i, pos := range hp {
+		idx[i] = orig[pos]
+		dist[i] = math.Sqrt(hd[i])
+	}
+	s.prev = append(s.prev[:0], hp...)
+	return m
+}
+
+// seedBound returns an upper bound of the k-th smallest squared distance
+// within the radius: the largest squared distance from the new target to the
+// k neighbours of the previous query (any k points bound the k-th nearest),
+// capped at the squared radius. Consecutive targets of a batch are usually
+// close, so the bound is tight and the walk offers few candidates.
+func (s *Searcher) seedBound(k int) float64 {
+	if !s.seed || len(s.prev) < k {
+		return radius2
+	}
+	pts := s.ix.pts
+	qx, qy, qz := s.q[0], s.q[1], s.q[2]
+	b := 0.0
+	for _, pos := range s.prev[:k] {
+		i := 3 * int(pos)
+		b = max(b, dist2(pts[i]-qx, pts[i+1]-qy, pts[i+2]-qz))
+	}
+	return min(b, radius2)
+}
+
+// knn collects the k nearest indexed points (in (d², index) order) whose
+// squared distance is at most bound, which must be ≥ the k-th smallest
+// squared distance within the radius, or the squared radius.
+func (s *Searcher) knn(k int, bound float64) {
+	if cap(s.hd) < k {
+		s.hd = make([]float64, k)
+		s.hp = make([]int32, k)
+	}
+	s.hd, s.hp = s.hd[:k], s.hp[:k]
+	s.k, s.n, s.worst, s.list = k, 0, bound, k <= listLimit
+	t := &s.ix.tree
+	md := 0.0
+	for d := 0; d < 3; d++ {
+		v, o := s.q[d], 0.0
+		if v < t.box[d] {
+			o = (t.box[d] - v) * (t.box[d] - v)
+		} else if v > t.box[3+d] {
+			o = (v - t.box[3+d]) * (v - t.box[3+d])
+		}
+		s.off[d] = o
+		md += o
+	}
+	if md <= s.worst*pruneSlack {
+		s.walk(md)
+	}
+}
+
+// stackEntry is a deferred far child of the depth-first walk: the node, the
+// lower bound of its squared distance and the per-axis terms of that bound.
+type stackEntry struct {
+	node int
+	md   float64
+	off  [4]float64
+}
+
+// walk is the depth-first search without recursion: it descends to a leaf
+// along the nearer children, stacking each farther child whose bound is
+// within the current k-th distance, and rechecks the bound when it unstacks
+// one (the k-th distance only shrinks).
+func (s *Searcher) walk(md float64) {
+	t := &s.ix.tree
+	nodes := t.nodes
+	firstLeaf := len(nodes)
+	stack := s.stack[:0]
+	node, off := 0, s.off
+	for {
+		if md <= s.worst*pruneSlack {
+			for node < firstLeaf {
+				nd := &nodes[node]
+				dim := nd.dim & 3
+				v := off[dim]
+				q := s.q[dim]
+				dlo := q - nd.lo
+				dhi := q - nd.hi
+				near := 2*node + 1
+				cut := dhi * dhi
+				if dlo+dhi >= 0 {
+					near++
+					cut = dlo * dlo
+				}
+				if fmd := md - v + cut; fmd <= s.worst*pruneSlack {
+					e := stackEntry{node: 4*node + 3 - near, md: fmd, off: off}
+					e.off[dim] = cut
+					stack = append(stack, e)
+				}
+				node = near
+			}
+			s.scanLeaf(node - firstLeaf)
+		}
+		if len(stack) == 0 {
+			break
+		}
+		e := &stack[len(stack)-1]
+		node, md, off = e.node, e.md, e.off
+		stack = stack[:len(stack)-1]
+	}
+	s.stack = stack
+}
+
+// scanLeaf offers the points of leaf j to the candidates.
+func (s *Searcher) scanLeaf(j int) {
+	t := &s.ix.tree
+	a, b := int(t.leaf[j]), int(t.leaf[j+1])
+	pts := s.ix.pts[3*a : 3*b]
+	qx, qy, qz := s.q[0], s.q[1], s.q[2]
+	for pos := int32(a); len(pts) >= 3; pos++ {
+		d2 := dist2(pts[0]-qx, pts[1]-qy, pts[2]-qz)
+		pts = pts[3:]
+		if d2 <= s.worst {
+			if s.list {
+				s.insert(d2, pos)
+			} else {
+				s.push(d2, pos)
+			}
+		}
+	}
+}
+
+// insert puts the point at tree position p, with squared distance d2 ≤
+// s.worst, into the sorted list of at most k candidates.
+func (s *Searcher) insert(d2 float64, p int32) {
+	hd, hp, orig := s.hd, s.hp, s.ix.orig
+	i := s.n
+	if i == s.k {
+		i--
+		if d2 == hd[i] && orig[p] > orig[hp[i]] {
+			return
+		}
+	} else {
+		s.n++
+	}
+	for i > 0 && (hd[i-1] > d2 || hd[i-1] == d2 && orig[hp[i-1]] > orig[p]) {
+		hd[i], hp[i] = hd[i-1], hp[i-1]
+		i--
+	}
+	hd[i], hp[i] = d2, p
+	if s.n == s.k {
+		s.worst = hd[s.k-1]
+	}
+}
+
+// push puts the point at tree position p, with squared distance d2 ≤
+// s.worst, into the bounded max-heap of at most k candidates.
+func (s *Searcher) push(d2 float64, p int32) {
+	hd, hp, orig := s.hd, s.hp, s.ix.orig
+	if s.n < s.k {
+		i := s.n
+		s.n++
+		for i > 0 {
+			par := (i - 1) >> 1
+			if hd[par] > d2 || hd[par] == d2 && orig[hp[par]] > orig[p] {
+				break
+			}
+			hd[i], hp[i] = hd[par], hp[par]
+			i = par
+		}
+		hd[i], hp[i] = d2, p
+		if s.n == s.k {
+			s.worst = hd[0]
+		}
+		return
+	}
+	if d2 == hd[0] && orig[p] > orig[hp[0]] {
+		return
+	}
+	s.siftDown(d2, p, s.n)
+	s.worst = hd[0]
+}
+
+// siftDown places (d2, p) at the root of the max-heap of size n, moving
+// larger children up.
+func (s *Searcher) siftDown(d2 float64, p int32, n int) {
+	hd, hp, orig := s.hd, s.hp, s.ix.orig
+	i := 0
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if r := c + 1; r < n && (hd[r] > hd[c] || hd[r] == hd[c] && orig[hp[r]] > orig[hp[c]]) {
+			c = r
+		}
+		if hd[c] < d2 || hd[c] == d2 && orig[hp[c]] < orig[p] {
+			break
+		}
+		hd[i], hp[i] = hd[c], hp[c]
+		i = c
+	}
+	hd[i], hp[i] = d2, p
+}
+
+// sortHeap turns the max-heap into a list sorted by (d², original index).
+func (s *Searcher) sortHeap() {
+	for end := s.n - 1; end > 0; end-- {
+		d2, p := s.hd[end], s.hp[end]
+		s.hd[end], s.hp[end] = s.hd[0], s.hp[0]
+		s.siftDown(d2, p, end)
+	}
+}
