@@ -1,0 +1,546 @@
+package tbsim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+
+	"github.com/geostat-engine/geostat/geostat"
+	"github.com/geostat-engine/geostat/grid"
+	"github.com/geostat-engine/geostat/kriging"
+	"github.com/geostat-engine/geostat/neighbor"
+)
+
+// DataStream is the nugget stream of the conditioning data: merged datum i
+// (see kriging.Kriger.Data) draws its nugget with index i in this stream.
+const DataStream uint64 = 1
+
+// Input is what a simulation conditions on and where it simulates.
+type Input struct {
+	// Grid is the target grid. Required unless Masked is set.
+	Grid *grid.Grid
+	// Masked, when set, restricts the target to its active cells; outputs
+	// then have one row per active cell (and Grid is ignored).
+	Masked *grid.Masked
+	// Filter optionally selects target cells, one flag per output cell
+	// (per active cell of a masked grid); cells with false are not simulated
+	// and get NaN in every output.
+	Filter []bool
+	// Coords are the conditioning data, flat xyz; may be empty for an
+	// unconditional simulation.
+	Coords []float64
+	// Values are the data values in data units, one per datum; NaN values
+	// are dropped.
+	Values []float64
+	// Variogram is the variogram model (required). It is normalised to unit
+	// sill when Params.NormalizeVariogram is true.
+	Variogram *geostat.Variogram
+	// Distribution transforms data to normal scores and simulated Gaussian
+	// values back to data units. nil means the values are already Gaussian
+	// and outputs stay in Gaussian units.
+	Distribution *geostat.Distribution
+}
+
+// Tile is a finished block of target cells [Lo, Hi) for all realisations.
+// Each output slice holds (Hi−Lo)·Realisations values, realisation r of cell
+// c at index (c − Lo) + r·(Hi − Lo). The slices are reused after the sink
+// returns.
+type Tile struct {
+	Lo, Hi       int
+	Realisations int
+	// Block is the block value in data units: the mean of the
+	// back-transformed sub-point values.
+	Block []float64
+	// BlockGaussian is the mean of the sub-points' Gaussian values (only
+	// with SaveGaussian, else nil).
+	BlockGaussian []float64
+	// Point is the value of the sub-point nearest the cell centre in data
+	// units (only with SaveGaussian, else nil).
+	Point []float64
+	// PointGaussian is that sub-point's Gaussian value (only with
+	// SaveGaussian, else nil).
+	PointGaussian []float64
+}
+
+// Result is the outcome of a simulation. From Run, each output slice holds
+// Cells·Realisations values, realisation r of cell c at index c + r·Cells
+// (one column per realisation); from Stream the slices are nil.
+type Result struct {
+	Cells        int
+	Realisations int
+	Block        []float64
+	// BlockGaussian, Point and PointGaussian are set with SaveGaussian.
+	BlockGaussian []float64
+	Point         []float64
+	PointGaussian []float64
+	// Variogram is the Gaussian-space model that was simulated (normalised
+	// when requested).
+	Variogram *geostat.Variogram
+	// Search is the conditioning neighbourhood used.
+	Search neighbor.Params
+	// Warnings are findings a user should see.
+	Warnings []string
+	// Stats count the work done.
+	Stats Stats
+}
+
+// Stats count a simulation's work.
+type Stats struct {
+	// Data is the number of conditioning data after dropping NaN values and
+	// merging duplicates.
+	Data int
+	// Simulated is the number of target cells simulated (not filtered out).
+	Simulated int
+	// Unconditioned is the number of simulated cells left unconditioned for
+	// lack of neighbours (a draw from the prior there).
+	Unconditioned int
+	// Tiles is the number of tiles computed.
+	Tiles int
+	// Kriging are the counters of the conditioning kriging.
+	Kriging kriging.Stats
+}
+
+// Run simulates and returns the full ensemble in memory. See Stream.
+func Run(ctx context.Context, in Input, p Params) (*Result, error) {
+	var res *Result
+	var n, R int
+	err := run(ctx, in, p, func(s *sim) {
+		n, R = s.nOut, s.R
+		res = &Result{Block: make([]float64, n*R)}
+		if s.p.SaveGaussian {
+			res.BlockGaussian = make([]float64, n*R)
+			res.Point = make([]float64, n*R)
+			res.PointGaussian = make([]float64, n*R)
+		}
+	}, func(t Tile) error {
+		m := t.Hi - t.Lo
+		for r := 0; r < R; r++ {
+			copy(res.Block[t.Lo+r*n:t.Hi+r*n], t.Block[r*m:(r+1)*m])
+			if t.BlockGaussian != nil {
+				copy(res.BlockGaussian[t.Lo+r*n:t.Hi+r*n], t.BlockGaussian[r*m:(r+1)*m])
+				copy(res.Point[t.Lo+r*n:t.Hi+r*n], t.Point[r*m:(r+1)*m])
+				copy(res.PointGaussian[t.Lo+r*n:t.Hi+r*n], t.PointGaussian[r*m:(r+1)*m])
+			}
+		}
+		return nil
+	}, func(info *Result) {
+		info.Block, info.BlockGaussian, info.Point, info.PointGaussian = res.Block, res.BlockGaussian, res.Point, res.PointGaussian
+		res = info
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// Stream simulates and hands every finished tile to sink, in increasing
+// cell order, from the calling goroutine; a sink error stops the
+// simulation and is returned. Memory stays near a few tiles per worker
+// (tile cells × sub-points × realisations) plus the conditioning data.
+//
+// The pipeline (tbsim-math.md sections 0–4): data are normal-scored through
+// the distribution; the variogram is normalised (Params.NormalizeVariogram);
+// the unconditional field of every realisation is evaluated at the data and
+// at every sub-point of the target cells (Field, with the fine grid of
+// sub-points on the fast grid path); each cell is conditioned by kriging of
+// residuals,
+//
+//	Y_cs(x_k) = Y_s(x_k) + Σ_i λ_ik (y_i − Y_s(x_i)),
+//
+// with weights λ solved once per cell around its centre (block kriging
+// sub-point weights) and applied to all realisations; each sub-point is
+// back-transformed and the block value is the mean of the back-transformed
+// sub-points. Cells with fewer neighbours than the search's MinSamples
+// (ordinary kriging: fewer than one) stay unconditioned: a draw from the
+// prior (counted in Stats.Unconditioned).
+//
+// The output is bit-identical for any GOMAXPROCS and any TileRows. ctx is
+// checked between tiles; on cancellation Stream returns an error wrapping
+// ctx.Err() after the tiles in progress finish.
+func Stream(ctx context.Context, in Input, p Params, sink func(tile Tile) error) (*Result, error) {
+	var res *Result
+	err := run(ctx, in, p, nil, sink, func(info *Result) { res = info })
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// sim is the prepared state of one simulation.
+type sim struct {
+	p       Params
+	R       int
+	v       *geostat.Variogram
+	dist    *geostat.Distribution
+	bt      *backTransformer // nil without a distribution
+	g       *grid.Grid
+	fine    gridGeom
+	masked  *grid.Masked
+	filter  []bool
+	nOut    int
+	nsub    int
+	nearest int
+	field   *Field
+	kr      *kriging.Kriger
+	res     []float64 // residuals y_i − Y_s,r(x_i) at merged datum i, realisation r: [i·R + r]
+	rows    []rowInfo // coarse rows (j, k) in order
+	tiles   []tileSpan
+	search  neighbor.Params
+	warn    []string
+}
+
+// rowInfo is one coarse row of the target grid: its output cells [lo, hi)
+// and the span [ci0, ci1) of i of its wanted cells (empty when none).
+type rowInfo struct {
+	j, k     int
+	lo, hi   int
+	ci0, ci1 int
+}
+
+// tileSpan is a run of coarse rows [r0, r1) and its output cells [lo, hi).
+type tileSpan struct {
+	r0, r1 int
+	lo, hi int
+}
+
+func run(ctx context.Context, in Input, p Params, alloc func(*sim), sink func(Tile) error, done func(*Result)) error {
+	s, err := prepare(ctx, in, p)
+	if err != nil {
+		return err
+	}
+	if alloc != nil {
+		alloc(s)
+	}
+	st, err := s.execute(ctx, sink)
+	if err != nil {
+		return err
+	}
+	info := &Result{Cells: s.nOut, Realisations: s.R, Variogram: s.v, Search: s.search, Warnings: s.warn, Stats: st}
+	done(info)
+	return nil
+}
+
+// prepare validates the input, transforms the data, builds the field, the
+// kriger and the residuals at the data.
+func prepare(ctx context.Context, in Input, p Params) (*sim, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if in.Variogram == nil {
+		return nil, errors.New("variogram_model: a variogram is required")
+	}
+	s := &sim{p: p, R: p.Realisations, dist: in.Distribution, filter: in.Filter}
+	switch {
+	case in.Masked != nil:
+		s.masked, s.g = in.Masked, in.Masked.Grid
+		s.nOut = in.Masked.NumActive()
+	case in.Grid != nil:
+		s.g = in.Grid
+		s.nOut = in.Grid.NumCells()
+	default:
+		return nil, errors.New("target: a grid is required")
+	}
+	if in.Filter != nil && len(in.Filter) != s.nOut {
+		return nil, fmt.Errorf("filter: %d flags for %d target cells", len(in.Filter), s.nOut)
+	}
+	v := in.Variogram
+	if sill := v.TotalSill(); p.NormalizeVariogram {
+		if math.Abs(sill-1) > geostat.SillTolerance {
+			s.warn = append(s.warn, fmt.Sprintf("variogram normalised from total sill %g to 1", sill))
+		}
+		v = v.Normalised()
+	} else if math.Abs(sill-1) > geostat.SillTolerance && !v.Intrinsic() {
+		s.warn = append(s.warn, fmt.Sprintf("variogram total sill %g is not 1: Gaussian realisations will have variance %g", sill, sill))
+	}
+	if v.Intrinsic() {
+		if p.Method != kriging.Ordinary {
+			return nil, fmt.Errorf("kriging_method: %w; a linear structure can only be simulated with ordinary kriging conditioning", v.RequireCovariance())
+		}
+		s.warn = append(s.warn, "the variogram has a linear (intrinsic) structure: Gaussian values are not N(0,1) marginally")
+	}
+	s.v = v
+	if len(in.Coords)%3 != 0 {
+		return nil, fmt.Errorf("source: coordinates length %d is not a multiple of 3", len(in.Coords))
+	}
+	if len(in.Values) != len(in.Coords)/3 {
+		return nil, fmt.Errorf("source_attribute: %d values for %d points", len(in.Values), len(in.Coords)/3)
+	}
+	if p.Search != nil {
+		s.search = *p.Search
+	} else {
+		s.search = neighbor.Params{Ellipsoid: v.Structures[v.LongestStructure()].Ellipsoid, MaxSamples: DefaultMaxSamples, MinSamples: 1}
+	}
+	if s.dist != nil {
+		s.bt = newBackTransformer(s.dist)
+	}
+	s.nsub = p.Discretisation.Count()
+	s.nearest = p.Discretisation.Nearest()
+
+	// Data: drop NaN, normal scores.
+	var coords, y []float64
+	for i, z := range in.Values {
+		if math.IsNaN(z) {
+			continue
+		}
+		coords = append(coords, in.Coords[3*i:3*i+3]...)
+		if s.dist != nil {
+			z = s.dist.NormalScore(z)
+		}
+		y = append(y, z)
+	}
+	// Field domain: the grid and the data.
+	lo, hi := s.g.BoundingBox()
+	for i := 0; i < len(coords); i += 3 {
+		for a := 0; a < 3; a++ {
+			lo[a] = math.Min(lo[a], coords[i+a])
+			hi[a] = math.Max(hi[a], coords[i+a])
+		}
+	}
+	f, err := NewField(v, s.R, p.Lines, p.Seed, lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	s.field = f
+	s.fine = newGridGeom(p.Discretisation.Fine(s.g), f.dom.ref)
+	if len(y) > 0 {
+		kp := kriging.Params{Variogram: v, Method: p.Method, Search: s.search, Discretisation: p.Discretisation,
+			CellSize: s.g.CellSize, Rotation: s.g.Rotation}
+		kr, err := kriging.New(coords, y, kp)
+		if err != nil {
+			return nil, fmt.Errorf("conditioning: %w", err)
+		}
+		s.kr = kr
+		if err := s.residuals(ctx); err != nil {
+			return nil, err
+		}
+	}
+	s.layout()
+	return s, nil
+}
+
+// residuals evaluates the unconditional field at the merged data for every
+// realisation (in parallel over chunks of data) and stores y_i − Y_s,r(x_i).
+func (s *sim) residuals(ctx context.Context) error {
+	coords, y := s.kr.Data()
+	n := len(y)
+	R := s.R
+	s.res = make([]float64, n*R)
+	const chunk = 256
+	nChunks := (n + chunk - 1) / chunk
+	jobs := nChunks * R
+	var next int
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for w := 0; w < min(runtime.GOMAXPROCS(0), jobs); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]float64, chunk)
+			for ctx.Err() == nil {
+				mu.Lock()
+				job := next
+				next++
+				mu.Unlock()
+				if job >= jobs {
+					return
+				}
+				r, c := job%R, job/R
+				i0, i1 := c*chunk, min((c+1)*chunk, n)
+				s.field.Points(r, coords[3*i0:3*i1], DataStream, i0, buf)
+				for i := i0; i < i1; i++ {
+					s.res[i*R+r] = y[i] - buf[i-i0]
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("tbsim: cancelled: %w", err)
+	}
+	return nil
+}
+
+// wanted reports whether output cell c is simulated.
+func (s *sim) wanted(c int) bool { return s.filter == nil || s.filter[c] }
+
+// layout lists the coarse rows with their output ranges and wanted spans,
+// and groups them into tiles.
+func (s *sim) layout() {
+	nx, ny, nz := s.g.Size[0], s.g.Size[1], s.g.Size[2]
+	s.rows = make([]rowInfo, 0, ny*nz)
+	a := 0 // next active index (masked)
+	var active []int
+	if s.masked != nil {
+		active = s.masked.ActiveCells()
+	}
+	for k := 0; k < nz; k++ {
+		for j := 0; j < ny; j++ {
+			ri := rowInfo{j: j, k: k, ci0: nx, ci1: 0}
+			base := nx * (j + ny*k)
+			if s.masked == nil {
+				ri.lo, ri.hi = base, base+nx
+				for i := 0; i < nx; i++ {
+					if s.wanted(base + i) {
+						ri.ci0, ri.ci1 = min(ri.ci0, i), max(ri.ci1, i+1)
+					}
+				}
+			} else {
+				ri.lo = a
+				for a < len(active) && active[a] < base+nx {
+					if s.wanted(a) {
+						i := active[a] - base
+						ri.ci0, ri.ci1 = min(ri.ci0, i), max(ri.ci1, i+1)
+					}
+					a++
+				}
+				ri.hi = a
+			}
+			if ri.ci1 <= ri.ci0 {
+				ri.ci0, ri.ci1 = 0, 0
+			}
+			s.rows = append(s.rows, ri)
+		}
+	}
+	rowsPerTile := s.p.TileRows
+	if rowsPerTile == 0 {
+		rowsPerTile = s.autoTileRows()
+	}
+	for r0 := 0; r0 < len(s.rows); r0 += rowsPerTile {
+		r1 := min(r0+rowsPerTile, len(s.rows))
+		t := tileSpan{r0: r0, r1: r1, lo: s.rows[r0].lo, hi: s.rows[r1-1].hi}
+		if t.hi > t.lo {
+			s.tiles = append(s.tiles, t)
+		}
+	}
+}
+
+// autoTileRows sizes tiles so that the unconditional values of a tile (sub-
+// points × realisations) stay near 2²⁰ values (8 MB), with enough tiles to
+// keep every worker busy.
+func (s *sim) autoTileRows() int {
+	perRow := s.g.Size[0] * s.nsub * s.R
+	rows := max(1, (1<<20)/max(1, perRow))
+	want := 8 * runtime.GOMAXPROCS(0)
+	if len(s.rows)/rows < want {
+		rows = max(1, len(s.rows)/want)
+	}
+	return rows
+}
+
+// tileResult is a computed tile waiting for delivery.
+type tileResult struct {
+	idx  int
+	tile Tile
+	buf  *tileBuffers
+	err  error
+}
+
+// tileBuffers are the reusable output buffers of one tile.
+type tileBuffers struct {
+	block, blockG, point, pointG []float64
+}
+
+// execute computes the tiles on a worker pool and delivers them in order.
+func (s *sim) execute(ctx context.Context, sink func(Tile) error) (Stats, error) {
+	var st Stats
+	if s.kr != nil {
+		st.Data = s.kr.Stats().Data
+	}
+	nTiles := len(s.tiles)
+	workers := max(1, min(runtime.GOMAXPROCS(0), nTiles))
+	window := 2 * workers
+	jobs := make(chan int, window)
+	results := make(chan tileResult, window)
+	pool := make(chan *tileBuffers, window+workers)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tw := s.newTileWorker()
+			defer func() {
+				mu.Lock()
+				st.Simulated += tw.simulated
+				st.Unconditioned += tw.unconditioned
+				st.Tiles += tw.tiles
+				mu.Unlock()
+			}()
+			for idx := range jobs {
+				if ctx.Err() != nil {
+					results <- tileResult{idx: idx, err: ctx.Err()}
+					continue
+				}
+				var buf *tileBuffers
+				select {
+				case buf = <-pool:
+				default:
+					buf = &tileBuffers{}
+				}
+				tile := tw.compute(s.tiles[idx], buf)
+				results <- tileResult{idx: idx, tile: tile, buf: buf}
+			}
+			if tw.solver != nil {
+				tw.solver.Flush()
+			}
+		}()
+	}
+	total := s.nOut
+	doneCells := 0
+	pending := make(map[int]tileResult)
+	sent, delivered := 0, 0
+	var firstErr error
+	for delivered < nTiles && firstErr == nil {
+		for sent < nTiles && sent-delivered < window && ctx.Err() == nil {
+			jobs <- sent
+			sent++
+		}
+		if sent == delivered { // cancelled before anything was in flight
+			firstErr = ctx.Err()
+			break
+		}
+		r := <-results
+		pending[r.idx] = r
+		for {
+			r, ok := pending[delivered]
+			if !ok {
+				break
+			}
+			delete(pending, delivered)
+			delivered++
+			if r.err != nil {
+				firstErr = r.err
+				break
+			}
+			if err := sink(r.tile); err != nil {
+				firstErr = fmt.Errorf("tbsim: tile sink: %w", err)
+				break
+			}
+			pool <- r.buf
+			doneCells += r.tile.Hi - r.tile.Lo
+			if s.p.Progress != nil {
+				s.p.Progress(doneCells, total)
+			}
+		}
+	}
+	cancel()
+	close(jobs)
+	go func() { wg.Wait(); close(results) }()
+	for range results { // drain tiles in flight
+	}
+	if s.kr != nil {
+		st.Kriging = s.kr.Stats()
+	}
+	if firstErr != nil {
+		if errors.Is(firstErr, context.Canceled) || errors.Is(firstErr, context.DeadlineExceeded) {
+			return st, fmt.Errorf("tbsim: simulation stopped after %d of %d cells: %w", doneCells, total, firstErr)
+		}
+		return st, firstErr
+	}
+	return st, nil
+}
