@@ -72,11 +72,38 @@ type Options struct {
 	Stdout io.Writer
 	// Getenv reads the environment (default os.Getenv); tests override it.
 	Getenv func(string) string
+	// OnRequest, when set, is told of every request once it is answered:
+	// the method, the route pattern that served it ("" when none matched),
+	// the status and the duration (for metrics; never the raw path).
+	OnRequest func(method, pattern string, status int, d time.Duration)
 	// ExtraRoutes, when set, registers more routes (the compute tasks) on the
 	// worker's mux after the built-in ones; deps gives the store, the
 	// authenticator and helpers. Use Auth.RequireOrg or
 	// Auth.RequireWorkspace to protect them and WriteProblem for errors.
-	ExtraRoutes func(mux *http.ServeMux, deps Deps)
+	ExtraRoutes func(mux Router, deps Deps)
+}
+
+// Router registers routes: an *http.ServeMux, or the recording wrapper the
+// App hands to ExtraRoutes so that App.Routes lists every pattern served.
+type Router interface {
+	Handle(pattern string, h http.Handler)
+	HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request))
+}
+
+// recordingMux registers on a ServeMux and remembers the patterns.
+type recordingMux struct {
+	mux      *http.ServeMux
+	patterns []string
+}
+
+func (m *recordingMux) Handle(pattern string, h http.Handler) {
+	m.mux.Handle(pattern, h)
+	m.patterns = append(m.patterns, pattern)
+}
+
+func (m *recordingMux) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
+	m.mux.HandleFunc(pattern, h)
+	m.patterns = append(m.patterns, pattern)
 }
 
 // Deps is what ExtraRoutes receives to build more routes.
@@ -156,6 +183,7 @@ type App struct {
 	auth     *Auth
 	signer   *signer
 	mux      *http.ServeMux
+	routes   *recordingMux
 	handler  http.Handler
 	ln       net.Listener
 	srv      *http.Server
@@ -196,14 +224,15 @@ func New(opts Options) (*App, error) {
 		return nil, fmt.Errorf("server: store: %w", err)
 	}
 	a.mux = http.NewServeMux()
-	a.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+	a.routes = &recordingMux{mux: a.mux}
+	a.routes.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	if a.embedded != nil {
-		a.routeObjects(a.mux)
+		a.routeObjects(a.routes)
 	}
 	if opts.ExtraRoutes != nil {
-		opts.ExtraRoutes(a.mux, a.Deps())
+		opts.ExtraRoutes(a.routes, a.Deps())
 	}
 	a.handler = a.middleware(a.mux)
 	ln, err := net.Listen("tcp", opts.Addr)
@@ -292,6 +321,10 @@ func (a *App) Handler() http.Handler { return a.handler }
 // Mux returns the route multiplexer (to add routes after New; prefer
 // Options.ExtraRoutes).
 func (a *App) Mux() *http.ServeMux { return a.mux }
+
+// Routes returns the route patterns the application serves, built-in and
+// ExtraRoutes alike, in registration order.
+func (a *App) Routes() []string { return append([]string(nil), a.routes.patterns...) }
 
 // Store returns the object store.
 func (a *App) Store() store.Store { return a.store }
@@ -387,7 +420,11 @@ func (a *App) middleware(mux *http.ServeMux) http.Handler {
 		} else {
 			mux.ServeHTTP(rec, r)
 		}
-		a.logger.Debug("request", "method", r.Method, "route", r.Pattern, "status", rec.status, "duration", time.Since(start))
+		d := time.Since(start)
+		a.logger.Debug("request", "method", r.Method, "route", r.Pattern, "status", rec.status, "duration", d)
+		if a.opts.OnRequest != nil {
+			a.opts.OnRequest(r.Method, r.Pattern, rec.status, d)
+		}
 	})
 }
 

@@ -21,7 +21,7 @@ func TestExtraRoutesAndLimiter(t *testing.T) {
 	var deps server.Deps
 	app := startApp(t, server.Options{
 		MaxConcurrent: 1,
-		ExtraRoutes: func(mux *http.ServeMux, d server.Deps) {
+		ExtraRoutes: func(mux server.Router, d server.Deps) {
 			deps = d
 			mux.Handle("POST /compute/orgs/{org_id}/geostatistics/{task}", d.Auth.RequireOrg(http.HandlerFunc(
 				func(w http.ResponseWriter, r *http.Request) {

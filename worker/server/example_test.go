@@ -26,7 +26,7 @@ func ExampleOptions_extraRoutes() {
 			}
 			return ""
 		},
-		ExtraRoutes: func(mux *http.ServeMux, deps server.Deps) {
+		ExtraRoutes: func(mux server.Router, deps server.Deps) {
 			mux.Handle("POST /compute/orgs/{org_id}/geostatistics/{task}", deps.Auth.RequireOrg(
 				http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					server.WriteJSON(w, http.StatusOK, map[string]string{

@@ -30,7 +30,7 @@ const (
 const objectPrefix = "/geoscience-object/orgs/{org_id}/workspaces/{workspace_id}"
 
 // routeObjects registers the object API on mux.
-func (a *App) routeObjects(mux *http.ServeMux) {
+func (a *App) routeObjects(mux Router) {
 	view := func(h http.HandlerFunc) http.Handler { return a.auth.RequireWorkspace(RoleViewer, h) }
 	edit := func(h http.HandlerFunc) http.Handler { return a.auth.RequireWorkspace(RoleEditor, h) }
 	mux.Handle("GET /geoscience-object/orgs/{org_id}/objects", a.auth.Authenticated(http.HandlerFunc(a.listOrg)))

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net/http"
 	"path/filepath"
 	"testing"
 	"time"
@@ -49,7 +48,7 @@ func start(t *testing.T, maxJobs int) *harness {
 			}
 			return ""
 		},
-		ExtraRoutes: func(mux *http.ServeMux, deps server.Deps) {
+		ExtraRoutes: func(mux server.Router, deps server.Deps) {
 			env := &tasks.Env{Store: &tasks.StoreAdapter{Store: deps.Store, TempDir: dir}, Logger: logger}
 			tasks.Register(mux, deps, tasks.ComputeOptions{Env: env, Jobs: mgr, SyncWait: 30 * time.Second})
 		},

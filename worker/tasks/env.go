@@ -84,7 +84,7 @@ type Env struct {
 }
 
 func (e *Env) threads() int {
-	if e.Threads > 0 {
+	if e.Threads > 0 && e.Threads < runtime.GOMAXPROCS(0) {
 		return e.Threads
 	}
 	return runtime.GOMAXPROCS(0)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/worker/jobs"
 	"github.com/geostat-engine/geostat/worker/server"
 	"github.com/geostat-engine/geostat/worker/store"
@@ -91,7 +92,7 @@ type compute struct {
 //
 // for the topics geostat (the seed's shapes, synchronous by default) and
 // geostatistics (the current client's shapes, always 303 to the job status).
-func Register(mux *http.ServeMux, deps server.Deps, opts ComputeOptions) {
+func Register(mux server.Router, deps server.Deps, opts ComputeOptions) {
 	if opts.SyncWait <= 0 {
 		opts.SyncWait = 60 * time.Second
 	}
@@ -186,7 +187,7 @@ func (c *compute) submit(w http.ResponseWriter, r *http.Request, topic string) {
 		return
 	}
 	rec, err := c.opts.Jobs.Submit(org, topic, task, principal.User.ID, func(ctx context.Context, progress func(int, string)) (any, error) {
-		return plan.Run(ctx, progress)
+		return plan.Run(geostat.WithWorkers(ctx, env.Threads), progress)
 	})
 	if err != nil {
 		fail(&StatusError{Status: http.StatusServiceUnavailable, Type: ComputeErrorBase + "/unavailable", Title: "Service Unavailable.", Detail: err.Error()})

@@ -26,6 +26,8 @@ type ReportFiles interface {
 	// DashboardURL is the worker route that serves the latest version of a
 	// report as a page.
 	DashboardURL(base, org, ws, id string) string
+	// CheckPath reports whether a file path is valid.
+	CheckPath(path string) error
 }
 
 type reportPlan struct {
@@ -62,7 +64,7 @@ func PrepareReport(ctx context.Context, env *Env, req Request) (Plan, error) {
 	}
 	pl := &reportPlan{env: env, req: req, p: p}
 	if req.Shape == SeedShape {
-		if err := checkReportPath("target", p.File); err != nil {
+		if err := checkReportPath(env.Files, "target", p.File); err != nil {
 			return nil, err
 		}
 		prefix := func(f string) string { return "simulation_parameters." + f }
@@ -130,8 +132,8 @@ func PrepareReport(ctx context.Context, env *Env, req Request) (Plan, error) {
 }
 
 // checkReportPath checks a report file path of the seed's shape.
-func checkReportPath(field, p string) error {
-	if _, err := store.NormalizePath(p, false); err != nil {
+func checkReportPath(files ReportFiles, field, p string) error {
+	if err := files.CheckPath(p); err != nil {
 		return invalid(field, "%v", err)
 	}
 	if !strings.HasSuffix(strings.ToLower(p), ".html") {
