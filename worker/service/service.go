@@ -1,0 +1,258 @@
+// Package service assembles the geostat worker: the object API and auth of
+// package server, the compute tasks and their jobs, the file area where
+// reports live, Prometheus metrics, the OpenAPI document and the demo
+// workspace. The worker's main only parses flags into Options; tests and
+// the bench command run the same Service in-process.
+package service
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/geostat-engine/geostat/worker/demo"
+	"github.com/geostat-engine/geostat/worker/files"
+	"github.com/geostat-engine/geostat/worker/jobs"
+	"github.com/geostat-engine/geostat/worker/metrics"
+	"github.com/geostat-engine/geostat/worker/openapi"
+	"github.com/geostat-engine/geostat/worker/server"
+	"github.com/geostat-engine/geostat/worker/store"
+	"github.com/geostat-engine/geostat/worker/tasks"
+)
+
+// Version is the worker's version, shown in the OpenAPI document.
+const Version = "0.1.0"
+
+// Defaults of Options.
+const (
+	DefaultMaxJobs  = 2
+	DefaultSyncWait = 60 * time.Second
+	// DefaultMemoryFraction of the machine's memory bounds one job's
+	// estimated need when MaxMemory is 0.
+	DefaultMemoryFraction = 0.75
+)
+
+// Options configure a Service: the server's options plus the compute
+// settings. Zero values mean the defaults.
+type Options struct {
+	server.Options
+	// MaxJobs is the number of jobs that run at once; the rest wait as
+	// "requested" (default 2).
+	MaxJobs int
+	// Threads bounds the cores one job computes with (0 = all).
+	Threads int
+	// MaxMemory bounds a job's estimated memory need in bytes; a job above
+	// it is refused at submit with 422 (0 = 75 % of the machine's memory).
+	MaxMemory int64
+	// SyncWait is how long a submit of the seed's shape waits for its job
+	// before answering 303 (default 60 s).
+	SyncWait time.Duration
+}
+
+// Service is a running worker.
+type Service struct {
+	opts    Options
+	app     *server.App
+	jobs    *jobs.Manager
+	files   *files.Store
+	metrics *metrics.Metrics
+	routes  []string
+	openapi []byte
+}
+
+// New builds the worker and binds its listener.
+func New(opts Options) (*Service, error) {
+	if opts.MaxJobs <= 0 {
+		opts.MaxJobs = DefaultMaxJobs
+	}
+	if opts.SyncWait <= 0 {
+		opts.SyncWait = DefaultSyncWait
+	}
+	if opts.MaxMemory == 0 {
+		opts.MaxMemory = int64(DefaultMemoryFraction * float64(machineMemory()))
+	}
+	if opts.DataDir == "" {
+		opts.DataDir = server.DefaultDataDir
+	}
+	s := &Service{opts: opts, metrics: metrics.New()}
+	var err error
+	if s.files, err = files.Open(opts.DataDir); err != nil {
+		return nil, fmt.Errorf("service: %w", err)
+	}
+	logger := opts.Logger
+	if s.jobs, err = jobs.NewManager(jobs.Options{Dir: filepath.Join(opts.DataDir, "jobs"), MaxJobs: opts.MaxJobs, Logger: logger,
+		OnFinish: func(r jobs.Record, d time.Duration) { s.metrics.JobFinished(r.Topic, r.Task, string(r.Status), d) }}); err != nil {
+		return nil, fmt.Errorf("service: %w", err)
+	}
+	so := opts.Options
+	onRequest := so.OnRequest
+	so.OnRequest = func(method, pattern string, status int, d time.Duration) {
+		s.metrics.Request(method, pattern, status, d)
+		if onRequest != nil {
+			onRequest(method, pattern, status, d)
+		}
+	}
+	extra := so.ExtraRoutes
+	so.ExtraRoutes = func(mux server.Router, deps server.Deps) {
+		s.register(mux, deps)
+		if extra != nil {
+			extra(mux, deps)
+		}
+	}
+	if s.app, err = server.New(so); err != nil {
+		return nil, err
+	}
+	s.routes = s.app.Routes()
+	doc, err := openapi.Document(s.routes, Version)
+	if err != nil {
+		s.app.Stop(context.Background())
+		return nil, err
+	}
+	if s.openapi, err = json.MarshalIndent(doc, "", "  "); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// register adds the compute, file, report and operations routes.
+func (s *Service) register(mux server.Router, deps server.Deps) {
+	tmp := filepath.Join(s.opts.DataDir, "tmp")
+	os.MkdirAll(tmp, 0o755)
+	env := &tasks.Env{
+		Store:     &tasks.StoreAdapter{Store: deps.Store, TempDir: tmp},
+		Threads:   s.opts.Threads,
+		MaxMemory: s.opts.MaxMemory,
+		Logger:    deps.Logger,
+		PublicURL: s.opts.PublicURL,
+		Files:     reportFiles{s.files},
+	}
+	tasks.Register(mux, deps, tasks.ComputeOptions{Env: env, Jobs: s.jobs, SyncWait: s.opts.SyncWait, OnSubmit: s.metrics.Submitted})
+	files.Register(mux, deps, s.files, files.Options{URLExpiry: s.opts.URLExpiry, MaxUploadBytes: s.opts.MaxBlobBytes})
+	mux.Handle("GET /compute/orgs/{org_id}/reports/{workspace_id}/{file_id}", deps.Auth.RequireWorkspace(server.RoleViewer, http.HandlerFunc(s.dashboard)))
+	mux.Handle("GET /metrics", deps.Auth.Authenticated(s.metrics.Handler()))
+	mux.Handle("GET /openapi.json", deps.Auth.Authenticated(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(s.openapi)
+	})))
+}
+
+// dashboard serves the latest version of a stored report as a page.
+func (s *Service) dashboard(w http.ResponseWriter, r *http.Request) {
+	rec, content, err := s.files.Get(r.Context(), r.PathValue("org_id"), r.PathValue("workspace_id"), r.PathValue("file_id"), "", "")
+	if err != nil {
+		server.WriteProblem(w, r, s.opts.Logger, err)
+		return
+	}
+	defer content.Close()
+	ct := rec.ContentType
+	if ct == "" {
+		ct = "text/html; charset=utf-8"
+	}
+	w.Header().Set("Content-Type", ct)
+	http.ServeContent(w, r, rec.Name, rec.CreatedAt, content)
+}
+
+// reportFiles stores the validation reports in the file area.
+type reportFiles struct{ fs *files.Store }
+
+func (f reportFiles) PutFile(ctx context.Context, org, ws, path string, content io.Reader, contentType string, by store.User) (string, string, error) {
+	rec, err := f.fs.Put(ctx, org, ws, path, content, contentType, by)
+	if err != nil {
+		return "", "", err
+	}
+	return rec.ID, rec.VersionID, nil
+}
+
+func (f reportFiles) FileURL(base, org, ws, id, version string) string {
+	u := files.FileURL(base, &files.Record{ID: id, Org: org, Workspace: ws})
+	if version != "" {
+		u += "?version_id=" + version
+	}
+	return u
+}
+
+func (f reportFiles) CheckPath(p string) error { return files.CheckPath(p) }
+
+func (f reportFiles) DashboardURL(base, org, ws, id string) string {
+	return strings.TrimRight(base, "/") + "/compute/orgs/" + org + "/reports/" + ws + "/" + id
+}
+
+// Run serves until ctx ends, then stops accepting requests and gives the
+// running jobs until the shutdown timeout to finish; the rest are recorded
+// as interrupted.
+func (s *Service) Run(ctx context.Context) error {
+	err := s.app.Run(ctx)
+	timeout := s.opts.ShutdownTimeout
+	if timeout <= 0 {
+		timeout = server.DefaultShutdownTimeout
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	s.jobs.Shutdown(sctx)
+	return err
+}
+
+// Stop stops the HTTP server and then the jobs (bounded by ctx).
+func (s *Service) Stop(ctx context.Context) error {
+	err := s.app.Stop(ctx)
+	s.jobs.Shutdown(ctx)
+	return err
+}
+
+// URL returns the worker's base URL (http://host:port).
+func (s *Service) URL() string { return s.app.URL() }
+
+// App returns the underlying server application.
+func (s *Service) App() *server.App { return s.app }
+
+// Jobs returns the job manager.
+func (s *Service) Jobs() *jobs.Manager { return s.jobs }
+
+// Routes returns the route patterns the worker serves.
+func (s *Service) Routes() []string { return s.routes }
+
+// OpenAPI returns the OpenAPI document.
+func (s *Service) OpenAPI() []byte { return s.openapi }
+
+// SeedDemo stores the demo workspace (see package demo) in the embedded
+// store; it fails when the demo objects already exist.
+func (s *Service) SeedDemo(ctx context.Context) error {
+	c, err := demo.Case()
+	if err != nil {
+		return err
+	}
+	set, err := demo.Build(c)
+	if err != nil {
+		return err
+	}
+	return demo.Seed(ctx, s.app.Store(), store.Workspace{Org: demo.Org, ID: demo.Workspace}, server.LocalUser, set)
+}
+
+// machineMemory returns MemTotal from /proc/meminfo in bytes (0 when
+// unknown).
+func machineMemory() int64 {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) >= 2 && fields[0] == "MemTotal:" {
+			kb, err := strconv.ParseInt(fields[1], 10, 64)
+			if err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}

@@ -1,0 +1,192 @@
+package service_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/geostat-engine/geostat/worker/demo"
+	"github.com/geostat-engine/geostat/worker/server"
+	"github.com/geostat-engine/geostat/worker/service"
+	"github.com/geostat-engine/geostat/worker/workertest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const token = "service-test-token"
+
+// start runs a Service on 127.0.0.1:0 over dir until the test ends (or
+// until the returned stop is called).
+func start(t *testing.T, dir string, opts service.Options) (*service.Service, *workertest.Client, func()) {
+	t.Helper()
+	opts.Addr = "127.0.0.1:0"
+	opts.DataDir = dir
+	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	opts.Stdout = io.Discard
+	opts.Getenv = func(k string) string {
+		if k == server.TokenEnv {
+			return token
+		}
+		return ""
+	}
+	s, err := service.New(opts)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			require.NoError(t, <-done)
+		})
+	}
+	t.Cleanup(stop)
+	return s, &workertest.Client{Base: s.URL(), Token: token}, stop
+}
+
+func TestOpenAPIListsEveryRoute(t *testing.T) {
+	s, c, _ := start(t, t.TempDir(), service.Options{})
+	ctx := context.Background()
+	r, err := c.Do(ctx, http.MethodGet, "/openapi.json", nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, r.Status)
+	var doc struct {
+		OpenAPI string                                `json:"openapi"`
+		Paths   map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	require.NoError(t, r.JSON(&doc))
+	assert.Equal(t, "3.1.0", doc.OpenAPI)
+	n := 0
+	for _, ops := range doc.Paths {
+		n += len(ops)
+	}
+	assert.Equal(t, len(s.Routes()), n, "one operation per registered route")
+	for _, p := range s.Routes() {
+		method, path, _ := strings.Cut(p, " ")
+		path = strings.ReplaceAll(path, "...}", "}")
+		require.Contains(t, doc.Paths, path, p)
+		assert.Contains(t, doc.Paths[path], strings.ToLower(method), p)
+	}
+	for _, want := range []string{"/healthz", "/metrics", "/compute/orgs/{org_id}/geostatistics/{task}", "/file/v2/orgs/{org_id}/workspaces/{workspace_id}/files"} {
+		assert.Contains(t, doc.Paths, want)
+	}
+	// Without a token only /healthz answers.
+	anon := &workertest.Client{Base: c.Base}
+	r, err = anon.Do(ctx, http.MethodGet, "/openapi.json", nil)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusUnauthorized, r.Status)
+	r, err = anon.Do(ctx, http.MethodGet, "/healthz", nil)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, r.Status)
+}
+
+// TestDemo seeds the demo workspace and runs every printed command's
+// request, checking that each task succeeds; it logs the wall time of the
+// demo's conditional simulation.
+func TestDemo(t *testing.T) {
+	s, c, _ := start(t, t.TempDir(), service.Options{SyncWait: 2 * time.Minute})
+	ctx := context.Background()
+	require.NoError(t, s.SeedDemo(ctx))
+	require.Error(t, s.SeedDemo(ctx), "a second seed refuses to overwrite")
+	cmds := demo.Commands(c.Base, token)
+	for _, call := range demo.Calls(c.Base) {
+		assert.Contains(t, cmds, call.Path())
+		start := time.Now()
+		r, err := c.Do(ctx, http.MethodPost, call.Path(), call.Body)
+		require.NoError(t, err)
+		var results json.RawMessage
+		switch r.Status {
+		case http.StatusOK:
+			results = r.Body
+		case http.StatusSeeOther:
+			job, err := c.Follow(ctx, r.Header.Get("Location"))
+			require.NoError(t, err)
+			require.Equal(t, "succeeded", job.Status, "%s: %s", call.Title, job.Error)
+			results = job.Results
+		default:
+			t.Fatalf("%s: HTTP %d %s", call.Title, r.Status, r.Body)
+		}
+		t.Logf("%-90s %6.2fs", call.Title, time.Since(start).Seconds())
+		require.True(t, json.Valid(results))
+		if call.Task == "simulation-report" && call.Topic == "geostatistics" {
+			var rep struct {
+				ValidationReport struct{ Reference string } `json:"validation_report"`
+				Links            struct{ Dashboard string }
+			}
+			require.NoError(t, json.Unmarshal(results, &rep))
+			page, err := c.Do(ctx, http.MethodGet, rep.Links.Dashboard, nil)
+			require.NoError(t, err)
+			require.Equal(t, http.StatusOK, page.Status)
+			assert.Contains(t, string(page.Body), "<svg")
+			assert.Contains(t, page.Header.Get("Content-Type"), "text/html")
+			rec, err := c.Do(ctx, http.MethodGet, rep.ValidationReport.Reference, nil)
+			require.NoError(t, err)
+			assert.Equal(t, http.StatusOK, rec.Status, "%s", rec.Body)
+		}
+	}
+	// Metrics saw the jobs.
+	r, err := c.Do(ctx, http.MethodGet, "/metrics", nil)
+	require.NoError(t, err)
+	assert.Contains(t, string(r.Body), `geostat_jobs_total{status="succeeded",task="knn",topic="geostatistics"} 1`)
+	assert.Contains(t, string(r.Body), `route="POST /compute/orgs/{org_id}/geostatistics/{task}"`)
+}
+
+func TestConcurrentTasksAndRestart(t *testing.T) {
+	dir := t.TempDir()
+	s, c, stop := start(t, dir, service.Options{MaxJobs: 2})
+	ctx := context.Background()
+	require.NoError(t, s.SeedDemo(ctx))
+	url := func(p string) string {
+		return c.Base + "/geoscience-object/orgs/" + demo.Org + "/workspaces/" + demo.Workspace + "/objects/path/" + p
+	}
+	// 20 knn tasks at once onto the same grid: all succeed, each writes
+	// its own attribute into a new version.
+	var wg sync.WaitGroup
+	jobs := make([]string, 20)
+	errs := make([]error, 20)
+	for i := range jobs {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			job, err := c.RunTask(ctx, demo.Org, "knn", map[string]any{
+				"source": map[string]any{"object": url(demo.PointsPath), "attribute": "cu"},
+				"target": map[string]any{"object": url(demo.GridPath), "attribute": map[string]any{"operation": "create", "name": fmt.Sprintf("knn_%02d", i)}},
+				"neighborhood": map[string]any{"max_samples": 4 + i, "ellipsoid": map[string]any{
+					"ellipsoid_ranges": map[string]any{"major": 200, "semi_major": 200, "minor": 50}}},
+			})
+			if err == nil && job.Status != "succeeded" {
+				err = fmt.Errorf("job %s: %s", job.Status, job.Error)
+			}
+			errs[i] = err
+			jobs[i] = string(job.Results)
+		}(i)
+	}
+	wg.Wait()
+	for i, err := range errs {
+		require.NoError(t, err, "task %d", i)
+	}
+	rec, err := c.Do(ctx, http.MethodGet, "/geoscience-object/orgs/"+demo.Org+"/workspaces/"+demo.Workspace+"/objects/path/"+demo.GridPath, nil)
+	require.NoError(t, err)
+	for i := range jobs {
+		assert.Contains(t, string(rec.Body), fmt.Sprintf(`"knn_%02d"`, i))
+	}
+	// A finished job still answers after a restart.
+	list := s.Jobs().List(demo.Org)
+	require.Len(t, list, 20)
+	id, task := list[0].ID, list[0].Task
+	stop()
+	s2, c2, _ := start(t, dir, service.Options{})
+	r, err := c2.Do(ctx, http.MethodGet, "/compute/orgs/"+demo.Org+"/geostatistics/"+task+"/"+id+"/status", nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	assert.Contains(t, string(r.Body), `"succeeded"`)
+	_ = s2
+}
