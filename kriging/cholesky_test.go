@@ -1,0 +1,86 @@
+package kriging
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/mat"
+)
+
+// randomSPD returns a random symmetric positive definite n × n matrix, flat
+// row-major, and the same as a gonum SymDense.
+func randomSPD(rng *rand.Rand, n int) ([]float64, *mat.SymDense) {
+	g := mat.NewDense(n, n, nil)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			g.Set(i, j, rng.NormFloat64())
+		}
+	}
+	s := mat.NewSymDense(n, nil)
+	s.SymOuterK(1, g)
+	flat := make([]float64, n*n)
+	for i := 0; i < n; i++ {
+		s.SetSym(i, i, s.At(i, i)+float64(n)*0.1)
+		for j := 0; j < n; j++ {
+			flat[i*n+j] = s.At(i, j)
+		}
+	}
+	return flat, s
+}
+
+// TestCholeskyAgainstGonum compares the factor and solves with gonum's
+// Cholesky for every size 1..40 (covering the paired-row and single-row
+// paths and the four-column blocks).
+func TestCholeskyAgainstGonum(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	for n := 1; n <= 40; n++ {
+		a, s := randomSPD(rng, n)
+		// Poison the strict upper triangle: it must not be read.
+		for i := 0; i < n; i++ {
+			for j := i + 1; j < n; j++ {
+				a[i*n+j] = math.NaN()
+			}
+		}
+		inv := make([]float64, n)
+		require.True(t, cholesky(a, n, inv))
+		var c mat.Cholesky
+		require.True(t, c.Factorize(s))
+		var l mat.TriDense
+		c.LTo(&l)
+		for i := 0; i < n; i++ {
+			for j := 0; j <= i; j++ {
+				require.InDelta(t, l.At(i, j), a[i*n+j], 1e-10*math.Max(1, math.Abs(l.At(i, j))), "n=%d L[%d][%d]", n, i, j)
+			}
+			require.InDelta(t, 1/l.At(i, i), inv[i], 1e-10)
+		}
+		b := make([]float64, n)
+		for i := range b {
+			b[i] = rng.NormFloat64()
+		}
+		var want mat.VecDense
+		require.NoError(t, c.SolveVecTo(&want, mat.NewVecDense(n, append([]float64(nil), b...))))
+		solveCholesky(a, n, inv, b)
+		for i := range b {
+			require.InDelta(t, want.AtVec(i), b[i], 1e-9)
+		}
+	}
+}
+
+// TestCholeskyFailures checks that singular, indefinite and NaN matrices
+// are reported.
+func TestCholeskyFailures(t *testing.T) {
+	inv := make([]float64, 3)
+	singular := []float64{1, 0, 0, 1, 1, 0, 0.5, 0.5, 1} // rows 0 and 1 equal
+	assert.False(t, cholesky(singular, 3, inv))
+	indefinite := []float64{1, 0, 0, 2, 1, 0, 0, 0, 1}
+	assert.False(t, cholesky(indefinite, 3, inv))
+	withNaN := []float64{1, 0, 0, math.NaN(), 1, 0, 0, 0, 1}
+	assert.False(t, cholesky(withNaN, 3, inv))
+	tiny := []float64{1, 0, 1 - 1e-12, 1} // pivot 2e-12 relative: below the tolerance
+	assert.False(t, cholesky(tiny, 2, inv))
+	ok := []float64{1, 0, 1 - 1e-6, 1}
+	assert.True(t, cholesky(ok, 2, inv))
+}

@@ -1,0 +1,339 @@
+package kriging
+
+import (
+	"math"
+	"runtime"
+	"sync"
+
+	"github.com/geostat-engine/geostat/geostat"
+)
+
+// structure is one variogram structure prepared for kriging: its data
+// coordinates and block sub-point offsets already mapped into the
+// structure's isotropic space, where the reduced distance is Euclidean.
+type structure struct {
+	typ     geostat.StructureType
+	alpha   int
+	c       float64         // contribution
+	aniso   geostat.Matrix3 // A = D⁻¹ Rᵀ
+	data    []float64       // A·(x_i − origin), flat xyz
+	offsets []float64       // A·o_p for the block sub-point offsets, flat xyz
+}
+
+// Unit correlations of the common types as functions of the squared reduced
+// distance r2, small enough to be inlined into the loops below. They are the
+// formulas of geostat.Correlation (tbsim-math.md 1.3); TestCorrelationKernels
+// checks the agreement.
+
+// sphericalRho2 is 1 − 1.5r + 0.5r³ for r < 1, else 0.
+func sphericalRho2(r2 float64) float64 {
+	if r2 >= 1 {
+		return 0
+	}
+	r := math.Sqrt(r2)
+	return 1 - r*(1.5-0.5*r2)
+}
+
+// exponentialRho2 is exp(−3r).
+func exponentialRho2(r2 float64) float64 { return math.Exp(-3 * math.Sqrt(r2)) }
+
+// gaussianRho2 is exp(−3r²).
+func gaussianRho2(r2 float64) float64 { return math.Exp(-3 * r2) }
+
+// rho2 returns the structure's unit correlation (generalised covariance −r
+// for a linear structure) at squared reduced distance r2.
+func (st *structure) rho2(r2 float64) float64 {
+	switch st.typ {
+	case geostat.Spherical:
+		return sphericalRho2(r2)
+	case geostat.Exponential:
+		return exponentialRho2(r2)
+	case geostat.Gaussian:
+		return gaussianRho2(r2)
+	}
+	return geostat.Correlation(st.typ, st.alpha, math.Sqrt(r2))
+}
+
+// addRow adds c·ρ(|x_i − t|) to row[a] for every neighbour i = nb[a] and
+// the target t = (tx, ty, tz) in the structure's space, with the type
+// switch outside the loop. Each term equals st.c * st.rho2(r²) bit for bit.
+func (st *structure) addRow(row []float64, nb []int32, tx, ty, tz float64) {
+	d, c := st.data, st.c
+	row = row[:len(nb)]
+	switch st.typ {
+	case geostat.Spherical:
+		for a, i := range nb {
+			dx, dy, dz := d[3*i]-tx, d[3*i+1]-ty, d[3*i+2]-tz
+			row[a] += c * sphericalRho2(dx*dx+dy*dy+dz*dz)
+		}
+	case geostat.Exponential:
+		for a, i := range nb {
+			dx, dy, dz := d[3*i]-tx, d[3*i+1]-ty, d[3*i+2]-tz
+			row[a] += c * exponentialRho2(dx*dx+dy*dy+dz*dz)
+		}
+	case geostat.Gaussian:
+		for a, i := range nb {
+			dx, dy, dz := d[3*i]-tx, d[3*i+1]-ty, d[3*i+2]-tz
+			row[a] += c * gaussianRho2(dx*dx+dy*dy+dz*dz)
+		}
+	default:
+		for a, i := range nb {
+			dx, dy, dz := d[3*i]-tx, d[3*i+1]-ty, d[3*i+2]-tz
+			row[a] += c * st.rho2(dx*dx+dy*dy+dz*dz)
+		}
+	}
+}
+
+// covModel evaluates the covariance between the merged data and targets.
+//
+// All positions are taken relative to origin (the centre of the data's
+// bounding box) before the anisotropy transform, so that large world
+// coordinates do not cost digits in the differences.
+type covModel struct {
+	nugget    float64
+	st        []structure
+	origin    [3]float64
+	intrinsic bool
+	linearSum float64 // Σ contributions of the linear structures
+
+	// pointVar is C(0) = c0 + Σ stationary c_s: the prior variance of a
+	// point (linear structures contribute 0, their generalised covariance
+	// at the origin).
+	pointVar float64
+	// blockVar is C̄(V,V) = (1/n²) Σ_p Σ_q Σ_s c_s ρ_s(|A_s(o_p − o_q)|) +
+	// c0/n over the n sub-points: the prior variance of a block (equal to
+	// pointVar for a point).
+	blockVar float64
+
+	n     int       // merged data count
+	table []float64 // n × n structural covariances (no nugget), or nil
+}
+
+// newCovModel prepares the structures for the merged data coords and the
+// world sub-point offsets (flat xyz, one point (0,0,0) for point kriging).
+func newCovModel(v *geostat.Variogram, coords, offsets []float64) *covModel {
+	n := len(coords) / 3
+	m := &covModel{nugget: v.Nugget, n: n, st: make([]structure, len(v.Structures))}
+	if n > 0 {
+		lo := [3]float64{math.Inf(1), math.Inf(1), math.Inf(1)}
+		hi := [3]float64{math.Inf(-1), math.Inf(-1), math.Inf(-1)}
+		for i := 0; i < n; i++ {
+			for d := 0; d < 3; d++ {
+				lo[d] = math.Min(lo[d], coords[3*i+d])
+				hi[d] = math.Max(hi[d], coords[3*i+d])
+			}
+		}
+		for d := 0; d < 3; d++ {
+			m.origin[d] = lo[d] + (hi[d]-lo[d])/2
+		}
+	}
+	m.pointVar = v.Nugget
+	for s := range v.Structures {
+		vs := &v.Structures[s]
+		st := &m.st[s]
+		st.typ, st.alpha, st.c = vs.Type, vs.Alpha, vs.Contribution
+		st.aniso = vs.Anisotropy().M
+		st.data = make([]float64, 3*n)
+		for i := 0; i < n; i++ {
+			st.data[3*i], st.data[3*i+1], st.data[3*i+2] = m.transform(s, coords[3*i], coords[3*i+1], coords[3*i+2])
+		}
+		st.offsets = make([]float64, len(offsets))
+		for p := 0; p < len(offsets); p += 3 {
+			st.offsets[p], st.offsets[p+1], st.offsets[p+2] = st.aniso.Apply(offsets[p], offsets[p+1], offsets[p+2])
+		}
+		if vs.Type == geostat.Linear {
+			m.intrinsic = true
+			m.linearSum += vs.Contribution
+		} else {
+			m.pointVar += vs.Contribution
+		}
+	}
+	m.blockVar = m.meanSubCovariance()
+	return m
+}
+
+// transform maps the world point (x, y, z) into structure s's isotropic
+// space relative to the origin. Data and targets go through this same
+// expression, so a target on a datum lands on exactly the datum's bits.
+func (m *covModel) transform(s int, x, y, z float64) (float64, float64, float64) {
+	a := &m.st[s].aniso
+	return a.Apply(x-m.origin[0], y-m.origin[1], z-m.origin[2])
+}
+
+// meanSubCovariance returns C̄(V,V) over the sub-point offsets, the nugget
+// counting on the n coincident pairs only (c0/n).
+func (m *covModel) meanSubCovariance() float64 {
+	if len(m.st) == 0 {
+		return m.nugget
+	}
+	np := len(m.st[0].offsets) / 3
+	sum := 0.0
+	for p := 0; p < np; p++ {
+		for q := 0; q < np; q++ {
+			for s := range m.st {
+				st := &m.st[s]
+				o := st.offsets
+				dx, dy, dz := o[3*p]-o[3*q], o[3*p+1]-o[3*q+1], o[3*p+2]-o[3*q+2]
+				sum += st.c * st.rho2(dx*dx+dy*dy+dz*dz)
+			}
+		}
+	}
+	return sum/float64(np*np) + m.nugget/float64(np)
+}
+
+// pair returns the structural covariance (no nugget) between merged data i
+// and j. pair(i, j) and pair(j, i) are bitwise equal.
+func (m *covModel) pair(i, j int) float64 {
+	c := 0.0
+	for s := range m.st {
+		st := &m.st[s]
+		d := st.data
+		dx, dy, dz := d[3*i]-d[3*j], d[3*i+1]-d[3*j+1], d[3*i+2]-d[3*j+2]
+		c += st.c * st.rho2(dx*dx+dy*dy+dz*dz)
+	}
+	return c
+}
+
+// buildTable precomputes pair(i, j) for all data, rows in parallel (rows
+// taken in blocks of 16 from a shared counter).
+func (m *covModel) buildTable() {
+	n := m.n
+	m.table = make([]float64, n*n)
+	workers := runtime.GOMAXPROCS(0)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	next := 0
+	const rows = 16
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				i0 := next
+				next += rows
+				mu.Unlock()
+				if i0 >= n {
+					return
+				}
+				// Row i computes j ≤ i and mirrors it: pair is symmetric
+				// bit for bit, and every entry has a single writer.
+				for i := i0; i < min(i0+rows, n); i++ {
+					row := m.table[i*n : i*n+i+1]
+					for j := range row {
+						c := m.pair(i, j)
+						row[j] = c
+						m.table[j*n+i] = c
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// assemble writes the lower triangle of the kriging matrix of the
+// neighbours nb into a (stride len(nb)): the structural covariances plus
+// shift everywhere and nugget + ridge on the diagonal.
+func (m *covModel) assemble(a []float64, nb []int32, shift, ridge float64) {
+	n := len(nb)
+	diag := m.nugget + ridge
+	if m.table != nil {
+		nd := m.n
+		for r, i := range nb {
+			row := m.table[int(i)*nd : int(i)*nd+nd]
+			cols := nb[:r+1]
+			dst := a[r*n : r*n+len(cols)]
+			if shift == 0 {
+				for c, j := range cols {
+					dst[c] = row[j]
+				}
+			} else {
+				for c, j := range cols {
+					dst[c] = row[j] + shift
+				}
+			}
+			dst[r] += diag
+		}
+		return
+	}
+	for r := 0; r < n; r++ {
+		clear(a[r*n : r*n+r+1])
+	}
+	for s := range m.st {
+		st := &m.st[s]
+		d := st.data
+		for r, i := range nb {
+			xi, yi, zi := d[3*i], d[3*i+1], d[3*i+2]
+			dst := a[r*n : r*n+r+1]
+			for c := range dst {
+				j := nb[c]
+				dx, dy, dz := xi-d[3*j], yi-d[3*j+1], zi-d[3*j+2]
+				dst[c] += st.c * st.rho2(dx*dx+dy*dy+dz*dz)
+			}
+		}
+	}
+	for r := 0; r < n; r++ {
+		dst := a[r*n : r*n+r+1]
+		for c := range dst {
+			dst[c] += shift
+		}
+		dst[r] += diag
+	}
+}
+
+// maxAbsLower returns the largest absolute entry of the lower triangle of
+// the n × n matrix a.
+func maxAbsLower(a []float64, n int) float64 {
+	m := 0.0
+	for r := 0; r < n; r++ {
+		for _, v := range a[r*n : r*n+r+1] {
+			if v < 0 {
+				v = -v
+			}
+			if v > m {
+				m = v
+			}
+		}
+	}
+	return m
+}
+
+// rhs writes the structural covariances between the neighbours nb and the
+// sub-points of the target whose transformed centres are in centre (3 per
+// structure): row p of out (stride len(nb)) holds sub-point p. When mean is
+// true only the mean over the sub-points is written, into out[:len(nb)].
+// shift is added to every entry.
+func (m *covModel) rhs(out []float64, nb []int32, centre []float64, np int, mean bool, shift float64) {
+	n := len(nb)
+	rows := np
+	if mean {
+		rows = 1
+	}
+	clear(out[:rows*n])
+	for s := range m.st {
+		st := &m.st[s]
+		cx, cy, cz := centre[3*s], centre[3*s+1], centre[3*s+2]
+		for p := 0; p < np; p++ {
+			tx, ty, tz := cx+st.offsets[3*p], cy+st.offsets[3*p+1], cz+st.offsets[3*p+2]
+			row := out[:n]
+			if !mean {
+				row = out[p*n : p*n+n]
+			}
+			st.addRow(row, nb, tx, ty, tz)
+		}
+	}
+	if mean {
+		inv := 1 / float64(np)
+		row := out[:n]
+		for a := range row {
+			row[a] = row[a]*inv + shift
+		}
+		return
+	}
+	if shift != 0 {
+		for a := range out[:rows*n] {
+			out[a] += shift
+		}
+	}
+}

@@ -1,0 +1,258 @@
+package kriging
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"sync/atomic"
+
+	"github.com/geostat-engine/geostat/neighbor"
+)
+
+// Kriger holds the merged data, the neighbourhood index and the prepared
+// covariance model. It is read-only after New and safe for concurrent use;
+// each goroutine solves with its own Solver.
+type Kriger struct {
+	p       Params
+	coords  []float64 // merged data, flat xyz
+	values  []float64 // merged values, nil for a weights-only kriger
+	origin  []int32   // input datum → merged index (−1 when dropped)
+	index   *neighbor.Index
+	cov     *covModel
+	nsub    int
+	minimum int // smallest neighbour count that gives an estimate
+
+	duplicates int
+	dropped    int
+
+	systems     atomic.Int64
+	reused      atomic.Int64
+	regularised atomic.Int64
+	unestimated atomic.Int64
+	negative    atomic.Int64
+	failed      atomic.Int64
+}
+
+// New prepares kriging from data: coords flat xyz (x0, y0, z0, x1, ...) and
+// values, one per datum, or nil for a weights-only kriger (turning-bands
+// conditioning, which applies the weights to its own values). Data with a
+// NaN value are dropped. Data at exactly equal coordinates are merged into
+// one datum at the first one's position with the mean of their values
+// (Stats().Duplicates counts the data merged away). New builds the
+// neighbourhood index over the merged data, transforms them into each
+// structure's isotropic space and, when there are at most TableLimit of
+// them, tabulates all data-to-data covariances.
+//
+// Errors name the offending field or datum: invalid Params, a coords length
+// that is not a multiple of 3, a values length that differs from the number
+// of data, or a non-finite coordinate.
+func New(coords, values []float64, p Params) (*Kriger, error) {
+	return NewWithHoles(coords, values, nil, p)
+}
+
+// NewWithHoles is New with a hole (drill-hole) id per datum, needed when
+// Params.Search.MaxPerHole > 0; holes may be nil otherwise. A merged datum
+// keeps the hole id of its first occurrence.
+func NewWithHoles(coords, values []float64, holes []int32, p Params) (*Kriger, error) {
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("kriging: %w", err)
+	}
+	if len(coords)%3 != 0 {
+		return nil, fmt.Errorf("kriging: coordinates: length %d is not a multiple of 3", len(coords))
+	}
+	nin := len(coords) / 3
+	if values != nil && len(values) != nin {
+		return nil, fmt.Errorf("kriging: values: %d values for %d data", len(values), nin)
+	}
+	if holes != nil && len(holes) != nin {
+		return nil, fmt.Errorf("kriging: holes: %d hole ids for %d data", len(holes), nin)
+	}
+	for i, c := range coords {
+		if math.IsNaN(c) || math.IsInf(c, 0) {
+			return nil, fmt.Errorf("kriging: coordinates: datum %d has a non-finite %c coordinate", i/3, "xyz"[i%3])
+		}
+	}
+	k := &Kriger{p: p}
+	mholes := k.merge(coords, values, holes)
+	d := p.discretisation()
+	k.nsub = d.Count()
+	offsets := []float64{0, 0, 0}
+	if k.nsub > 1 {
+		offsets = d.LocalOffsets(p.CellSize)
+		r := p.Rotation.Matrix()
+		for i := 0; i < len(offsets); i += 3 {
+			offsets[i], offsets[i+1], offsets[i+2] = r.Apply(offsets[i], offsets[i+1], offsets[i+2])
+		}
+	}
+	k.cov = newCovModel(p.Variogram, k.coords, offsets)
+	limit := p.TableLimit
+	if limit == 0 {
+		limit = DefaultTableLimit
+	}
+	if n := len(k.coords) / 3; n > 0 && n <= limit {
+		k.cov.buildTable()
+	}
+	ix, err := neighbor.NewIndex(k.coords, nil, mholes, p.Search)
+	if err != nil {
+		return nil, fmt.Errorf("kriging: neighbourhood: %w", err)
+	}
+	k.index = ix
+	k.minimum = p.Search.MinSamples
+	if p.Method == Ordinary && k.minimum < 1 {
+		k.minimum = 1
+	}
+	return k, nil
+}
+
+// merge drops NaN-valued data and merges exact duplicate coordinates, in
+// input order of first occurrence, filling k.coords, k.values and k.origin.
+// It returns the merged hole ids (nil when holes is nil).
+func (k *Kriger) merge(coords, values []float64, holes []int32) []int32 {
+	nin := len(coords) / 3
+	k.origin = make([]int32, nin)
+	keep := make([]int32, 0, nin)
+	for i := 0; i < nin; i++ {
+		if values != nil && math.IsNaN(values[i]) {
+			k.origin[i] = -1
+			k.dropped++
+			continue
+		}
+		keep = append(keep, int32(i))
+	}
+	// Sort by coordinates (then input index) to find the groups of equal
+	// positions; the group's representative is its first datum in input
+	// order, so merged order follows the input.
+	sorted := slices.Clone(keep)
+	at := func(i int32, d int) float64 { return coords[3*int(i)+d] }
+	slices.SortFunc(sorted, func(a, b int32) int {
+		for d := 0; d < 3; d++ {
+			if c := cmp.Compare(at(a, d), at(b, d)); c != 0 {
+				return c
+			}
+		}
+		return cmp.Compare(a, b)
+	})
+	rep := make([]int32, nin) // datum → representative datum
+	for g := 0; g < len(sorted); {
+		h := g + 1
+		for h < len(sorted) && at(sorted[h], 0) == at(sorted[g], 0) && at(sorted[h], 1) == at(sorted[g], 1) && at(sorted[h], 2) == at(sorted[g], 2) {
+			h++
+		}
+		for _, i := range sorted[g:h] {
+			rep[i] = sorted[g] // the lowest input index: sorted by index within a group
+		}
+		g = h
+	}
+	var mholes []int32
+	count := []int{}
+	for _, i := range keep {
+		if r := rep[i]; r != i {
+			m := k.origin[r]
+			k.origin[i] = m
+			if values != nil {
+				k.values[m] += values[i]
+				count[m]++
+			}
+			k.duplicates++
+			continue
+		}
+		k.origin[i] = int32(len(k.coords) / 3)
+		k.coords = append(k.coords, coords[3*i], coords[3*i+1], coords[3*i+2])
+		if values != nil {
+			k.values = append(k.values, values[i])
+			count = append(count, 1)
+		}
+		if holes != nil {
+			mholes = append(mholes, holes[i])
+		}
+	}
+	for m, c := range count {
+		if c > 1 {
+			k.values[m] /= float64(c)
+		}
+	}
+	if values != nil && k.values == nil {
+		k.values = []float64{}
+	}
+	return mholes
+}
+
+// Data returns the merged data (coordinates flat xyz and values, nil for a
+// weights-only kriger): the index space of Solution.Neighbours. The slices
+// are shared; do not modify them.
+func (k *Kriger) Data() (coords []float64, values []float64) { return k.coords, k.values }
+
+// MergedIndex returns, for every input datum, the index of the merged datum
+// that represents it, or −1 for a datum dropped for its NaN value. The slice
+// is shared; do not modify it.
+func (k *Kriger) MergedIndex() []int32 { return k.origin }
+
+// Params returns the parameters the Kriger was built with.
+func (k *Kriger) Params() Params { return k.p }
+
+// NumSubPoints returns the number of block sub-points (1 for point kriging).
+func (k *Kriger) NumSubPoints() int { return k.nsub }
+
+// PriorVariance returns the variance of the target support under the model:
+// C(0) = c0 + Σ c_s for a point, the mean sub-point covariance C̄(V,V) for a
+// block (the nugget counting c0/n_sub). Structures of a linear type add 0
+// (their generalised covariance at the origin), so for an intrinsic model
+// it is not a variance.
+func (k *Kriger) PriorVariance() float64 { return k.cov.blockVar }
+
+// Stats are counters of a Kriger's work.
+type Stats struct {
+	// Data is the number of merged data.
+	Data int
+	// Duplicates is the number of input data merged into another datum at
+	// exactly the same coordinates.
+	Duplicates int
+	// Dropped is the number of input data dropped for a NaN value.
+	Dropped int
+	// Table reports whether the data-to-data covariance table is in use.
+	Table bool
+	// Systems is the number of targets solved with at least one neighbour.
+	Systems int64
+	// Reused is the number of those whose factorisation was reused from the
+	// previous target of the same Solver (same neighbour set).
+	Reused int64
+	// Regularised is the number of factorisations that were numerically
+	// singular and were solved with a ridge added to the diagonal.
+	Regularised int64
+	// Unestimated is the number of targets with too few neighbours.
+	Unestimated int64
+	// NegativeVariances counts kriging variances below −1e-9 times the
+	// prior variance scale, clamped to 0 like smaller rounding errors.
+	NegativeVariances int64
+	// Failed counts systems that could not be factorised even with
+	// regularisation (non-finite covariances); their targets are reported
+	// as unestimated.
+	Failed int64
+}
+
+// ReuseRate returns Reused/Systems (0 when no system was solved).
+func (s Stats) ReuseRate() float64 {
+	if s.Systems == 0 {
+		return 0
+	}
+	return float64(s.Reused) / float64(s.Systems)
+}
+
+// Stats returns the counters: the data counts from New and the solving
+// counts flushed so far by Estimate (at the end of every chunk of targets)
+// and by Solvers (every 256 solves and on Solver.Flush).
+func (k *Kriger) Stats() Stats {
+	return Stats{
+		Data:              len(k.coords) / 3,
+		Duplicates:        k.duplicates,
+		Dropped:           k.dropped,
+		Table:             k.cov.table != nil,
+		Systems:           k.systems.Load(),
+		Reused:            k.reused.Load(),
+		Regularised:       k.regularised.Load(),
+		Unestimated:       k.unestimated.Load(),
+		NegativeVariances: k.negative.Load(),
+		Failed:            k.failed.Load(),
+	}
+}

@@ -1,0 +1,430 @@
+package kriging
+
+import (
+	"math"
+	"slices"
+
+	"github.com/geostat-engine/geostat/neighbor"
+)
+
+// negativeTolerance is the relative size of a negative kriging variance that
+// is accepted as rounding: variances in [−1e-9·V, 0), V the prior variance
+// scale of the system, are set to 0 silently; more negative values are also
+// set to 0 but counted in Stats.NegativeVariances.
+const negativeTolerance = 1e-9
+
+// flushEvery is the number of Solve calls after which a Solver adds its
+// counters to its Kriger's Stats.
+const flushEvery = 256
+
+// Solution is the kriging system of one target: neighbours and weights. It
+// is owned by the Solver that returned it and valid until its next Solve.
+type Solution struct {
+	// Neighbours are the merged-data indices (see Kriger.Data) of the n
+	// neighbours, in increasing order.
+	Neighbours []int32
+	// SubWeights are the weights of each block sub-point, NSub × n
+	// row-major (point kriging: NSub = 1, equal to Weights).
+	SubWeights []float64
+	// Weights are the block (or point) weights: the mean of the SubWeights
+	// rows.
+	Weights []float64
+	// Variance is the kriging variance of the point or block, clamped ≥ 0.
+	Variance float64
+	// Lagrange is the ordinary kriging multiplier μ of the block (mean of
+	// the sub-points' multipliers; 0 for simple kriging), in the convention
+	// K·λ + μ·1 = k.
+	Lagrange float64
+	// Reused reports that the factorisation of the previous Solve of this
+	// Solver was reused (same neighbour set).
+	Reused bool
+}
+
+// Solver solves kriging systems for one goroutine. It keeps the
+// factorisation of the last neighbour set: when the next target has exactly
+// the same neighbours the factorisation is reused. Since the neighbours are
+// put in increasing index order before the system is built, the weights are
+// a function of the neighbour set and the target only, bit for bit, whatever
+// the Solver solved before.
+type Solver struct {
+	k      *Kriger
+	cov    *covModel
+	search *neighbor.Searcher
+	nsub   int
+
+	nb        []int32 // current neighbours, sorted
+	spare     []int32 // the other buffer of nb
+	fresh     []int32 // neighbours not in the previous set
+	mark      []uint32
+	gen       uint32
+	fact      []int32 // neighbour set of the factorisation in l
+	factValid bool
+	l         []float64 // Cholesky factor, stride len(fact)
+	invd      []float64 // 1/L_jj
+	ones      []float64 // K⁻¹1 (ordinary kriging)
+	sumOnes   float64   // 1ᵀK⁻¹1
+	shift     float64   // constant added to the generalised covariance (intrinsic models)
+	ridge     float64   // ridge added to the diagonal (0 unless regularised)
+
+	rhs    []float64 // nsub × n right-hand sides
+	sub    []float64 // nsub × n sub-point weights
+	w      []float64 // n block weights
+	kbar   []float64 // n mean right-hand side
+	centre []float64 // target centre in each structure's space, 3 per structure
+
+	meanDist float64
+	sol      Solution
+
+	calls int
+	local Stats
+}
+
+// NewSolver returns a Solver with scratch space for the largest system,
+// min(MaxSamples, number of merged data) neighbours: O(MaxSamples²) floats
+// plus one uint32 per merged datum.
+func (k *Kriger) NewSolver() *Solver {
+	// No system is larger than the number of data.
+	m := min(k.p.Search.MaxSamples, len(k.coords)/3)
+	ns := k.nsub
+	return &Solver{
+		k:      k,
+		cov:    k.cov,
+		search: k.index.NewSearcher(),
+		nsub:   ns,
+		nb:     make([]int32, 0, m),
+		spare:  make([]int32, 0, m),
+		fresh:  make([]int32, 0, m),
+		mark:   make([]uint32, len(k.coords)/3),
+		fact:   make([]int32, 0, m),
+		l:      make([]float64, m*m),
+		invd:   make([]float64, m),
+		ones:   make([]float64, m),
+		rhs:    make([]float64, ns*m),
+		sub:    make([]float64, ns*m),
+		w:      make([]float64, m),
+		kbar:   make([]float64, m),
+		centre: make([]float64, 3*len(k.cov.st)),
+	}
+}
+
+// status is the outcome of locating a target.
+type status int
+
+const (
+	unestimated status = iota // too few neighbours, or a failed factorisation
+	noData                    // simple kriging without neighbours: the mean
+	solved                    // a factorised system with n ≥ 1 neighbours
+)
+
+// locate searches the neighbours of (x, y, z), puts them in index order and
+// makes the factorisation of their kriging matrix current (reusing the last
+// one when the set is unchanged). It also transforms the target centre into
+// each structure's space.
+func (s *Solver) locate(x, y, z float64) (status, bool) {
+	s.calls++
+	if s.calls%flushEvery == 0 {
+		s.Flush()
+	}
+	if math.IsNaN(x+y+z) || math.IsInf(x+y+z, 0) {
+		s.local.Unestimated++
+		return unestimated, false
+	}
+	idx, dist := s.search.Search(x, y, z)
+	n := len(idx)
+	if n < s.k.minimum {
+		s.local.Unestimated++
+		return unestimated, false
+	}
+	for st := range s.cov.st {
+		s.centre[3*st], s.centre[3*st+1], s.centre[3*st+2] = s.cov.transform(st, x, y, z)
+	}
+	if n == 0 {
+		s.nb = s.nb[:0]
+		s.meanDist = math.NaN()
+		return noData, false
+	}
+	sum := 0.0
+	for _, d := range dist {
+		sum += d
+	}
+	s.meanDist = sum / float64(n)
+	s.canonical(idx)
+	s.local.Systems++
+	if s.factValid && slices.Equal(s.nb, s.fact) {
+		s.local.Reused++
+		return solved, true
+	}
+	if !s.factorise() {
+		s.local.Systems--
+		s.local.Failed++
+		s.local.Unestimated++
+		return unestimated, false
+	}
+	return solved, false
+}
+
+// canonical replaces s.nb, the previous target's neighbours in increasing
+// order, by the neighbours idx in increasing order. Consecutive targets
+// share most neighbours, so it merges the previous list (minus the
+// neighbours that left, found with generation marks per datum) with the
+// few new ones sorted by insertion.
+func (s *Solver) canonical(idx []int32) {
+	if s.gen > math.MaxUint32-4 { // keep gen+3 from wrapping to the cleared 0
+		clear(s.mark)
+		s.gen = 0
+	}
+	s.gen += 2
+	inPrev, inBoth := s.gen, s.gen+1
+	mark := s.mark
+	for _, j := range s.nb {
+		mark[j] = inPrev
+	}
+	fresh := s.fresh[:0]
+	for _, i := range idx {
+		if mark[i] == inPrev {
+			mark[i] = inBoth
+		} else {
+			fresh = append(fresh, i)
+		}
+	}
+	for a := 1; a < len(fresh); a++ {
+		v := fresh[a]
+		b := a - 1
+		for ; b >= 0 && fresh[b] > v; b-- {
+			fresh[b+1] = fresh[b]
+		}
+		fresh[b+1] = v
+	}
+	out := s.spare[:0]
+	f := 0
+	for _, j := range s.nb {
+		if mark[j] != inBoth {
+			continue
+		}
+		for f < len(fresh) && fresh[f] < j {
+			out = append(out, fresh[f])
+			f++
+		}
+		out = append(out, j)
+	}
+	out = append(out, fresh[f:]...)
+	s.fresh = fresh
+	s.spare, s.nb = s.nb, out
+}
+
+// factorise builds and factorises the kriging matrix of s.nb.
+//
+// Stationary models: K itself. Intrinsic models (a linear structure, only
+// with ordinary kriging): K + shift·11ᵀ, which leaves the ordinary kriging
+// weights, multiplier and variance unchanged (the constant is absorbed by
+// the unbiasedness constraint) and is positive definite for a large enough
+// shift because the generalised covariance is conditionally positive
+// definite; the shift starts at 2·max|K_ij| + Σ c_linear and grows ×8 up to
+// three times. A matrix that is still not factorisable is regularised with a
+// ridge δ·I, δ = 1e-9·K_ii growing ×10 (counted in Stats.Regularised); with
+// δ ≥ 10·n·K_ii it is diagonally dominant, so only non-finite entries make
+// the factorisation fail.
+func (s *Solver) factorise() bool {
+	s.factValid = false
+	nb := s.nb
+	n := len(nb)
+	cov := s.cov
+	shift := 0.0
+	if cov.intrinsic {
+		cov.assemble(s.l, nb, 0, 0)
+		shift = 2*maxAbsLower(s.l, n) + cov.linearSum
+	}
+	ridge := 0.0
+	shiftTries := 0
+	for {
+		cov.assemble(s.l, nb, shift, ridge)
+		if cholesky(s.l, n, s.invd) {
+			break
+		}
+		if cov.intrinsic && shiftTries < 3 {
+			shift *= 8
+			shiftTries++
+			continue
+		}
+		scale := cov.pointVar + shift
+		if !(scale > 0) {
+			return false // cannot happen: contributions are positive
+		}
+		if ridge == 0 {
+			ridge = 1e-9 * scale
+			s.local.Regularised++
+		} else {
+			ridge *= 10
+		}
+		if !(ridge <= 10*float64(n)*scale) {
+			return false
+		}
+	}
+	s.shift, s.ridge = shift, ridge
+	if s.k.p.Method == Ordinary {
+		b := s.ones[:n]
+		for i := range b {
+			b[i] = 1
+		}
+		solveCholesky(s.l, n, s.invd, b)
+		sum := 0.0
+		for _, v := range b {
+			sum += v
+		}
+		s.sumOnes = sum
+	}
+	s.fact = append(s.fact[:0], nb...)
+	s.factValid = true
+	return true
+}
+
+// ordinary turns a = K⁻¹k (in place) into the ordinary kriging weights
+// λ = a − μ·b, b = K⁻¹1, and returns μ = (1ᵀa − 1)/(1ᵀb).
+func (s *Solver) ordinary(a []float64) float64 {
+	sum := 0.0
+	for _, v := range a {
+		sum += v
+	}
+	mu := (sum - 1) / s.sumOnes
+	axpy(-mu, s.ones[:len(a)], a)
+	return mu
+}
+
+// clampVariance applies the negative-variance rule to v with prior scale
+// prior.
+func (s *Solver) clampVariance(v, prior float64) float64 {
+	if v < 0 {
+		if v < -negativeTolerance*math.Abs(prior) {
+			s.local.NegativeVariances++
+		}
+		return 0
+	}
+	return v
+}
+
+// Solve kriges the target (x, y, z), the block centre for block kriging:
+// all sub-points share the neighbours found around it and one
+// factorisation. ok is false when the target has fewer than MinSamples
+// neighbours (ordinary kriging: fewer than max(1, MinSamples)), when a
+// coordinate is not finite or, exceptionally, when the system cannot be
+// factorised; sol then has no neighbours and a NaN variance. Simple kriging
+// with MinSamples = 0 and no neighbour is ok with no weights: the estimate
+// is the mean and the variance the prior variance.
+func (s *Solver) Solve(x, y, z float64) (sol *Solution, ok bool) {
+	st, reused := s.locate(x, y, z)
+	s.sol = Solution{Reused: reused}
+	switch st {
+	case unestimated:
+		s.sol.Variance = math.NaN()
+		return &s.sol, false
+	case noData:
+		s.sol.Neighbours = s.nb[:0]
+		s.sol.SubWeights = s.sub[:0]
+		s.sol.Weights = s.w[:0]
+		s.sol.Variance = s.cov.blockVar
+		return &s.sol, true
+	}
+	n, np := len(s.nb), s.nsub
+	s.cov.rhs(s.rhs, s.nb, s.centre, np, false, s.shift)
+	copy(s.sub[:np*n], s.rhs[:np*n])
+	w, kbar := s.w[:n], s.kbar[:n]
+	clear(w)
+	clear(kbar)
+	mu := 0.0
+	inv := 1 / float64(np)
+	for p := 0; p < np; p++ {
+		row := s.sub[p*n : p*n+n]
+		solveCholesky(s.l, n, s.invd, row)
+		if s.k.p.Method == Ordinary {
+			mu += s.ordinary(row)
+		}
+		axpy(inv, row, w)
+		axpy(inv, s.rhs[p*n:p*n+n], kbar)
+	}
+	mu *= inv
+	prior := s.cov.blockVar + s.shift
+	v := prior - dot(w, kbar) - mu
+	s.sol.Neighbours = s.nb
+	s.sol.SubWeights = s.sub[:np*n]
+	s.sol.Weights = w
+	s.sol.Variance = s.clampVariance(v, prior)
+	s.sol.Lagrange = mu
+	return &s.sol, true
+}
+
+// estimateOne kriges target t of targets for Estimate, solving only the
+// block-average right-hand side (one solve instead of one per sub-point),
+// and writes the requested outputs at index t.
+func (s *Solver) estimateOne(targets []float64, t int, out *Output) {
+	k := s.k
+	st, _ := s.locate(targets[3*t], targets[3*t+1], targets[3*t+2])
+	switch st {
+	case unestimated:
+		out.set(t, math.NaN(), math.NaN(), 0, math.NaN(), math.NaN(), math.NaN())
+		return
+	case noData:
+		out.set(t, k.p.Mean, s.cov.blockVar, 0, math.NaN(), math.NaN(), 0)
+		return
+	}
+	n := len(s.nb)
+	kbar, w := s.kbar[:n], s.w[:n]
+	s.cov.rhs(kbar, s.nb, s.centre, s.nsub, true, s.shift)
+	copy(w, kbar)
+	solveCholesky(s.l, n, s.invd, w)
+	mu := 0.0
+	if k.p.Method == Ordinary {
+		mu = s.ordinary(w)
+	}
+	prior := s.cov.blockVar + s.shift
+	lk := dot(w, kbar)
+	v := s.clampVariance(prior-lk-mu, prior)
+	est := math.NaN()
+	if out.Estimate != nil {
+		z := k.values
+		if k.p.Method == Ordinary {
+			e := 0.0
+			for a, i := range s.nb {
+				e += w[a] * z[i]
+			}
+			est = e
+		} else {
+			m := k.p.Mean
+			e := 0.0
+			for a, i := range s.nb {
+				e += w[a] * (z[i] - m)
+			}
+			est = m + e
+		}
+	}
+	slope, eff := math.NaN(), math.NaN()
+	if !s.cov.intrinsic {
+		// Slope = Cov(Z_V, Z*)/Var(Z*) = λᵀk/λᵀKλ with λᵀKλ = λᵀk − μ.
+		if d := lk - mu; d != 0 {
+			slope = lk / d
+		}
+		if bv := s.cov.blockVar; bv > 0 {
+			eff = (bv - v) / bv
+		}
+	}
+	out.set(t, est, v, float64(n), s.meanDist, slope, eff)
+}
+
+// Flush adds the Solver's counters to its Kriger's Stats. Solve flushes
+// every 256 calls by itself; call Flush when done with a Solver for exact
+// totals.
+func (s *Solver) Flush() {
+	k := s.k
+	l := &s.local
+	k.systems.Add(l.Systems)
+	k.reused.Add(l.Reused)
+	k.regularised.Add(l.Regularised)
+	k.unestimated.Add(l.Unestimated)
+	k.negative.Add(l.NegativeVariances)
+	k.failed.Add(l.Failed)
+	*l = Stats{}
+}
+
+// resetReuse forgets the current factorisation, so that reuse counts do not
+// depend on which targets this Solver handled before (Estimate calls it at
+// the start of every chunk of targets).
+func (s *Solver) resetReuse() { s.factValid = false }

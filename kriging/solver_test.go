@@ -1,0 +1,97 @@
+package kriging
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/geostat-engine/geostat/grid"
+)
+
+// TestCanonical checks the merge-based ordering of neighbour sets against a
+// plain sort, over sequences of random, overlapping and repeated sets.
+func TestCanonical(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	coords := randomPoints(rng, 100, 10, 10, 10)
+	s := mustKriger(t, coords, nil, Params{Variogram: spherical(t, 0, 1, 5), Search: wide(5, 16)}).NewSolver()
+	prev := []int32{}
+	for trial := 0; trial < 2000; trial++ {
+		var set []int32
+		switch trial % 3 {
+		case 0: // fresh random set
+			for _, i := range rng.Perm(100)[:rng.IntN(17)] {
+				set = append(set, int32(i))
+			}
+		case 1: // the previous set with a few swapped out
+			set = slices.Clone(prev)
+			for k := 0; k < 3 && len(set) > 0; k++ {
+				j := rng.IntN(len(set))
+				c := int32(rng.IntN(100))
+				if !slices.Contains(set, c) {
+					set[j] = c
+				}
+			}
+		case 2: // the previous set, shuffled
+			set = slices.Clone(prev)
+			rng.Shuffle(len(set), func(a, b int) { set[a], set[b] = set[b], set[a] })
+		}
+		s.canonical(set)
+		want := append([]int32{}, set...)
+		slices.Sort(want)
+		require.Equal(t, want, append([]int32{}, s.nb...), "trial %d", trial)
+		prev = set
+	}
+}
+
+// TestReuse checks that a repeated neighbour set reuses the factorisation
+// with identical results, and the counters.
+func TestReuse(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 13))
+	coords := randomPoints(rng, 50, 100, 100, 20)
+	for _, m := range []Method{Simple, Ordinary} {
+		k := mustKriger(t, coords, nil, Params{Variogram: twoStructure(t, 0.05), Method: m, Search: wide(1000, 10)})
+		s := k.NewSolver()
+		a, ok := s.Solve(50, 50, 10)
+		require.True(t, ok)
+		require.False(t, a.Reused)
+		w := slices.Clone(a.Weights)
+		v, mu := a.Variance, a.Lagrange
+		b, ok := s.Solve(50, 50, 10)
+		require.True(t, ok)
+		require.True(t, b.Reused)
+		require.Equal(t, w, b.Weights)
+		require.Equal(t, v, b.Variance)
+		require.Equal(t, mu, b.Lagrange)
+		s.Flush()
+		st := k.Stats()
+		require.Equal(t, int64(2), st.Systems)
+		require.Equal(t, int64(1), st.Reused)
+		require.Equal(t, 0.5, st.ReuseRate())
+	}
+}
+
+// TestNoAllocations checks that solving does not allocate in steady state.
+func TestNoAllocations(t *testing.T) {
+	rng := rand.New(rand.NewPCG(14, 15))
+	coords := randomPoints(rng, 300, 100, 100, 20)
+	values := make([]float64, 300)
+	p := Params{Variogram: twoStructure(t, 0.05), Method: Ordinary, Search: wide(60, 16),
+		Discretisation: grid.BlockDiscretisation{NX: 2, NY: 2, NZ: 2}, CellSize: [3]float64{5, 5, 2}}
+	k := mustKriger(t, coords, values, p)
+	s := k.NewSolver()
+	targets := randomPoints(rng, 200, 100, 100, 20)
+	out := Output{Estimate: make([]float64, 200), Variance: make([]float64, 200), Slope: make([]float64, 200)}
+	for q := 0; q < 200; q++ { // warm up
+		s.Solve(targets[3*q], targets[3*q+1], targets[3*q+2])
+		s.estimateOne(targets, q, &out)
+	}
+	q := 0
+	allocs := testing.AllocsPerRun(400, func() {
+		s.Solve(targets[3*q], targets[3*q+1], targets[3*q+2])
+		s.estimateOne(targets, q, &out)
+		q = (q + 1) % 200
+	})
+	require.Zero(t, allocs)
+}
