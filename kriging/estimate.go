@@ -3,9 +3,10 @@ package kriging
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/geostat-engine/geostat/geostat"
 )
 
 // chunkSize is the number of consecutive targets a worker of Estimate
@@ -75,7 +76,7 @@ func (o *Output) check(nt int) error {
 }
 
 // Estimate kriges every target (flat xyz: points, or block centres for
-// block kriging) into out, in parallel over runtime.GOMAXPROCS(0) workers
+// block kriging) into out, in parallel over geostat.Workers(ctx) workers
 // that take chunks of consecutive targets. The output does not depend on the
 // number of workers, bit for bit. Block estimates use the block-average
 // weights, solved once per block from the mean right-hand side.
@@ -99,7 +100,7 @@ func (k *Kriger) Estimate(ctx context.Context, targets []float64, out *Output, p
 		return err
 	}
 	chunks := (nt + chunkSize - 1) / chunkSize
-	workers := min(runtime.GOMAXPROCS(0), chunks)
+	workers := min(geostat.Workers(ctx), chunks)
 	var next atomic.Int64
 	var mu sync.Mutex
 	done := 0

@@ -4,9 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/geostat-engine/geostat/geostat"
 )
 
 // Neighbourhoods are the neighbours of many targets in flat arrays. The
@@ -34,7 +35,7 @@ func (n *Neighbourhoods) Neighbours(t int) (idx []int32, dist []float64) {
 }
 
 // SearchAll searches the neighbours of every target, given as flat world
-// coordinates (x0, y0, z0, x1, ...), in parallel on runtime.GOMAXPROCS(0)
+// coordinates (x0, y0, z0, x1, ...), in parallel on geostat.Workers(ctx)
 // goroutines. The result does not depend on the number of goroutines.
 //
 // progress, when not nil, is called with the number of targets done so far
@@ -115,13 +116,14 @@ func chunkSize(total, workers int) int {
 }
 
 // parallel runs work over the targets 0..total−1 in chunks claimed through an
-// atomic counter by runtime.GOMAXPROCS(0) goroutines, each with its own
+// atomic counter by geostat.Workers(ctx) goroutines (GOMAXPROCS unless the
+// context bounds it, see geostat.WithWorkers), each with its own
 // Searcher.
 func (ix *Index) parallel(ctx context.Context, total int, progress func(done, total int), work func(s *Searcher, lo, hi int)) error {
 	if total == 0 {
 		return nil
 	}
-	workers := min(runtime.GOMAXPROCS(0), total)
+	workers := min(geostat.Workers(ctx), total)
 	chunk := chunkSize(total, workers)
 	var next, finished atomic.Int64
 	var mu sync.Mutex

@@ -37,7 +37,7 @@
 // # Batches
 //
 // Index.SearchAll and Index.Mean query many targets (flat xyz, for example
-// grid.Grid.CellCentres or grid.Masked.ActiveCentres) on runtime.GOMAXPROCS(0)
+// grid.Grid.CellCentres or grid.Masked.ActiveCentres) on geostat.Workers(ctx)
 // goroutines, writing results by target index, so the output does not depend
 // on the number of goroutines. They stop early when the context is cancelled
 // and report progress after every chunk of targets.

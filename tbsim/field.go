@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"sync"
 
 	"github.com/geostat-engine/geostat/geostat"
@@ -159,7 +158,7 @@ func (f *Field) Grid(ctx context.Context, r int, g *grid.Grid, out []float64) er
 	nx, nRows := g.Size[0], g.Size[1]*g.Size[2]
 	rowsPerTile := max(1, 16384/nx)
 	nTiles := (nRows + rowsPerTile - 1) / rowsPerTile
-	workers := min(runtime.GOMAXPROCS(0), nTiles)
+	workers := min(geostat.Workers(ctx), nTiles)
 	var next int
 	var mu sync.Mutex
 	var wg sync.WaitGroup

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"sync"
 
 	"github.com/geostat-engine/geostat/geostat"
@@ -192,7 +191,7 @@ func VariogramReproduction(ctx context.Context, in ReproductionInput) ([3]Experi
 	var next int
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for w := 0; w < min(runtime.GOMAXPROCS(0), len(jobs)); w++ {
+	for w := 0; w < min(geostat.Workers(ctx), len(jobs)); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -334,7 +334,7 @@ func (s *sim) residuals(ctx context.Context) error {
 	var next int
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for w := 0; w < min(runtime.GOMAXPROCS(0), jobs); w++ {
+	for w := 0; w < min(geostat.Workers(ctx), jobs); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -450,7 +450,7 @@ func (s *sim) execute(ctx context.Context, sink func(Tile) error) (Stats, error)
 		st.Data = s.kr.Stats().Data
 	}
 	nTiles := len(s.tiles)
-	workers := max(1, min(runtime.GOMAXPROCS(0), nTiles))
+	workers := max(1, min(geostat.Workers(ctx), nTiles))
 	window := 2 * workers
 	jobs := make(chan int, window)
 	results := make(chan tileResult, window)

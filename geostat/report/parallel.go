@@ -2,9 +2,10 @@ package report
 
 import (
 	"context"
-	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/geostat-engine/geostat/geostat"
 )
 
 // tracker reports the progress of all phases of Compute as one count.
@@ -25,12 +26,12 @@ func (t *tracker) step() {
 	t.mu.Unlock()
 }
 
-// parallelFor runs work(i) for i in [0, n) on GOMAXPROCS goroutines. Each
+// parallelFor runs work(i) for i in [0, n) on geostat.Workers(ctx) goroutines. Each
 // unit writes its own results by index, so the output does not depend on the
 // number of goroutines or the order of completion. It stops early and
 // returns the context's error when the context is cancelled.
 func parallelFor(ctx context.Context, n int, t *tracker, work func(i int)) error {
-	workers := min(runtime.GOMAXPROCS(0), n)
+	workers := min(geostat.Workers(ctx), n)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {

@@ -47,7 +47,7 @@
 // centres of regular and masked grids (grid.Grid.CellCentres,
 // grid.Masked.ActiveCentres).
 //
-// The local means are computed in parallel over runtime.GOMAXPROCS
+// The local means are computed in parallel over geostat.Workers(ctx)
 // goroutines; every number depends only on the data, the original indices
 // and the seed, so the output is bit-identical for any GOMAXPROCS and for
 // any permutation of the input (see Options.OriginalIndex).

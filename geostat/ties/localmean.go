@@ -4,11 +4,11 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
 
+	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/neighbor"
 )
 
@@ -81,7 +81,7 @@ func localMeans(ctx context.Context, sr *search, values, coords []float64, p *ne
 	ix, cv, rank := sr.ix, sr.cv, sr.rank
 	need := max(1, p.MinSamples)
 
-	workers := min(runtime.GOMAXPROCS(0), (len(members)+chunk-1)/chunk)
+	workers := min(geostat.Workers(ctx), (len(members)+chunk-1)/chunk)
 	var next atomic.Int64
 	var done int // guarded by mu
 	var mu sync.Mutex
