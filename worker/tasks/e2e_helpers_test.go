@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,21 +15,24 @@ import (
 	"github.com/geostat-engine/geostat/worker/objects"
 	"github.com/geostat-engine/geostat/worker/objects/objecttest"
 	"github.com/geostat-engine/geostat/worker/server"
+	"github.com/geostat-engine/geostat/worker/store"
 	"github.com/geostat-engine/geostat/worker/tasks"
 	"github.com/geostat-engine/geostat/worker/workertest"
 	"github.com/stretchr/testify/require"
 )
 
 const (
-	token = "tasks-test-token"
-	org   = "11111111-1111-4111-8111-111111111111"
-	ws    = "22222222-2222-4222-8222-222222222222"
+	token       = "tasks-test-token"
+	viewerToken = "tasks-test-viewer"
+	org         = "11111111-1111-4111-8111-111111111111"
+	ws          = "22222222-2222-4222-8222-222222222222"
 )
 
 type harness struct {
 	t    *testing.T
 	app  *server.App
 	jobs *jobs.Manager
+	env  *tasks.Env
 	c    *workertest.Client
 	ctx  context.Context
 }
@@ -36,20 +41,23 @@ type harness struct {
 // temporary data directory.
 func start(t *testing.T, maxJobs int) *harness {
 	t.Helper()
+	testSchemas(t) // the store validates what the tasks write against them
 	dir := t.TempDir()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	mgr, err := jobs.NewManager(jobs.Options{Dir: filepath.Join(dir, "jobs"), MaxJobs: maxJobs, Logger: logger})
 	require.NoError(t, err)
+	tokens, err := json.Marshal([]server.TokenEntry{
+		{Token: token, User: store.User{ID: "00000000-0000-4000-8000-0000000000aa", Name: "Owner"}, Orgs: map[string]map[string]server.Role{org: {server.Any: server.RoleOwner}}},
+		{Token: viewerToken, User: store.User{ID: "00000000-0000-4000-8000-0000000000bb", Name: "Viewer"}, Orgs: map[string]map[string]server.Role{org: {server.Any: server.RoleViewer}}},
+	})
+	require.NoError(t, err)
+	tokensFile := filepath.Join(dir, "tokens.json")
+	require.NoError(t, os.WriteFile(tokensFile, tokens, 0o600))
+	var env *tasks.Env
 	app, err := server.New(server.Options{
-		Addr: "127.0.0.1:0", DataDir: dir, Logger: logger, Stdout: io.Discard,
-		Getenv: func(k string) string {
-			if k == server.TokenEnv {
-				return token
-			}
-			return ""
-		},
+		Addr: "127.0.0.1:0", DataDir: dir, Logger: logger, Stdout: io.Discard, TokensFile: tokensFile,
 		ExtraRoutes: func(mux server.Router, deps server.Deps) {
-			env := &tasks.Env{Store: &tasks.StoreAdapter{Store: deps.Store, TempDir: dir}, Logger: logger}
+			env = &tasks.Env{Store: &tasks.StoreAdapter{Store: deps.Store, TempDir: dir}, Logger: logger}
 			tasks.Register(mux, deps, tasks.ComputeOptions{Env: env, Jobs: mgr, SyncWait: 30 * time.Second})
 		},
 	})
@@ -64,7 +72,7 @@ func start(t *testing.T, maxJobs int) *harness {
 		cancel()
 		require.NoError(t, <-done)
 	})
-	return &harness{t: t, app: app, jobs: mgr, c: &workertest.Client{Base: app.URL(), Token: token}, ctx: context.Background()}
+	return &harness{t: t, app: app, jobs: mgr, env: env, c: &workertest.Client{Base: app.URL(), Token: token}, ctx: context.Background()}
 }
 
 // put uploads the blobs of b and posts doc at path, returning the version
@@ -87,6 +95,10 @@ func (h *harness) latest(id string) (*objects.Object, *objecttest.Blobs) {
 	require.NoError(h.t, err)
 	doc, err := json.Marshal(rec.Object)
 	require.NoError(h.t, err)
+	// Every object a task writes validates against the evo schemas.
+	parsed, err := objects.DecodeJSON(doc)
+	require.NoError(h.t, err)
+	require.NoError(h.t, testSchemas(h.t).Validate(parsed), "the written object validates against its schema")
 	obj, err := objects.Decode(doc)
 	require.NoError(h.t, err)
 	blobs := objecttest.NewBlobs()
@@ -106,4 +118,24 @@ func (h *harness) column(obj *objects.Object, blobs *objecttest.Blobs, expr stri
 	cols, err := obj.ReadContinuous(h.ctx, blobs, a)
 	require.NoError(h.t, err)
 	return cols[0]
+}
+
+var (
+	schemasOnce sync.Once
+	schemas     *objects.Schemas
+	schemasErr  error
+)
+
+// testSchemas loads the evo schemas once; the tests need them.
+func testSchemas(t testing.TB) *objects.Schemas {
+	schemasOnce.Do(func() {
+		dir, err := objects.FindSchemasDir()
+		if err != nil {
+			schemasErr = err
+			return
+		}
+		schemas, schemasErr = objects.LoadSchemas(dir)
+	})
+	require.NoError(t, schemasErr, "the evo schemas are needed (../shared/evo-schemas or %s)", objects.SchemasDirEnv)
+	return schemas
 }
