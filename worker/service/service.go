@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -81,6 +82,9 @@ func New(opts Options) (*Service, error) {
 	}
 	if opts.DataDir == "" {
 		opts.DataDir = server.DefaultDataDir
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	s := &Service{opts: opts, metrics: metrics.New()}
 	var err error
@@ -185,19 +189,34 @@ func (f reportFiles) DashboardURL(base, org, ws, id string) string {
 	return strings.TrimRight(base, "/") + "/compute/orgs/" + org + "/reports/" + ws + "/" + id
 }
 
-// Run serves until ctx ends, then stops accepting requests and gives the
-// running jobs until the shutdown timeout to finish; the rest are recorded
-// as interrupted.
+// Run serves until ctx ends. Then the HTTP server stops accepting requests
+// while the running jobs get until the shutdown timeout to finish; jobs
+// still running after it are cancelled and recorded as interrupted, and
+// queued ones are failed as interrupted.
 func (s *Service) Run(ctx context.Context) error {
-	err := s.app.Run(ctx)
-	timeout := s.opts.ShutdownTimeout
-	if timeout <= 0 {
-		timeout = server.DefaultShutdownTimeout
+	errc := make(chan error, 1)
+	go func() { errc <- s.app.Run(ctx) }()
+	select {
+	case err := <-errc: // the server failed on its own
+		sctx, cancel := context.WithTimeout(context.Background(), s.shutdownTimeout())
+		defer cancel()
+		s.jobs.Shutdown(sctx)
+		return err
+	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), timeout)
+	// The server shuts down (app.Run saw ctx) while the jobs wind down, so
+	// synchronous submits waiting for a job get its outcome.
+	sctx, cancel := context.WithTimeout(context.Background(), s.shutdownTimeout())
 	defer cancel()
 	s.jobs.Shutdown(sctx)
-	return err
+	return <-errc
+}
+
+func (s *Service) shutdownTimeout() time.Duration {
+	if s.opts.ShutdownTimeout > 0 {
+		return s.opts.ShutdownTimeout
+	}
+	return server.DefaultShutdownTimeout
 }
 
 // Stop stops the HTTP server and then the jobs (bounded by ctx).

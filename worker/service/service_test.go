@@ -190,3 +190,52 @@ func TestConcurrentTasksAndRestart(t *testing.T) {
 	assert.Contains(t, string(r.Body), `"succeeded"`)
 	_ = s2
 }
+
+// TestShutdownInterruptsRunningJobs stops the worker while a long
+// simulation runs: Run returns within the shutdown timeout (plus slack) and
+// after a restart the job is failed as interrupted, the target unchanged.
+func TestShutdownInterruptsRunningJobs(t *testing.T) {
+	dir := t.TempDir()
+	s, c, stop := start(t, dir, service.Options{Options: server.Options{ShutdownTimeout: 300 * time.Millisecond}})
+	ctx := context.Background()
+	require.NoError(t, s.SeedDemo(ctx))
+	grid := "/geoscience-object/orgs/" + demo.Org + "/workspaces/" + demo.Workspace + "/objects/path/" + demo.GridPath
+	before, err := c.Do(ctx, http.MethodGet, grid, nil)
+	require.NoError(t, err)
+	url := func(p string) string {
+		return c.Base + "/geoscience-object/orgs/" + demo.Org + "/workspaces/" + demo.Workspace + "/objects/path/" + p
+	}
+	body, _ := json.Marshal(map[string]any{"parameters": map[string]any{
+		"source": url(demo.PointsPath), "source_attribute": "cu", "target": url(demo.GridPath),
+		"distribution": url(demo.DistributionPath), "variogram_model": url(demo.VariogramPath),
+		"realizations": 100, "number_of_lines": 1000, "block_discretization": map[string]any{"nx": 4, "ny": 4, "nz": 4}}})
+	r, err := c.Do(ctx, http.MethodPost, "/compute/orgs/"+demo.Org+"/geostatistics/conditional-turning-bands", body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusSeeOther, r.Status, "%s", r.Body)
+	status := r.Header.Get("Location")
+	for {
+		st, err := c.Do(ctx, http.MethodGet, status, nil)
+		require.NoError(t, err)
+		if strings.Contains(string(st.Body), `"in progress"`) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t0 := time.Now()
+	stop()
+	assert.Less(t, time.Since(t0), 5*time.Second, "shutdown is bounded by the timeout")
+	_, c2, _ := start(t, dir, service.Options{})
+	st, err := c2.Do(ctx, http.MethodGet, status, nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, st.Status)
+	assert.Contains(t, string(st.Body), `"failed"`)
+	assert.Contains(t, string(st.Body), "Interrupted")
+	after, err := c2.Do(ctx, http.MethodGet, grid, nil)
+	require.NoError(t, err)
+	var b, a struct {
+		VersionID string `json:"version_id"`
+	}
+	require.NoError(t, before.JSON(&b))
+	require.NoError(t, after.JSON(&a))
+	assert.Equal(t, b.VersionID, a.VersionID, "the target is unchanged")
+}
