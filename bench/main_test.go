@@ -1,0 +1,229 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/geostat-engine/geostat/bench/cases"
+	"github.com/geostat-engine/geostat/bench/harness"
+	"github.com/geostat-engine/geostat/bench/scenarios"
+	"github.com/geostat-engine/geostat/bench/schema"
+)
+
+func TestParseRunArgs(t *testing.T) {
+	o, err := parseRunArgs([]string{"knn", "kriging-sk", "-size", "small", "-runs=2", "-threads", "1", "-json", "out.json"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"knn", "kriging-sk"}, o.names)
+	assert.Equal(t, cases.Small, o.size)
+	assert.Equal(t, 2, o.runs)
+	assert.Equal(t, 1, o.threads)
+	assert.Equal(t, "out.json", o.jsonPath)
+	assert.Equal(t, 1.25, o.tolerance)
+	assert.Equal(t, cases.DefaultSeed, o.seed)
+
+	// Flags before, among and after the names; -- ends the flags.
+	o, err = parseRunArgs([]string{"-size=large", "knn", "--compare", "b.json", "all", "-tolerance", "1.5", "--", "-odd"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"knn", "all", "-odd"}, o.names)
+	assert.Equal(t, cases.Large, o.size)
+	assert.Equal(t, "b.json", o.compare)
+	assert.Equal(t, 1.5, o.tolerance)
+	assert.Equal(t, 3, o.runs)
+
+	o, err = parseRunArgs([]string{"knn", "-cpuprofile", "c.out", "-memprofile", "m.out", "-seed", "9"})
+	require.NoError(t, err)
+	assert.Equal(t, "c.out", o.cpuProfile)
+	assert.Equal(t, "m.out", o.memProfile)
+	assert.Equal(t, uint64(9), o.seed)
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"knn", "-size", "huge"}, "huge"},
+		{[]string{"knn", "-runs", "0"}, "-runs"},
+		{[]string{"knn", "-threads", "-1"}, "-threads"},
+		{[]string{"knn", "-tolerance", "0"}, "-tolerance"},
+		{[]string{"knn", "-runs"}, "needs a value"},
+		{[]string{"knn", "-bogus"}, "bogus"},
+		{[]string{"-size", "small"}, "no scenario"},
+		{[]string{"knn", "-runs", "x"}, "runs"},
+	} {
+		_, err := parseRunArgs(tc.args)
+		assert.ErrorContains(t, err, tc.want, "%v", tc.args)
+	}
+}
+
+func fakeApp() (*app, *bytes.Buffer, *bytes.Buffer) {
+	var out, errOut bytes.Buffer
+	ok := func(context.Context, harness.Config) (*harness.Workload, error) {
+		return &harness.Workload{Run: func(context.Context, func(int, int)) error { return nil },
+			Check: func() error { return nil }, Items: 1, Unit: "things"}, nil
+	}
+	return &app{stdout: &out, stderr: &errOut, scenarios: []harness.Scenario{
+		{Name: "a", Description: "first", Setup: ok},
+		{Name: "b", Description: "second", Missing: "nothing/yet"},
+		{Name: "c", Description: "third", Setup: ok},
+		{Name: "bad", Description: "fails its check", Setup: func(context.Context, harness.Config) (*harness.Workload, error) {
+			return &harness.Workload{Run: func(context.Context, func(int, int)) error { return nil },
+				Check: func() error { return errors.New("result is nonsense") }, Items: 1, Unit: "things"}, nil
+		}},
+	}}, &out, &errOut
+}
+
+func TestSelectScenarios(t *testing.T) {
+	a, _, _ := fakeApp()
+	run, skipped, err := a.selectScenarios([]string{"c", "all"})
+	require.NoError(t, err)
+	var names []string
+	for _, s := range run {
+		names = append(names, s.Name)
+	}
+	assert.Equal(t, []string{"c", "a", "bad"}, names)
+	require.Len(t, skipped, 1)
+	assert.Equal(t, "b", skipped[0].Name)
+	assert.Equal(t, "not available yet (needs package nothing/yet)", skipped[0].Reason)
+
+	_, _, err = a.selectScenarios([]string{"b"})
+	assert.ErrorContains(t, err, "b is not available yet (needs package nothing/yet)")
+	_, _, err = a.selectScenarios([]string{"zz"})
+	assert.ErrorContains(t, err, `unknown scenario "zz"`)
+}
+
+func TestUsageErrorsAndListing(t *testing.T) {
+	a, out, errOut := fakeApp()
+	assert.Equal(t, exitOK, a.main(context.Background(), nil))
+	assert.Contains(t, out.String(), "not available yet (needs package nothing/yet)")
+	assert.Contains(t, out.String(), "first")
+
+	assert.Equal(t, exitUsage, a.main(context.Background(), []string{"run", "b", "-size", "small"}))
+	assert.Contains(t, errOut.String(), "b is not available yet")
+	assert.Equal(t, exitUsage, a.main(context.Background(), []string{"frobnicate"}))
+	out.Reset()
+	assert.Equal(t, exitOK, a.main(context.Background(), []string{"run", "-h"}))
+	assert.Contains(t, out.String(), "usage:")
+	assert.Equal(t, exitUsage, a.main(context.Background(), []string{"run", "all", "-cpuprofile", filepath.Join(t.TempDir(), "c")}))
+	assert.Contains(t, errOut.String(), "exactly one scenario")
+
+	// A failing sanity check is reported, without figures, and fails the run.
+	out.Reset()
+	assert.Equal(t, exitFailed, a.main(context.Background(), []string{"run", "a", "bad", "-runs", "1", "-size", "small"}))
+	assert.Contains(t, out.String(), "FAILED bad")
+	assert.Contains(t, out.String(), "result is nonsense")
+}
+
+// The real listing names every scenario of the bench issue.
+func TestListingNamesEveryScenario(t *testing.T) {
+	var out bytes.Buffer
+	a := &app{stdout: &out, stderr: &out, scenarios: scenarios.All()}
+	require.Equal(t, exitOK, a.main(context.Background(), []string{"list"}))
+	for _, n := range []string{"knn", "kriging-sk", "kriging-ok", "kriging-block", "tbsim-uncond", "tbsim-cond",
+		"tbsim-cond-block", "break-ties", "report", "parquet-write", "parquet-read", "worker-e2e"} {
+		assert.Contains(t, out.String(), n+" ")
+	}
+}
+
+// run all -size small -runs 1 works end to end and its JSON validates
+// against the schema.
+func TestRunAllSmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every available scenario")
+	}
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	a := &app{stdout: &out, stderr: &errOut, scenarios: scenarios.All()}
+	jsonPath := filepath.Join(dir, "r.json")
+	code := a.main(context.Background(), []string{"run", "all", "-size", "small", "-runs", "1", "-json", jsonPath})
+	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
+
+	b, err := os.ReadFile(jsonPath)
+	require.NoError(t, err)
+	require.NoError(t, schema.Validate(b))
+	var rep harness.Report
+	require.NoError(t, json.Unmarshal(b, &rep))
+	var available, unavailable int
+	for _, s := range scenarios.All() {
+		if s.Available() {
+			available++
+		} else {
+			unavailable++
+		}
+	}
+	assert.Len(t, rep.Results, available)
+	assert.Len(t, rep.Skipped, unavailable)
+	assert.Empty(t, rep.Failed)
+	for _, r := range rep.Results {
+		assert.Equal(t, "small", r.Size)
+		assert.Greater(t, r.Wall.Median, 0.0, r.Name)
+		assert.Greater(t, r.Throughput.PerSecond, 0.0, r.Name)
+		assert.Contains(t, out.String(), r.Name)
+	}
+	assert.Greater(t, rep.Machine.Cores, 0)
+	assert.NotEmpty(t, rep.Machine.GoVersion)
+}
+
+func TestCompareExitsOnRegression(t *testing.T) {
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base.json")
+	var out, errOut bytes.Buffer
+	a := &app{stdout: &out, stderr: &errOut, scenarios: scenarios.All()}
+	args := []string{"run", "parquet-read", "-size", "small", "-runs", "1"}
+	require.Equal(t, exitOK, a.main(context.Background(), append(args, "-json", base)), errOut.String())
+
+	// A baseline 100 times faster than this machine: the current run is a
+	// regression. One 100 times slower: fine.
+	rewrite := func(name string, factor float64) string {
+		b, err := os.ReadFile(base)
+		require.NoError(t, err)
+		var rep harness.Report
+		require.NoError(t, json.Unmarshal(b, &rep))
+		for i := range rep.Results {
+			rep.Results[i].Wall.Median *= factor
+		}
+		p := filepath.Join(dir, name)
+		f, err := os.Create(p)
+		require.NoError(t, err)
+		require.NoError(t, rep.WriteJSON(f))
+		require.NoError(t, f.Close())
+		return p
+	}
+	out.Reset()
+	code := a.main(context.Background(), append(args, "-compare", rewrite("fast.json", 0.01)))
+	assert.Equal(t, exitRegression, code, out.String())
+	assert.Contains(t, out.String(), "SLOWER")
+
+	out.Reset()
+	code = a.main(context.Background(), append(args, "-compare", rewrite("slow.json", 100), "-tolerance", "1.1"))
+	assert.Equal(t, exitOK, code, out.String())
+	assert.Contains(t, out.String(), "ok")
+
+	// A baseline that does not validate is refused.
+	bad := filepath.Join(dir, "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"schema_version": 1}`), 0o644))
+	assert.Equal(t, exitUsage, a.main(context.Background(), append(args, "-compare", bad)))
+	assert.Contains(t, errOut.String(), "does not validate")
+}
+
+func TestProfiles(t *testing.T) {
+	dir := t.TempDir()
+	cpu, mem := filepath.Join(dir, "cpu.out"), filepath.Join(dir, "mem.out")
+	var out, errOut bytes.Buffer
+	a := &app{stdout: &out, stderr: &errOut, scenarios: scenarios.All()}
+	code := a.main(context.Background(), []string{"run", "parquet-read", "-size", "small", "-runs", "1", "-cpuprofile", cpu, "-memprofile", mem})
+	require.Equal(t, exitOK, code, errOut.String())
+	for _, p := range []string{cpu, mem} {
+		st, err := os.Stat(p)
+		require.NoError(t, err)
+		assert.Greater(t, st.Size(), int64(0), p)
+	}
+	assert.False(t, strings.Contains(errOut.String(), "FAILED"))
+}
