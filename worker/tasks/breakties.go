@@ -7,16 +7,14 @@ import (
 
 	"github.com/geostat-engine/geostat/geostat/ties"
 	"github.com/geostat-engine/geostat/neighbor"
-	"github.com/geostat-engine/geostat/worker/objects"
 )
 
 type breakTiesPlan struct {
-	env            *Env
-	req            Request
-	p              *BreakTiesParams
-	source, target *Version
-	sourceAttr     *objects.Attribute
-	coords         []float64
+	env *Env
+	req Request
+	p   *BreakTiesParams
+	endpoints
+	coords []float64
 }
 
 // PrepareBreakTies validates a break-ties request. The target's locations
@@ -28,22 +26,7 @@ func PrepareBreakTies(ctx context.Context, env *Env, req Request) (Plan, error) 
 		return nil, err
 	}
 	pl := &breakTiesPlan{env: env, req: req, p: p}
-	if pl.source, err = loadObject(ctx, env, req.Access, req.Org, "source", p.Source.Object, false); err != nil {
-		return nil, err
-	}
-	if err := requireKind("source", pl.source, targetKinds...); err != nil {
-		return nil, err
-	}
-	if pl.sourceAttr, err = continuousAttribute("source.attribute", pl.source, p.Source.Attribute); err != nil {
-		return nil, err
-	}
-	if pl.target, err = loadObject(ctx, env, req.Access, req.Org, "target", p.Target.Object, true); err != nil {
-		return nil, err
-	}
-	if err := requireKind("target", pl.target, targetKinds...); err != nil {
-		return nil, err
-	}
-	if err := checkTargetAttribute("target.attribute", pl.target, p.Target); err != nil {
+	if pl.endpoints, err = loadEndpoints(ctx, env, req, p.Source, p.Target, targetKinds); err != nil {
 		return nil, err
 	}
 	if pl.coords, err = pl.source.Object.ListLocations(ctx, pl.source.Blobs, pl.sourceAttr.List); err != nil {

@@ -227,3 +227,56 @@ func maskOut(out []float64, keep []bool) {
 		}
 	}
 }
+
+// endpoints are a task's source object with its attribute, and its target.
+type endpoints struct {
+	source, target *Version
+	sourceAttr     *objects.Attribute
+}
+
+// loadEndpoints resolves a task's source (one of sourceKinds, with a
+// continuous source attribute) and its target (a point set, intervals or a
+// grid the caller may write to, with an existing attribute when the target
+// updates one). Every problem names its field.
+func loadEndpoints(ctx context.Context, env *Env, req Request, src Source, tgt Target, sourceKinds []objects.Kind) (endpoints, error) {
+	var ep endpoints
+	var err error
+	if ep.source, err = loadObject(ctx, env, req.Access, req.Org, "source", src.Object, false); err != nil {
+		return ep, err
+	}
+	if err := requireKind("source", ep.source, sourceKinds...); err != nil {
+		return ep, err
+	}
+	if ep.sourceAttr, err = continuousAttribute("source.attribute", ep.source, src.Attribute); err != nil {
+		return ep, err
+	}
+	if ep.target, err = loadObject(ctx, env, req.Access, req.Org, "target", tgt.Object, true); err != nil {
+		return ep, err
+	}
+	if err := requireKind("target", ep.target, targetKinds...); err != nil {
+		return ep, err
+	}
+	return ep, checkTargetAttribute("target.attribute", ep.target, tgt)
+}
+
+// sizes returns the number of source rows and target locations.
+func (ep *endpoints) sizes() (nSrc, nTgt float64) {
+	s, _ := ep.source.Object.ExpectedLength(ep.sourceAttr.List)
+	t, _ := ep.target.Object.ExpectedLength(ep.target.Object.AttributeLists()[0])
+	return float64(s), float64(t)
+}
+
+// estimationData reads what an estimation onto the target needs: the source
+// locations and values (filtered-out rows NaN), the target locations and the
+// target rows the target filter keeps (nil: all).
+func (ep *endpoints) estimationData(ctx context.Context, src Source, tgt Target) (coords, values, targets []float64, keep []bool, err error) {
+	if coords, values, err = sourceData(ctx, ep.source, ep.sourceAttr, src.Filter, "source"); err != nil {
+		return
+	}
+	if targets, err = ep.target.Object.Locations(ctx, ep.target.Blobs); err != nil {
+		err = fmt.Errorf("target: %w", err)
+		return
+	}
+	keep, err = applyFilter(ctx, "target.filter", ep.target, tgt.Filter, len(targets)/3)
+	return
+}

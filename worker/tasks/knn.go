@@ -11,11 +11,10 @@ import (
 )
 
 type knnPlan struct {
-	env            *Env
-	req            Request
-	p              *KNNParams
-	source, target *Version
-	sourceAttr     *objects.Attribute
+	env *Env
+	req Request
+	p   *KNNParams
+	endpoints
 }
 
 // PrepareKNN validates a knn request: fields, references, object kinds,
@@ -26,28 +25,12 @@ func PrepareKNN(ctx context.Context, env *Env, req Request) (Plan, error) {
 		return nil, err
 	}
 	pl := &knnPlan{env: env, req: req, p: p}
-	if pl.source, err = loadObject(ctx, env, req.Access, req.Org, "source", p.Source.Object, false); err != nil {
-		return nil, err
-	}
-	if err := requireKind("source", pl.source, pointKinds...); err != nil {
-		return nil, err
-	}
-	if pl.sourceAttr, err = continuousAttribute("source.attribute", pl.source, p.Source.Attribute); err != nil {
-		return nil, err
-	}
-	if pl.target, err = loadObject(ctx, env, req.Access, req.Org, "target", p.Target.Object, true); err != nil {
-		return nil, err
-	}
-	if err := requireKind("target", pl.target, targetKinds...); err != nil {
-		return nil, err
-	}
-	if err := checkTargetAttribute("target.attribute", pl.target, p.Target); err != nil {
+	if pl.endpoints, err = loadEndpoints(ctx, env, req, p.Source, p.Target, pointKinds); err != nil {
 		return nil, err
 	}
 	// Memory: the index and the targets' coordinates and estimates.
-	nSrc, _ := pl.source.Object.ExpectedLength(pl.sourceAttr.List)
-	nTgt, _ := pl.target.Object.ExpectedLength(pl.target.Object.AttributeLists()[0])
-	if err := env.memoryCheck("target", float64(nSrc)*80+float64(nTgt)*48); err != nil {
+	nSrc, nTgt := pl.sizes()
+	if err := env.memoryCheck("target", nSrc*80+nTgt*48); err != nil {
 		return nil, err
 	}
 	return pl, nil
@@ -90,15 +73,7 @@ func sourceData(ctx context.Context, v *Version, a *objects.Attribute, f *Filter
 func (pl *knnPlan) Run(ctx context.Context, progress func(int, string)) (any, error) {
 	p := pl.p
 	progress(2, "reading the source")
-	coords, values, err := sourceData(ctx, pl.source, pl.sourceAttr, p.Source.Filter, "source")
-	if err != nil {
-		return nil, err
-	}
-	targets, err := pl.target.Object.Locations(ctx, pl.target.Blobs)
-	if err != nil {
-		return nil, fmt.Errorf("target: %w", err)
-	}
-	keep, err := applyFilter(ctx, "target.filter", pl.target, p.Target.Filter, len(targets)/3)
+	coords, values, targets, keep, err := pl.estimationData(ctx, p.Source, p.Target)
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package tasks
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/kriging"
@@ -10,13 +9,12 @@ import (
 )
 
 type krigingPlan struct {
-	env            *Env
-	req            Request
-	p              *KrigingParams
-	source, target *Version
-	sourceAttr     *objects.Attribute
-	variogram      *geostat.Variogram
-	name           string // base name of the written attributes
+	env *Env
+	req Request
+	p   *KrigingParams
+	endpoints
+	variogram *geostat.Variogram
+	name      string // base name of the written attributes
 }
 
 // PrepareKriging validates a kriging request.
@@ -26,13 +24,7 @@ func PrepareKriging(ctx context.Context, env *Env, req Request) (Plan, error) {
 		return nil, err
 	}
 	pl := &krigingPlan{env: env, req: req, p: p}
-	if pl.source, err = loadObject(ctx, env, req.Access, req.Org, "source", p.Source.Object, false); err != nil {
-		return nil, err
-	}
-	if err := requireKind("source", pl.source, pointKinds...); err != nil {
-		return nil, err
-	}
-	if pl.sourceAttr, err = continuousAttribute("source.attribute", pl.source, p.Source.Attribute); err != nil {
+	if pl.endpoints, err = loadEndpoints(ctx, env, req, p.Source, p.Target, pointKinds); err != nil {
 		return nil, err
 	}
 	if pl.variogram, err = loadVariogram(ctx, env, req, "variogram", p.Variogram); err != nil {
@@ -43,15 +35,6 @@ func PrepareKriging(ctx context.Context, env *Env, req Request) (Plan, error) {
 			return nil, invalid("kriging_method", "simple kriging needs a covariance: %v", err)
 		}
 	}
-	if pl.target, err = loadObject(ctx, env, req.Access, req.Org, "target", p.Target.Object, true); err != nil {
-		return nil, err
-	}
-	if err := requireKind("target", pl.target, targetKinds...); err != nil {
-		return nil, err
-	}
-	if err := checkTargetAttribute("target.attribute", pl.target, p.Target); err != nil {
-		return nil, err
-	}
 	if p.Discretisation.Count() > 1 && pl.target.Object.Grid == nil {
 		return nil, invalid("block_discretisation", "block kriging needs a grid target, not a %s", pl.target.Object.Schema.Kind)
 	}
@@ -60,11 +43,10 @@ func PrepareKriging(ctx context.Context, env *Env, req Request) (Plan, error) {
 		a, _ := pl.target.Object.ResolveAttribute(p.Target.Update)
 		pl.name = a.Name
 	}
-	nSrc, _ := pl.source.Object.ExpectedLength(pl.sourceAttr.List)
-	nTgt, _ := pl.target.Object.ExpectedLength(pl.target.Object.AttributeLists()[0])
-	need := float64(nSrc)*200 + float64(nTgt)*8*float64(4+len(p.Outputs))
+	nSrc, nTgt := pl.sizes()
+	need := nSrc*200 + nTgt*8*float64(4+len(p.Outputs))
 	if nSrc <= kriging.DefaultTableLimit {
-		need += float64(nSrc) * float64(nSrc) * 8
+		need += nSrc * nSrc * 8
 	}
 	if err := env.memoryCheck("target", need); err != nil {
 		return nil, err
@@ -94,15 +76,7 @@ func loadVariogram(ctx context.Context, env *Env, req Request, field string, ref
 func (pl *krigingPlan) Run(ctx context.Context, progress func(int, string)) (any, error) {
 	p := pl.p
 	progress(2, "reading the source")
-	coords, values, err := sourceData(ctx, pl.source, pl.sourceAttr, p.Source.Filter, "source")
-	if err != nil {
-		return nil, err
-	}
-	targets, err := pl.target.Object.Locations(ctx, pl.target.Blobs)
-	if err != nil {
-		return nil, fmt.Errorf("target: %w", err)
-	}
-	keep, err := applyFilter(ctx, "target.filter", pl.target, p.Target.Filter, len(targets)/3)
+	coords, values, targets, keep, err := pl.estimationData(ctx, p.Source, p.Target)
 	if err != nil {
 		return nil, err
 	}
