@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/geostat-engine/geostat/geostat"
@@ -17,34 +16,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var (
-	schemasOnce sync.Once
-	schemas     *objects.Schemas
-	schemasErr  error
-)
-
-// loadSchemas loads the evo schemas once; the tests fail (not skip) when the
-// directory is missing, since CI has it.
-func loadSchemas(t testing.TB) *objects.Schemas {
-	t.Helper()
-	schemasOnce.Do(func() {
-		dir, err := objects.FindSchemasDir()
-		if err != nil {
-			schemasErr = err
-			return
-		}
-		schemas, schemasErr = objects.LoadSchemas(dir)
-	})
-	require.NoError(t, schemasErr, "the evo schemas are needed: ../shared/evo-schemas next to the repository, or set %s", objects.SchemasDirEnv)
-	return schemas
-}
-
 // validate checks a document against its schema.
 func validate(t *testing.T, doc map[string]any) {
 	t.Helper()
 	d, err := objects.DecodeJSON(objecttest.JSON(doc))
 	require.NoError(t, err)
-	require.NoError(t, loadSchemas(t).Validate(d))
+	require.NoError(t, objecttest.Schemas(t).Validate(d))
 }
 
 var (
@@ -81,7 +58,7 @@ func TestSchemaValidationReportsPath(t *testing.T) {
 	doc["unexpected"] = 1
 	d, err := objects.DecodeJSON(objecttest.JSON(doc))
 	require.NoError(t, err)
-	err = loadSchemas(t).Validate(d)
+	err = objecttest.Schemas(t).Validate(d)
 	var se *objects.SchemaError
 	require.True(t, errors.As(err, &se), "%v", err)
 	assert.NotEmpty(t, se.SchemaPath)
@@ -90,16 +67,16 @@ func TestSchemaValidationReportsPath(t *testing.T) {
 	doc["bounding_box"] = objecttest.BoundingBox(samplePoints())
 	d, err = objects.DecodeJSON(objecttest.JSON(doc))
 	require.NoError(t, err)
-	assert.Error(t, loadSchemas(t).Validate(d), "a variogram is not spatial")
+	assert.Error(t, objecttest.Schemas(t).Validate(d), "a variogram is not spatial")
 
 	d["schema"] = "/objects/unknown/1.0.0/unknown.schema.json"
-	err = loadSchemas(t).Validate(d)
+	err = objecttest.Schemas(t).Validate(d)
 	require.True(t, errors.As(err, &se))
 	assert.True(t, se.NotFound)
 }
 
 func TestFindSchemasDirEnvOverride(t *testing.T) {
-	dir := loadSchemas(t).Dir()
+	dir := objecttest.Schemas(t).Dir()
 	t.Setenv(objects.SchemasDirEnv, filepath.Dir(dir))
 	got, err := objects.FindSchemasDir()
 	require.NoError(t, err)
@@ -329,7 +306,7 @@ func roundTripDoc(t *testing.T, data []byte) map[string]any {
 }
 
 func TestSupportedSchemasHaveSchemaFiles(t *testing.T) {
-	s := loadSchemas(t)
+	s := objecttest.Schemas(t)
 	ids := objects.SupportedSchemas()
 	assert.Len(t, ids, 22)
 	for _, id := range ids {

@@ -140,7 +140,7 @@ func TestEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	doc, err := objects.DecodeJSON(newDoc)
 	require.NoError(t, err)
-	require.NoError(t, testSchemas(t).Validate(doc), "the written object validates against the schemas")
+	require.NoError(t, objecttest.Schemas(t).Validate(doc), "the written object validates against the schemas")
 
 	r = c.do(http.MethodPost, wsPrefix+"/objects/"+*grid.ObjectID, newDoc, "If-Match", `"`+grid.VersionID+`"`)
 	require.Equal(t, http.StatusCreated, r.status, "body: %s", r.body)

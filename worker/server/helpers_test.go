@@ -8,11 +8,9 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/geostat-engine/geostat/worker/objects"
 	"github.com/geostat-engine/geostat/worker/objects/objecttest"
 	"github.com/geostat-engine/geostat/worker/server"
 	"github.com/geostat-engine/geostat/worker/store"
@@ -28,32 +26,12 @@ const (
 
 var testWS = store.Workspace{Org: org, ID: wsID}
 
-var (
-	schemasOnce sync.Once
-	schemas     *objects.Schemas
-	schemasErr  error
-)
-
-func testSchemas(t testing.TB) *objects.Schemas {
-	t.Helper()
-	schemasOnce.Do(func() {
-		dir, err := objects.FindSchemasDir()
-		if err != nil {
-			schemasErr = err
-			return
-		}
-		schemas, schemasErr = objects.LoadSchemas(dir)
-	})
-	require.NoError(t, schemasErr, "the evo schemas are needed (../shared/evo-schemas or %s)", objects.SchemasDirEnv)
-	return schemas
-}
-
 // startApp starts a worker on 127.0.0.1:0 with a temporary data directory and
 // GEOSTAT_TOKEN=testToken (unless opts says otherwise), serving over real
 // HTTP until the test ends.
 func startApp(t *testing.T, opts server.Options) *server.App {
 	t.Helper()
-	testSchemas(t) // fail clearly when the schemas are missing
+	objecttest.Schemas(t) // fail clearly when the schemas are missing
 	if opts.Addr == "" {
 		opts.Addr = "127.0.0.1:0"
 	}

@@ -30,7 +30,7 @@ func TestCrashChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("child process of TestCrashBetweenBlobAndCommit")
 	}
-	s, err := OpenEmbedded(EmbeddedOptions{Dir: dir, Schemas: testSchemas(t)})
+	s, err := OpenEmbedded(EmbeddedOptions{Dir: dir, Schemas: objecttest.Schemas(t)})
 	require.NoError(t, err)
 	s.hook = func(point string) {
 		if point == "version-synced" {

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,26 +19,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-var (
-	schemasOnce sync.Once
-	schemas     *objects.Schemas
-	schemasErr  error
-)
-
-func testSchemas(t testing.TB) *objects.Schemas {
-	t.Helper()
-	schemasOnce.Do(func() {
-		dir, err := objects.FindSchemasDir()
-		if err != nil {
-			schemasErr = err
-			return
-		}
-		schemas, schemasErr = objects.LoadSchemas(dir)
-	})
-	require.NoError(t, schemasErr, "the evo schemas are needed (../shared/evo-schemas or %s)", objects.SchemasDirEnv)
-	return schemas
-}
 
 var (
 	testWS = Workspace{Org: "11111111-1111-4111-8111-111111111111", ID: "22222222-2222-4222-8222-222222222222"}
@@ -53,7 +32,7 @@ func frozenClock() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC
 
 func openTest(t *testing.T, dir string) *Embedded {
 	t.Helper()
-	s, err := OpenEmbedded(EmbeddedOptions{Dir: dir, Schemas: testSchemas(t), Now: frozenClock})
+	s, err := OpenEmbedded(EmbeddedOptions{Dir: dir, Schemas: objecttest.Schemas(t), Now: frozenClock})
 	require.NoError(t, err)
 	return s
 }

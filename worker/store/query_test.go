@@ -69,7 +69,7 @@ func TestGlob(t *testing.T) {
 
 func TestListOrgObjects(t *testing.T) {
 	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	s, err := OpenEmbedded(EmbeddedOptions{Dir: t.TempDir(), Schemas: testSchemas(t), Now: func() time.Time {
+	s, err := OpenEmbedded(EmbeddedOptions{Dir: t.TempDir(), Schemas: objecttest.Schemas(t), Now: func() time.Time {
 		clock = clock.Add(time.Hour)
 		return clock
 	}})

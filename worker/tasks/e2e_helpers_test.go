@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -41,7 +40,7 @@ type harness struct {
 // temporary data directory.
 func start(t *testing.T, maxJobs int) *harness {
 	t.Helper()
-	testSchemas(t) // the store validates what the tasks write against them
+	objecttest.Schemas(t) // the store validates what the tasks write against them
 	dir := t.TempDir()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	mgr, err := jobs.NewManager(jobs.Options{Dir: filepath.Join(dir, "jobs"), MaxJobs: maxJobs, Logger: logger})
@@ -98,7 +97,7 @@ func (h *harness) latest(id string) (*objects.Object, *objecttest.Blobs) {
 	// Every object a task writes validates against the evo schemas.
 	parsed, err := objects.DecodeJSON(doc)
 	require.NoError(h.t, err)
-	require.NoError(h.t, testSchemas(h.t).Validate(parsed), "the written object validates against its schema")
+	require.NoError(h.t, objecttest.Schemas(h.t).Validate(parsed), "the written object validates against its schema")
 	obj, err := objects.Decode(doc)
 	require.NoError(h.t, err)
 	blobs := objecttest.NewBlobs()
@@ -118,24 +117,4 @@ func (h *harness) column(obj *objects.Object, blobs *objecttest.Blobs, expr stri
 	cols, err := obj.ReadContinuous(h.ctx, blobs, a)
 	require.NoError(h.t, err)
 	return cols[0]
-}
-
-var (
-	schemasOnce sync.Once
-	schemas     *objects.Schemas
-	schemasErr  error
-)
-
-// testSchemas loads the evo schemas once; the tests need them.
-func testSchemas(t testing.TB) *objects.Schemas {
-	schemasOnce.Do(func() {
-		dir, err := objects.FindSchemasDir()
-		if err != nil {
-			schemasErr = err
-			return
-		}
-		schemas, schemasErr = objects.LoadSchemas(dir)
-	})
-	require.NoError(t, schemasErr, "the evo schemas are needed (../shared/evo-schemas or %s)", objects.SchemasDirEnv)
-	return schemas
 }

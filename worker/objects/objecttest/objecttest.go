@@ -11,6 +11,7 @@ import (
 	"math"
 	"sort"
 	"sync"
+	"testing"
 
 	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/grid"
@@ -341,4 +342,29 @@ func JSON(doc map[string]any) []byte {
 		panic("objecttest: " + err.Error())
 	}
 	return data
+}
+
+var (
+	schemasOnce sync.Once
+	schemas     *objects.Schemas
+	schemasErr  error
+)
+
+// Schemas loads the evo schemas once per test binary (objects.FindSchemasDir)
+// and fails the test, rather than skipping it, when they are missing: CI has
+// them next to the repository.
+func Schemas(tb testing.TB) *objects.Schemas {
+	tb.Helper()
+	schemasOnce.Do(func() {
+		dir, err := objects.FindSchemasDir()
+		if err != nil {
+			schemasErr = err
+			return
+		}
+		schemas, schemasErr = objects.LoadSchemas(dir)
+	})
+	if schemasErr != nil {
+		tb.Fatalf("the evo schemas are needed: ../shared/evo-schemas next to the repository, or set %s: %v", objects.SchemasDirEnv, schemasErr)
+	}
+	return schemas
 }
