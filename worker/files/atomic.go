@@ -4,60 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 )
-
-// writeFileAtomic writes data to path so that readers (and a restart after a
-// crash) see the old state or the complete new file: temporary file in
-// tmpDir (same file system), fsync, rename, directory fsync.
-func writeFileAtomic(tmpDir, path string, data []byte) error {
-	f, err := os.CreateTemp(tmpDir, "write-*")
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	return commitTemp(f, path)
-}
-
-// commitTemp fsyncs, closes and renames a written temporary file to path,
-// then fsyncs path's directory. On failure the temporary file is removed.
-func commitTemp(f *os.File, path string) error {
-	err := f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.MkdirAll(filepath.Dir(path), 0o755)
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return syncDir(filepath.Dir(path))
-}
-
-// syncDir fsyncs a directory so renames and removals in it are durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("fsync %s: %w", dir, err)
-	}
-	return nil
-}
 
 // spooled is content written to a temporary file, fsynced and closed, ready
 // to be renamed into place.

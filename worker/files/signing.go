@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/geostat-engine/geostat/worker/internal/atomicfile"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -41,7 +42,7 @@ func loadKey(root, tmpDir string) ([]byte, error) {
 	if _, err := rand.Read(key); err != nil {
 		return nil, fmt.Errorf("files: signing key: %w", err)
 	}
-	if err := writeFileAtomic(tmpDir, path, key); err != nil {
+	if err := atomicfile.Write(tmpDir, path, key, nil); err != nil {
 		return nil, fmt.Errorf("files: signing key: %w", err)
 	}
 	return key, nil

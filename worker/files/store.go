@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/geostat-engine/geostat/worker/internal/atomicfile"
 	"github.com/geostat-engine/geostat/worker/objects"
 	"github.com/geostat-engine/geostat/worker/store"
 )
@@ -462,7 +463,7 @@ func (s *Store) commitLocked(f *file, vid int64, path string, by store.User, con
 	if err := os.Rename(content.path, cpath); err != nil {
 		return nil, errInternal("storing the content", err)
 	}
-	if err := syncDir(dir); err != nil {
+	if err := atomicfile.SyncDir(dir); err != nil {
 		os.Remove(cpath)
 		return nil, errInternal("storing the content", err)
 	}
@@ -473,7 +474,7 @@ func (s *Store) commitLocked(f *file, vid int64, path string, by store.User, con
 	}
 	data, err := json.Marshal(m)
 	if err == nil {
-		err = writeFileAtomic(s.tmp, filepath.Join(dir, versionName(vid)), data)
+		err = atomicfile.Write(s.tmp, filepath.Join(dir, versionName(vid)), data, nil)
 	}
 	if err != nil {
 		os.Remove(cpath)
@@ -669,7 +670,7 @@ func (s *Store) delete(ctx context.Context, org, ws, id, path string, by store.U
 	}
 	data, err := json.Marshal(deletedMeta{DeletedAt: s.now().UTC(), DeletedBy: by})
 	if err == nil {
-		err = writeFileAtomic(s.tmp, filepath.Join(s.fileDir(f), "deleted.json"), data)
+		err = atomicfile.Write(s.tmp, filepath.Join(s.fileDir(f), "deleted.json"), data, nil)
 	}
 	if err != nil {
 		return errInternal("writing the delete marker", err)
@@ -730,7 +731,7 @@ func (s *Store) reserve(ctx context.Context, org, ws, id, path string, by store.
 		err = os.MkdirAll(dir, 0o755)
 	}
 	if err == nil {
-		err = writeFileAtomic(s.tmp, filepath.Join(dir, pendingName(vid)), data)
+		err = atomicfile.Write(s.tmp, filepath.Join(dir, pendingName(vid)), data, nil)
 	}
 	if err != nil {
 		if isNew {

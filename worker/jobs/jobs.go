@@ -19,6 +19,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/geostat-engine/geostat/worker/internal/atomicfile"
 )
 
 // Status is a job's state, spelled as the compute API spells it.
@@ -401,22 +403,7 @@ func (m *Manager) persist(r Record) error {
 	if err != nil {
 		return fmt.Errorf("jobs: %w", err)
 	}
-	path := filepath.Join(m.opts.Dir, r.ID+".json")
-	tmp, err := os.CreateTemp(m.opts.Dir, ".job-*")
-	if err != nil {
-		return fmt.Errorf("jobs: %w", err)
-	}
-	if _, err = tmp.Write(b); err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := atomicfile.Write(m.opts.Dir, filepath.Join(m.opts.Dir, r.ID+".json"), b, nil); err != nil {
 		return fmt.Errorf("jobs: saving %s: %w", r.ID, err)
 	}
 	return nil

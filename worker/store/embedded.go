@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/geostat-engine/geostat/worker/internal/atomicfile"
 	"github.com/geostat-engine/geostat/worker/objects"
 )
 
@@ -518,7 +519,7 @@ func (s *Embedded) commitVersion(ws Workspace, hdr versionHeader, body []byte) e
 	if s.hook != nil {
 		before = func() { s.hook("version-synced") }
 	}
-	if err := writeFileAtomic(filepath.Join(s.dir, "tmp"), path, data, before); err != nil {
+	if err := atomicfile.Write(filepath.Join(s.dir, "tmp"), path, data, before); err != nil {
 		return ErrStorage(fmt.Errorf("writing version: %w", err))
 	}
 	return nil
@@ -643,7 +644,7 @@ func (s *Embedded) DeleteObject(ctx context.Context, ws Workspace, ref Ref, by U
 	if err != nil {
 		return ErrInternal(err)
 	}
-	if err := writeFileAtomic(filepath.Join(s.dir, "tmp"), filepath.Join(s.objectDir(ws, o.id), "deleted.json"), data, nil); err != nil {
+	if err := atomicfile.Write(filepath.Join(s.dir, "tmp"), filepath.Join(s.objectDir(ws, o.id), "deleted.json"), data, nil); err != nil {
 		return ErrStorage(err)
 	}
 	o.deleted = d
@@ -708,7 +709,7 @@ func (s *Embedded) restoreLocked(ws Workspace, sp *space, o *object, by User) er
 		o.latest = hdr
 		s.lastVID = vid
 	}
-	if err := removeAtomic(filepath.Join(s.objectDir(ws, o.id), "deleted.json")); err != nil {
+	if err := atomicfile.Remove(filepath.Join(s.objectDir(ws, o.id), "deleted.json")); err != nil {
 		return ErrStorage(err)
 	}
 	o.deleted = nil

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/geostat-engine/geostat/worker/internal/atomicfile"
 	"github.com/geostat-engine/geostat/worker/objects"
 )
 
@@ -107,7 +108,7 @@ func (s *Embedded) commitBlob(ws Workspace, name string, f *os.File, h hash.Hash
 	if s.hook != nil {
 		s.hook("blob-written")
 	}
-	if err := commitTemp(f, dst); err != nil {
+	if err := atomicfile.Commit(f, dst); err != nil {
 		return ErrStorage(err)
 	}
 	return nil
@@ -191,7 +192,7 @@ func (s *Embedded) StageBlock(ctx context.Context, ws Workspace, name string, bl
 		f.Close()
 		return err
 	}
-	if err := commitTemp(f, filepath.Join(dir, hex.EncodeToString(blockID))); err != nil {
+	if err := atomicfile.Commit(f, filepath.Join(dir, hex.EncodeToString(blockID))); err != nil {
 		return ErrStorage(err)
 	}
 	return nil

@@ -1,0 +1,76 @@
+// Package atomicfile writes files so that a reader, or a restart after a
+// crash, sees either the old state or the complete new file: bytes go to a
+// temporary file on the same file system, which is fsynced, renamed into
+// place, and the directory is fsynced. The object store, the file area and
+// the job records all write this way.
+package atomicfile
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Write writes data to path through a temporary file in tmpDir.
+// beforeRename, when set, runs between the fsync and the rename (a test hook
+// for crash simulation).
+func Write(tmpDir, path string, data []byte, beforeRename func()) error {
+	f, err := os.CreateTemp(tmpDir, "write-*")
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	return commit(f, path, beforeRename)
+}
+
+// Commit fsyncs, closes and renames an already written temporary file to
+// path (creating its directory), then fsyncs the directory. On failure the
+// temporary file is removed.
+func Commit(f *os.File, path string) error { return commit(f, path, nil) }
+
+func commit(f *os.File, path string, beforeRename func()) error {
+	err := f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.MkdirAll(filepath.Dir(path), 0o755)
+	}
+	if err == nil && beforeRename != nil {
+		beforeRename()
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return SyncDir(filepath.Dir(path))
+}
+
+// SyncDir fsyncs a directory so that renames and removals in it are durable.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("fsync %s: %w", dir, err)
+	}
+	return nil
+}
+
+// Remove removes path (a missing file is not an error) and fsyncs its
+// directory.
+func Remove(path string) error {
+	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	return SyncDir(filepath.Dir(path))
+}
