@@ -2,21 +2,19 @@ package files_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/geostat-engine/geostat/worker/files"
 	"github.com/geostat-engine/geostat/worker/server"
 	"github.com/geostat-engine/geostat/worker/store"
+	"github.com/geostat-engine/geostat/worker/workertest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -66,28 +64,12 @@ func startWith(t *testing.T, dir string, so server.Options, opts files.Options) 
 	t.Helper()
 	st, err := files.Open(dir)
 	require.NoError(t, err)
-	so.Addr = "127.0.0.1:0"
 	so.DataDir = dir
-	so.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	so.Stdout = io.Discard
 	if so.Getenv == nil {
 		so.Getenv = func(string) string { return "" }
 	}
 	so.ExtraRoutes = func(mux server.Router, deps server.Deps) { files.Register(mux, deps, st, opts) }
-	app, err := server.New(so)
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- app.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			require.NoError(t, err)
-		case <-time.After(10 * time.Second):
-			t.Error("app did not stop")
-		}
-	})
+	app := workertest.StartApp(t, so, "")
 	return &env{t: t, app: app, store: st, dir: dir}
 }
 

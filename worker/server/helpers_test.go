@@ -2,18 +2,16 @@ package server_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/geostat-engine/geostat/worker/objects/objecttest"
 	"github.com/geostat-engine/geostat/worker/server"
 	"github.com/geostat-engine/geostat/worker/store"
+	"github.com/geostat-engine/geostat/worker/workertest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -32,41 +30,7 @@ var testWS = store.Workspace{Org: org, ID: wsID}
 func startApp(t *testing.T, opts server.Options) *server.App {
 	t.Helper()
 	objecttest.Schemas(t) // fail clearly when the schemas are missing
-	if opts.Addr == "" {
-		opts.Addr = "127.0.0.1:0"
-	}
-	if opts.DataDir == "" {
-		opts.DataDir = t.TempDir()
-	}
-	if opts.Getenv == nil {
-		opts.Getenv = func(k string) string {
-			if k == server.TokenEnv {
-				return testToken
-			}
-			return ""
-		}
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	if opts.Stdout == nil {
-		opts.Stdout = io.Discard
-	}
-	app, err := server.New(opts)
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- app.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			require.NoError(t, err)
-		case <-time.After(10 * time.Second):
-			t.Error("app did not stop")
-		}
-	})
-	return app
+	return workertest.StartApp(t, opts, testToken)
 }
 
 // client sends requests to an app with a bearer token.

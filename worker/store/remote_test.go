@@ -4,18 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"testing"
-	"time"
 
 	"github.com/geostat-engine/geostat/worker/objects"
 	"github.com/geostat-engine/geostat/worker/objects/objecttest"
 	"github.com/geostat-engine/geostat/worker/server"
 	"github.com/geostat-engine/geostat/worker/store"
+	"github.com/geostat-engine/geostat/worker/workertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -30,29 +28,7 @@ func startWorker(t *testing.T) *server.App {
 	if _, err := objects.FindSchemasDir(); err != nil {
 		t.Fatalf("the evo schemas are needed: %v", err)
 	}
-	app, err := server.New(server.Options{
-		Addr: "127.0.0.1:0", DataDir: t.TempDir(), Stdout: io.Discard,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Getenv: func(k string) string {
-			if k == server.TokenEnv {
-				return token
-			}
-			return ""
-		},
-	})
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- app.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			assert.NoError(t, err)
-		case <-time.After(10 * time.Second):
-			t.Error("worker did not stop")
-		}
-	})
+	app := workertest.StartApp(t, server.Options{}, token)
 	return app
 }
 

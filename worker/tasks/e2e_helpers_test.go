@@ -53,23 +53,17 @@ func start(t *testing.T, maxJobs int) *harness {
 	tokensFile := filepath.Join(dir, "tokens.json")
 	require.NoError(t, os.WriteFile(tokensFile, tokens, 0o600))
 	var env *tasks.Env
-	app, err := server.New(server.Options{
-		Addr: "127.0.0.1:0", DataDir: dir, Logger: logger, Stdout: io.Discard, TokensFile: tokensFile,
+	app := workertest.StartApp(t, server.Options{
+		DataDir: dir, Logger: logger, TokensFile: tokensFile,
 		ExtraRoutes: func(mux server.Router, deps server.Deps) {
 			env = &tasks.Env{Store: &tasks.StoreAdapter{Store: deps.Store, TempDir: dir}, Logger: logger}
 			tasks.Register(mux, deps, tasks.ComputeOptions{Env: env, Jobs: mgr, SyncWait: 30 * time.Second})
 		},
-	})
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- app.Run(ctx) }()
-	t.Cleanup(func() {
+	}, "")
+	t.Cleanup(func() { // runs before the app stops: jobs end first
 		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer scancel()
 		mgr.Shutdown(sctx)
-		cancel()
-		require.NoError(t, <-done)
 	})
 	return &harness{t: t, app: app, jobs: mgr, env: env, c: &workertest.Client{Base: app.URL(), Token: token}, ctx: context.Background()}
 }
