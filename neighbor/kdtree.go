@@ -1,6 +1,10 @@
 package neighbor
 
-import "math"
+import (
+	"math"
+	"runtime"
+	"sync"
+)
 
 // leafSize is the largest number of points in a leaf bucket.
 const leafSize = 16
@@ -53,7 +57,17 @@ func (t *kdTree) build(pts []float64, orig []int32, hole []int32) {
 	if n == 0 {
 		t.box = [6]float64{}
 	}
-	t.split(pts, orig, hole, 0, 0, 0, n, b)
+	// The two halves of a split are independent (disjoint points and
+	// nodes), so the top levels build them concurrently; the tree does not
+	// depend on the scheduling.
+	par := 0
+	for 1<<par < runtime.GOMAXPROCS(0) {
+		par++
+	}
+	if n < 1<<16 {
+		par = -1 // small trees build faster on one goroutine
+	}
+	t.split(pts, orig, hole, 0, 0, 0, n, b, par)
 }
 
 // bounds returns the bounding box (min then max) of points lo..hi−1.
@@ -75,7 +89,8 @@ func bounds(pts []float64, lo, hi int) [6]float64 {
 
 // split builds node (at the given level) over points lo..hi−1 whose bounding
 // box is b.
-func (t *kdTree) split(pts []float64, orig, hole []int32, node, level, lo, hi int, b [6]float64) {
+// Levels up to par build their two children concurrently.
+func (t *kdTree) split(pts []float64, orig, hole []int32, node, level, lo, hi int, b [6]float64, par int) {
 	if level == t.depth {
 		t.leaf[node-(1<<t.depth-1)] = int32(lo)
 		return
@@ -93,8 +108,15 @@ func (t *kdTree) split(pts []float64, orig, hole []int32, node, level, lo, hi in
 	// depth so that every leaf receives more than leafSize/2 points.
 	lb, rb := bounds(pts, lo, mid), bounds(pts, mid, hi)
 	t.nodes[node] = kdNode{lo: lb[3+dim], hi: rb[dim], dim: dim}
-	t.split(pts, orig, hole, 2*node+1, level+1, lo, mid, lb)
-	t.split(pts, orig, hole, 2*node+2, level+1, mid, hi, rb)
+	if level <= par {
+		var wg sync.WaitGroup
+		wg.Go(func() { t.split(pts, orig, hole, 2*node+1, level+1, lo, mid, lb, par) })
+		t.split(pts, orig, hole, 2*node+2, level+1, mid, hi, rb, par)
+		wg.Wait()
+		return
+	}
+	t.split(pts, orig, hole, 2*node+1, level+1, lo, mid, lb, par)
+	t.split(pts, orig, hole, 2*node+2, level+1, mid, hi, rb, par)
 }
 
 // selectNth partially sorts points lo..hi−1 along dim so that the point at
