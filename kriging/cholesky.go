@@ -10,48 +10,49 @@ import "math"
 // The solver then regularises (see Kriger).
 const pivotTolerance = 1e-10
 
-// cholesky factorises the symmetric positive definite n × n matrix held in the
-// lower triangle of a (row-major, stride n) in place as a = L·Lᵀ, leaving L in
-// the lower triangle and 1/L_jj in invDiag. The strict upper triangle is not
-// read. It returns false, leaving a partly overwritten, when a pivot is not
-// larger than pivotTolerance times its original diagonal entry (or is NaN).
+// Matrices and factors are stored packed: the lower triangle row by row,
+// row i (columns 0..i) at offset rowStart(i) = i(i+1)/2, so that an n × n
+// system takes n(n+1)/2 floats and every row prefix is contiguous.
+
+// rowStart returns the offset of row i in packed lower-triangular storage.
+func rowStart(i int) int { return i * (i + 1) / 2 }
+
+// packedLen returns the length of an n × n packed lower triangle.
+func packedLen(n int) int { return n * (n + 1) / 2 }
+
+// cholesky factorises the symmetric positive definite n × n matrix held in a
+// (packed lower triangle, see rowStart) in place as a = L·Lᵀ, leaving L in a
+// and 1/L_jj in invDiag. It returns false, leaving a partly overwritten, when
+// a pivot is not larger than pivotTolerance times its original diagonal entry
+// (or is NaN).
 //
 // This is the row-oriented (Cholesky–Banachiewicz) form: every inner product
-// runs over two contiguous row prefixes of L. Row i of L depends on rows
-// 0..i of a only.
+// runs over two contiguous row prefixes of L, and row i of L depends on rows
+// 0..i of a only. Rows are taken in pairs (i, i+1) and columns in blocks of
+// four (j..j+3): entry (r, c) of a block is a[r][c] minus the inner product
+// over the block's common prefix k < j, summed in increasing k, minus the
+// terms of the block's own small triangle, in increasing k. The inner
+// products of a block are computed two columns at a time (four sums per
+// pass, which the compiler keeps in registers).
 func cholesky(a []float64, n int, invDiag []float64) bool {
-	a = a[:n*n]
+	a = a[:packedLen(n)]
 	invDiag = invDiag[:n]
 	i := 0
-	// Rows in pairs (i, i+1) and columns in fours (j..j+3): the inner
-	// products over the common prefix k < j share every load between
-	// eight independent sums; the small triangles are added after.
 	for ; i+2 <= n; i += 2 {
-		ri := a[i*n : i*n+i+2]
-		rk := a[(i+1)*n : (i+1)*n+i+2]
+		oi := rowStart(i)
+		ri := a[oi : oi+i+1]
+		rk := a[oi+i+1 : oi+2*i+3]
 		j := 0
 		for ; j+4 <= i; j += 4 {
-			o := j * n
-			r0 := a[o : o+j]
-			r1 := a[o+n : o+n+j+1]
-			r2 := a[o+2*n : o+2*n+j+2]
-			r3 := a[o+3*n : o+3*n+j+3]
-			x := ri[:j]
-			y := rk[:len(x)]
-			q0, q1, q2, q3 := r0[:len(x)], r1[:len(x)], r2[:len(x)], r3[:len(x)]
-			var s0, s1, s2, s3, t0, t1, t2, t3 float64
-			for k, v := range x {
-				w := y[k]
-				c0, c1, c2, c3 := q0[k], q1[k], q2[k], q3[k]
-				s0 += v * c0
-				s1 += v * c1
-				s2 += v * c2
-				s3 += v * c3
-				t0 += w * c0
-				t1 += w * c1
-				t2 += w * c2
-				t3 += w * c3
-			}
+			// Rows j..j+3 are contiguous: lengths j+1, j+2, j+3, j+4.
+			blk := a[rowStart(j) : rowStart(j)+4*j+10]
+			r0 := blk[:j]
+			r1 := blk[j+1 : 2*j+2]
+			r2 := blk[2*j+3 : 3*j+5]
+			r3 := blk[3*j+6 : 4*j+10]
+			x, y := ri[:j], rk[:j]
+			s0, t0, s1, t1 := dot2x2(x, y, r0, r1[:j])
+			s2, t2, s3, t3 := dot2x2(x, y, r2[:j], r3[:j])
 			// The 4 × 4 triangle of rows j..j+3, through fixed-size
 			// views (no bounds checks on constant indices).
 			u1 := r1[j]
@@ -72,29 +73,21 @@ func cholesky(a []float64, n int, invDiag []float64) bool {
 			bk[0], bk[1], bk[2], bk[3] = m0, m1, m2, m3
 		}
 		if j < i { // i is even, so two columns remain
-			r0 := a[j*n : j*n+j+2]
-			r1 := a[(j+1)*n : (j+1)*n+j+2]
-			x := ri[:j]
-			y := rk[:len(x)]
-			p0, p1 := r0[:len(x)], r1[:len(x)]
-			var s0, s1, t0, t1 float64
-			for k, v := range x {
-				w := y[k]
-				c0, c1 := p0[k], p1[k]
-				s0 += v * c0
-				s1 += v * c1
-				t0 += w * c0
-				t1 += w * c1
-			}
-			l0 := (ri[j] - s0) * invDiag[j]
-			ri[j], ri[j+1] = l0, (ri[j+1]-s1-l0*r1[j])*invDiag[j+1]
-			m0 := (rk[j] - t0) * invDiag[j]
-			rk[j], rk[j+1] = m0, (rk[j+1]-t1-m0*r1[j])*invDiag[j+1]
+			blk := a[rowStart(j) : rowStart(j)+2*j+3]
+			r0 := blk[:j]
+			r1 := blk[j+1 : 2*j+3]
+			s0, t0, s1, t1 := dot2x2(ri[:j], rk[:j], r0, r1[:j])
+			u1 := r1[j]
+			d0, d1 := invDiag[j], invDiag[j+1]
+			l0 := (ri[j] - s0) * d0
+			ri[j], ri[j+1] = l0, (ri[j+1]-s1-l0*u1)*d1
+			m0 := (rk[j] - t0) * d0
+			rk[j], rk[j+1] = m0, (rk[j+1]-t1-m0*u1)*d1
 		}
 		// The 2 × 2 diagonal block: the three inner products in one pass.
 		var sii, ski, skk float64
 		x := ri[:i]
-		y := rk[:len(x)]
+		y := rk[:i]
 		for k, v := range x {
 			w := y[k]
 			sii += v * v
@@ -110,6 +103,7 @@ func cholesky(a []float64, n int, invDiag []float64) bool {
 		inv := 1 / l
 		ri[i] = l
 		invDiag[i] = inv
+		rk = rk[:i+2]
 		lki := (rk[i] - ski) * inv
 		rk[i] = lki
 		orig = rk[i+1]
@@ -121,10 +115,12 @@ func cholesky(a []float64, n int, invDiag []float64) bool {
 		rk[i+1] = l
 		invDiag[i+1] = 1 / l
 	}
-	for ; i < n; i++ {
-		ri := a[i*n : i*n+i+1]
+	if i < n { // the last row of an odd n
+		oi := rowStart(i)
+		ri := a[oi : oi+i+1]
 		for j := 0; j < i; j++ {
-			ri[j] = (ri[j] - dot(ri[:j], a[j*n:j*n+j])) * invDiag[j]
+			oj := rowStart(j)
+			ri[j] = (ri[j] - dot(ri[:j], a[oj:oj+j])) * invDiag[j]
 		}
 		orig := ri[i]
 		d := orig - dot(ri[:i], ri[:i])
@@ -138,20 +134,37 @@ func cholesky(a []float64, n int, invDiag []float64) bool {
 	return true
 }
 
-// solveCholesky overwrites x with the solution of L·Lᵀ·x = x for the factor
-// left by cholesky.
+// dot2x2 returns the inner products x·p, y·p, x·q and y·q over len(x)
+// terms, each summed in increasing index order.
+func dot2x2(x, y, p, q []float64) (xp, yp, xq, yq float64) {
+	y, p, q = y[:len(x)], p[:len(x)], q[:len(x)]
+	for k, v := range x {
+		w := y[k]
+		c0, c1 := p[k], q[k]
+		xp += v * c0
+		yp += w * c0
+		xq += v * c1
+		yq += w * c1
+	}
+	return
+}
+
+// solveCholesky overwrites x with the solution of L·Lᵀ·x = x for the packed
+// factor left by cholesky.
 func solveCholesky(l []float64, n int, invDiag, x []float64) {
 	x = x[:n]
 	invDiag = invDiag[:n]
-	l = l[:n*n]
+	l = l[:packedLen(n)]
 	// Forward substitution L·y = x, four rows at a time: their inner
 	// products over the solved prefix share the loads of y.
 	i := 0
 	for ; i+4 <= n; i += 4 {
-		r0 := l[i*n : i*n+i+4]
-		r1 := l[(i+1)*n : (i+1)*n+i+4]
-		r2 := l[(i+2)*n : (i+2)*n+i+4]
-		r3 := l[(i+3)*n : (i+3)*n+i+4]
+		// Rows i..i+3 are contiguous: lengths i+1, i+2, i+3, i+4.
+		blk := l[rowStart(i) : rowStart(i)+4*i+10]
+		r0 := blk[:i+1]
+		r1 := blk[i+1 : 2*i+3]
+		r2 := blk[2*i+3 : 3*i+6]
+		r3 := blk[3*i+6 : 4*i+10]
 		y := x[:i]
 		p0, p1, p2, p3 := r0[:len(y)], r1[:len(y)], r2[:len(y)], r3[:len(y)]
 		var s0, s1, s2, s3 float64
@@ -168,7 +181,7 @@ func solveCholesky(l []float64, n int, invDiag, x []float64) {
 		x[i], x[i+1], x[i+2], x[i+3] = y0, y1, y2, y3
 	}
 	for ; i < n; i++ {
-		x[i] = (x[i] - dot(l[i*n:i*n+i], x[:i])) * invDiag[i]
+		x[i] = (x[i] - dot(l[rowStart(i):rowStart(i)+i], x[:i])) * invDiag[i]
 	}
 	// Back substitution Lᵀ·x = y from the last row up, by columns of Lᵀ
 	// (rows of L, read contiguously): the rows not a multiple of four
@@ -178,13 +191,16 @@ func solveCholesky(l []float64, n int, invDiag, x []float64) {
 	for ; (i+1)%4 != 0; i-- {
 		xi := x[i] * invDiag[i]
 		x[i] = xi
-		axpy(-xi, l[i*n:i*n+i], x[:i])
+		axpy(-xi, l[rowStart(i):rowStart(i)+i], x[:i])
 	}
 	for ; i >= 3; i -= 4 {
-		r3 := l[i*n : i*n+i]
-		r2 := l[(i-1)*n : (i-1)*n+i-1]
-		r1 := l[(i-2)*n : (i-2)*n+i-2]
-		r0 := l[(i-3)*n : (i-3)*n+i-3]
+		// Rows i−3..i are contiguous: lengths i−2, i−1, i, i+1.
+		o := rowStart(i - 3)
+		blk := l[o : o+4*i-2]
+		r0 := blk[:i-3]
+		r1 := blk[i-2 : 2*i-4]
+		r2 := blk[2*i-3 : 3*i-4]
+		r3 := blk[3*i-3 : 4*i-3]
 		x3 := x[i] * invDiag[i]
 		x2 := (x[i-1] - r3[i-1]*x3) * invDiag[i-1]
 		x1 := (x[i-2] - r3[i-2]*x3 - r2[i-2]*x2) * invDiag[i-2]

@@ -1,8 +1,10 @@
 package kriging
 
 import (
+	"cmp"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/geostat-engine/geostat/geostat"
@@ -105,8 +107,15 @@ type covModel struct {
 	// pointVar for a point).
 	blockVar float64
 
-	n     int       // merged data count
-	table []float64 // n × n structural covariances (no nugget), or nil
+	n int // merged data count
+	// table holds the n × n structural covariances (no nugget), or nil.
+	// Its rows and columns are in a spatially coherent order, so that the
+	// entries of a neighbourhood's system lie in few cache lines: datum i
+	// at position pos[i], the covariance of data i and j at
+	// table[pos[i]·n + pos[j]]; pos is nil when the input order is kept
+	// (position i).
+	table []float64
+	pos   []int32
 }
 
 // newCovModel prepares the structures for the merged data coords and the
@@ -195,9 +204,22 @@ func (m *covModel) pair(i, j int) float64 {
 }
 
 // buildTable precomputes pair(i, j) for all data, rows in parallel (rows
-// taken in blocks of 16 from a shared counter).
+// taken in blocks of 16 from a shared counter), in the spatial order of
+// spatialOrder.
 func (m *covModel) buildTable() {
 	n := m.n
+	order := m.spatialOrder()
+	if order != nil {
+		m.pos = make([]int32, n)
+		for p, i := range order {
+			m.pos[i] = int32(p)
+		}
+	} else {
+		order = make([]int32, n)
+		for i := range order {
+			order[i] = int32(i)
+		}
+	}
 	m.table = make([]float64, n*n)
 	workers := runtime.GOMAXPROCS(0)
 	var wg sync.WaitGroup
@@ -210,20 +232,21 @@ func (m *covModel) buildTable() {
 			defer wg.Done()
 			for {
 				mu.Lock()
-				i0 := next
+				p0 := next
 				next += rows
 				mu.Unlock()
-				if i0 >= n {
+				if p0 >= n {
 					return
 				}
-				// Row i computes j ≤ i and mirrors it: pair is symmetric
+				// Row p computes q ≤ p and mirrors it: pair is symmetric
 				// bit for bit, and every entry has a single writer.
-				for i := i0; i < min(i0+rows, n); i++ {
-					row := m.table[i*n : i*n+i+1]
-					for j := range row {
-						c := m.pair(i, j)
-						row[j] = c
-						m.table[j*n+i] = c
+				for p := p0; p < min(p0+rows, n); p++ {
+					i := int(order[p])
+					row := m.table[p*n : p*n+p+1]
+					for q := range row {
+						c := m.pair(i, int(order[q]))
+						row[q] = c
+						m.table[q*n+p] = c
 					}
 				}
 			}
@@ -232,40 +255,110 @@ func (m *covModel) buildTable() {
 	wg.Wait()
 }
 
-// assemble writes the lower triangle of the kriging matrix of the
-// neighbours nb into a (stride len(nb)): the structural covariances plus
-// shift everywhere and nugget + ridge on the diagonal.
-func (m *covModel) assemble(a []float64, nb []int32, shift, ridge float64) {
+// spatialOrder returns the merged data in a spatially coherent order: the
+// leaves, in tree order, of a recursive median split along the widest axis
+// in the first structure's isotropic space. It returns nil, keeping the
+// input order, when that is at least as coherent, as data listed sample
+// by sample along drill holes are: when the path through the data in
+// input order is no longer than in the split order. Without structures
+// the order does not matter (nil).
+func (m *covModel) spatialOrder() []int32 {
+	if len(m.st) == 0 {
+		return nil
+	}
+	order := make([]int32, m.n)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	d := m.st[0].data
+	path := func(o []int32) float64 {
+		sum := 0.0
+		for k := 1; k < len(o); k++ {
+			i, j := 3*int(o[k-1]), 3*int(o[k])
+			dx, dy, dz := d[i]-d[j], d[i+1]-d[j+1], d[i+2]-d[j+2]
+			sum += math.Sqrt(dx*dx + dy*dy + dz*dz)
+		}
+		return sum
+	}
+	input := path(order)
+	var split func(o []int32)
+	split = func(o []int32) {
+		if len(o) <= 16 {
+			return
+		}
+		lo := [3]float64{math.Inf(1), math.Inf(1), math.Inf(1)}
+		hi := [3]float64{math.Inf(-1), math.Inf(-1), math.Inf(-1)}
+		for _, i := range o {
+			for a := 0; a < 3; a++ {
+				lo[a] = math.Min(lo[a], d[3*int(i)+a])
+				hi[a] = math.Max(hi[a], d[3*int(i)+a])
+			}
+		}
+		ax := 0
+		for a := 1; a < 3; a++ {
+			if hi[a]-lo[a] > hi[ax]-lo[ax] {
+				ax = a
+			}
+		}
+		slices.SortFunc(o, func(x, y int32) int {
+			if c := cmp.Compare(d[3*int(x)+ax], d[3*int(y)+ax]); c != 0 {
+				return c
+			}
+			return cmp.Compare(x, y)
+		})
+		h := len(o) / 2
+		split(o[:h])
+		split(o[h:])
+	}
+	split(order)
+	if input <= path(order) {
+		return nil
+	}
+	return order
+}
+
+// assemble writes the kriging matrix of the neighbours nb into a (packed
+// lower triangle, see rowStart): the structural covariances plus shift
+// everywhere and nugget + ridge on the diagonal. scratch holds at least
+// len(nb) values.
+func (m *covModel) assemble(a []float64, nb []int32, shift, ridge float64, scratch []int32) {
 	n := len(nb)
+	a = a[:packedLen(n)]
 	diag := m.nugget + ridge
 	if m.table != nil {
 		nd := m.n
-		for r, i := range nb {
-			row := m.table[int(i)*nd : int(i)*nd+nd]
-			cols := nb[:r+1]
-			dst := a[r*n : r*n+len(cols)]
+		// The table positions of the neighbours, gathered once.
+		ps := nb
+		if m.pos != nil {
+			ps = scratch[:n]
+			for c, j := range nb {
+				ps[c] = m.pos[j]
+			}
+		}
+		for r, p := range ps {
+			row := m.table[int(p)*nd : int(p)*nd+nd]
+			cols := ps[:r+1]
+			dst := a[rowStart(r) : rowStart(r)+len(cols)]
 			if shift == 0 {
-				for c, j := range cols {
-					dst[c] = row[j]
+				for c, q := range cols {
+					dst[c] = row[q]
 				}
 			} else {
-				for c, j := range cols {
-					dst[c] = row[j] + shift
+				for c, q := range cols {
+					dst[c] = row[q] + shift
 				}
 			}
 			dst[r] += diag
 		}
 		return
 	}
-	for r := 0; r < n; r++ {
-		clear(a[r*n : r*n+r+1])
-	}
+	clear(a)
 	for s := range m.st {
 		st := &m.st[s]
 		d := st.data
 		for r, i := range nb {
 			xi, yi, zi := d[3*i], d[3*i+1], d[3*i+2]
-			dst := a[r*n : r*n+r+1]
+			dst := a[rowStart(r) : rowStart(r)+r+1]
 			for c := range dst {
 				j := nb[c]
 				dx, dy, dz := xi-d[3*j], yi-d[3*j+1], zi-d[3*j+2]
@@ -274,7 +367,7 @@ func (m *covModel) assemble(a []float64, nb []int32, shift, ridge float64) {
 		}
 	}
 	for r := 0; r < n; r++ {
-		dst := a[r*n : r*n+r+1]
+		dst := a[rowStart(r) : rowStart(r)+r+1]
 		for c := range dst {
 			dst[c] += shift
 		}
@@ -282,18 +375,16 @@ func (m *covModel) assemble(a []float64, nb []int32, shift, ridge float64) {
 	}
 }
 
-// maxAbsLower returns the largest absolute entry of the lower triangle of
-// the n × n matrix a.
+// maxAbsLower returns the largest absolute entry of the n × n packed lower
+// triangle a.
 func maxAbsLower(a []float64, n int) float64 {
 	m := 0.0
-	for r := 0; r < n; r++ {
-		for _, v := range a[r*n : r*n+r+1] {
-			if v < 0 {
-				v = -v
-			}
-			if v > m {
-				m = v
-			}
+	for _, v := range a[:packedLen(n)] {
+		if v < 0 {
+			v = -v
+		}
+		if v > m {
+			m = v
 		}
 	}
 	return m

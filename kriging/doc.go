@@ -99,11 +99,21 @@
 // isotropic space (relative to the centre of the data's bounding box), so a
 // covariance is a Euclidean distance and one correlation evaluation. When the
 // merged data are at most Params.TableLimit (DefaultTableLimit = 4000), all
-// data-to-data covariances are tabulated and K is a gather. A Solver keeps
-// the factorisation of its last neighbour set and reuses it when the next
-// target has the same neighbours (Stats.Reused); the neighbours are put in
-// increasing index order first, so the weights depend only on the neighbour
-// set and the target, never on what the Solver solved before, and the
-// output of Estimate is bit-identical for any GOMAXPROCS. Solving does not
-// allocate in steady state.
+// data-to-data covariances are tabulated and K is a gather; the table's rows
+// and columns follow a spatial order of the data (recursive median splits),
+// so that the entries of one neighbourhood lie in few cache lines. Systems
+// and factors are stored as packed lower triangles (row i at i(i+1)/2).
+//
+// A Solver keeps the factorisations of its Params.FactorCache (default
+// DefaultFactorCache = 256) most recently used neighbour sets, found by a
+// hash of the set, and reuses one whenever a target has the same neighbours
+// (Stats.Reused): the previous target's set, and on a grid often the set of
+// a cell of the previous row. The neighbours are put in increasing index
+// order first and a factorisation depends on the set alone, so the weights
+// depend only on the neighbour set and the target, never on what the Solver
+// solved before, and the output of Estimate is bit-identical for any
+// GOMAXPROCS. Estimate empties the cache at the start of every chunk of
+// targets, so even the Stats do not depend on the scheduling. Solving does
+// not allocate in steady state (cache entries are allocated as the cache
+// first fills).
 package kriging

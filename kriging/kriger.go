@@ -214,8 +214,9 @@ type Stats struct {
 	Table bool
 	// Systems is the number of targets solved with at least one neighbour.
 	Systems int64
-	// Reused is the number of those whose factorisation was reused from the
-	// previous target of the same Solver (same neighbour set).
+	// Reused is the number of those whose factorisation was reused from an
+	// earlier target of the same Solver with the same neighbour set (see
+	// Params.FactorCache).
 	Reused int64
 	// Regularised is the number of factorisations that were numerically
 	// singular and were solved with a ridge added to the diagonal.

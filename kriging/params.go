@@ -36,6 +36,10 @@ func (m Method) String() string {
 // assembling a kriging system is a gather instead of covariance evaluations.
 const DefaultTableLimit = 4000
 
+// DefaultFactorCache is the number of factorisations a Solver keeps when
+// Params.FactorCache is 0: a grid row and a half of 100–200 cells.
+const DefaultFactorCache = 256
+
 // Params configures a Kriger.
 type Params struct {
 	// Variogram is the covariance model (required). A linear (intrinsic)
@@ -62,6 +66,14 @@ type Params struct {
 	// DefaultTableLimit, a negative value disables the table. It affects
 	// speed and memory only, never the results.
 	TableLimit int
+	// FactorCache is the number of recent factorisations each Solver keeps,
+	// reused by any later target with the same neighbour set (typically a
+	// cell of the next grid row): 0 means DefaultFactorCache. Set it to
+	// about 1.25 grid rows of targets for wider grids. An entry takes
+	// m(m+1)/2 + O(m) floats (m = MaxSamples), allocated as the cache
+	// fills, and a Solver keeps at most 8 MiB of them. It affects speed and
+	// memory only, never the results.
+	FactorCache int
 }
 
 // discretisation returns the effective block discretisation (the zero value
@@ -106,6 +118,9 @@ func (p *Params) Validate() error {
 	}
 	if err := p.Rotation.Validate(); err != nil {
 		return fmt.Errorf("rotation: %w", err)
+	}
+	if p.FactorCache < 0 {
+		return fmt.Errorf("factor_cache: %d must be ≥ 0", p.FactorCache)
 	}
 	return nil
 }

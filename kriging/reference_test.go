@@ -121,28 +121,39 @@ func TestCollinearData(t *testing.T) {
 }
 
 // TestTableDoesNotChangeResults checks that the data-to-data table and the
-// direct evaluation give bit-identical weights.
+// direct evaluation give bit-identical weights, with the table in a spatial
+// order (random data) and in input order (data along drill holes).
 func TestTableDoesNotChangeResults(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
-	data := randomPoints(rng, 200, 500, 500, 100)
-	for _, m := range []Method{Simple, Ordinary} {
-		p := Params{Variogram: twoStructure(t, 0.1), Method: m, Search: wide(200, 16),
-			Discretisation: grid.BlockDiscretisation{NX: 2, NY: 2, NZ: 2}, CellSize: [3]float64{10, 10, 5}}
-		withTable := mustKriger(t, data, nil, p)
-		p.TableLimit = -1
-		without := mustKriger(t, data, nil, p)
-		require.True(t, withTable.Stats().Table)
-		require.False(t, without.Stats().Table)
-		s1, s2 := withTable.NewSolver(), without.NewSolver()
-		for q := 0; q < 50; q++ {
-			x, y, z := rng.Float64()*500, rng.Float64()*500, rng.Float64()*100
-			a, ok1 := s1.Solve(x, y, z)
-			b, ok2 := s2.Solve(x, y, z)
-			require.Equal(t, ok1, ok2)
-			require.Equal(t, a.Neighbours, b.Neighbours)
-			require.Equal(t, a.SubWeights, b.SubWeights)
-			require.Equal(t, a.Weights, b.Weights)
-			require.Equal(t, math.Float64bits(a.Variance), math.Float64bits(b.Variance))
+	random := randomPoints(rng, 200, 500, 500, 100)
+	var holes []float64
+	for h := 0; h < 10; h++ {
+		x, y := rng.Float64()*500, rng.Float64()*500
+		for s := 0; s < 20; s++ {
+			holes = append(holes, x+0.1*float64(s), y, 100-5*float64(s))
+		}
+	}
+	for _, data := range [][]float64{random, holes} {
+		for _, m := range []Method{Simple, Ordinary} {
+			p := Params{Variogram: twoStructure(t, 0.1), Method: m, Search: wide(200, 16),
+				Discretisation: grid.BlockDiscretisation{NX: 2, NY: 2, NZ: 2}, CellSize: [3]float64{10, 10, 5}}
+			withTable := mustKriger(t, data, nil, p)
+			p.TableLimit = -1
+			without := mustKriger(t, data, nil, p)
+			require.True(t, withTable.Stats().Table)
+			require.Equal(t, &data[0] == &random[0], withTable.cov.pos != nil, "spatial order for random data only")
+			require.False(t, without.Stats().Table)
+			s1, s2 := withTable.NewSolver(), without.NewSolver()
+			for q := 0; q < 50; q++ {
+				x, y, z := rng.Float64()*500, rng.Float64()*500, rng.Float64()*100
+				a, ok1 := s1.Solve(x, y, z)
+				b, ok2 := s2.Solve(x, y, z)
+				require.Equal(t, ok1, ok2)
+				require.Equal(t, a.Neighbours, b.Neighbours)
+				require.Equal(t, a.SubWeights, b.SubWeights)
+				require.Equal(t, a.Weights, b.Weights)
+				require.Equal(t, math.Float64bits(a.Variance), math.Float64bits(b.Variance))
+			}
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package kriging
 
 import (
+	"cmp"
 	"math"
 	"slices"
 
@@ -35,36 +36,34 @@ type Solution struct {
 	// the sub-points' multipliers; 0 for simple kriging), in the convention
 	// K·λ + μ·1 = k.
 	Lagrange float64
-	// Reused reports that the factorisation of the previous Solve of this
-	// Solver was reused (same neighbour set).
+	// Reused reports that a factorisation computed by an earlier Solve of
+	// this Solver for the same neighbour set was reused.
 	Reused bool
 }
 
 // Solver solves kriging systems for one goroutine. It keeps the
-// factorisation of the last neighbour set: when the next target has exactly
-// the same neighbours the factorisation is reused. Since the neighbours are
-// put in increasing index order before the system is built, the weights are
-// a function of the neighbour set and the target only, bit for bit, whatever
-// the Solver solved before.
+// factorisations of recent neighbour sets (Params.FactorCache of them,
+// looked up by set, replaced in about least recently used order): a target whose
+// neighbours were met before reuses the factorisation, the previous
+// target's most often and, on grids, a cell of the previous row's. Since the
+// neighbours are put in increasing index order before the system is built
+// and a factorisation depends on the set alone, the weights are a function
+// of the neighbour set and the target only, bit for bit, whatever the
+// Solver solved before.
 type Solver struct {
 	k      *Kriger
 	cov    *covModel
 	search *neighbor.Searcher
 	nsub   int
 
-	nb        []int32 // current neighbours, sorted
-	spare     []int32 // the other buffer of nb
-	fresh     []int32 // neighbours not in the previous set
-	mark      []uint32
-	gen       uint32
-	fact      []int32 // neighbour set of the factorisation in l
-	factValid bool
-	l         []float64 // Cholesky factor, stride len(fact)
-	invd      []float64 // 1/L_jj
-	ones      []float64 // K⁻¹1 (ordinary kriging)
-	sumOnes   float64   // 1ᵀK⁻¹1
-	shift     float64   // constant added to the generalised covariance (intrinsic models)
-	ridge     float64   // ridge added to the diagonal (0 unless regularised)
+	nb      []int32 // current neighbours, sorted
+	spare   []int32 // the other buffer of nb
+	fresh   []int32 // neighbours not in the previous set
+	mark    []uint32
+	scratch []int32 // table positions of the neighbours (assemble)
+	gen     uint32
+	cache   *factorCache
+	cur     *factor // factorisation of nb (valid after a solved locate)
 
 	rhs    []float64 // nsub × n right-hand sides
 	sub    []float64 // nsub × n sub-point weights
@@ -80,30 +79,30 @@ type Solver struct {
 }
 
 // NewSolver returns a Solver with scratch space for the largest system,
-// min(MaxSamples, number of merged data) neighbours: O(MaxSamples²) floats
-// plus one uint32 per merged datum.
+// m = min(MaxSamples, number of merged data) neighbours: O(m) floats per
+// block sub-point, one uint32 per merged datum, and a cache of
+// Params.FactorCache recent factorisations (m(m+1)/2 + O(m) floats each, at
+// most 8 MiB), filled as targets are solved.
 func (k *Kriger) NewSolver() *Solver {
 	// No system is larger than the number of data.
 	m := min(k.p.Search.MaxSamples, len(k.coords)/3)
 	ns := k.nsub
 	return &Solver{
-		k:      k,
-		cov:    k.cov,
-		search: k.index.NewSearcher(),
-		nsub:   ns,
-		nb:     make([]int32, 0, m),
-		spare:  make([]int32, 0, m),
-		fresh:  make([]int32, 0, m),
-		mark:   make([]uint32, len(k.coords)/3),
-		fact:   make([]int32, 0, m),
-		l:      make([]float64, m*m),
-		invd:   make([]float64, m),
-		ones:   make([]float64, m),
-		rhs:    make([]float64, ns*m),
-		sub:    make([]float64, ns*m),
-		w:      make([]float64, m),
-		kbar:   make([]float64, m),
-		centre: make([]float64, 3*len(k.cov.st)),
+		k:       k,
+		cov:     k.cov,
+		search:  k.index.NewSearcher(),
+		nsub:    ns,
+		nb:      make([]int32, 0, m),
+		spare:   make([]int32, 0, m),
+		fresh:   make([]int32, 0, m),
+		scratch: make([]int32, m),
+		mark:    make([]uint32, len(k.coords)/3),
+		cache:   newFactorCache(m, k.p.Method == Ordinary, cmp.Or(k.p.FactorCache, DefaultFactorCache)),
+		rhs:     make([]float64, ns*m),
+		sub:     make([]float64, ns*m),
+		w:       make([]float64, m),
+		kbar:    make([]float64, m),
+		centre:  make([]float64, 3*len(k.cov.st)),
 	}
 }
 
@@ -117,9 +116,10 @@ const (
 )
 
 // locate searches the neighbours of (x, y, z), puts them in index order and
-// makes the factorisation of their kriging matrix current (reusing the last
-// one when the set is unchanged). It also transforms the target centre into
-// each structure's space.
+// makes the factorisation of their kriging matrix current (s.cur): the
+// current one when the set is unchanged, else a cached one of the same set,
+// else a new one. It also transforms the target centre into each
+// structure's space.
 func (s *Solver) locate(x, y, z float64) (status, bool) {
 	s.calls++
 	if s.calls%flushEvery == 0 {
@@ -150,16 +150,27 @@ func (s *Solver) locate(x, y, z float64) (status, bool) {
 	s.meanDist = sum / float64(n)
 	s.canonical(idx)
 	s.local.Systems++
-	if s.factValid && slices.Equal(s.nb, s.fact) {
+	if s.cur != nil && s.cur.used && slices.Equal(s.nb, s.cur.nb) {
+		s.cur.ref = true
 		s.local.Reused++
 		return solved, true
 	}
-	if !s.factorise() {
+	h := hashSet(s.nb)
+	if f := s.cache.lookup(s.nb, h); f != nil {
+		s.cur = f
+		s.local.Reused++
+		return solved, true
+	}
+	v, f := s.cache.victim()
+	if !s.factorise(f) {
+		s.cur = nil
 		s.local.Systems--
 		s.local.Failed++
 		s.local.Unestimated++
 		return unestimated, false
 	}
+	s.cache.insert(v, s.nb, h)
+	s.cur = f
 	return solved, false
 }
 
@@ -212,7 +223,7 @@ func (s *Solver) canonical(idx []int32) {
 	s.spare, s.nb = s.nb, out
 }
 
-// factorise builds and factorises the kriging matrix of s.nb.
+// factorise builds and factorises the kriging matrix of s.nb into f.
 //
 // Stationary models: K itself. Intrinsic models (a linear structure, only
 // with ordinary kriging): K + shift·11ᵀ, which leaves the ordinary kriging
@@ -223,22 +234,21 @@ func (s *Solver) canonical(idx []int32) {
 // three times. A matrix that is still not factorisable is regularised with a
 // ridge δ·I, δ = 1e-9·K_ii growing ×10 (counted in Stats.Regularised); with
 // δ ≥ 10·n·K_ii it is diagonally dominant, so only non-finite entries make
-// the factorisation fail.
-func (s *Solver) factorise() bool {
-	s.factValid = false
+// the factorisation fail. The result depends on the neighbour set only.
+func (s *Solver) factorise(f *factor) bool {
 	nb := s.nb
 	n := len(nb)
 	cov := s.cov
 	shift := 0.0
 	if cov.intrinsic {
-		cov.assemble(s.l, nb, 0, 0)
-		shift = 2*maxAbsLower(s.l, n) + cov.linearSum
+		cov.assemble(f.l, nb, 0, 0, s.scratch)
+		shift = 2*maxAbsLower(f.l, n) + cov.linearSum
 	}
 	ridge := 0.0
 	shiftTries := 0
 	for {
-		cov.assemble(s.l, nb, shift, ridge)
-		if cholesky(s.l, n, s.invd) {
+		cov.assemble(f.l, nb, shift, ridge, s.scratch)
+		if cholesky(f.l, n, f.invd) {
 			break
 		}
 		if cov.intrinsic && shiftTries < 3 {
@@ -260,21 +270,19 @@ func (s *Solver) factorise() bool {
 			return false
 		}
 	}
-	s.shift, s.ridge = shift, ridge
+	f.shift, f.ridge = shift, ridge
 	if s.k.p.Method == Ordinary {
-		b := s.ones[:n]
+		b := f.ones[:n]
 		for i := range b {
 			b[i] = 1
 		}
-		solveCholesky(s.l, n, s.invd, b)
+		solveCholesky(f.l, n, f.invd, b)
 		sum := 0.0
 		for _, v := range b {
 			sum += v
 		}
-		s.sumOnes = sum
+		f.sumOnes = sum
 	}
-	s.fact = append(s.fact[:0], nb...)
-	s.factValid = true
 	return true
 }
 
@@ -285,8 +293,8 @@ func (s *Solver) ordinary(a []float64) float64 {
 	for _, v := range a {
 		sum += v
 	}
-	mu := (sum - 1) / s.sumOnes
-	axpy(-mu, s.ones[:len(a)], a)
+	mu := (sum - 1) / s.cur.sumOnes
+	axpy(-mu, s.cur.ones[:len(a)], a)
 	return mu
 }
 
@@ -325,7 +333,8 @@ func (s *Solver) Solve(x, y, z float64) (sol *Solution, ok bool) {
 		return &s.sol, true
 	}
 	n, np := len(s.nb), s.nsub
-	s.cov.rhs(s.rhs, s.nb, s.centre, np, false, s.shift)
+	f := s.cur
+	s.cov.rhs(s.rhs, s.nb, s.centre, np, false, f.shift)
 	copy(s.sub[:np*n], s.rhs[:np*n])
 	w, kbar := s.w[:n], s.kbar[:n]
 	clear(w)
@@ -334,7 +343,7 @@ func (s *Solver) Solve(x, y, z float64) (sol *Solution, ok bool) {
 	inv := 1 / float64(np)
 	for p := 0; p < np; p++ {
 		row := s.sub[p*n : p*n+n]
-		solveCholesky(s.l, n, s.invd, row)
+		solveCholesky(f.l, n, f.invd, row)
 		if s.k.p.Method == Ordinary {
 			mu += s.ordinary(row)
 		}
@@ -342,7 +351,7 @@ func (s *Solver) Solve(x, y, z float64) (sol *Solution, ok bool) {
 		axpy(inv, s.rhs[p*n:p*n+n], kbar)
 	}
 	mu *= inv
-	prior := s.cov.blockVar + s.shift
+	prior := s.cov.blockVar + f.shift
 	v := prior - dot(w, kbar) - mu
 	s.sol.Neighbours = s.nb
 	s.sol.SubWeights = s.sub[:np*n]
@@ -368,14 +377,15 @@ func (s *Solver) estimateOne(targets []float64, t int, out *Output) {
 	}
 	n := len(s.nb)
 	kbar, w := s.kbar[:n], s.w[:n]
-	s.cov.rhs(kbar, s.nb, s.centre, s.nsub, true, s.shift)
+	f := s.cur
+	s.cov.rhs(kbar, s.nb, s.centre, s.nsub, true, f.shift)
 	copy(w, kbar)
-	solveCholesky(s.l, n, s.invd, w)
+	solveCholesky(f.l, n, f.invd, w)
 	mu := 0.0
 	if k.p.Method == Ordinary {
 		mu = s.ordinary(w)
 	}
-	prior := s.cov.blockVar + s.shift
+	prior := s.cov.blockVar + f.shift
 	lk := dot(w, kbar)
 	v := s.clampVariance(prior-lk-mu, prior)
 	est := math.NaN()
@@ -424,7 +434,10 @@ func (s *Solver) Flush() {
 	*l = Stats{}
 }
 
-// resetReuse forgets the current factorisation, so that reuse counts do not
+// resetReuse forgets the cached factorisations, so that reuse counts do not
 // depend on which targets this Solver handled before (Estimate calls it at
 // the start of every chunk of targets).
-func (s *Solver) resetReuse() { s.factValid = false }
+func (s *Solver) resetReuse() {
+	s.cache.reset()
+	s.cur = nil
+}

@@ -44,10 +44,28 @@ func newBackTransformer(d *geostat.Distribution) *backTransformer {
 
 // at returns F⁻¹(G(y)).
 func (bt *backTransformer) at(y float64) float64 {
+	return bt.fromCDF(y, geostat.NormalCDF(y))
+}
+
+// transform writes at(y[r]) into z[r] for every r (len(z) ≥ len(y)): first
+// all the normal CDFs, then all the table lookups, two passes of
+// independent iterations that the processor overlaps, where one call per
+// value would wait on each value's chain of erfc, loads and division.
+func (bt *backTransformer) transform(z, y []float64) {
+	z = z[:len(y)]
+	for r, v := range y {
+		z[r] = geostat.NormalCDF(v)
+	}
+	for r, v := range y {
+		z[r] = bt.fromCDF(v, z[r])
+	}
+}
+
+// fromCDF returns at(y) given p = G(y).
+func (bt *backTransformer) fromCDF(y, p float64) float64 {
 	if math.IsNaN(y) {
 		return y
 	}
-	p := geostat.NormalCDF(y)
 	n := len(bt.p)
 	if p < bt.p0 || p > bt.p[n-1] {
 		return bt.d.Quantile(p)

@@ -31,5 +31,13 @@ func TestBackTransformerExact(t *testing.T) {
 			require.Equal(t, d.BackTransform(y), bt.at(y))
 		}
 		require.True(t, math.IsNaN(bt.at(math.NaN())))
+		// The batch form equals the single one.
+		ys := []float64{-9, -2.5, -0.3, 0, 0.1, 1.7, 4, math.NaN(), math.Inf(1), math.Inf(-1)}
+		zs := make([]float64, len(ys))
+		bt.transform(zs, ys)
+		for i, y := range ys {
+			require.Equal(t, math.Float64bits(bt.at(y)), math.Float64bits(zs[i]), "y %v", y)
+			require.Equal(t, math.Float64bits(d.BackTransform(y)), math.Float64bits(zs[i]), "y %v", y)
+		}
 	}
 }

@@ -53,7 +53,8 @@
 // Sincos per row start by angle addition, four lines at a time; partition
 // lines contribute one polynomial piece per interval crossed, accumulated in
 // difference arrays and integrated once per row (O(intervals) per line and
-// row instead of O(nodes)). Both paths agree to ~1e-9 at grid nodes (with
+// row instead of O(nodes)), all lines of a set sweeping one chunk of rows
+// before the next so that the arrays stay in cache. Both paths agree to ~1e-9 at grid nodes (with
 // UTM-sized coordinates the cell centres themselves are only known to ~1e-9
 // m, and high frequencies turn that into differences up to ~1e-7).
 //
@@ -68,7 +69,10 @@
 //
 // the weights λ being solved once per cell around its centre (one
 // factorisation for all sub-points of a block) and applied to every
-// realisation. Simple kriging uses mean 0; ordinary kriging filters the mean.
+// realisation. Each worker's kriging.Solver keeps the factorisations of
+// about a grid row and a quarter of cells (kriging.Params.FactorCache), so
+// a cell whose neighbours equal those of a cell of the previous row reuses
+// its factorisation (Stats.Kriging.Reused). Simple kriging uses mean 0; ordinary kriging filters the mean.
 // A cell with fewer neighbours than the search's MinSamples (ordinary
 // kriging: fewer than one) is left unconditioned, a draw from the prior
 // (Stats.Unconditioned counts them). Each sub-point is back-transformed and

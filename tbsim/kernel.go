@@ -43,12 +43,16 @@ type workspace struct {
 	tab   []float64 // spectral: per line of a chunk, interleaved cos/sin over the span
 	cr    []float64 // per line of a chunk: amplitude·cos, amplitude·sin of the row phase
 	sr    []float64
-	signs []float64 // partition: ±amp per interval of the current line
+	signs []float64  // partition: ±amp per interval, the tables of all lines of a set
+	pl    []partLine // partition: the lines of the current set
 	// partition: difference arrays of the segment polynomials, four arrays
 	// laid out like the output, and whether any (cubic) piece was added.
 	diff                []float64
 	diffUsed, diffCubic bool
 	nug                 *nuggetSource
+	// rx, ry, rz are the row starts (gridGeom.rowStart) of the rows of the
+	// current addRows call.
+	rx, ry, rz []float64
 }
 
 func newWorkspace() *workspace { return &workspace{nug: newNuggetSource()} }
@@ -81,6 +85,11 @@ func (f *Field) addRows(r int, gg *gridGeom, rows []gridRow, out []float64, ws *
 		return
 	}
 	box := [2][3]int{{imin, jmin, kmin}, {imax - 1, jmax, kmax}}
+	ws.rx, ws.ry, ws.rz = ws.rx[:0], ws.ry[:0], ws.rz[:0]
+	for _, rw := range rows {
+		x, y, z := gg.rowStart(rw.j, rw.k)
+		ws.rx, ws.ry, ws.rz = append(ws.rx, x), append(ws.ry, y), append(ws.rz, z)
+	}
 	// Partition lines of all structures accumulate polynomial pieces in
 	// difference arrays laid out like out, integrated once at the end.
 	ws.diffUsed, ws.diffCubic = false, false
@@ -104,9 +113,7 @@ func (f *Field) addRows(r int, gg *gridGeom, rows []gridRow, out []float64, ws *
 				ws.spectralChunk(ls, l0, min(l0+lineChunk, n), gg, rows, imin, imax, out)
 			}
 		case processPartitionSpherical, processPartitionCubic:
-			for l := 0; l < n; l++ {
-				ws.partitionLine(ls, l, gg, rows, box, out)
-			}
+			ws.partitionSet(ls, gg, rows, box, out)
 		case processStairs:
 			stairsLines(ls, gg, rows, out)
 		}
@@ -125,11 +132,12 @@ func (f *Field) addRows(r int, gg *gridGeom, rows []gridRow, out []float64, ws *
 		}
 	}
 	if f.nuggetS != 0 {
+		sk := nuggetKey(f.seed, r, GridStream)
 		for _, rw := range rows {
 			base := gg.nx * (rw.j + gg.ny*rw.k)
 			o := out[rw.off : rw.off+rw.i1-rw.i0]
 			for i := range o {
-				o[i] += f.nuggetS * ws.nug.normal(f.seed, r, GridStream, base+rw.i0+i)
+				o[i] += f.nuggetS * ws.nug.normalAt(sk, base+rw.i0+i)
 			}
 		}
 	}
@@ -230,57 +238,190 @@ func spectral1(o, t []float64, c, s float64) {
 	}
 }
 
-// partitionLine adds line l of a partition set. The line coordinate is
+// partitionChunkNodes is the number of nodes (at least one row) that the
+// partition lines sweep together: all lines of a set are added to one chunk
+// of rows before the next, so that the chunk's difference arrays and
+// outputs (192 KB for spherical lines) stay in the L2 cache instead of
+// streaming a whole tile through it once per line.
+const partitionChunkNodes = 8192
+
+// partLine holds the constants of one partition line over a tile: the step a
+// along the rows and inv = 1/a (0 when a = 0), and its signs table,
+// ws.signs[s0:s1] for the intervals lo, lo+1, ... that the tile spans.
+type partLine struct {
+	a, inv, lo float64
+	s0, s1     int
+}
+
+// partitionSet adds the lines of a partition set. The line coordinate is
 // affine along a row, t = t_row + i·a; the signs ±amp of the intervals the
-// tile's bounding box spans are tabulated from the sign hash. A row whose
-// nodes cross few intervals adds one polynomial piece per interval to the
-// difference arrays; otherwise the line is added node by node.
-func (ws *workspace) partitionLine(ls *lineSet, l int, gg *gridGeom, rows []gridRow, box [2][3]int, out []float64) {
-	tmin, tmax := math.Inf(1), math.Inf(-1)
-	for c := 0; c < 8; c++ {
-		i, j, k := box[c&1][0], box[c>>1&1][1], box[c>>2&1][2]
-		x, y, z := gg.rowStart(j, k)
-		fi := float64(i)
-		x += fi * gg.e[0][0]
-		y += fi * gg.e[0][1]
-		z += fi * gg.e[0][2]
-		t := ls.vx[l]*x + ls.vy[l]*y + ls.vz[l]*z + ls.off[l]
-		tmin, tmax = math.Min(tmin, t), math.Max(tmax, t)
-	}
-	klo, khi := int64(math.Floor(tmin))-1, int64(math.Floor(tmax))+1
+// tile's bounding box spans are tabulated per line from the sign hash. A row
+// whose nodes cross few intervals adds one polynomial piece per interval to
+// the difference arrays; otherwise the line is added node by node. Rows are
+// taken in chunks of about partitionChunkNodes nodes, all lines per chunk in
+// line order, so every node still receives its lines in line order.
+func (ws *workspace) partitionSet(ls *lineSet, gg *gridGeom, rows []gridRow, box [2][3]int, out []float64) {
+	nl := len(ls.vx)
 	ws.signs = ws.signs[:0]
-	for k := klo; k <= khi; k++ {
-		v := ls.amp
-		if signBit(ls.keys[l], k) {
-			v = -v
+	ws.pl = ws.pl[:0]
+	for l := 0; l < nl; l++ {
+		tmin, tmax := math.Inf(1), math.Inf(-1)
+		for c := 0; c < 8; c++ {
+			i, j, k := box[c&1][0], box[c>>1&1][1], box[c>>2&1][2]
+			x, y, z := gg.rowStart(j, k)
+			fi := float64(i)
+			x += fi * gg.e[0][0]
+			y += fi * gg.e[0][1]
+			z += fi * gg.e[0][2]
+			t := ls.vx[l]*x + ls.vy[l]*y + ls.vz[l]*z + ls.off[l]
+			tmin, tmax = math.Min(tmin, t), math.Max(tmax, t)
 		}
-		ws.signs = append(ws.signs, v)
+		klo, khi := int64(math.Floor(tmin))-1, int64(math.Floor(tmax))+1
+		s0 := len(ws.signs)
+		for k := klo; k <= khi; k++ {
+			v := ls.amp
+			if signBit(ls.keys[l], k) {
+				v = -v
+			}
+			ws.signs = append(ws.signs, v)
+		}
+		a := ls.vx[l]*gg.e[0][0] + ls.vy[l]*gg.e[0][1] + ls.vz[l]*gg.e[0][2]
+		var inv float64
+		if a != 0 {
+			inv = 1 / a
+		}
+		ws.pl = append(ws.pl, partLine{a: a, inv: inv, lo: float64(klo), s0: s0, s1: len(ws.signs)})
 	}
-	sg := ws.signs
-	lo := float64(klo)
 	cubic := ls.proc == processPartitionCubic
+	rx, ry, rz := ws.rx[:len(rows)], ws.ry[:len(rows)], ws.rz[:len(rows)]
+	for c0 := 0; c0 < len(rows); {
+		c1, nodes := c0, 0
+		for c1 < len(rows) && (c1 == c0 || nodes < partitionChunkNodes) {
+			nodes += rows[c1].i1 - rows[c1].i0
+			c1++
+		}
+		chunk := rows[c0:c1]
+		for l := range ws.pl {
+			p := &ws.pl[l]
+			sg := ws.signs[p.s0:p.s1]
+			if cubic {
+				ws.partitionCubicRows(out, chunk, rx[c0:c1], ry[c0:c1], rz[c0:c1], ls.vx[l], ls.vy[l], ls.vz[l], ls.off[l], p.a, sg, p.lo)
+			} else if partitionSphericalRows(ws.diff, out, chunk, rx[c0:c1], ry[c0:c1], rz[c0:c1], ls.vx[l], ls.vy[l], ls.vz[l], ls.off[l], p.a, p.inv, sg, p.lo) {
+				ws.diffUsed = true
+			}
+		}
+		c0 = c1
+	}
+}
+
+// partitionCubicRows adds one cubic partition line to the rows (see
+// partitionSphericalRows for the arguments).
+func (ws *workspace) partitionCubicRows(out []float64, rows []gridRow, rx, ry, rz []float64, vx, vy, vz, off, a float64, sg []float64, lo float64) {
 	N := len(out)
-	a := ls.vx[l]*gg.e[0][0] + ls.vy[l]*gg.e[0][1] + ls.vz[l]*gg.e[0][2]
-	vx, vy, vz, off := ls.vx[l], ls.vy[l], ls.vz[l], ls.off[l]
-	for _, rw := range rows {
-		x, y, z := gg.rowStart(rw.j, rw.k)
+	absA := math.Abs(a)
+	for r := range rows {
+		rw := &rows[r]
 		n := rw.i1 - rw.i0
-		t0 := vx*x + vy*y + vz*z + off + float64(rw.i0)*a // line coordinate of the run's first node
-		segs := math.Abs(a) * float64(n)
+		t0 := vx*rx[r] + vy*ry[r] + vz*rz[r] + off + float64(rw.i0)*a // line coordinate of the run's first node
+		segs := absA * float64(n)
 		o0 := rw.off
-		switch {
-		case cubic && segs <= maxCubicSegments && segs <= float64(n)/4:
+		if segs <= maxCubicSegments && segs <= float64(n)/4 {
 			partitionCubicSegments(ws.diff[o0:o0+n], ws.diff[N+o0:N+o0+n], ws.diff[2*N+o0:2*N+o0+n], ws.diff[3*N+o0:3*N+o0+n], sg, lo, t0, a)
 			ws.diffUsed, ws.diffCubic = true, true
-		case !cubic && segs <= float64(n)/4:
-			partitionSphericalSegments(ws.diff[o0:o0+n], ws.diff[N+o0:N+o0+n], sg, lo, t0, a)
-			ws.diffUsed = true
-		case cubic:
+		} else {
 			partitionCubicRow(out[o0:o0+n], sg, lo, t0, a)
-		default:
-			partitionSphericalRow(out[o0:o0+n], sg, lo, t0, a)
 		}
 	}
+}
+
+// partitionSphericalRows adds one spherical partition line (direction
+// (vx, vy, vz), offset off, step a along the rows, inv = 1/a or 0, signs sg
+// from interval lo) to the rows, whose starts are rx, ry, rz: a row that
+// crosses few intervals (|a|·n ≤ n/4) adds one linear piece per interval to
+// the difference arrays diff (two arrays of len(out) values laid out like
+// out), the others are added node by node. It reports whether any piece
+// went to the difference arrays.
+//
+// On interval k the value ε_k·(t0 − k − ½ + a·q) is linear in the node q;
+// sg[k − lo] is ±amp·ε_k. The walk over the intervals (up for a > 0, down
+// for a < 0; one piece for a = 0) is written out in the row loop: a call
+// per row would cost as much as a few intervals.
+func partitionSphericalRows(diff, out []float64, rows []gridRow, rx, ry, rz []float64, vx, vy, vz, off, a, inv float64, sg []float64, lo float64) bool {
+	N := len(out)
+	diff = diff[:2*N]
+	rx, ry, rz = rx[:len(rows)], ry[:len(rows)], rz[:len(rows)]
+	absA := math.Abs(a)
+	used := false
+	for r := range rows {
+		rw := &rows[r]
+		n := rw.i1 - rw.i0
+		t0 := vx*rx[r] + vy*ry[r] + vz*rz[r] + off + float64(rw.i0)*a // line coordinate of the run's first node
+		o0 := rw.off
+		if !(absA*float64(n) <= float64(n)/4) {
+			partitionSphericalRow(out[o0:o0+n], sg, lo, t0, a)
+			continue
+		}
+		used = true
+		d0 := diff[o0 : o0+n]
+		d1 := diff[N+o0 : N+o0+n]
+		k := math.Floor(t0)
+		ki := int(k - lo)
+		s := sg[ki]
+		c0, c1 := s*(t0-k-0.5), s*a
+		d0[0] += c0
+		d1[0] += c1
+		fn := float64(n)
+		if a > 0 {
+			for q0 := 0; ; {
+				// First node of interval k+1: ⌈(k + 1 − t0)/a⌉.
+				x := (k + 1 - t0) * inv
+				if !(x < fn) {
+					break
+				}
+				q := int(x)
+				if float64(q) < x {
+					q++
+				}
+				q = max(q, q0+1)
+				if q >= n {
+					break
+				}
+				k++
+				ki++
+				p0, p1 := c0, c1
+				s = sg[ki]
+				c0, c1 = s*(t0-k-0.5), s*a
+				d0[q] += c0 - p0
+				d1[q] += c1 - p1
+				q0 = q
+			}
+		} else if a < 0 {
+			for q0 := 0; ; {
+				// First node of interval k−1: ⌊(k − t0)/a⌋ + 1.
+				x := (k - t0) * inv
+				if !(x < fn) {
+					break
+				}
+				q := int(x)
+				if float64(q) > x {
+					q--
+				}
+				q = max(q+1, q0+1)
+				if q >= n {
+					break
+				}
+				k--
+				ki--
+				p0, p1 := c0, c1
+				s = sg[ki]
+				c0, c1 = s*(t0-k-0.5), s*a
+				d0[q] += c0 - p0
+				d1[q] += c1 - p1
+				q0 = q
+			}
+		}
+	}
+	return used
 }
 
 // maxCubicSegments bounds the intervals per row handled by the polynomial
@@ -316,45 +457,6 @@ func firstNode(x float64, up bool, q0, n int) int {
 		q++
 	}
 	return min(max(q, q0+1), n)
-}
-
-// partitionSphericalSegments adds one spherical line: on interval k the
-// value ε_k·(t0 − k − ½ + a·q) is linear in q; sg[k − lo] is ±amp·ε_k.
-func partitionSphericalSegments(d0, d1 []float64, sg []float64, lo, t0, a float64) {
-	n := len(d0)
-	d1 = d1[:n]
-	k := math.Floor(t0)
-	ki := int(k - lo)
-	up := a > 0
-	var inv float64
-	if a != 0 {
-		inv = 1 / a
-	}
-	var p0, p1 float64
-	for q0 := 0; ; {
-		s := sg[ki]
-		c0, c1 := s*(t0-k-0.5), s*a
-		d0[q0] += c0 - p0
-		d1[q0] += c1 - p1
-		p0, p1 = c0, c1
-		if a == 0 {
-			return
-		}
-		var q1 int
-		if up {
-			q1 = firstNode((k+1-t0)*inv, true, q0, n)
-			k++
-			ki++
-		} else {
-			q1 = firstNode((k-t0)*inv, false, q0, n)
-			k--
-			ki--
-		}
-		if q1 >= n {
-			return
-		}
-		q0 = q1
-	}
 }
 
 // partitionCubicSegments adds one cubic line: with c = t0 − k − ½ the value

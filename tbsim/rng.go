@@ -110,8 +110,19 @@ func newNuggetSource() *nuggetSource {
 // normal returns the standard normal value of point (stream, index) of
 // realisation r under the master seed.
 func (n *nuggetSource) normal(seed uint64, r int, stream uint64, index int) float64 {
-	k := mix64(mix64(mix64(mix64(seed)^purposeNugget)^uint64(r))^stream) ^ uint64(index)
-	k = mix64(k)
+	return n.normalAt(nuggetKey(seed, r, stream), index)
+}
+
+// nuggetKey is the key of point stream (realisation r, stream) under the
+// master seed, shared by all its points.
+func nuggetKey(seed uint64, r int, stream uint64) uint64 {
+	return mix64(mix64(mix64(mix64(seed)^purposeNugget)^uint64(r)) ^ stream)
+}
+
+// normalAt returns the standard normal value of point index of the point
+// stream with key sk (nuggetKey): normal without recomputing the key.
+func (n *nuggetSource) normalAt(sk uint64, index int) float64 {
+	k := mix64(sk ^ uint64(index))
 	n.pcg.Seed(k, mix64(k^pcgStream))
 	return n.rng.NormFloat64()
 }

@@ -306,8 +306,11 @@ func prepare(ctx context.Context, in Input, p Params) (*sim, error) {
 	s.field = f
 	s.fine = newGridGeom(p.Discretisation.Fine(s.g), f.dom.ref)
 	if len(y) > 0 {
+		// Cells of the next grid row often share a cell's neighbours: keep
+		// the factorisations of about a row and a quarter.
 		kp := kriging.Params{Variogram: v, Method: p.Method, Search: s.search, Discretisation: p.Discretisation,
-			CellSize: s.g.CellSize, Rotation: s.g.Rotation}
+			CellSize: s.g.CellSize, Rotation: s.g.Rotation,
+			FactorCache: max(kriging.DefaultFactorCache, s.g.Size[0]+s.g.Size[0]/4)}
 		kr, err := kriging.New(coords, y, kp)
 		if err != nil {
 			return nil, fmt.Errorf("conditioning: %w", err)

@@ -16,6 +16,7 @@ type tileWorker struct {
 	u      []float64 // unconditional values: realisation r at u[r·nFine + node]
 	nFine  int
 	y      []float64 // conditioned Gaussian values of one sub-point, per realisation
+	z      []float64 // their back-transforms
 	bsum   []float64 // per realisation: sums over sub-points (data units)
 	gsum   []float64 // per realisation: sums over sub-points (Gaussian)
 
@@ -24,7 +25,7 @@ type tileWorker struct {
 
 func (s *sim) newTileWorker() *tileWorker {
 	tw := &tileWorker{s: s, ws: newWorkspace(),
-		y: make([]float64, s.R), bsum: make([]float64, s.R), gsum: make([]float64, s.R)}
+		y: make([]float64, s.R), z: make([]float64, s.R), bsum: make([]float64, s.R), gsum: make([]float64, s.R)}
 	if s.kr != nil {
 		tw.solver = s.kr.NewSolver()
 	}
@@ -146,21 +147,16 @@ func (tw *tileWorker) cell(i, j, k, pos, m, cellOff, span int, tile *Tile) {
 		}
 		if sol != nil {
 			n := len(sol.Neighbours)
-			w := sol.SubWeights[sp*n : (sp+1)*n]
-			for jn, nb := range sol.Neighbours {
-				res := s.res[int(nb)*R : int(nb)*R+R]
-				wj := w[jn]
-				for r := range y {
-					y[r] += wj * res[r]
-				}
-			}
+			applyWeights(y, sol.SubWeights[sp*n:(sp+1)*n], sol.Neighbours, s.res)
+		}
+		zs := y
+		if s.bt != nil {
+			s.bt.transform(tw.z, y)
+			zs = tw.z
 		}
 		for r, v := range y {
 			tw.gsum[r] += v
-			z := v
-			if s.bt != nil {
-				z = s.bt.at(v)
-			}
+			z := zs[r]
 			tw.bsum[r] += z
 			if sp == s.nearest && tile.Point != nil {
 				tile.Point[pos+r*m] = z
@@ -174,5 +170,47 @@ func (tw *tileWorker) cell(i, j, k, pos, m, cellOff, span int, tile *Tile) {
 		if tile.BlockGaussian != nil {
 			tile.BlockGaussian[pos+r*m] = tw.gsum[r] * inv
 		}
+	}
+}
+
+// applyWeights adds Σ_j w_j·res_{nb_j} to y for every realisation r:
+// y[r] += w[j]·res[nb[j]·R + r] for j in order, R = len(y). Four, then two
+// realisations at a time are kept in registers over the neighbours; every
+// y[r] still sums its terms in neighbour order.
+func applyWeights(y, w []float64, nb []int32, res []float64) {
+	R := len(y)
+	w = w[:len(nb)]
+	r := 0
+	for ; r+4 <= R; r += 4 {
+		y4 := (*[4]float64)(y[r : r+4])
+		y0, y1, y2, y3 := y4[0], y4[1], y4[2], y4[3]
+		for j, i := range nb {
+			o := int(i)*R + r
+			rr := (*[4]float64)(res[o : o+4])
+			wj := w[j]
+			y0 += wj * rr[0]
+			y1 += wj * rr[1]
+			y2 += wj * rr[2]
+			y3 += wj * rr[3]
+		}
+		y4[0], y4[1], y4[2], y4[3] = y0, y1, y2, y3
+	}
+	for ; r+2 <= R; r += 2 {
+		y0, y1 := y[r], y[r+1]
+		for j, i := range nb {
+			o := int(i)*R + r
+			rr := (*[2]float64)(res[o : o+2])
+			wj := w[j]
+			y0 += wj * rr[0]
+			y1 += wj * rr[1]
+		}
+		y[r], y[r+1] = y0, y1
+	}
+	for ; r < R; r++ {
+		y0 := y[r]
+		for j, i := range nb {
+			y0 += w[j] * res[int(i)*R+r]
+		}
+		y[r] = y0
 	}
 }
