@@ -8,8 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-const tolVec = 1e-8
-
 func applyRot(r Rotation, v [3]float64) [3]float64 {
 	m := r.Matrix()
 	x, y, z := m.Apply(v[0], v[1], v[2])

@@ -1,7 +1,6 @@
 package kriging
 
 import (
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -151,6 +150,3 @@ func worldOffsets(t testing.TB, d grid.BlockDiscretisation, cell [3]float64, rot
 	require.NoError(t, err)
 	return d.Offsets(g)
 }
-
-// near reports |a − b| ≤ tol.
-func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }

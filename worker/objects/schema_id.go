@@ -75,10 +75,3 @@ func SupportedSchemas() []SchemaID {
 	}
 	return out
 }
-
-// atLeast reports whether the version is at least want (both a.b.c).
-func (id SchemaID) atLeast(want string) bool {
-	vs := supportedVersions[id.Kind]
-	i, j := slices.Index(vs, id.Version), slices.Index(vs, want)
-	return i >= 0 && j >= 0 && i >= j
-}

@@ -87,6 +87,11 @@ func New(opts Options) (*Service, error) {
 		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	s := &Service{opts: opts, metrics: metrics.New()}
+	// Result blobs are spooled in DATA/tmp, whose leftovers the embedded
+	// store clears when it opens.
+	if err := os.MkdirAll(s.tmpDir(), 0o755); err != nil {
+		return nil, fmt.Errorf("service: %w", err)
+	}
 	var err error
 	if s.files, err = files.Open(opts.DataDir); err != nil {
 		return nil, fmt.Errorf("service: %w", err)
@@ -128,10 +133,8 @@ func New(opts Options) (*Service, error) {
 
 // register adds the compute, file, report and operations routes.
 func (s *Service) register(mux server.Router, deps server.Deps) {
-	tmp := filepath.Join(s.opts.DataDir, "tmp")
-	os.MkdirAll(tmp, 0o755)
 	env := &tasks.Env{
-		Store:     &tasks.StoreAdapter{Store: deps.Store, TempDir: tmp},
+		Store:     &tasks.StoreAdapter{Store: deps.Store, TempDir: s.tmpDir()},
 		Threads:   s.opts.Threads,
 		MaxMemory: s.opts.MaxMemory,
 		Logger:    deps.Logger,
@@ -147,6 +150,8 @@ func (s *Service) register(mux server.Router, deps server.Deps) {
 		w.Write(s.openapi)
 	})))
 }
+
+func (s *Service) tmpDir() string { return filepath.Join(s.opts.DataDir, "tmp") }
 
 // dashboard serves the latest version of a stored report as a page.
 func (s *Service) dashboard(w http.ResponseWriter, r *http.Request) {

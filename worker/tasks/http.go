@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -57,12 +58,13 @@ var taskTable = map[string]map[string]preparer{
 	},
 }
 
-// Tasks returns the task names of a topic.
+// Tasks returns the task names of a topic, sorted.
 func Tasks(topic string) []string {
 	var out []string
 	for name := range taskTable[topic] {
 		out = append(out, name)
 	}
+	slices.Sort(out)
 	return out
 }
 
@@ -107,19 +109,22 @@ func Register(mux server.Router, deps server.Deps, opts ComputeOptions) {
 	}
 }
 
-// writeError answers an error in the problem-details shape.
-func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+// writeError answers an error in the problem-details shape and returns the
+// status it answered with.
+func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) int {
 	var ve *ValidationError
 	var se *StatusError
 	switch {
 	case errors.As(err, &ve):
 		writeProblemDoc(w, server.Problem{Type: TypeValidation, Title: "Validation Error.", Status: http.StatusUnprocessableEntity,
 			Detail: ve.Error(), Extra: map[string]any{"invalid-params": ve.Params}})
+		return http.StatusUnprocessableEntity
 	case errors.As(err, &se):
 		writeProblemDoc(w, server.Problem{Type: se.Type, Title: se.Title, Status: se.Status, Detail: se.Detail, Extra: se.Extra})
-	default:
-		server.WriteProblem(w, r, log, err)
+		return se.Status
 	}
+	server.WriteProblem(w, r, log, err)
+	return server.ProblemFor(err).Status
 }
 
 func writeProblemDoc(w http.ResponseWriter, p server.Problem) {
@@ -137,23 +142,11 @@ func (c *compute) submit(w http.ResponseWriter, r *http.Request, topic string) {
 			c.opts.OnSubmit(topic, task, status)
 		}
 	}()
-	fail := func(err error) {
-		var ve *ValidationError
-		var se *StatusError
-		switch {
-		case errors.As(err, &ve):
-			status = http.StatusUnprocessableEntity
-		case errors.As(err, &se):
-			status = se.Status
-		default:
-			status = server.ProblemFor(err).Status
-		}
-		writeError(w, r, c.log, err)
-	}
+	fail := func(err error) { status = writeError(w, r, c.log, err) }
 	prep, ok := taskTable[topic][task]
 	if !ok {
 		fail(&StatusError{Status: http.StatusNotFound, Type: TypeUnknownTask, Title: "Unknown Task.",
-			Detail: fmt.Sprintf("no task %q under /%s (tasks: %s)", task, topic, strings.Join(sortedTasks(topic), ", "))})
+			Detail: fmt.Sprintf("no task %q under /%s (tasks: %s)", task, topic, strings.Join(Tasks(topic), ", "))})
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
@@ -237,18 +230,6 @@ func preferAsync(r *http.Request) bool {
 		}
 	}
 	return false
-}
-
-func sortedTasks(topic string) []string {
-	t := Tasks(topic)
-	for i := range t {
-		for j := i + 1; j < len(t); j++ {
-			if t[j] < t[i] {
-				t[i], t[j] = t[j], t[i]
-			}
-		}
-	}
-	return t
 }
 
 // accessFor checks workspace roles for a principal, answering as the object

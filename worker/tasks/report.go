@@ -157,13 +157,9 @@ func (pl *reportPlan) runSeed(ctx context.Context, progress func(int, string)) (
 	if err != nil {
 		return nil, err
 	}
-	coords, values, err := sourceData(ctx, pl.sim.source, pl.sim.sourceAttr, sp.Source.Filter, "simulation_parameters.source")
-	if err != nil {
-		return nil, err
-	}
 	in := &report.Input{
 		Context:   report.Context{Title: "Conditional simulation validation: " + pl.sim.target.Object.Name},
-		Data:      report.Data{Coords: coords, Values: values},
+		Data:      report.Data{Coords: so.coords, Values: so.values},
 		Reference: pl.sim.distribution, Variogram: so.result.Variogram,
 		Grid: pl.sim.grid, Masked: pl.sim.masked, Discretisation: sp.Discretisation,
 		BlockSimulations: so.kept[0], BlockSimulationsNormalScore: so.kept[1],

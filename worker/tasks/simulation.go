@@ -114,6 +114,9 @@ type simOutput struct {
 	writes    []attributeWrite
 	variogram []tbsim.ExperimentalVariogram
 	result    *tbsim.Result
+	// coords and values are the conditioning data the simulation read
+	// (filtered-out data NaN).
+	coords, values []float64
 	// kept holds the four ensembles (block, block normal score, point,
 	// point normal score) in memory when run was asked to keep them.
 	kept [4][]float64
@@ -171,7 +174,7 @@ func (s *simulation) run(ctx context.Context, env *Env, progress func(int, strin
 		}
 		sinks[i] = &ensembleSink{name: n, sink: bs, tw: tw, cols: make([][]float64, p.Realisations)}
 	}
-	out := &simOutput{}
+	out := &simOutput{coords: coords, values: values}
 	cells := s.cells()
 	for i := range out.kept {
 		// The block normal score is kept for variogram reproduction too.

@@ -105,19 +105,43 @@ func commit(ctx context.Context, env *Env, prepared *Version, ref ObjectRef, use
 }
 
 // sameGeometry checks that the locations of two versions are the same: the
-// schema, and every geometry element (not the attributes).
+// schema, a grid's origin, size, cell size and rotation, and every array
+// element that is not an attribute's values (coordinates, intervals, mask).
 func sameGeometry(a, b *objects.Object) error {
 	if a.Schema != b.Schema {
 		return fmt.Errorf("the target object changed schema while the task ran")
 	}
-	for _, l := range a.AttributeLists() {
-		na, _ := a.ExpectedLength(l)
-		nb, _ := b.ExpectedLength(l)
-		if na != nb {
-			return fmt.Errorf("the target object's geometry changed while the task ran")
+	changed := fmt.Errorf("the target object's geometry changed while the task ran")
+	if ga, gb := a.Grid, b.Grid; ga != nil && (ga.Origin != gb.Origin || ga.Size != gb.Size || ga.CellSize != gb.CellSize || ga.Rotation != gb.Rotation) {
+		return changed
+	}
+	ea, eb := geometryElements(a), geometryElements(b)
+	if len(ea) != len(eb) {
+		return changed
+	}
+	for path, key := range ea {
+		if eb[path] != key {
+			return changed
 		}
 	}
 	return nil
+}
+
+// geometryElements maps the path of every array element that is not under
+// an attribute list to its blob key.
+func geometryElements(o *objects.Object) map[string]string {
+	lists := o.AttributeLists()
+	out := map[string]string{}
+outer:
+	for _, e := range o.Elements() {
+		for _, l := range lists {
+			if strings.HasPrefix(e.Path, l+"[") || strings.HasPrefix(e.Path, l+".") {
+				continue outer
+			}
+		}
+		out[e.Path] = e.Data
+	}
+	return out
 }
 
 // objectURL renders the reference of an object version.
