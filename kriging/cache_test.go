@@ -150,22 +150,23 @@ func TestFactorCacheBudget(t *testing.T) {
 	require.ErrorContains(t, err, "factor_cache")
 }
 
-// TestSpatialOrder checks that the table order is a permutation of the data
-// that keeps runs of consecutive data spatially compact, and that data
-// listed along drill holes keep their input order.
+// TestSpatialOrder checks that the merged data are put in an order that
+// keeps runs of consecutive data spatially compact (a permutation of the
+// input, mapped by MergedIndex), and that data listed along drill holes
+// keep their input order.
 func TestSpatialOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	data := randomPoints(rng, 1000, 1000, 1000, 1000)
 	k := mustKriger(t, data, nil, Params{Variogram: spherical(t, 0, 1, 100), Search: wide(100, 8)})
-	order := k.cov.spatialOrder()
-	require.NotNil(t, order)
-	sorted := slices.Clone(order)
-	slices.Sort(sorted)
-	for i, v := range sorted {
-		require.Equal(t, int32(i), v)
-	}
-	for i, p := range k.cov.pos {
-		require.Equal(t, int32(i), order[p])
+	merged := k.MergedIndex()
+	order := make([]int32, len(merged)) // merged position → input datum
+	seen := make([]bool, len(merged))
+	coords, _ := k.Data()
+	for i, m := range merged {
+		require.False(t, seen[m], "merged index %d used twice", m)
+		seen[m] = true
+		order[m] = int32(i)
+		require.Equal(t, data[3*i:3*i+3], coords[3*m:3*m+3])
 	}
 	// Runs of 8 consecutive points are compact: their mean extent is far
 	// below that of runs in input (random) order.
@@ -198,6 +199,8 @@ func TestSpatialOrder(t *testing.T) {
 	}
 	k = mustKriger(t, holes, nil, Params{Variogram: spherical(t, 0, 1, 100), Search: wide(100, 8)})
 	assert.Nil(t, k.cov.spatialOrder())
-	assert.Nil(t, k.cov.pos)
+	for i, m := range k.MergedIndex() {
+		require.Equal(t, int32(i), m)
+	}
 	assert.True(t, k.Stats().Table)
 }

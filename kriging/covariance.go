@@ -1,10 +1,8 @@
 package kriging
 
 import (
-	"cmp"
 	"math"
 	"runtime"
-	"slices"
 	"sync"
 
 	"github.com/geostat-engine/geostat/geostat"
@@ -108,14 +106,12 @@ type covModel struct {
 	blockVar float64
 
 	n int // merged data count
-	// table holds the n × n structural covariances (no nugget), or nil.
-	// Its rows and columns are in a spatially coherent order, so that the
-	// entries of a neighbourhood's system lie in few cache lines: datum i
-	// at position pos[i], the covariance of data i and j at
-	// table[pos[i]·n + pos[j]]; pos is nil when the input order is kept
-	// (position i).
+	// table holds the structural covariances (no nugget) of all pairs of
+	// merged data, or nil: a packed lower triangle (see rowStart), the
+	// covariance of data i ≥ j at table[rowStart(i)+j]. The merged data
+	// are in a spatially coherent order (see Kriger.merge), so the entries
+	// of a neighbourhood's system lie in few cache lines.
 	table []float64
-	pos   []int32
 }
 
 // newCovModel prepares the structures for the merged data coords and the
@@ -203,24 +199,12 @@ func (m *covModel) pair(i, j int) float64 {
 	return c
 }
 
-// buildTable precomputes pair(i, j) for all data, rows in parallel (rows
-// taken in blocks of 16 from a shared counter), in the spatial order of
-// spatialOrder.
+// buildTable precomputes pair(i, j) for all data pairs, rows in parallel
+// (taken in blocks of 16 from a shared counter; every entry has a single
+// writer).
 func (m *covModel) buildTable() {
 	n := m.n
-	order := m.spatialOrder()
-	if order != nil {
-		m.pos = make([]int32, n)
-		for p, i := range order {
-			m.pos[i] = int32(p)
-		}
-	} else {
-		order = make([]int32, n)
-		for i := range order {
-			order[i] = int32(i)
-		}
-	}
-	m.table = make([]float64, n*n)
+	m.table = make([]float64, packedLen(n))
 	workers := runtime.GOMAXPROCS(0)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -232,21 +216,16 @@ func (m *covModel) buildTable() {
 			defer wg.Done()
 			for {
 				mu.Lock()
-				p0 := next
+				i0 := next
 				next += rows
 				mu.Unlock()
-				if p0 >= n {
+				if i0 >= n {
 					return
 				}
-				// Row p computes q ≤ p and mirrors it: pair is symmetric
-				// bit for bit, and every entry has a single writer.
-				for p := p0; p < min(p0+rows, n); p++ {
-					i := int(order[p])
-					row := m.table[p*n : p*n+p+1]
-					for q := range row {
-						c := m.pair(i, int(order[q]))
-						row[q] = c
-						m.table[q*n+p] = c
+				for i := i0; i < min(i0+rows, n); i++ {
+					row := m.table[rowStart(i) : rowStart(i)+i+1]
+					for j := range row {
+						row[j] = m.pair(i, j)
 					}
 				}
 			}
@@ -300,13 +279,11 @@ func (m *covModel) spatialOrder() []int32 {
 				ax = a
 			}
 		}
-		slices.SortFunc(o, func(x, y int32) int {
-			if c := cmp.Compare(d[3*int(x)+ax], d[3*int(y)+ax]); c != 0 {
-				return c
-			}
-			return cmp.Compare(x, y)
-		})
 		h := len(o) / 2
+		selectMedian(o, h, func(x, y int32) bool {
+			dx, dy := d[3*int(x)+ax], d[3*int(y)+ax]
+			return dx < dy || dx == dy && x < y
+		})
 		split(o[:h])
 		split(o[h:])
 	}
@@ -317,35 +294,69 @@ func (m *covModel) spatialOrder() []int32 {
 	return order
 }
 
+// selectMedian reorders o so that o[h] is the element a sort by less (a
+// strict total order) would put there, the elements before it preceding it
+// and those after it following it (Hoare's quickselect with a
+// median-of-three pivot: linear time on average).
+func selectMedian(o []int32, h int, less func(x, y int32) bool) {
+	lo, hi := 0, len(o)-1
+	for hi > lo {
+		m := lo + (hi-lo)/2
+		if less(o[m], o[lo]) {
+			o[m], o[lo] = o[lo], o[m]
+		}
+		if less(o[hi], o[lo]) {
+			o[hi], o[lo] = o[lo], o[hi]
+		}
+		if less(o[hi], o[m]) {
+			o[hi], o[m] = o[m], o[hi]
+		}
+		p := o[m]
+		i, j := lo, hi
+		for i <= j {
+			for less(o[i], p) {
+				i++
+			}
+			for less(p, o[j]) {
+				j--
+			}
+			if i <= j {
+				o[i], o[j] = o[j], o[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case h <= j:
+			hi = j
+		case h >= i:
+			lo = i
+		default:
+			return
+		}
+	}
+}
+
 // assemble writes the kriging matrix of the neighbours nb into a (packed
 // lower triangle, see rowStart): the structural covariances plus shift
-// everywhere and nugget + ridge on the diagonal. scratch holds at least
-// len(nb) values.
-func (m *covModel) assemble(a []float64, nb []int32, shift, ridge float64, scratch []int32) {
+// everywhere and nugget + ridge on the diagonal. nb must be increasing.
+func (m *covModel) assemble(a []float64, nb []int32, shift, ridge float64) {
 	n := len(nb)
 	a = a[:packedLen(n)]
 	diag := m.nugget + ridge
 	if m.table != nil {
-		nd := m.n
-		// The table positions of the neighbours, gathered once.
-		ps := nb
-		if m.pos != nil {
-			ps = scratch[:n]
-			for c, j := range nb {
-				ps[c] = m.pos[j]
-			}
-		}
-		for r, p := range ps {
-			row := m.table[int(p)*nd : int(p)*nd+nd]
-			cols := ps[:r+1]
+		// nb is increasing: entry (r, c ≤ r) is in the table row of nb[r].
+		for r, i := range nb {
+			row := m.table[rowStart(int(i)) : rowStart(int(i))+int(i)+1]
+			cols := nb[:r+1]
 			dst := a[rowStart(r) : rowStart(r)+len(cols)]
 			if shift == 0 {
-				for c, q := range cols {
-					dst[c] = row[q]
+				for c, j := range cols {
+					dst[c] = row[j]
 				}
 			} else {
-				for c, q := range cols {
-					dst[c] = row[q] + shift
+				for c, j := range cols {
+					dst[c] = row[j] + shift
 				}
 			}
 			dst[r] += diag

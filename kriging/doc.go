@@ -99,9 +99,11 @@
 // isotropic space (relative to the centre of the data's bounding box), so a
 // covariance is a Euclidean distance and one correlation evaluation. When the
 // merged data are at most Params.TableLimit (DefaultTableLimit = 4000), all
-// data-to-data covariances are tabulated and K is a gather; the table's rows
-// and columns follow a spatial order of the data (recursive median splits),
-// so that the entries of one neighbourhood lie in few cache lines. Systems
+// data-to-data covariances are tabulated (a packed lower triangle) and K is a
+// gather. The merged data are numbered in a spatial order (recursive median
+// splits; input order when the data already run along drill holes), so that
+// the entries of one neighbourhood lie in few cache lines of the table:
+// Kriger.Data and Kriger.MergedIndex give that numbering. Systems
 // and factors are stored as packed lower triangles (row i at i(i+1)/2).
 //
 // A Solver keeps the factorisations of its Params.FactorCache (default

@@ -11,9 +11,11 @@ import (
 
 // chunkSize is the number of consecutive targets a worker of Estimate
 // handles at a time. Consecutive targets often share their neighbours, so
-// chunks keep the factorisation reuse; the reuse state is reset at the start
-// of each chunk so that even the Stats do not depend on the scheduling.
-const chunkSize = 512
+// chunks keep the factorisation reuse (longer chunks keep more: 18 % of
+// the systems of the benchmark with 512 targets, 20 % with 4096); the reuse
+// state is reset at the start of each chunk so that even the Stats do not
+// depend on the scheduling.
+const chunkSize = 4096
 
 // Output receives the per-target results of Estimate. Each non-nil slice must
 // have one element per target; nil slices are not computed. Targets with too

@@ -71,13 +71,14 @@ func TestEstimateAgainstDense(t *testing.T) {
 		out := allOutputs(30)
 		require.NoError(t, k.Estimate(t.Context(), targets, &out, nil))
 		s := k.NewSolver()
+		mc, values := k.Data() // Neighbours index the merged data
 		for q := 0; q < 30; q++ {
 			c := [3]float64{targets[3*q], targets[3*q+1], targets[3*q+2]}
 			sol, ok := s.Solve(c[0], c[1], c[2])
 			require.True(t, ok)
 			nb := sol.Neighbours
 			n := len(nb)
-			ref := denseSolve(t, v, m == Ordinary, data, nb, c, offsets)
+			ref := denseSolve(t, v, m == Ordinary, mc, nb, c, offsets)
 			est := 0.0
 			for a, i := range nb {
 				if m == Simple {
@@ -96,9 +97,9 @@ func TestEstimateAgainstDense(t *testing.T) {
 			kk := mat.NewSymDense(n, nil)
 			lk := 0.0
 			for a := 0; a < n; a++ {
-				pa := [3]float64{data[3*nb[a]], data[3*nb[a]+1], data[3*nb[a]+2]}
+				pa := [3]float64{mc[3*nb[a]], mc[3*nb[a]+1], mc[3*nb[a]+2]}
 				for b := 0; b < n; b++ {
-					kk.SetSym(a, b, v.Covariance(pa, [3]float64{data[3*nb[b]], data[3*nb[b]+1], data[3*nb[b]+2]}))
+					kk.SetSym(a, b, v.Covariance(pa, [3]float64{mc[3*nb[b]], mc[3*nb[b]+1], mc[3*nb[b]+2]}))
 				}
 				kb := 0.0
 				for pp := 0; pp < len(offsets)/3; pp++ {
@@ -115,7 +116,7 @@ func TestEstimateAgainstDense(t *testing.T) {
 			e := p.Search.Ellipsoid
 			sum := 0.0
 			for _, i := range nb {
-				dd, err := e.Distance(c, [3]float64{data[3*i], data[3*i+1], data[3*i+2]})
+				dd, err := e.Distance(c, [3]float64{mc[3*i], mc[3*i+1], mc[3*i+2]})
 				require.NoError(t, err)
 				sum += dd
 			}
@@ -280,12 +281,13 @@ func TestDeterministicAcrossGOMAXPROCS(t *testing.T) {
 		if !block {
 			k := mustKriger(t, data, values, p)
 			s := k.NewSolver()
+			_, merged := k.Data()
 			for q := 0; q < nt; q++ {
 				sol, ok := s.Solve(targets[3*q], targets[3*q+1], targets[3*q+2])
 				require.True(t, ok)
 				e := 0.0
 				for a, i := range sol.Neighbours {
-					e += sol.Weights[a] * values[i]
+					e += sol.Weights[a] * merged[i]
 				}
 				require.Equal(t, math.Float64bits(e), math.Float64bits(outs[0].Estimate[q]))
 				require.Equal(t, math.Float64bits(sol.Variance), math.Float64bits(outs[0].Variance[q]))

@@ -39,7 +39,9 @@ type Kriger struct {
 // conditioning, which applies the weights to its own values). Data with a
 // NaN value are dropped. Data at exactly equal coordinates are merged into
 // one datum at the first one's position with the mean of their values
-// (Stats().Duplicates counts the data merged away). New builds the
+// (Stats().Duplicates counts the data merged away). The merged data are
+// numbered in a spatially coherent order (see Data and MergedIndex for the
+// correspondence with the input). New builds the
 // neighbourhood index over the merged data, transforms them into each
 // structure's isotropic space and, when there are at most TableLimit of
 // them, tabulates all data-to-data covariances.
@@ -86,6 +88,9 @@ func NewWithHoles(coords, values []float64, holes []int32, p Params) (*Kriger, e
 		}
 	}
 	k.cov = newCovModel(p.Variogram, k.coords, offsets)
+	if order := k.cov.spatialOrder(); order != nil {
+		mholes = k.permute(order, mholes)
+	}
 	limit := p.TableLimit
 	if limit == 0 {
 		limit = DefaultTableLimit
@@ -106,7 +111,8 @@ func NewWithHoles(coords, values []float64, holes []int32, p Params) (*Kriger, e
 }
 
 // merge drops NaN-valued data and merges exact duplicate coordinates, in
-// input order of first occurrence, filling k.coords, k.values and k.origin.
+// input order of first occurrence (New then renumbers them in a spatial
+// order), filling k.coords, k.values and k.origin.
 // It returns the merged hole ids (nil when holes is nil).
 func (k *Kriger) merge(coords, values []float64, holes []int32) []int32 {
 	nin := len(coords) / 3
@@ -178,9 +184,53 @@ func (k *Kriger) merge(coords, values []float64, holes []int32) []int32 {
 	return mholes
 }
 
+// permute puts the merged data in the given order (order[p] is the datum
+// to put at p): coordinates, values, their images in every structure's
+// space, the input-to-merged map, and the merged hole ids, which it
+// returns.
+func (k *Kriger) permute(order []int32, mholes []int32) []int32 {
+	n := len(order)
+	inv := make([]int32, n)
+	for p, i := range order {
+		inv[i] = int32(p)
+	}
+	gather3 := func(src []float64) []float64 {
+		out := make([]float64, len(src))
+		for p, i := range order {
+			copy(out[3*p:3*p+3], src[3*i:3*i+3])
+		}
+		return out
+	}
+	k.coords = gather3(k.coords)
+	for s := range k.cov.st {
+		k.cov.st[s].data = gather3(k.cov.st[s].data)
+	}
+	if k.values != nil {
+		v := make([]float64, n)
+		for p, i := range order {
+			v[p] = k.values[i]
+		}
+		k.values = v
+	}
+	for d, m := range k.origin {
+		if m >= 0 {
+			k.origin[d] = inv[m]
+		}
+	}
+	if mholes == nil {
+		return nil
+	}
+	h := make([]int32, n)
+	for p, i := range order {
+		h[p] = mholes[i]
+	}
+	return h
+}
+
 // Data returns the merged data (coordinates flat xyz and values, nil for a
-// weights-only kriger): the index space of Solution.Neighbours. The slices
-// are shared; do not modify them.
+// weights-only kriger) in their spatial numbering: the index space of
+// Solution.Neighbours (MergedIndex maps input data to it). The slices are
+// shared; do not modify them.
 func (k *Kriger) Data() (coords []float64, values []float64) { return k.coords, k.values }
 
 // MergedIndex returns, for every input datum, the index of the merged datum

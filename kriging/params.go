@@ -32,7 +32,7 @@ func (m Method) String() string {
 }
 
 // DefaultTableLimit is the merged data count up to which New precomputes the
-// data-to-data covariance table (n² float64: 128 MB at 4000 data), so that
+// data-to-data covariance table (n(n+1)/2 float64: 64 MB at 4000 data), so that
 // assembling a kriging system is a gather instead of covariance evaluations.
 const DefaultTableLimit = 4000
 

@@ -112,7 +112,8 @@ func TestCollinearData(t *testing.T) {
 		k := mustKriger(t, data, nil, Params{Variogram: v, Method: m, Search: wide(500, 20)})
 		sol, ok := k.NewSolver().Solve(110, 60, 40)
 		require.True(t, ok)
-		ref := denseSolve(t, v, m == Ordinary, data, sol.Neighbours, [3]float64{110, 60, 40}, []float64{0, 0, 0})
+		merged, _ := k.Data()
+		ref := denseSolve(t, v, m == Ordinary, merged, sol.Neighbours, [3]float64{110, 60, 40}, []float64{0, 0, 0})
 		for a := range sol.Weights {
 			assert.InDelta(t, ref.weights[a], sol.Weights[a], 1e-10)
 		}
@@ -141,7 +142,12 @@ func TestTableDoesNotChangeResults(t *testing.T) {
 			p.TableLimit = -1
 			without := mustKriger(t, data, nil, p)
 			require.True(t, withTable.Stats().Table)
-			require.Equal(t, &data[0] == &random[0], withTable.cov.pos != nil, "spatial order for random data only")
+			identity := true
+			for i, m := range withTable.MergedIndex() {
+				identity = identity && m == int32(i)
+			}
+			require.Equal(t, &data[0] == &random[0], !identity, "spatial order for random data only")
+			require.Equal(t, withTable.MergedIndex(), without.MergedIndex())
 			require.False(t, without.Stats().Table)
 			s1, s2 := withTable.NewSolver(), without.NewSolver()
 			for q := 0; q < 50; q++ {

@@ -56,14 +56,13 @@ type Solver struct {
 	search *neighbor.Searcher
 	nsub   int
 
-	nb      []int32 // current neighbours, sorted
-	spare   []int32 // the other buffer of nb
-	fresh   []int32 // neighbours not in the previous set
-	mark    []uint32
-	scratch []int32 // table positions of the neighbours (assemble)
-	gen     uint32
-	cache   *factorCache
-	cur     *factor // factorisation of nb (valid after a solved locate)
+	nb    []int32 // current neighbours, sorted
+	spare []int32 // the other buffer of nb
+	fresh []int32 // neighbours not in the previous set
+	mark  []uint32
+	gen   uint32
+	cache *factorCache
+	cur   *factor // factorisation of nb (valid after a solved locate)
 
 	rhs    []float64 // nsub × n right-hand sides
 	sub    []float64 // nsub × n sub-point weights
@@ -88,21 +87,20 @@ func (k *Kriger) NewSolver() *Solver {
 	m := min(k.p.Search.MaxSamples, len(k.coords)/3)
 	ns := k.nsub
 	return &Solver{
-		k:       k,
-		cov:     k.cov,
-		search:  k.index.NewSearcher(),
-		nsub:    ns,
-		nb:      make([]int32, 0, m),
-		spare:   make([]int32, 0, m),
-		fresh:   make([]int32, 0, m),
-		scratch: make([]int32, m),
-		mark:    make([]uint32, len(k.coords)/3),
-		cache:   newFactorCache(m, k.p.Method == Ordinary, cmp.Or(k.p.FactorCache, DefaultFactorCache)),
-		rhs:     make([]float64, ns*m),
-		sub:     make([]float64, ns*m),
-		w:       make([]float64, m),
-		kbar:    make([]float64, m),
-		centre:  make([]float64, 3*len(k.cov.st)),
+		k:      k,
+		cov:    k.cov,
+		search: k.index.NewSearcher(),
+		nsub:   ns,
+		nb:     make([]int32, 0, m),
+		spare:  make([]int32, 0, m),
+		fresh:  make([]int32, 0, m),
+		mark:   make([]uint32, len(k.coords)/3),
+		cache:  newFactorCache(m, k.p.Method == Ordinary, cmp.Or(k.p.FactorCache, DefaultFactorCache)),
+		rhs:    make([]float64, ns*m),
+		sub:    make([]float64, ns*m),
+		w:      make([]float64, m),
+		kbar:   make([]float64, m),
+		centre: make([]float64, 3*len(k.cov.st)),
 	}
 }
 
@@ -241,13 +239,13 @@ func (s *Solver) factorise(f *factor) bool {
 	cov := s.cov
 	shift := 0.0
 	if cov.intrinsic {
-		cov.assemble(f.l, nb, 0, 0, s.scratch)
+		cov.assemble(f.l, nb, 0, 0)
 		shift = 2*maxAbsLower(f.l, n) + cov.linearSum
 	}
 	ridge := 0.0
 	shiftTries := 0
 	for {
-		cov.assemble(f.l, nb, shift, ridge, s.scratch)
+		cov.assemble(f.l, nb, shift, ridge)
 		if cholesky(f.l, n, f.invd) {
 			break
 		}
