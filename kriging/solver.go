@@ -56,13 +56,14 @@ type Solver struct {
 	search *neighbor.Searcher
 	nsub   int
 
-	nb    []int32 // current neighbours, sorted
-	spare []int32 // the other buffer of nb
-	fresh []int32 // neighbours not in the previous set
-	mark  []uint32
-	gen   uint32
-	cache *factorCache
-	cur   *factor // factorisation of nb (valid after a solved locate)
+	nb     []int32 // current neighbours, sorted
+	spare  []int32 // the other buffer of nb
+	fresh  []int32 // neighbours not in the previous set
+	mark   []uint32
+	distOf []float64 // distance of each current neighbour, by merged index
+	gen    uint32
+	cache  *factorCache
+	cur    *factor // factorisation of nb (valid after a solved locate)
 
 	rhs    []float64 // nsub × n right-hand sides
 	sub    []float64 // nsub × n sub-point weights
@@ -95,6 +96,7 @@ func (k *Kriger) NewSolver() *Solver {
 		spare:  make([]int32, 0, m),
 		fresh:  make([]int32, 0, m),
 		mark:   make([]uint32, len(k.coords)/3),
+		distOf: make([]float64, len(k.coords)/3),
 		cache:  newFactorCache(m, k.p.Method == Ordinary, cmp.Or(k.p.FactorCache, DefaultFactorCache)),
 		rhs:    make([]float64, ns*m),
 		sub:    make([]float64, ns*m),
@@ -127,7 +129,7 @@ func (s *Solver) locate(x, y, z float64) (status, bool) {
 		s.local.Unestimated++
 		return unestimated, false
 	}
-	idx, dist := s.search.Search(x, y, z)
+	idx, dist := s.search.SearchSet(x, y, z)
 	n := len(idx)
 	if n < s.k.minimum {
 		s.local.Unestimated++
@@ -141,12 +143,17 @@ func (s *Solver) locate(x, y, z float64) (status, bool) {
 		s.meanDist = math.NaN()
 		return noData, false
 	}
+	s.canonical(idx)
+	// The mean distance summed in index order, whatever order the search
+	// returned.
+	for a, i := range idx {
+		s.distOf[i] = dist[a]
+	}
 	sum := 0.0
-	for _, d := range dist {
-		sum += d
+	for _, i := range s.nb {
+		sum += s.distOf[i]
 	}
 	s.meanDist = sum / float64(n)
-	s.canonical(idx)
 	s.local.Systems++
 	if s.cur != nil && s.cur.used && slices.Equal(s.nb, s.cur.nb) {
 		s.cur.ref = true

@@ -1,6 +1,7 @@
 package neighbor
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -700,4 +701,52 @@ func TestMaskedGridTargets(t *testing.T) {
 	for a, v := range active {
 		require.Equal(t, math.Float64bits(full[m.FullIndex(a)]), math.Float64bits(v), "active cell %d", a)
 	}
+}
+
+// SearchSet returns Search's neighbours in another order: sources on a
+// lattice (many exact distance ties at the k-th place), targets along grid
+// rows (tight seed bounds) and in random order (loose ones, which overflow
+// the candidate buffer), k from 1 to past the buffered range.
+func TestSearchSetMatchesSearch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	var lattice []float64
+	for i := 0; i < 20; i++ {
+		for j := 0; j < 20; j++ {
+			for l := 0; l < 5; l++ {
+				lattice = append(lattice, 50*float64(i), 50*float64(j), 40*float64(l))
+			}
+		}
+	}
+	g, err := grid.New([3]float64{-200, -200, -50}, [3]int{70, 35, 6}, [3]float64{25, 50, 50}, geostat.Rotation{})
+	require.NoError(t, err)
+	rows := g.CellCentres(nil)
+	shuffled := slices.Clone(rows)
+	for i, p := range rng.Perm(len(rows) / 3) {
+		copy(shuffled[3*i:3*i+3], rows[3*p:3*p+3])
+	}
+	for _, coords := range [][]float64{lattice, uniformCloud(rng, 5000, [3]float64{1000, 1000, 200})} {
+		for _, k := range []int{1, 8, 32, 40} {
+			ix, err := NewIndex(coords, nil, nil, Params{Ellipsoid: ellipsoid(300, 200, 50, testRotations[1]), MaxSamples: k})
+			require.NoError(t, err)
+			sorted, set := ix.NewSearcher(), ix.NewSearcher()
+			for _, targets := range [][]float64{rows, shuffled} {
+				for q := 0; q < len(targets)/3; q++ {
+					x, y, z := targets[3*q], targets[3*q+1], targets[3*q+2]
+					a, da := sorted.Search(x, y, z)
+					b, db := set.SearchSet(x, y, z)
+					require.Equal(t, byIndex(a, da), byIndex(b, db), "k=%d target %d", k, q)
+				}
+			}
+		}
+	}
+}
+
+// byIndex returns the (index, distance) pairs sorted by index.
+func byIndex(idx []int32, dist []float64) [][2]float64 {
+	out := make([][2]float64, len(idx))
+	for i := range idx {
+		out[i] = [2]float64{float64(idx[i]), dist[i]}
+	}
+	slices.SortFunc(out, func(a, b [2]float64) int { return cmp.Compare(a[0], b[0]) })
+	return out
 }

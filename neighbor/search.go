@@ -9,10 +9,17 @@ import "math"
 // exactly, and the (distance, index) order of ties would be lost.
 const pruneSlack = 1 + 1e-9
 
-// listLimit is the largest k kept in a sorted insertion list; larger k use a
-// bounded max-heap. For small k the list moves fewer entries than the heap's
-// sift operations plus the final heap sort.
+// listLimit is the largest k kept in a sorted insertion list (or, for
+// unsorted results, in a buffer); larger k use a bounded max-heap. For small
+// k the list moves fewer entries than the heap's sift operations plus the
+// final heap sort, and appending candidates to a buffer and selecting the k
+// nearest now and then costs less than keeping them ordered as they come.
 const listLimit = 32
+
+// bufferFactor sets the buffer of the list mode: bufferFactor·k entries.
+// When it is full the k nearest are selected and the pruning bound drops to
+// the k-th distance.
+const bufferFactor = 4
 
 // Searcher answers neighbourhood queries on an Index. It holds the scratch
 // memory of a query, so a Searcher must not be used by two goroutines at
@@ -28,14 +35,16 @@ type Searcher struct {
 	// worst is the pruning bound: the squared radius, the seed bound, or the
 	// squared distance of the k-th best candidate once k are held.
 	worst float64
-	// The candidates: n ≤ k entries, squared distances in hd and tree
-	// positions in hp, ordered by (d², original index): a sorted list when
-	// list is set, otherwise a max-heap (unconstrained search) or a min-heap
-	// (constrained search).
-	k, n int
-	list bool
-	hd   []float64
-	hp   []int32
+	// The candidates: squared distances in hd and tree positions in hp.
+	// When buffered is set, an unordered buffer of n ≤ bufferFactor·k
+	// entries (all of them within worst); otherwise n ≤ k entries ordered
+	// by (d², original index): a sorted list when list is set, else a
+	// max-heap (unconstrained search) or a min-heap (constrained search).
+	k, n     int
+	list     bool
+	buffered bool
+	hd       []float64
+	hp       []int32
 	// nodes is the min-heap of tree nodes of the constrained (best-first)
 	// search.
 	nodes []nodeEntry
@@ -103,6 +112,18 @@ func (ix *Index) NewSearcher() *Searcher {
 // coordinate, the result is empty. The returned slices belong to the
 // Searcher and are valid until its next Search.
 func (s *Searcher) Search(x, y, z float64) (idx []int32, dist []float64) {
+	return s.search(x, y, z, true)
+}
+
+// SearchSet returns the same neighbours and distances as Search in no
+// particular order (it may depend on the Searcher's earlier queries), for
+// callers that impose their own order: it saves sorting them.
+func (s *Searcher) SearchSet(x, y, z float64) (idx []int32, dist []float64) {
+	return s.search(x, y, z, false)
+}
+
+// search is Search, sorting the neighbours when sorted is set.
+func (s *Searcher) search(x, y, z float64, sorted bool) (idx []int32, dist []float64) {
 	ix := s.ix
 	p := &ix.p
 	qx, qy, qz := ix.iso(x, y, z)
@@ -114,7 +135,7 @@ func (s *Searcher) Search(x, y, z float64) (idx []int32, dist []float64) {
 	if p.constrained() {
 		m = s.searchConstrained()
 	} else {
-		m = s.searchNearest()
+		m = s.searchNearest(sorted)
 	}
 	if m < p.MinSamples {
 		m = 0
@@ -140,12 +161,19 @@ func dist2(dx, dy, dz float64) float64 {
 }
 
 // searchNearest finds the MaxSamples nearest within the radius by a
-// depth-first walk of the tree and writes them to s.idx and s.dist.
-func (s *Searcher) searchNearest() int {
+// depth-first walk of the tree and writes them to s.idx and s.dist, sorted
+// by (distance, index) when sorted is set or the heap was used.
+func (s *Searcher) searchNearest(sorted bool) int {
 	ix := s.ix
 	k := min(ix.p.MaxSamples, len(ix.orig))
-	s.knn(k, s.seedBound(k))
-	if !s.list {
+	s.knn(k, s.seedBound(k), !sorted)
+	switch {
+	case s.buffered:
+		if s.n > k {
+			s.nearestFirst(k)
+			s.n = k
+		}
+	case !s.list:
 		s.sortHeap()
 	}
 	m := s.n
@@ -178,16 +206,23 @@ func (s *Searcher) seedBound(k int) float64 {
 	return min(b, radius2)
 }
 
-// knn collects the k nearest indexed points (in (d², index) order) whose
-// squared distance is at most bound, which must be ≥ the k-th smallest
-// squared distance within the radius, or the squared radius.
-func (s *Searcher) knn(k int, bound float64) {
-	if cap(s.hd) < k {
-		s.hd = make([]float64, k)
-		s.hp = make([]int32, k)
+// knn collects the k nearest indexed points (in (d², index) order unless
+// buffered is set and k ≤ listLimit) whose squared distance is at most
+// bound, which must be ≥ the k-th smallest squared distance within the
+// radius, or the squared radius. Buffered results are left for the caller
+// to cut to k.
+func (s *Searcher) knn(k int, bound float64, buffered bool) {
+	size := k
+	s.buffered = buffered && k <= listLimit
+	if s.buffered {
+		size = bufferFactor * k
 	}
-	s.hd, s.hp = s.hd[:k], s.hp[:k]
-	s.k, s.n, s.worst, s.list = k, 0, bound, k <= listLimit
+	if cap(s.hd) < size {
+		s.hd = make([]float64, size)
+		s.hp = make([]int32, size)
+	}
+	s.hd, s.hp = s.hd[:size], s.hp[:size]
+	s.k, s.n, s.worst, s.list = k, 0, bound, k <= listLimit && !s.buffered
 	t := &s.ix.tree
 	md := 0.0
 	for d := 0; d < 3; d++ {
@@ -267,11 +302,97 @@ func (s *Searcher) scanLeaf(j int) {
 		d2 := dist2(pts[0]-qx, pts[1]-qy, pts[2]-qz)
 		pts = pts[3:]
 		if d2 <= s.worst {
-			if s.list {
+			switch {
+			case s.buffered:
+				s.offer(d2, pos)
+			case s.list:
 				s.insert(d2, pos)
-			} else {
+			default:
 				s.push(d2, pos)
 			}
+		}
+	}
+}
+
+// offer appends the point at tree position p, with squared distance
+// d2 ≤ s.worst, to the buffer of candidates; a full buffer is first cut to
+// the k nearest, which lowers s.worst to the k-th distance.
+func (s *Searcher) offer(d2 float64, p int32) {
+	if s.n == len(s.hd) {
+		s.nearestFirst(s.k)
+		s.n = s.k
+		w := 0.0
+		for _, d := range s.hd[:s.k] {
+			w = max(w, d)
+		}
+		s.worst = w
+		if d2 > w {
+			return
+		}
+	}
+	s.hd[s.n], s.hp[s.n] = d2, p
+	s.n++
+}
+
+// before reports whether buffer entry a precedes entry b in (d², original
+// index) order, a strict total order.
+func (s *Searcher) before(a, b int) bool {
+	da, db := s.hd[a], s.hd[b]
+	return da < db || da == db && s.ix.orig[s.hp[a]] < s.ix.orig[s.hp[b]]
+}
+
+// swap exchanges buffer entries a and b.
+func (s *Searcher) swap(a, b int) {
+	s.hd[a], s.hd[b] = s.hd[b], s.hd[a]
+	s.hp[a], s.hp[b] = s.hp[b], s.hp[a]
+}
+
+// nearestFirst reorders the s.n buffered candidates so that the first k
+// (k < s.n) are the k first in (d², original index) order (Hoare's
+// quickselect with a median-of-three pivot).
+func (s *Searcher) nearestFirst(k int) {
+	lo, hi := 0, s.n-1
+	for hi > lo {
+		m := lo + (hi-lo)/2
+		if s.before(m, lo) {
+			s.swap(m, lo)
+		}
+		if s.before(hi, lo) {
+			s.swap(hi, lo)
+		}
+		if s.before(hi, m) {
+			s.swap(hi, m)
+		}
+		pd, po := s.hd[m], s.ix.orig[s.hp[m]]
+		i, j := lo, hi
+		for i <= j {
+			for {
+				d := s.hd[i]
+				if !(d < pd || d == pd && s.ix.orig[s.hp[i]] < po) {
+					break
+				}
+				i++
+			}
+			for {
+				d := s.hd[j]
+				if !(pd < d || pd == d && po < s.ix.orig[s.hp[j]]) {
+					break
+				}
+				j--
+			}
+			if i <= j {
+				s.swap(i, j)
+				i++
+				j--
+			}
+		}
+		switch {
+		case k-1 <= j:
+			hi = j
+		case k-1 >= i:
+			lo = i
+		default:
+			return
 		}
 	}
 }
