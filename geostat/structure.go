@@ -137,9 +137,9 @@ func Correlation(t StructureType, alpha int, r float64) float64 {
 		}
 		return 1 - r*(1.5-0.5*r*r)
 	case Exponential:
-		return math.Exp(-3 * r)
+		return Exp(-3 * r)
 	case Gaussian:
-		return math.Exp(-3 * r * r)
+		return Exp(-3 * r * r)
 	case Cubic:
 		if r >= 1 {
 			return 0

@@ -35,10 +35,10 @@ func sphericalRho2(r2 float64) float64 {
 }
 
 // exponentialRho2 is exp(−3r).
-func exponentialRho2(r2 float64) float64 { return math.Exp(-3 * math.Sqrt(r2)) }
+func exponentialRho2(r2 float64) float64 { return geostat.Exp(-3 * math.Sqrt(r2)) }
 
 // gaussianRho2 is exp(−3r²).
-func gaussianRho2(r2 float64) float64 { return math.Exp(-3 * r2) }
+func gaussianRho2(r2 float64) float64 { return geostat.Exp(-3 * r2) }
 
 // rho2 returns the structure's unit correlation (generalised covariance −r
 // for a linear structure) at squared reduced distance r2.
