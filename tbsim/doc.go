@@ -48,9 +48,10 @@
 // Fields are evaluated either at arbitrary points (Field.Points: every line
 // evaluated directly) or on regular grids (Field.Grid and the simulation's
 // fine grid of block sub-points): the line coordinate is affine along a grid
-// row, so spectral lines use a per-line table of cos/sin(i·a) (exact Sincos
-// every 32 entries, phasor multiplication in between) combined with one
-// Sincos per row start by angle addition, four lines at a time; partition
+// row, so a spectral line's values along a row follow the three-term
+// recurrence v_{i+1} = 2cos(a)·v_i − v_{i−1}, restarted every 128 nodes from
+// exact cos/sin tables and the row's phasor (a per-plane phasor times a
+// per-j table, no Sincos per row), six lines at a time; partition
 // lines contribute one polynomial piece per interval crossed, accumulated in
 // difference arrays and integrated once per row (O(intervals) per line and
 // row instead of O(nodes)), all lines of a set sweeping one chunk of rows

@@ -142,9 +142,10 @@ func (f *Field) nugget() *nuggetSource {
 
 // Grid evaluates realisation r at every node (cell centre) of g into out
 // (len ≥ g.NumCells(), flat index order) with the fast regular-grid path:
-// affine line coordinates, per-line cos/sin tables along the rows and one
-// Sincos per row start (tbsim-math.md 9.1). Rows are processed in parallel
-// over GOMAXPROCS; the result does not depend on the number of goroutines.
+// affine line coordinates, spectral lines by a cos recurrence along the rows
+// from exact anchors (tbsim-math.md 9.1; see the package documentation).
+// Rows are processed in parallel over GOMAXPROCS; the result does not
+// depend on the number of goroutines.
 // Nugget values use GridStream and the flat node index. It returns ctx's
 // error when cancelled.
 func (f *Field) Grid(ctx context.Context, r int, g *grid.Grid, out []float64) error {

@@ -40,11 +40,15 @@ type gridRow struct {
 
 // workspace is the per-goroutine scratch of the grid kernels.
 type workspace struct {
-	tab   []float64 // spectral: per line of a chunk, interleaved cos/sin over the span
-	cr    []float64 // per line of a chunk: amplitude·cos, amplitude·sin of the row phase
-	sr    []float64
-	signs []float64  // partition: ±amp per interval, the tables of all lines of a set
-	pl    []partLine // partition: the lines of the current set
+	// spectral, per line of a chunk padded to a multiple of specGroup with
+	// silent lines: k = 2cos a; the anchors cos/sin of A·a and (A+1)·a of
+	// the blocks of the tile; the phasors of the rows of a run, per k
+	// (amplitude included) and per j; the phasor of the current row and
+	// the recurrence state of the current block.
+	sk, sanc, sq, sw, sp, sst []float64
+	sbuf                      []float64  // a partial block, padded
+	signs                     []float64  // partition: ±amp per interval, the tables of all lines of a set
+	pl                        []partLine // partition: the lines of the current set
 	// partition: difference arrays of the segment polynomials, four arrays
 	// laid out like the output, and whether any (cubic) piece was added.
 	diff                []float64
@@ -57,14 +61,31 @@ type workspace struct {
 
 func newWorkspace() *workspace { return &workspace{nug: newNuggetSource()} }
 
-// lineChunk is the number of lines whose tables are built together; their
-// tables stay in the L1/L2 cache while all rows of a tile are swept.
-const lineChunk = 16
+// specLines is the number of spectral lines whose tables are built
+// together (a multiple of specGroup).
+const specLines = 48
 
-// anchorEvery is the spacing of exactly computed table entries: cos/sin of
-// i·a is computed by Sincos at multiples of anchorEvery and by phasor
-// multiplication in between, so every entry depends only on (i, a), never
-// on the tile, and rounding drift stays below ~anchorEvery·ε.
+// specGroup is the number of spectral lines added by one kernel call
+// (spectral6).
+const specGroup = 6
+
+// specBlock is the spacing of the anchors of the spectral recurrence along
+// a row: the values of a line at nodes A and A + 1, A a multiple of
+// specBlock, come from exact cos/sin tables, and the following nodes of the
+// block from the three-term recurrence, whose rounding error stays below
+// ~2·specBlock²·ε of the amplitude. Every value depends only on the node,
+// the row and the line, never on the tile.
+const specBlock = 128
+
+// specRunSpan bounds the number of distinct j plus distinct k of a run of
+// rows sharing the per-j and per-k phasor tables.
+const specRunSpan = 256
+
+// anchorEvery is the spacing of exactly computed entries of the per-j
+// phasor tables: cos/sin of j·b is computed by Sincos at multiples of
+// anchorEvery and by phasor multiplication in between, so every entry
+// depends only on (j, b), never on the tile, and rounding drift stays below
+// ~anchorEvery·ε.
 const anchorEvery = 32
 
 // addRows adds realisation r of the field (all structures and the nugget)
@@ -109,8 +130,8 @@ func (f *Field) addRows(r int, gg *gridGeom, rows []gridRow, out []float64, ws *
 		n := len(ls.vx)
 		switch ls.proc {
 		case processSpectral:
-			for l0 := 0; l0 < n; l0 += lineChunk {
-				ws.spectralChunk(ls, l0, min(l0+lineChunk, n), gg, rows, imin, imax, out)
+			for l0 := 0; l0 < n; l0 += specLines {
+				ws.spectralChunk(ls, l0, min(l0+specLines, n), gg, rows, imin, imax, out)
 			}
 		case processPartitionSpherical, processPartitionCubic:
 			ws.partitionSet(ls, gg, rows, box, out)
@@ -143,98 +164,250 @@ func (f *Field) addRows(r int, gg *gridGeom, rows []gridRow, out []float64, ws *
 	}
 }
 
-// spectralChunk adds lines [l0, l1) of a spectral set. Along a row the phase
-// is θ_row + i·a with a = ω·e₀, so
+// spectralChunk adds lines [l0, l1) of a spectral set. Along a row the
+// value of a line is v_i = amp·cos(θ_row + i·a), a = ω·e₀, which obeys the
+// three-term recurrence
 //
-//	amp·cos(θ_row + i·a) = (amp·cos θ_row)·cos(i·a) − (amp·sin θ_row)·sin(i·a)
+//	v_{i+1} = 2cos(a)·v_i − v_{i−1}
 //
-// with cos(i·a), sin(i·a) tabulated once per line over the span of the tile
-// and one Sincos per row start.
+// (one multiplication and one subtraction per node and line). The
+// recurrence restarts at every multiple A of specBlock from
+//
+//	v_A = Re(P·e^{iAa}) = P_re·cos(Aa) − P_im·sin(Aa)
+//
+// and v_{A+1} alike, with the row phasor P = amp·e^{iθ_row} and exact
+// cos/sin tables of the anchors. The row phasors are products of a per-k
+// phasor (one Sincos per plane) and a per-j phasor table (fillPhasors),
+// built for runs of rows, so no row needs a Sincos of its own.
 func (ws *workspace) spectralChunk(ls *lineSet, l0, l1 int, gg *gridGeom, rows []gridRow, imin, imax int, out []float64) {
 	nl := l1 - l0
-	span := imax - imin
-	if need := 2 * span * nl; cap(ws.tab) < need {
-		ws.tab = make([]float64, need)
-	}
-	tab := ws.tab[:2*span*nl]
+	np := (nl + specGroup - 1) / specGroup * specGroup
+	g0, g1 := imin/specBlock, (imax-1)/specBlock+1 // the blocks of the tile
+	nb := g1 - g0
+	ws.sk = growClear(ws.sk, np)
+	ws.sanc = growClear(ws.sanc, 4*np*nb)
+	ws.sp = growClear(ws.sp, 2*np)
+	ws.sst = growClear(ws.sst, 2*np)
+	k, anc := ws.sk, ws.sanc
+	vx, vy, vz := ls.vx[l0:l1], ls.vy[l0:l1], ls.vz[l0:l1]
+	e0 := gg.e[0]
 	for q := 0; q < nl; q++ {
-		l := l0 + q
-		a := ls.vx[l]*gg.e[0][0] + ls.vy[l]*gg.e[0][1] + ls.vz[l]*gg.e[0][2]
-		fillPhasors(tab[2*span*q:2*span*(q+1)], imin, a)
+		a := vx[q]*e0[0] + vy[q]*e0[1] + vz[q]*e0[2]
+		k[q] = 2 * math.Cos(a)
+		for g := g0; g < g1; g++ {
+			A := float64(g * specBlock)
+			t := anc[4*((g-g0)*np+q) : 4*((g-g0)*np+q)+4]
+			t[1], t[0] = math.Sincos(A * a)
+			t[3], t[2] = math.Sincos((A + 1) * a)
+		}
 	}
-	if cap(ws.cr) < nl {
-		ws.cr, ws.sr = make([]float64, nl), make([]float64, nl)
+	for r0 := 0; r0 < len(rows); {
+		// A run of rows whose distinct j and k fit the phasor tables.
+		jlo, jhi, klo, khi := rows[r0].j, rows[r0].j, rows[r0].k, rows[r0].k
+		r1 := r0 + 1
+		for ; r1 < len(rows); r1++ {
+			rw := &rows[r1]
+			nj, nk := max(jhi, rw.j)-min(jlo, rw.j)+1, max(khi, rw.k)-min(klo, rw.k)+1
+			if nj+nk > specRunSpan {
+				break
+			}
+			jlo, jhi, klo, khi = min(jlo, rw.j), max(jhi, rw.j), min(klo, rw.k), max(khi, rw.k)
+		}
+		ws.spectralRun(ls, l0, l1, np, gg, rows[r0:r1], jlo, jhi, klo, khi, g0, out)
+		r0 = r1
 	}
-	cr, sr := ws.cr[:nl], ws.sr[:nl]
+}
+
+// spectralRun adds lines [l0, l1) (np with the silent padding lines) of a
+// spectral set to a run of rows with j in [jlo, jhi] and k in [klo, khi];
+// the tables k and anc of the chunk (blocks from g0) are in ws.
+func (ws *workspace) spectralRun(ls *lineSet, l0, l1, np int, gg *gridGeom, rows []gridRow, jlo, jhi, klo, khi, g0 int, out []float64) {
+	nl := l1 - l0
+	nj, nk := jhi-jlo+1, khi-klo+1
+	ws.sw = grow(ws.sw, 2*np*nj)
+	ws.sq = grow(ws.sq, 2*np*nk)
+	k, anc, pw, pq, ph, st := ws.sk[:np], ws.sanc, ws.sw, ws.sq, ws.sp[:2*np], ws.sst[:2*np]
 	amp := ls.amp
-	vx, vy, vz, ph := ls.vx[l0:l1], ls.vy[l0:l1], ls.vz[l0:l1], ls.off[l0:l1]
-	for _, rw := range rows {
-		x, y, z := gg.rowStart(rw.j, rw.k)
+	vx, vy, vz, off := ls.vx[l0:l1], ls.vy[l0:l1], ls.vz[l0:l1], ls.off[l0:l1]
+	e1 := gg.e[1]
+	for q := 0; q < nl; q++ {
+		b := vx[q]*e1[0] + vy[q]*e1[1] + vz[q]*e1[2]
+		fillPhasors(pw[2*q:], 2*np, nj, jlo, b)
+	}
+	for kk := klo; kk <= khi; kk++ {
+		x, y, z := gg.rowStart(0, kk)
+		t := pq[2*np*(kk-klo) : 2*np*(kk-klo+1)]
 		for q := 0; q < nl; q++ {
-			s, c := math.Sincos(vx[q]*x + vy[q]*y + vz[q]*z + ph[q])
-			cr[q], sr[q] = amp*c, amp*s
+			s, c := math.Sincos(vx[q]*x + vy[q]*y + vz[q]*z + off[q])
+			t[2*q], t[2*q+1] = amp*c, amp*s
 		}
-		n := rw.i1 - rw.i0
-		o := out[rw.off : rw.off+n]
-		lo, hi := 2*(rw.i0-imin), 2*(rw.i1-imin)
-		q := 0
-		for ; q+4 <= nl; q += 4 {
-			spectral4(o,
-				tab[2*span*q+lo:2*span*q+hi], tab[2*span*(q+1)+lo:2*span*(q+1)+hi],
-				tab[2*span*(q+2)+lo:2*span*(q+2)+hi], tab[2*span*(q+3)+lo:2*span*(q+3)+hi],
-				cr[q], sr[q], cr[q+1], sr[q+1], cr[q+2], sr[q+2], cr[q+3], sr[q+3])
+	}
+	// The padding lines have zero phasors.
+	for m := 0; m < nj; m++ {
+		clear(pw[2*np*m+2*nl : 2*np*(m+1)])
+	}
+	for m := 0; m < nk; m++ {
+		clear(pq[2*np*m+2*nl : 2*np*(m+1)])
+	}
+	for _, rw := range rows {
+		if rw.i1 <= rw.i0 {
+			continue
 		}
-		for ; q < nl; q++ {
-			spectral1(o, tab[2*span*q+lo:2*span*q+hi], cr[q], sr[q])
+		// Row phasor P = (per-k phasor)·(per-j phasor).
+		cmulTo(ph, pq[2*np*(rw.k-klo):2*np*(rw.k-klo+1)], pw[2*np*(rw.j-jlo):2*np*(rw.j-jlo+1)])
+		o := out[rw.off : rw.off+rw.i1-rw.i0]
+		for g := rw.i0 / specBlock; g*specBlock < rw.i1; g++ {
+			A := g * specBlock
+			lo, hi := max(A, rw.i0), min(A+specBlock, rw.i1)
+			spectralStart(st, ph, anc[4*(g-g0)*np:4*(g-g0+1)*np])
+			seg := o[lo-rw.i0 : hi-rw.i0]
+			// A block the row enters late or leaves after a partial group
+			// of four nodes runs from A in a padded buffer.
+			partial := lo != A || (hi-A)%4 != 0
+			if partial {
+				ws.sbuf = growClear(ws.sbuf, (hi-A+3)&^3)
+				copy(ws.sbuf[lo-A:], seg)
+				seg = ws.sbuf
+			}
+			for q := 0; q < np; q += specGroup {
+				spectral6(seg, (*[2 * specGroup]float64)(st[2*q:]), (*[specGroup]float64)(k[q:]))
+			}
+			if partial {
+				copy(o[lo-rw.i0:hi-rw.i0], ws.sbuf[lo-A:hi-A])
+			}
 		}
 	}
 }
 
-// fillPhasors writes cos(i·a), sin(i·a) interleaved for i = i0, i0+1, ...
-// into t (len 2·span). Entries at multiples of anchorEvery come from
-// Sincos; the others are advanced by one complex multiplication from the
-// previous anchor, so entry i is the same whatever i0 is.
-func fillPhasors(t []float64, i0 int, a float64) {
-	n := len(t) / 2
-	ws, wc := math.Sincos(a)
-	var c, s float64
-	i := i0 - i0%anchorEvery
-	// Advance from the anchor below i0 without storing.
-	s, c = math.Sincos(float64(i) * a)
-	for ; i < i0; i++ {
-		c, s = c*wc-s*ws, s*wc+c*ws
-		if (i+1)%anchorEvery == 0 {
-			s, c = math.Sincos(float64(i+1) * a)
-		}
+// growClear returns b with length n, zeroed, reallocating when needed.
+func growClear(b []float64, n int) []float64 {
+	if cap(b) < n {
+		return make([]float64, n)
 	}
+	b = b[:n]
+	clear(b)
+	return b
+}
+
+// cmulTo sets p to the elementwise complex products of a and b (interleaved
+// real and imaginary parts).
+func cmulTo(p, a, b []float64) {
+	n := len(p) / 2
+	p, a, b = p[:2*n], a[:2*n], b[:2*n]
 	for q := 0; q < n; q++ {
-		if i%anchorEvery == 0 {
-			s, c = math.Sincos(float64(i) * a)
+		ar, ai, br, bi := a[2*q], a[2*q+1], b[2*q], b[2*q+1]
+		p[2*q] = float64(ar*br) - float64(ai*bi)
+		p[2*q+1] = float64(ar*bi) + float64(ai*br)
+	}
+}
+
+// spectralStart sets the recurrence state of every line at the start A of
+// a block: st[2q], st[2q+1] = v_A, v_{A+1} from the row phasor ph and the
+// anchors anc (cos Aa, sin Aa, cos (A+1)a, sin (A+1)a per line).
+func spectralStart(st, ph, anc []float64) {
+	n := len(st) / 2
+	st, ph, anc = st[:2*n], ph[:2*n], anc[:4*n]
+	for q := 0; q < n; q++ {
+		pr, pi := ph[2*q], ph[2*q+1]
+		t := anc[4*q : 4*q+4 : 4*q+4]
+		st[2*q] = float64(pr*t[0]) - float64(pi*t[1])
+		st[2*q+1] = float64(pr*t[2]) - float64(pi*t[3])
+	}
+}
+
+// fillPhasors writes cos(j·b), sin(j·b) for j = j0, …, j0+n−1 at t[m·stride],
+// t[m·stride+1], m = j − j0. Entries at multiples of anchorEvery come from
+// Sincos; the others are advanced by one complex multiplication from the
+// previous anchor, so entry j is the same whatever j0 is.
+func fillPhasors(t []float64, stride, n, j0 int, b float64) {
+	ws, wc := math.Sincos(b)
+	j := j0 - j0%anchorEvery
+	s, c := math.Sincos(float64(j) * b)
+	// Advance from the anchor below j0 without storing.
+	for ; j < j0; j++ {
+		c, s = float64(c*wc)-float64(s*ws), float64(s*wc)+float64(c*ws)
+		if (j+1)%anchorEvery == 0 {
+			s, c = math.Sincos(float64(j+1) * b)
 		}
-		t[2*q], t[2*q+1] = c, s
-		c, s = c*wc-s*ws, s*wc+c*ws
-		i++
+	}
+	for m := 0; m < n; m++ {
+		if j%anchorEvery == 0 {
+			s, c = math.Sincos(float64(j) * b)
+		}
+		t[m*stride], t[m*stride+1] = c, s
+		c, s = float64(c*wc)-float64(s*ws), float64(s*wc)+float64(c*ws)
+		j++
 	}
 }
 
-// spectral4 adds four spectral lines to a row: o[i] += Σ (c_q·C_q[i] − s_q·S_q[i]).
-func spectral4(o, t0, t1, t2, t3 []float64, c0, s0, c1, s1, c2, s2, c3, s3 float64) {
-	n := len(o)
-	t0, t1, t2, t3 = t0[:2*n], t1[:2*n], t2[:2*n], t3[:2*n]
-	for i := range o {
-		v0 := c0*t0[2*i] - s0*t0[2*i+1]
-		v1 := c1*t1[2*i] - s1*t1[2*i+1]
-		v2 := c2*t2[2*i] - s2*t2[2*i+1]
-		v3 := c3*t3[2*i] - s3*t3[2*i+1]
-		o[i] += (v0 + v1) + (v2 + v3)
-	}
-}
-
-// spectral1 adds one spectral line to a row.
-func spectral1(o, t []float64, c, s float64) {
-	t = t[:2*len(o)]
-	for i := range o {
-		o[i] += c*t[2*i] - s*t[2*i+1]
+// spectral6 adds six lines to o (len a multiple of 4, node 0 at a block
+// start or a multiple of four nodes after it) by the recurrence
+// v_{i+1} = k·v_i − v_{i−1}, k = 2cos a, from st = (v_0, v_1) per line.
+// Each line keeps two values u, w updated in place, the newer overwriting
+// the older; with signs (+, +, −, −) repeating over the nodes, the update
+// alternates between u −= k·w and w += k·u, and node i adds ±u or ±w. The
+// results are bit-identical to the plain recurrence (negation is exact), and
+// every node sums its lines in line order.
+func spectral6(o []float64, st *[12]float64, k *[6]float64) {
+	u0, w0, u1, w1, u2, w2, u3, w3, u4, w4, u5, w5 := st[0], st[1], st[2], st[3], st[4], st[5], st[6], st[7], st[8], st[9], st[10], st[11]
+	for i := 0; i+4 <= len(o); i += 4 {
+		p := (*[4]float64)(o[i : i+4])
+		a := p[0]
+		a += u0
+		u0 -= float64(k[0] * w0)
+		a += u1
+		u1 -= float64(k[1] * w1)
+		a += u2
+		u2 -= float64(k[2] * w2)
+		a += u3
+		u3 -= float64(k[3] * w3)
+		a += u4
+		u4 -= float64(k[4] * w4)
+		a += u5
+		u5 -= float64(k[5] * w5)
+		p[0] = a
+		a = p[1]
+		a += w0
+		w0 += float64(k[0] * u0)
+		a += w1
+		w1 += float64(k[1] * u1)
+		a += w2
+		w2 += float64(k[2] * u2)
+		a += w3
+		w3 += float64(k[3] * u3)
+		a += w4
+		w4 += float64(k[4] * u4)
+		a += w5
+		w5 += float64(k[5] * u5)
+		p[1] = a
+		a = p[2]
+		a -= u0
+		u0 -= float64(k[0] * w0)
+		a -= u1
+		u1 -= float64(k[1] * w1)
+		a -= u2
+		u2 -= float64(k[2] * w2)
+		a -= u3
+		u3 -= float64(k[3] * w3)
+		a -= u4
+		u4 -= float64(k[4] * w4)
+		a -= u5
+		u5 -= float64(k[5] * w5)
+		p[2] = a
+		a = p[3]
+		a -= w0
+		w0 += float64(k[0] * u0)
+		a -= w1
+		w1 += float64(k[1] * u1)
+		a -= w2
+		w2 += float64(k[2] * u2)
+		a -= w3
+		w3 += float64(k[3] * u3)
+		a -= w4
+		w4 += float64(k[4] * u4)
+		a -= w5
+		w5 += float64(k[5] * u5)
+		p[3] = a
 	}
 }
 
