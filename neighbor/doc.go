@@ -21,7 +21,10 @@
 // depth first, nearer child first, with incremental box distances (no
 // recursion), and keeps the k best candidates in a sorted list (k ≤ 32) or a
 // bounded max-heap, so the work does not grow with the number of candidates
-// inside a large ellipsoid. A Searcher seeds each query's pruning bound with
+// inside a large ellipsoid. Searcher.SearchSet, for callers that order the
+// neighbours themselves (kriging sorts them by index), appends candidates to
+// an unordered buffer of 4k instead and cuts it to the k nearest by
+// quickselect when it fills and at the end. A Searcher seeds each query's pruning bound with
 // the distances to the previous query's neighbours, which makes walks over
 // consecutive grid nodes markedly cheaper. A constrained query (octant or
 // hole quotas) walks the tree best first instead, producing the candidates in
