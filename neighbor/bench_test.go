@@ -120,18 +120,7 @@ func BenchmarkSearch(b *testing.B) {
 		b.Run(fmt.Sprintf("seed=%v", seed), func(b *testing.B) {
 			s := ix.NewSearcher()
 			s.seed = seed
-			t := benchData.targets
-			q := 0
-			b.ReportAllocs()
-			cpu := processCPU()
-			for b.Loop() {
-				s.Search(t[q], t[q+1], t[q+2])
-				q += 3
-				if q == len(t) {
-					q = 0
-				}
-			}
-			reportPerQuery(b, processCPU()-cpu, 1)
+			benchQueries(b, s)
 		})
 	}
 }
@@ -150,7 +139,12 @@ func BenchmarkSearchConstrained(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := ix.NewSearcher()
+	benchQueries(b, ix.NewSearcher())
+}
+
+// benchQueries times single queries of s walking the grid targets in order,
+// reporting allocations and wall and CPU time per query.
+func benchQueries(b *testing.B, s *Searcher) {
 	t := benchData.targets
 	q := 0
 	b.ReportAllocs()
