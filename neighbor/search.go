@@ -16,9 +16,9 @@ const pruneSlack = 1 + 1e-9
 // nearest now and then costs less than keeping them ordered as they come.
 const listLimit = 32
 
-// bufferFactor sets the buffer of the list mode: bufferFactor·k entries.
-// When it is full the k nearest are selected and the pruning bound drops to
-// the k-th distance.
+// bufferFactor sets the buffer of the list mode: bufferFactor·k entries
+// (and room for k plus a leaf). When a leaf does not fit, the k nearest are
+// selected and the pruning bound drops to the k-th distance.
 const bufferFactor = 4
 
 // Searcher answers neighbourhood queries on an Index. It holds the scratch
@@ -36,8 +36,8 @@ type Searcher struct {
 	// squared distance of the k-th best candidate once k are held.
 	worst float64
 	// The candidates: squared distances in hd and tree positions in hp.
-	// When buffered is set, an unordered buffer of n ≤ bufferFactor·k
-	// entries (all of them within worst); otherwise n ≤ k entries ordered
+	// When buffered is set, an unordered buffer of n ≤ max(bufferFactor·k,
+	// k + leafSize) entries (all of them within worst); otherwise n ≤ k entries ordered
 	// by (d², original index): a sorted list when list is set, else a
 	// max-heap (unconstrained search) or a min-heap (constrained search).
 	k, n     int
@@ -170,8 +170,7 @@ func (s *Searcher) searchNearest(sorted bool) int {
 	switch {
 	case s.buffered:
 		if s.n > k {
-			s.nearestFirst(k)
-			s.n = k
+			s.cut()
 		}
 	case !s.list:
 		s.sortHeap()
@@ -215,7 +214,7 @@ func (s *Searcher) knn(k int, bound float64, buffered bool) {
 	size := k
 	s.buffered = buffered && k <= listLimit
 	if s.buffered {
-		size = bufferFactor * k
+		size = max(bufferFactor*k, k+leafSize)
 	}
 	if cap(s.hd) < size {
 		s.hd = make([]float64, size)
@@ -296,42 +295,79 @@ func (s *Searcher) walk(md float64) {
 func (s *Searcher) scanLeaf(j int) {
 	t := &s.ix.tree
 	a, b := int(t.leaf[j]), int(t.leaf[j+1])
+	if s.buffered {
+		s.scanBuffered(a, b)
+		return
+	}
 	pts := s.ix.pts[3*a : 3*b]
 	qx, qy, qz := s.q[0], s.q[1], s.q[2]
 	for pos := int32(a); len(pts) >= 3; pos++ {
 		d2 := dist2(pts[0]-qx, pts[1]-qy, pts[2]-qz)
 		pts = pts[3:]
 		if d2 <= s.worst {
-			switch {
-			case s.buffered:
-				s.offer(d2, pos)
-			case s.list:
+			if s.list {
 				s.insert(d2, pos)
-			default:
+			} else {
 				s.push(d2, pos)
 			}
 		}
 	}
 }
 
-// offer appends the point at tree position p, with squared distance
-// d2 ≤ s.worst, to the buffer of candidates; a full buffer is first cut to
-// the k nearest, which lowers s.worst to the k-th distance.
-func (s *Searcher) offer(d2 float64, p int32) {
-	if s.n == len(s.hd) {
-		s.nearestFirst(s.k)
-		s.n = s.k
-		w := 0.0
-		for _, d := range s.hd[:s.k] {
-			w = max(w, d)
-		}
-		s.worst = w
-		if d2 > w {
-			return
-		}
+// scanBuffered appends the points at tree positions a..b−1 that are within
+// s.worst to the buffer of candidates, first cutting the buffer to the k
+// nearest (which lowers s.worst to the k-th distance) when the leaf might
+// not fit. Every point is written at the end of the buffer and kept by
+// advancing the count by the sign of worst − d²: no branch to mispredict
+// on the candidates that about a fifth of the points are.
+func (s *Searcher) scanBuffered(a, b int) {
+	if s.n+(b-a) > len(s.hd) {
+		s.cut()
 	}
-	s.hd[s.n], s.hp[s.n] = d2, p
-	s.n++
+	pts := s.ix.pts[3*a : 3*b]
+	qx, qy, qz := s.q[0], s.q[1], s.q[2]
+	hd, hp := s.hd, s.hp
+	n, w := s.n, s.worst
+	for pos := int32(a); len(pts) >= 3; pos++ {
+		d2 := dist2(pts[0]-qx, pts[1]-qy, pts[2]-qz)
+		pts = pts[3:]
+		hd[n], hp[n] = d2, pos
+		// w − d² ≥ 0 (+0 on a tie) has a clear sign bit.
+		n += 1 - int(math.Float64bits(w-d2)>>63)
+	}
+	s.n = n
+}
+
+// cut reduces the s.n > s.k buffered candidates to the k nearest and lowers
+// s.worst to the k-th squared distance.
+func (s *Searcher) cut() {
+	k := s.k
+	if s.n-k <= 4 {
+		s.dropFarthest()
+	} else {
+		s.nearestFirst(k)
+	}
+	s.n = k
+	w := 0.0
+	for _, d := range s.hd[:k] {
+		w = max(w, d)
+	}
+	s.worst = w
+}
+
+// dropFarthest moves the s.n − s.k last candidates in (d², original index)
+// order to the end of the buffer, one selection of the maximum at a time
+// (cheaper than a quickselect when few are dropped).
+func (s *Searcher) dropFarthest() {
+	for end := s.n - 1; end >= s.k; end-- {
+		m := 0
+		for i := 1; i <= end; i++ {
+			if s.before(m, i) {
+				m = i
+			}
+		}
+		s.swap(m, end)
+	}
 }
 
 // before reports whether buffer entry a precedes entry b in (d², original
