@@ -122,6 +122,7 @@ func BenchmarkEstimate(b *testing.B) {
 				st := k.Stats()
 				systems := st.Systems - before.Systems
 				b.ReportMetric(float64(st.Reused-before.Reused)/float64(systems), "reuse")
+				b.ReportMetric(float64(st.Updated-before.Updated)/float64(systems), "updated")
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(int64(b.N)*int64(nt)), "ns/target")
 				b.ReportMetric((cpuTime()-c0)/1e9/float64(b.N), "cpu-s/op")
 			})

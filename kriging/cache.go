@@ -10,14 +10,22 @@ const factorCacheBudget = 8 << 20
 // merged-data indices) and what is derived from it alone.
 type factor struct {
 	nb      []int32   // neighbour set, sorted
+	ord     []int32   // the neighbours in the order of the rows of l
 	l       []float64 // packed Cholesky factor of K (+ shift·11ᵀ + ridge·I)
 	invd    []float64 // 1/L_jj
-	ones    []float64 // K⁻¹1 (ordinary kriging only)
-	sumOnes float64   // 1ᵀK⁻¹1
+	ones    []float64 // K⁻¹1 (ordinary kriging, Solve)
+	sumOnes float64   // 1ᵀK⁻¹1 (Solve) or uᵀu (Estimate)
 	shift   float64   // constant added to the generalised covariance (intrinsic models)
 	ridge   float64   // ridge added to the diagonal (0 unless regularised)
 
+	// Estimate only (see update.go).
+	y       []float64 // L⁻¹(z − m) (simple) or L⁻¹z (ordinary), when the values are known
+	u       []float64 // L⁻¹1 (ordinary)
+	uy      float64   // uᵀy
+	updates int       // successive updates since the last fresh factorisation
+
 	hash uint64
+	slot int32 // index of the entry in the cache
 	next int32 // next entry of the same hash bucket, −1 at the end
 	used bool  // holds a valid factorisation
 	ref  bool  // hit since the clock hand last passed (second chance)
@@ -25,26 +33,38 @@ type factor struct {
 
 // factorCache keeps recently used factorisations of a Solver, looked up by
 // neighbour set through a chained hash table and replaced by the clock
-// (second chance) approximation of least-recently-used order. Every entry is a function of its neighbour set
-// only, so a hit gives bit for bit the factorisation a fresh computation
-// would. Entry buffers are allocated on first use and then recycled.
+// (second chance) approximation of least-recently-used order. For Solve
+// every entry is a function of its neighbour set only, so a hit gives bit
+// for bit the factorisation a fresh computation would; Estimate's entries
+// may be updated ones (see update.go). Entry buffers are allocated on first
+// use and then recycled.
 type factorCache struct {
 	slots  []factor
 	heads  []int32 // hash bucket → first entry, −1 when empty
 	mask   uint64
 	clock  int // next slot to replace
 	m      int // largest system size
-	ordin  bool
+	vecs   vectors
 	filled int // slots with allocated buffers
+}
+
+// vectors says which vectors of length m the entries of a factorCache hold
+// beside the factor.
+type vectors struct {
+	ones bool // factor.ones
+	y    bool // factor.y
+	u    bool // factor.u
 }
 
 // newFactorCache returns an empty cache of want entries (at most
 // factorCacheBudget bytes, at least one entry) for systems of at most m
 // neighbours.
-func newFactorCache(m int, ordinary bool, want int) *factorCache {
-	entry := 8*packedLen(m) + 8*m + 4*m + 64
-	if ordinary {
-		entry += 8 * m
+func newFactorCache(m int, vecs vectors, want int) *factorCache {
+	entry := 8*packedLen(m) + 8*m + 8*m + 96
+	for _, v := range []bool{vecs.ones, vecs.y, vecs.u} {
+		if v {
+			entry += 8 * m
+		}
 	}
 	capacity := max(1, min(want, factorCacheBudget/max(1, entry)))
 	buckets := 1
@@ -52,7 +72,7 @@ func newFactorCache(m int, ordinary bool, want int) *factorCache {
 		buckets *= 2
 	}
 	c := &factorCache{slots: make([]factor, capacity), heads: make([]int32, buckets),
-		mask: uint64(buckets - 1), m: m, ordin: ordinary}
+		mask: uint64(buckets - 1), m: m, vecs: vecs}
 	c.reset()
 	return c
 }
@@ -113,31 +133,47 @@ func (c *factorCache) victim() (int32, *factor) {
 		break
 	}
 	f := &c.slots[v]
-	if f.used {
-		b := f.hash & c.mask
-		if c.heads[b] == int32(v) {
-			c.heads[b] = f.next
-		} else {
-			for e := c.heads[b]; e >= 0; e = c.slots[e].next {
-				if c.slots[e].next == int32(v) {
-					c.slots[e].next = f.next
-					break
-				}
-			}
-		}
-		f.used = false
-	}
+	c.unlink(int32(v))
 	if f.l == nil {
 		m := c.m
+		f.slot = int32(v)
 		f.nb = make([]int32, 0, m)
+		f.ord = make([]int32, 0, m)
 		f.l = make([]float64, packedLen(m))
 		f.invd = make([]float64, m)
-		if c.ordin {
+		if c.vecs.ones {
 			f.ones = make([]float64, m)
+		}
+		if c.vecs.y {
+			f.y = make([]float64, m)
+		}
+		if c.vecs.u {
+			f.u = make([]float64, m)
 		}
 		c.filled++
 	}
 	return int32(v), f
+}
+
+// unlink removes entry v, if used, from its hash bucket and marks it
+// unused; its contents are kept.
+func (c *factorCache) unlink(v int32) {
+	f := &c.slots[v]
+	if !f.used {
+		return
+	}
+	b := f.hash & c.mask
+	if c.heads[b] == v {
+		c.heads[b] = f.next
+	} else {
+		for e := c.heads[b]; e >= 0; e = c.slots[e].next {
+			if c.slots[e].next == v {
+				c.slots[e].next = f.next
+				break
+			}
+		}
+	}
+	f.used = false
 }
 
 // insert links the filled entry v for neighbour set nb (hash h).

@@ -86,7 +86,7 @@ func TestFactorCacheMatchesFresh(t *testing.T) {
 // chance.
 func TestFactorCacheReplacement(t *testing.T) {
 	const capacity = 5
-	c := newFactorCache(4, false, capacity)
+	c := newFactorCache(4, vectors{}, capacity)
 	require.Len(t, c.slots, capacity)
 	put := func(nb []int32) {
 		v, f := c.victim()
@@ -140,11 +140,11 @@ func TestFactorCacheReplacement(t *testing.T) {
 
 // TestFactorCacheBudget checks the memory bound of the cache size.
 func TestFactorCacheBudget(t *testing.T) {
-	assert.Len(t, newFactorCache(32, false, DefaultFactorCache).slots, DefaultFactorCache)
-	big := newFactorCache(400, true, 1000)
-	entry := 8*packedLen(400) + 8*400 + 4*400 + 64 + 8*400
+	assert.Len(t, newFactorCache(32, vectors{}, DefaultFactorCache).slots, DefaultFactorCache)
+	big := newFactorCache(400, vectors{ones: true}, 1000)
+	entry := 8*packedLen(400) + 8*400 + 8*400 + 96 + 8*400
 	assert.Len(t, big.slots, factorCacheBudget/entry)
-	assert.Len(t, newFactorCache(4000, false, 10).slots, 1)
+	assert.Len(t, newFactorCache(4000, vectors{}, 10).slots, 1)
 	rng := rand.New(rand.NewPCG(1, 1))
 	_, err := New(randomPoints(rng, 10, 1, 1, 1), nil, Params{Variogram: spherical(t, 0, 1, 5), Search: wide(5, 4), FactorCache: -1})
 	require.ErrorContains(t, err, "factor_cache")

@@ -152,11 +152,17 @@ func dot2x2(x, y, p, q []float64) (xp, yp, xq, yq float64) {
 // solveCholesky overwrites x with the solution of L·Lᵀ·x = x for the packed
 // factor left by cholesky.
 func solveCholesky(l []float64, n int, invDiag, x []float64) {
+	forward(l, n, invDiag, x)
+	backward(l, n, invDiag, x)
+}
+
+// forward overwrites x with the solution of L·y = x for the packed factor
+// left by cholesky, four rows at a time: their inner products over the
+// solved prefix share the loads of y.
+func forward(l []float64, n int, invDiag, x []float64) {
 	x = x[:n]
 	invDiag = invDiag[:n]
 	l = l[:packedLen(n)]
-	// Forward substitution L·y = x, four rows at a time: their inner
-	// products over the solved prefix share the loads of y.
 	i := 0
 	for ; i+4 <= n; i += 4 {
 		// Rows i..i+3 are contiguous: lengths i+1, i+2, i+3, i+4.
@@ -183,11 +189,17 @@ func solveCholesky(l []float64, n int, invDiag, x []float64) {
 	for ; i < n; i++ {
 		x[i] = (x[i] - dot(l[rowStart(i):rowStart(i)+i], x[:i])) * invDiag[i]
 	}
-	// Back substitution Lᵀ·x = y from the last row up, by columns of Lᵀ
-	// (rows of L, read contiguously): the rows not a multiple of four
-	// first, then four at a time, their updates of the remaining prefix
-	// fused into one pass.
-	i = n - 1
+}
+
+// backward overwrites y with the solution of Lᵀ·x = y for the packed factor
+// left by cholesky, from the last row up, by columns of Lᵀ (rows of L, read
+// contiguously): the rows not a multiple of four first, then four at a
+// time, their updates of the remaining prefix fused into one pass.
+func backward(l []float64, n int, invDiag, x []float64) {
+	x = x[:n]
+	invDiag = invDiag[:n]
+	l = l[:packedLen(n)]
+	i := n - 1
 	for ; (i+1)%4 != 0; i-- {
 		xi := x[i] * invDiag[i]
 		x[i] = xi
@@ -238,4 +250,13 @@ func axpy(alpha float64, x, y []float64) {
 	for k, v := range x {
 		y[k] += alpha * v
 	}
+}
+
+// ones returns a slice of n ones.
+func ones(n int) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = 1
+	}
+	return v
 }

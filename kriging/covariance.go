@@ -337,9 +337,10 @@ func selectMedian(o []int32, h int, less func(x, y int32) bool) {
 	}
 }
 
-// assemble writes the kriging matrix of the neighbours nb into a (packed
-// lower triangle, see rowStart): the structural covariances plus shift
-// everywhere and nugget + ridge on the diagonal. nb must be increasing.
+// assemble writes the kriging matrix of the neighbours nb, in that order,
+// into a (packed lower triangle, see rowStart): the structural covariances
+// plus shift everywhere and nugget + ridge on the diagonal. With the table,
+// nb must be increasing (see assembleRows for other orders).
 func (m *covModel) assemble(a []float64, nb []int32, shift, ridge float64) {
 	n := len(nb)
 	a = a[:packedLen(n)]
@@ -383,6 +384,27 @@ func (m *covModel) assemble(a []float64, nb []int32, shift, ridge float64) {
 			dst[c] += shift
 		}
 		dst[r] += diag
+	}
+}
+
+// assembleRows is assemble for a table and neighbours in any order: sorted
+// holds them in increasing order and rows[q] the row of sorted[q] in a. The
+// table is read row by row in increasing column order, as assemble reads
+// it (few cache lines, in address order), and every entry is written to its
+// place in a.
+func (m *covModel) assembleRows(a []float64, sorted, rows []int32, shift, ridge float64) {
+	a = a[:packedLen(len(sorted))]
+	rows = rows[:len(sorted)]
+	diag := m.nugget + ridge
+	for q, i := range sorted {
+		row := m.table[rowStart(int(i)) : rowStart(int(i))+int(i)+1]
+		ri := rows[q]
+		for c, j := range sorted[:q+1] {
+			rj := rows[c]
+			hi, lo := int(max(ri, rj)), int(min(ri, rj))
+			a[rowStart(hi)+lo] = row[j] + shift
+		}
+		a[rowStart(int(ri))+int(ri)] += diag
 	}
 }
 
@@ -438,4 +460,33 @@ func (m *covModel) rhs(out []float64, nb []int32, centre []float64, np int, mean
 			out[a] += shift
 		}
 	}
+}
+
+// column writes the structural covariances between datum j and the data ord
+// into out, as assemble would put them in a kriging matrix.
+func (m *covModel) column(out []float64, j int32, ord []int32) {
+	out = out[:len(ord)]
+	if t := m.table; t != nil {
+		rj := t[rowStart(int(j)) : rowStart(int(j))+int(j)+1]
+		for a, i := range ord {
+			if i <= j {
+				out[a] = rj[i]
+			} else {
+				out[a] = t[rowStart(int(i))+int(j)]
+			}
+		}
+		return
+	}
+	for a, i := range ord {
+		out[a] = m.pair(int(i), int(j))
+	}
+}
+
+// variance returns the diagonal entry of datum j in a kriging matrix
+// without shift or ridge: its structural variance plus the nugget.
+func (m *covModel) variance(j int32) float64 {
+	if m.table != nil {
+		return m.table[rowStart(int(j))+int(j)] + m.nugget
+	}
+	return m.pair(int(j), int(j)) + m.nugget
 }

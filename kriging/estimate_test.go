@@ -242,7 +242,8 @@ func TestMinSamples(t *testing.T) {
 }
 
 // TestDeterministicAcrossGOMAXPROCS checks bit-identical output and
-// statistics for 1 and 2 workers, and agreement with sequential Solves.
+// statistics for 1 and 2 workers, and agreement with sequential Solves
+// (to rounding: Estimate updates its factorisations).
 func TestDeterministicAcrossGOMAXPROCS(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
 	data := randomPoints(rng, 300, 1000, 1000, 200)
@@ -277,6 +278,7 @@ func TestDeterministicAcrossGOMAXPROCS(t *testing.T) {
 		}
 		assert.Equal(t, stats[0], stats[1])
 		assert.Greater(t, stats[0].Reused, int64(0))
+		assert.Greater(t, stats[0].Updated, int64(0))
 		// Point estimates equal the weights of Solve applied to the values.
 		if !block {
 			k := mustKriger(t, data, values, p)
@@ -289,8 +291,10 @@ func TestDeterministicAcrossGOMAXPROCS(t *testing.T) {
 				for a, i := range sol.Neighbours {
 					e += sol.Weights[a] * merged[i]
 				}
-				require.Equal(t, math.Float64bits(e), math.Float64bits(outs[0].Estimate[q]))
-				require.Equal(t, math.Float64bits(sol.Variance), math.Float64bits(outs[0].Variance[q]))
+				// Estimate updates factorisations from target to target:
+				// the same system up to rounding.
+				require.InDelta(t, e, outs[0].Estimate[q], 1e-12, "target %d", q)
+				require.InDelta(t, sol.Variance, outs[0].Variance[q], 1e-12, "target %d", q)
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/neighbor"
 )
 
@@ -21,13 +22,15 @@ type Kriger struct {
 	index   *neighbor.Index
 	cov     *covModel
 	nsub    int
-	minimum int // smallest neighbour count that gives an estimate
+	minimum int             // smallest neighbour count that gives an estimate
+	search3 geostat.Matrix3 // anisotropy of the search ellipsoid
 
 	duplicates int
 	dropped    int
 
 	systems     atomic.Int64
 	reused      atomic.Int64
+	updated     atomic.Int64
 	regularised atomic.Int64
 	unestimated atomic.Int64
 	negative    atomic.Int64
@@ -103,6 +106,12 @@ func NewWithHoles(coords, values []float64, holes []int32, p Params) (*Kriger, e
 		return nil, fmt.Errorf("kriging: neighbourhood: %w", err)
 	}
 	k.index = ix
+	// NewIndex validated the ellipsoid.
+	a, err := p.Search.Ellipsoid.Anisotropy()
+	if err != nil {
+		return nil, fmt.Errorf("kriging: neighbourhood: %w", err)
+	}
+	k.search3 = a.M
 	k.minimum = p.Search.MinSamples
 	if p.Method == Ordinary && k.minimum < 1 {
 		k.minimum = 1
@@ -268,6 +277,10 @@ type Stats struct {
 	// earlier target of the same Solver with the same neighbour set (see
 	// Params.FactorCache).
 	Reused int64
+	// Updated is the number of systems Estimate did not factorise anew but
+	// updated from the previous target's factorisation, deleting the
+	// neighbours that left and appending those that arrived.
+	Updated int64
 	// Regularised is the number of factorisations that were numerically
 	// singular and were solved with a ridge added to the diagonal.
 	Regularised int64
@@ -301,6 +314,7 @@ func (k *Kriger) Stats() Stats {
 		Table:             k.cov.table != nil,
 		Systems:           k.systems.Load(),
 		Reused:            k.reused.Load(),
+		Updated:           k.updated.Load(),
 		Regularised:       k.regularised.Load(),
 		Unestimated:       k.unestimated.Load(),
 		NegativeVariances: k.negative.Load(),

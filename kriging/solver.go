@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/neighbor"
 )
 
@@ -65,6 +66,22 @@ type Solver struct {
 	cache  *factorCache
 	cur    *factor // factorisation of nb (valid after a solved locate)
 
+	// sliding Solvers (Estimate's) derive factorisations from the previous
+	// target's by updates (update.go) and keep y and u in them.
+	sliding bool
+	pk, bk  []float64       // scratch of deleteRow
+	unit    []float64       // ones
+	rowOf   []int32         // row of each datum in a factorisation being assembled
+	rows    []int32         // rows of the sorted neighbours (assembleRows)
+	scratch []float64       // packed matrix assembleRows writes
+	removed []int           // rows of the previous factor whose datum left
+	search3 geostat.Matrix3 // the search ellipsoid's anisotropy
+	ahead   [3]float64      // a target a few steps ahead (see exitOrder)
+	score   []float64       // scratch of exitOrder
+	pending int             // rows of s.cur staged by slide, to complete
+	yv      []float64       // scratch of complete
+	vecs    [][]float64     // scratch of complete
+
 	rhs    []float64 // nsub × n right-hand sides
 	sub    []float64 // nsub × n sub-point weights
 	w      []float64 // n block weights
@@ -83,26 +100,50 @@ type Solver struct {
 // block sub-point, one uint32 per merged datum, and a cache of
 // Params.FactorCache recent factorisations (m(m+1)/2 + O(m) floats each, at
 // most 8 MiB), filled as targets are solved.
-func (k *Kriger) NewSolver() *Solver {
+func (k *Kriger) NewSolver() *Solver { return k.newSolver(false) }
+
+// newSolver returns a Solver; a sliding one (for Estimate) updates
+// factorisations from target to target (see update.go).
+func (k *Kriger) newSolver(sliding bool) *Solver {
 	// No system is larger than the number of data.
 	m := min(k.p.Search.MaxSamples, len(k.coords)/3)
 	ns := k.nsub
+	ordinary := k.p.Method == Ordinary
+	vecs := vectors{ones: ordinary && !sliding, y: sliding && k.values != nil, u: sliding && ordinary}
+	var rowOf []int32
+	var scratch []float64
+	if sliding && k.cov.table != nil {
+		rowOf = make([]int32, len(k.coords)/3)
+		scratch = make([]float64, packedLen(m))
+	}
 	return &Solver{
-		k:      k,
-		cov:    k.cov,
-		search: k.index.NewSearcher(),
-		nsub:   ns,
-		nb:     make([]int32, 0, m),
-		spare:  make([]int32, 0, m),
-		fresh:  make([]int32, 0, m),
-		mark:   make([]uint32, len(k.coords)/3),
-		distOf: make([]float64, len(k.coords)/3),
-		cache:  newFactorCache(m, k.p.Method == Ordinary, cmp.Or(k.p.FactorCache, DefaultFactorCache)),
-		rhs:    make([]float64, ns*m),
-		sub:    make([]float64, ns*m),
-		w:      make([]float64, m),
-		kbar:   make([]float64, m),
-		centre: make([]float64, 3*len(k.cov.st)),
+		rowOf:   rowOf,
+		scratch: scratch,
+		sliding: sliding,
+		pk:      make([]float64, m),
+		bk:      make([]float64, m),
+		unit:    ones(m),
+		rows:    make([]int32, m),
+		removed: make([]int, 0, m),
+		score:   make([]float64, m),
+		yv:      make([]float64, maxStaged),
+		vecs:    make([][]float64, 0, maxStaged+1),
+		search3: k.search3,
+		k:       k,
+		cov:     k.cov,
+		search:  k.index.NewSearcher(),
+		nsub:    ns,
+		nb:      make([]int32, 0, m),
+		spare:   make([]int32, 0, m),
+		fresh:   make([]int32, 0, m),
+		mark:    make([]uint32, len(k.coords)/3),
+		distOf:  make([]float64, len(k.coords)/3),
+		cache:   newFactorCache(m, vecs, cmp.Or(k.p.FactorCache, DefaultFactorCache)),
+		rhs:     make([]float64, ns*m),
+		sub:     make([]float64, ns*m),
+		w:       make([]float64, m),
+		kbar:    make([]float64, m),
+		centre:  make([]float64, 3*len(k.cov.st)),
 	}
 }
 
@@ -140,6 +181,7 @@ func (s *Solver) locate(x, y, z float64) (status, bool) {
 	}
 	if n == 0 {
 		s.nb = s.nb[:0]
+		s.cur = nil
 		s.meanDist = math.NaN()
 		return noData, false
 	}
@@ -165,6 +207,22 @@ func (s *Solver) locate(x, y, z float64) (status, bool) {
 		s.cur = f
 		s.local.Reused++
 		return solved, true
+	}
+	// s.cur, when set, is the factorisation of the previous target's set:
+	// the marks of canonical tell which of its data left.
+	from := s.cur
+	if s.sliding && from != nil && s.worthSliding(from) {
+		// The update is done in place: copying the factorisation to keep
+		// the previous set's would cost more than the reuse it brings. The
+		// appended rows are solved with the target's right-hand side
+		// (complete).
+		v := from.slot
+		s.cache.unlink(v)
+		s.slide(from)
+		s.cache.insert(v, s.nb, h)
+		s.cur = from
+		s.local.Updated++
+		return solved, false
 	}
 	v, f := s.cache.victim()
 	if !s.factorise(f) {
@@ -241,18 +299,39 @@ func (s *Solver) canonical(idx []int32) {
 // δ ≥ 10·n·K_ii it is diagonally dominant, so only non-finite entries make
 // the factorisation fail. The result depends on the neighbour set only.
 func (s *Solver) factorise(f *factor) bool {
-	nb := s.nb
+	f.ord = append(f.ord[:0], s.nb...)
+	f.updates = 0
+	if s.sliding {
+		s.exitOrder(f.ord)
+	}
+	nb := f.ord
 	n := len(nb)
 	cov := s.cov
+	assemble := func(shift, ridge float64) { cov.assemble(f.l, nb, shift, ridge) }
+	if s.sliding && cov.table != nil {
+		for r, i := range nb {
+			s.rowOf[i] = int32(r)
+		}
+		rows := s.rows[:n]
+		for q, i := range s.nb {
+			rows[q] = s.rowOf[i]
+		}
+		// Scattered writes go to a scratch matrix that stays in the
+		// cache, then one sequential copy to the (often cold) entry.
+		assemble = func(shift, ridge float64) {
+			cov.assembleRows(s.scratch, s.nb, rows, shift, ridge)
+			copy(f.l[:packedLen(n)], s.scratch[:packedLen(n)])
+		}
+	}
 	shift := 0.0
 	if cov.intrinsic {
-		cov.assemble(f.l, nb, 0, 0)
+		assemble(0, 0)
 		shift = 2*maxAbsLower(f.l, n) + cov.linearSum
 	}
 	ridge := 0.0
 	shiftTries := 0
 	for {
-		cov.assemble(f.l, nb, shift, ridge)
+		assemble(shift, ridge)
 		if cholesky(f.l, n, f.invd) {
 			break
 		}
@@ -276,7 +355,9 @@ func (s *Solver) factorise(f *factor) bool {
 		}
 	}
 	f.shift, f.ridge = shift, ridge
-	if s.k.p.Method == Ordinary {
+	if s.sliding {
+		s.startVectors(f)
+	} else if s.k.p.Method == Ordinary {
 		b := f.ones[:n]
 		for i := range b {
 			b[i] = 1
@@ -366,11 +447,15 @@ func (s *Solver) Solve(x, y, z float64) (sol *Solution, ok bool) {
 	return &s.sol, true
 }
 
-// estimateOne kriges target t of targets for Estimate, solving only the
-// block-average right-hand side (one solve instead of one per sub-point),
-// and writes the requested outputs at index t.
-func (s *Solver) estimateOne(targets []float64, t int, out *Output) {
+// estimateOne kriges target t of targets for Estimate (a sliding Solver),
+// from the block-average right-hand side k̄ and the vectors y and u of the
+// factor (see update.go): one forward substitution v = L⁻¹k̄ per target. It
+// writes the requested outputs at index t. end is the end of the chunk of
+// targets the Solver goes through (see exitOrder).
+func (s *Solver) estimateOne(targets []float64, t, end int, out *Output) {
 	k := s.k
+	a := 3 * min(t+aheadSteps, end-1)
+	s.ahead = [3]float64{targets[a], targets[a+1], targets[a+2]}
 	st, _ := s.locate(targets[3*t], targets[3*t+1], targets[3*t+2])
 	switch st {
 	case unestimated:
@@ -380,35 +465,50 @@ func (s *Solver) estimateOne(targets []float64, t int, out *Output) {
 		out.set(t, k.p.Mean, s.cov.blockVar, 0, math.NaN(), math.NaN(), 0)
 		return
 	}
-	n := len(s.nb)
-	kbar, w := s.kbar[:n], s.w[:n]
 	f := s.cur
-	s.cov.rhs(kbar, s.nb, s.centre, s.nsub, true, f.shift)
-	copy(w, kbar)
-	solveCholesky(f.l, n, f.invd, w)
-	mu := 0.0
-	if k.p.Method == Ordinary {
-		mu = s.ordinary(w)
+	n := len(f.ord)
+	v := s.w[:n]
+	s.cov.rhs(v, f.ord, s.centre, s.nsub, true, f.shift)
+	switch {
+	case s.pending == 0:
+		forward(f.l, n, s.unit, v)
+	case !s.complete(f, v):
+		// An appended datum is (nearly) redundant: factorise afresh, with
+		// regularisation if need be.
+		s.local.Updated--
+		if !s.factorise(f) {
+			s.cache.unlink(f.slot)
+			s.cur = nil
+			s.local.Systems--
+			s.local.Failed++
+			s.local.Unestimated++
+			out.set(t, math.NaN(), math.NaN(), 0, math.NaN(), math.NaN(), math.NaN())
+			return
+		}
+		s.cov.rhs(v, f.ord, s.centre, s.nsub, true, f.shift)
+		forward(f.l, n, s.unit, v)
+	}
+	// λᵀk̄ = vᵀD⁻¹v (simple); λ = K⁻¹(k̄ − μ1), λᵀk̄ = vᵀD⁻¹v − μ vᵀu
+	// (ordinary).
+	lk, mu, uv := 0.0, 0.0, 0.0
+	for a, d := range f.invd[:n] {
+		lk += v[a] * v[a] * d
+	}
+	ordinary := k.p.Method == Ordinary
+	if ordinary {
+		uv = dot(f.u[:n], v)
+		mu = (uv - 1) / f.sumOnes
+		lk -= mu * uv
 	}
 	prior := s.cov.blockVar + f.shift
-	lk := dot(w, kbar)
-	v := s.clampVariance(prior-lk-mu, prior)
+	variance := s.clampVariance(prior-lk-mu, prior)
 	est := math.NaN()
 	if out.Estimate != nil {
-		z := k.values
-		if k.p.Method == Ordinary {
-			e := 0.0
-			for a, i := range s.nb {
-				e += w[a] * z[i]
-			}
-			est = e
+		e := dot(v, f.y[:n])
+		if ordinary {
+			est = e - mu*f.uy
 		} else {
-			m := k.p.Mean
-			e := 0.0
-			for a, i := range s.nb {
-				e += w[a] * (z[i] - m)
-			}
-			est = m + e
+			est = k.p.Mean + e
 		}
 	}
 	slope, eff := math.NaN(), math.NaN()
@@ -418,10 +518,10 @@ func (s *Solver) estimateOne(targets []float64, t int, out *Output) {
 			slope = lk / d
 		}
 		if bv := s.cov.blockVar; bv > 0 {
-			eff = (bv - v) / bv
+			eff = (bv - variance) / bv
 		}
 	}
-	out.set(t, est, v, float64(n), s.meanDist, slope, eff)
+	out.set(t, est, variance, float64(n), s.meanDist, slope, eff)
 }
 
 // Flush adds the Solver's counters to its Kriger's Stats. Solve flushes
@@ -432,6 +532,7 @@ func (s *Solver) Flush() {
 	l := &s.local
 	k.systems.Add(l.Systems)
 	k.reused.Add(l.Reused)
+	k.updated.Add(l.Updated)
 	k.regularised.Add(l.Regularised)
 	k.unestimated.Add(l.Unestimated)
 	k.negative.Add(l.NegativeVariances)

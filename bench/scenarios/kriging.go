@@ -119,6 +119,7 @@ func setupKriging(_ context.Context, cfg harness.Config, kind krigingKind) (*har
 		return map[string]float64{
 			"build_seconds":         build.Seconds(),
 			"factorisation_reuse":   stats.ReuseRate(),
+			"factorisation_updates": float64(stats.Updated) / float64(max(1, stats.Systems)),
 			"regularised_systems":   float64(stats.Regularised),
 			"unestimated_cells":     float64(n) - float64(countFinite(out.Estimate)),
 			"covariance_table_used": b2f(stats.Table),

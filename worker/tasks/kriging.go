@@ -127,7 +127,7 @@ func (pl *krigingPlan) Run(ctx context.Context, progress func(int, string)) (any
 		return nil, err
 	}
 	st := k.Stats()
-	pl.env.Logger.Info("kriging finished", "systems", st.Systems, "reuse_rate", st.ReuseRate(), "regularised", st.Regularised, "duplicates", st.Duplicates)
+	pl.env.Logger.Info("kriging finished", "systems", st.Systems, "reuse_rate", st.ReuseRate(), "updated", st.Updated, "regularised", st.Regularised, "duplicates", st.Duplicates)
 	return map[string]any{
 		"message": "Kriging completed successfully.",
 		"target":  pl.env.targetAttributeResult(w),
