@@ -11,17 +11,17 @@ const factorCacheBudget = 8 << 20
 type factor struct {
 	nb      []int32   // neighbour set, sorted
 	ord     []int32   // the neighbours in the order of the rows of l
-	l       []float64 // packed Cholesky factor of K (+ shift·11ᵀ + ridge·I)
-	invd    []float64 // 1/L_jj
+	l       []float64 // packed factor of K (+ shift·11ᵀ + ridge·I): Cholesky (Solve) or L D Lᵀ (Estimate)
+	invd    []float64 // 1/L_jj (Solve) or 1/D_j (Estimate)
 	ones    []float64 // K⁻¹1 (ordinary kriging, Solve)
-	sumOnes float64   // 1ᵀK⁻¹1 (Solve) or uᵀu (Estimate)
+	sumOnes float64   // 1ᵀK⁻¹1
 	shift   float64   // constant added to the generalised covariance (intrinsic models)
 	ridge   float64   // ridge added to the diagonal (0 unless regularised)
 
 	// Estimate only (see update.go).
-	y       []float64 // L⁻¹(z − m) (simple) or L⁻¹z (ordinary), when the values are known
-	u       []float64 // L⁻¹1 (ordinary)
-	uy      float64   // uᵀy
+	y       []float64 // D⁻¹L⁻¹(z − m) (simple) or D⁻¹L⁻¹z (ordinary), when the values are known
+	u       []float64 // D⁻¹L⁻¹1 (ordinary)
+	uy      float64   // 1ᵀK⁻¹z
 	updates int       // successive updates since the last fresh factorisation
 
 	hash uint64

@@ -226,15 +226,21 @@ func (s *Solver) locate(x, y, z float64) (status, bool) {
 	}
 	v, f := s.cache.victim()
 	if !s.factorise(f) {
-		s.cur = nil
-		s.local.Systems--
-		s.local.Failed++
-		s.local.Unestimated++
+		s.unfactorisable()
 		return unestimated, false
 	}
 	s.cache.insert(v, s.nb, h)
 	s.cur = f
 	return solved, false
+}
+
+// unfactorisable records that the current target's system could not be
+// factorised even with regularisation: the target is unestimated.
+func (s *Solver) unfactorisable() {
+	s.cur = nil
+	s.local.Systems--
+	s.local.Failed++
+	s.local.Unestimated++
 }
 
 // canonical replaces s.nb, the previous target's neighbours in increasing
@@ -478,10 +484,7 @@ func (s *Solver) estimateOne(targets []float64, t, end int, out *Output) {
 		s.local.Updated--
 		if !s.factorise(f) {
 			s.cache.unlink(f.slot)
-			s.cur = nil
-			s.local.Systems--
-			s.local.Failed++
-			s.local.Unestimated++
+			s.unfactorisable()
 			out.set(t, math.NaN(), math.NaN(), 0, math.NaN(), math.NaN(), math.NaN())
 			return
 		}
