@@ -257,24 +257,29 @@ func forward2(l []float64, n int, a, b []float64) {
 func (s *Solver) startVectors(f *factor) {
 	n := len(f.ord)
 	toLDL(f.l, f.invd, n)
-	for _, v := range [2][]float64{f.y, f.u} {
-		if v == nil {
-			continue
+	if f.y != nil {
+		y := f.y[:n]
+		s.dataVector(y, f.ord)
+		carried(f, y, s.unit)
+	}
+	if f.u != nil {
+		u := f.u[:n]
+		for a := range u {
+			u[a] = 1
 		}
-		v = v[:n]
-		if &v[0] == &f.y[0] {
-			s.dataVector(v, f.ord)
-		} else {
-			for a := range v {
-				v[a] = 1
-			}
-		}
-		forward(f.l, n, s.unit, v)
-		for a, d := range f.invd[:n] {
-			v[a] *= d
-		}
+		carried(f, u, s.unit)
 	}
 	s.finishVectors(f)
+}
+
+// carried overwrites v by D⁻¹L⁻¹v for the L D Lᵀ factor f (unit holds
+// ones).
+func carried(f *factor, v, unit []float64) {
+	n := len(v)
+	forward(f.l, n, unit, v)
+	for a, d := range f.invd[:n] {
+		v[a] *= d
+	}
 }
 
 // dataVector writes the values of the data ord into y (see dataValue).

@@ -191,3 +191,28 @@ func TestEstimateUpdatesAgainstDense(t *testing.T) {
 		}
 	}
 }
+
+// TestEstimateVarianceWithoutValues checks that a weights-only kriger (nil
+// values, so the factorisations carry no y) estimates kriging variances
+// along grid rows, with updates, equal to those of Solve, for simple and
+// ordinary kriging.
+func TestEstimateVarianceWithoutValues(t *testing.T) {
+	rng := rand.New(rand.NewPCG(61, 62))
+	data := randomPoints(rng, 200, 300, 300, 60)
+	g, err := grid.New([3]float64{0, 0, 10}, [3]int{30, 4, 2}, [3]float64{10, 75, 20}, geostat.Rotation{})
+	require.NoError(t, err)
+	targets := g.CellCentres(nil)
+	nt := len(targets) / 3
+	for _, m := range []Method{Simple, Ordinary} {
+		k := mustKriger(t, data, nil, Params{Variogram: twoStructure(t, 0.1), Method: m, Search: wide(150, 16)})
+		out := Output{Variance: make([]float64, nt)}
+		require.NoError(t, k.Estimate(t.Context(), targets, &out, nil))
+		require.Greater(t, k.Stats().Updated, int64(0))
+		s := k.NewSolver()
+		for q := 0; q < nt; q++ {
+			sol, ok := s.Solve(targets[3*q], targets[3*q+1], targets[3*q+2])
+			require.True(t, ok)
+			require.InDelta(t, sol.Variance, out.Variance[q], 1e-12, "%v target %d", m, q)
+		}
+	}
+}
