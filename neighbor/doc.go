@@ -23,10 +23,16 @@
 // bounded max-heap, so the work does not grow with the number of candidates
 // inside a large ellipsoid. Searcher.SearchSet, for callers that order the
 // neighbours themselves (kriging sorts them by index), appends candidates to
-// an unordered buffer of 4k instead and cuts it to the k nearest by
-// quickselect when it fills and at the end. A Searcher seeds each query's pruning bound with
-// the distances to the previous query's neighbours, which makes walks over
-// consecutive grid nodes markedly cheaper. A constrained query (octant or
+// an unordered buffer of 4k instead and cuts it to the k nearest by a
+// branch-free quickselect when it fills and at the end. A Searcher seeds each
+// query's pruning bound with the distances to the previous query's
+// neighbours. With such a bound it keeps a local candidate list instead of
+// walking the tree: every point within 1.3 times the bound of a centre put a
+// little ahead of the target along its last step, rebuilt by one walk when a
+// target's bound leaves it. Consecutive grid nodes then scan a short
+// contiguous list (on a grid row a list serves about five targets), and
+// targets in random order, for which lists would not pay, pause them. A
+// constrained query (octant or
 // hole quotas) walks the tree best first instead, producing the candidates in
 // (distance, index) order until the quotas are met.
 //

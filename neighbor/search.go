@@ -64,6 +64,10 @@ type Searcher struct {
 	// unconstrained query, which seed the next query's bound.
 	prev []int32
 	seed bool
+	// local is the candidate list of the unconstrained search; noLocal
+	// (set by tests) searches without one.
+	local   localList
+	noLocal bool
 }
 
 // nodeEntry is a tree node queued by the best-first search with its bounding
@@ -166,7 +170,9 @@ func dist2(dx, dy, dz float64) float64 {
 func (s *Searcher) searchNearest(sorted bool) int {
 	ix := s.ix
 	k := min(ix.p.MaxSamples, len(ix.orig))
-	s.knn(k, s.seedBound(k), !sorted)
+	if b := s.seedBound(k); s.noLocal || !s.localSearch(k, b, !sorted) {
+		s.knn(k, b, !sorted)
+	}
 	switch {
 	case s.buffered:
 		if s.n > k {
@@ -197,12 +203,13 @@ func (s *Searcher) seedBound(k int) float64 {
 	}
 	pts := s.ix.pts
 	qx, qy, qz := s.q[0], s.q[1], s.q[2]
-	b := 0.0
+	// The largest of non-negative floats is the largest of their bits.
+	var b uint64
 	for _, pos := range s.prev[:k] {
-		i := 3 * int(pos)
-		b = max(b, dist2(pts[i]-qx, pts[i+1]-qy, pts[i+2]-qz))
+		p := (*[3]float64)(pts[3*int(pos):])
+		b = max(b, math.Float64bits(dist2(p[0]-qx, p[1]-qy, p[2]-qz)))
 	}
-	return min(b, radius2)
+	return min(math.Float64frombits(b), radius2)
 }
 
 // knn collects the k nearest indexed points (in (d², index) order unless
@@ -211,17 +218,7 @@ func (s *Searcher) seedBound(k int) float64 {
 // radius, or the squared radius. Buffered results are left for the caller
 // to cut to k.
 func (s *Searcher) knn(k int, bound float64, buffered bool) {
-	size := k
-	s.buffered = buffered && k <= listLimit
-	if s.buffered {
-		size = max(bufferFactor*k, k+leafSize)
-	}
-	if cap(s.hd) < size {
-		s.hd = make([]float64, size)
-		s.hp = make([]int32, size)
-	}
-	s.hd, s.hp = s.hd[:size], s.hp[:size]
-	s.k, s.n, s.worst, s.list = k, 0, bound, k <= listLimit && !s.buffered
+	s.begin(k, bound, buffered)
 	t := &s.ix.tree
 	md := 0.0
 	for d := 0; d < 3; d++ {
@@ -237,6 +234,22 @@ func (s *Searcher) knn(k int, bound float64, buffered bool) {
 	if md <= s.worst*pruneSlack {
 		s.walk(md)
 	}
+}
+
+// begin empties the candidates of a k-nearest search with squared-distance
+// bound, in buffered mode when buffered is set and k ≤ listLimit.
+func (s *Searcher) begin(k int, bound float64, buffered bool) {
+	size := k
+	s.buffered = buffered && k <= listLimit
+	if s.buffered {
+		size = max(bufferFactor*k, k+leafSize)
+	}
+	if cap(s.hd) < size {
+		s.hd = make([]float64, size)
+		s.hp = make([]int32, size)
+	}
+	s.hd, s.hp = s.hd[:size], s.hp[:size]
+	s.k, s.n, s.worst, s.list = k, 0, bound, k <= listLimit && !s.buffered
 }
 
 // stackEntry is a deferred far child of the depth-first walk: the node, the
@@ -342,32 +355,70 @@ func (s *Searcher) scanBuffered(a, b int) {
 // s.worst to the k-th squared distance.
 func (s *Searcher) cut() {
 	k := s.k
-	if s.n-k <= 4 {
-		s.dropFarthest()
-	} else {
+	w, ok := s.selectNearest(k)
+	if !ok {
 		s.nearestFirst(k)
 	}
 	s.n = k
-	w := 0.0
-	for _, d := range s.hd[:k] {
-		w = max(w, d)
-	}
 	s.worst = w
 }
 
-// dropFarthest moves the s.n − s.k last candidates in (d², original index)
-// order to the end of the buffer, one selection of the maximum at a time
-// (cheaper than a quickselect when few are dropped).
-func (s *Searcher) dropFarthest() {
-	for end := s.n - 1; end >= s.k; end-- {
-		m := 0
-		for i := 1; i <= end; i++ {
-			if s.before(m, i) {
-				m = i
-			}
+// selectNearest reorders the s.n > k buffered candidates so that the first k
+// hold the k smallest squared distances, by a quickselect whose partition
+// has no data-dependent branch: the distances compare as their bits
+// (non-negative floats order as their bits) and the count of smaller ones
+// advances by the sign of a difference. It reports false when a kept
+// distance equals a dropped one: the (d², original index) order must then
+// decide, and the caller selects again (the buffer is only permuted). It
+// returns the k-th smallest squared distance either way.
+func (s *Searcher) selectNearest(k int) (float64, bool) {
+	n := s.n
+	hd, hp := s.hd[:n], s.hp[:n]
+	lo, hi := 0, n // the k-th smallest lies in [lo, hi)
+	for hi-lo > 1 {
+		// Median of three as pivot, moved to hi−1.
+		m := lo + (hi-lo)/2
+		if hd[m] < hd[lo] {
+			hd[m], hd[lo] = hd[lo], hd[m]
+			hp[m], hp[lo] = hp[lo], hp[m]
 		}
-		s.swap(m, end)
+		if hd[hi-1] < hd[lo] {
+			hd[hi-1], hd[lo] = hd[lo], hd[hi-1]
+			hp[hi-1], hp[lo] = hp[lo], hp[hi-1]
+		}
+		if hd[m] < hd[hi-1] {
+			hd[m], hd[hi-1] = hd[hi-1], hd[m]
+			hp[m], hp[hi-1] = hp[hi-1], hp[m]
+		}
+		pv := math.Float64bits(hd[hi-1])
+		// Lomuto: [lo, j) below the pivot, [j, i) at or above it.
+		j := lo
+		for i := lo; i < hi-1; i++ {
+			x, xp := hd[i], hp[i]
+			hd[i], hp[i] = hd[j], hp[j]
+			hd[j], hp[j] = x, xp
+			j += int((math.Float64bits(x) - pv) >> 63)
+		}
+		hd[j], hd[hi-1] = hd[hi-1], hd[j]
+		hp[j], hp[hi-1] = hp[hi-1], hp[j]
+		switch {
+		case k < j:
+			hi = j
+		case k > j+1:
+			lo = j + 1
+		default: // [0, k) holds the k smallest
+			lo, hi = 0, 0
+		}
 	}
+	var kept uint64
+	dropped := uint64(math.MaxUint64)
+	for _, d := range hd[:k] {
+		kept = max(kept, math.Float64bits(d))
+	}
+	for _, d := range hd[k:] {
+		dropped = min(dropped, math.Float64bits(d))
+	}
+	return math.Float64frombits(kept), kept < dropped
 }
 
 // before reports whether buffer entry a precedes entry b in (d², original

@@ -1,0 +1,232 @@
+package neighbor
+
+import (
+	"math"
+	"slices"
+)
+
+// Local candidate lists. Consecutive targets of a batch (grid cells row by
+// row, points along a drill hole) are close, so the unconstrained search
+// keeps the points around the recent targets in a short contiguous list and
+// offers them all to each target: scanning 50–100 points costs less than
+// walking the tree from the root, and it has no branch to mispredict. The
+// result is the same as the walk's (the same candidates within the bound are
+// offered, and the selection depends on the candidate set only).
+
+// localMargin is the relative widening of a local list: a list built for a
+// target whose k-th neighbour bound is r holds every point within
+// (1 + localMargin)·r of its centre, and serves the following targets as
+// long as their own bound, widened by their distance from the centre, stays
+// inside that radius. Wider lists serve more targets but cost more to scan;
+// 0.3 is near the optimum of operation counts on grid rows.
+const localMargin = 0.3
+
+// localAhead is the fraction of the margin by which a new list's centre is
+// put ahead of the target, along the target's last step: targets of a batch
+// mostly keep going the same way, and a list they cross from back to front
+// serves about twice as many of them. It must stay below 1, so that the list
+// covers the target it is built for.
+const localAhead = 0.8
+
+// localSlack shrinks the radius a list is trusted with by a relative 1e-9,
+// so that rounding in the distances to the centre cannot drop a point that
+// lies exactly on the boundary of a later target's bound.
+const localSlack = 1 - 1e-9
+
+// localPause is the number of targets searched by the tree walk alone after
+// two lists in a row served a single target each (targets not in a coherent
+// order), before a list is tried again.
+const localPause = 32
+
+// localList is a candidate list of the unconstrained search: every indexed
+// point within radius of centre, in tree order.
+type localList struct {
+	valid  bool
+	centre [3]float64
+	radius float64
+	pts    []localPoint
+	// last is the previous target the list was offered to.
+	last [3]float64
+	// hits counts the targets the list served; poor the lists in a row that
+	// served one target only; pause the targets left to search without a
+	// list; served and paused count the targets served by lists and searched
+	// during pauses (for tests).
+	hits, poor, pause int
+	served, paused    int
+}
+
+// localPoint is a point of a local list: its isotropic coordinates and tree
+// position.
+type localPoint struct {
+	x, y, z float64
+	pos     int32
+}
+
+// covers reports whether the list holds every point within squared distance
+// bound of the target q.
+func (l *localList) covers(q *[4]float64, bound float64) bool {
+	if !l.valid {
+		return false
+	}
+	dx, dy, dz := q[0]-l.centre[0], q[1]-l.centre[1], q[2]-l.centre[2]
+	e := math.Sqrt(dist2(dx, dy, dz))
+	return math.Sqrt(bound)+e <= l.radius*localSlack
+}
+
+// localSearch offers the points of a local list to the k-nearest search with
+// squared-distance bound (≥ the k-th smallest within the radius), after
+// rebuilding the list when the current one does not cover the bound. It
+// returns false, having done nothing, when the bound is the search radius
+// itself (no seed: the list would hold too many points) or while lists are
+// paused.
+func (s *Searcher) localSearch(k int, bound float64, buffered bool) bool {
+	l := &s.local
+	if bound >= radius2 {
+		return false
+	}
+	if l.pause > 0 {
+		l.pause--
+		l.paused++
+		return false
+	}
+	if !l.covers(&s.q, bound) {
+		if l.valid && l.hits <= 1 {
+			l.poor++
+		} else {
+			l.poor = 0
+		}
+		if l.poor >= 2 {
+			l.valid, l.poor, l.pause = false, 0, localPause
+			return false
+		}
+		sb := math.Sqrt(bound)
+		c := [3]float64{s.q[0], s.q[1], s.q[2]}
+		dx, dy, dz := s.q[0]-l.last[0], s.q[1]-l.last[1], s.q[2]-l.last[2]
+		if step := math.Sqrt(dist2(dx, dy, dz)); step > 0 && step < sb {
+			f := localAhead * localMargin * sb / step
+			c[0], c[1], c[2] = c[0]+f*dx, c[1]+f*dy, c[2]+f*dz
+		}
+		s.buildLocal(c, sb*(1+localMargin))
+		if !l.covers(&s.q, bound) { // cannot happen with localAhead < 1
+			l.valid = false
+			return false
+		}
+	}
+	l.last = [3]float64{s.q[0], s.q[1], s.q[2]}
+	l.hits++
+	l.served++
+	s.begin(k, bound, buffered)
+	if s.buffered {
+		s.scanListBuffered(l.pts)
+		return true
+	}
+	qx, qy, qz := s.q[0], s.q[1], s.q[2]
+	for _, p := range l.pts {
+		d2 := dist2(p.x-qx, p.y-qy, p.z-qz)
+		if d2 <= s.worst {
+			if s.list {
+				s.insert(d2, p.pos)
+			} else {
+				s.push(d2, p.pos)
+			}
+		}
+	}
+	return true
+}
+
+// scanListBuffered is scanBuffered over a list of points: each goes to the
+// end of the buffer and is kept by the sign of worst − d², the buffer being
+// cut to the k nearest whenever the rest of the list might not fit.
+func (s *Searcher) scanListBuffered(pts []localPoint) {
+	for len(pts) > 0 {
+		room := len(s.hd) - s.n
+		if room < leafSize {
+			s.cut()
+			room = len(s.hd) - s.n
+		}
+		m := min(room, len(pts))
+		hd, hp := s.hd, s.hp
+		n, w := s.n, s.worst
+		qx, qy, qz := s.q[0], s.q[1], s.q[2]
+		for _, p := range pts[:m] {
+			d2 := dist2(p.x-qx, p.y-qy, p.z-qz)
+			hd[n], hp[n] = d2, p.pos
+			n += 1 - int(math.Float64bits(w-d2)>>63)
+		}
+		s.n = n
+		pts = pts[m:]
+	}
+}
+
+// buildLocal replaces the local list by the points within radius r of c,
+// collected by a depth-first walk of the tree.
+func (s *Searcher) buildLocal(c [3]float64, r float64) {
+	l := &s.local
+	l.valid, l.centre, l.radius = true, c, r
+	l.pts = l.pts[:0]
+	l.hits = 0
+	r2 := r * r
+	t := &s.ix.tree
+	nodes := t.nodes
+	firstLeaf := len(nodes)
+	off := [4]float64{}
+	md := 0.0
+	for d := 0; d < 3; d++ {
+		v, o := c[d], 0.0
+		if v < t.box[d] {
+			o = (t.box[d] - v) * (t.box[d] - v)
+		} else if v > t.box[3+d] {
+			o = (v - t.box[3+d]) * (v - t.box[3+d])
+		}
+		off[d] = o
+		md += o
+	}
+	if md > r2 {
+		return
+	}
+	stack := s.stack[:0]
+	node := 0
+	pts := s.ix.pts
+	qx, qy, qz := c[0], c[1], c[2]
+	for {
+		for node < firstLeaf {
+			nd := &nodes[node]
+			dim := nd.dim & 3
+			v := off[dim]
+			q := c[dim&3]
+			dlo := q - nd.lo
+			dhi := q - nd.hi
+			near := 2*node + 1
+			cut := dhi * dhi
+			if dlo+dhi >= 0 {
+				near++
+				cut = dlo * dlo
+			}
+			if fmd := md - v + cut; fmd <= r2 {
+				e := stackEntry{node: 4*node + 3 - near, md: fmd, off: off}
+				e.off[dim] = cut
+				stack = append(stack, e)
+			}
+			node = near
+		}
+		// Every point of the leaf is written after the list and kept by
+		// the sign of r² − d² (no branch to mispredict).
+		j := node - firstLeaf
+		a, b := int(t.leaf[j]), int(t.leaf[j+1])
+		m := len(l.pts)
+		lp := slices.Grow(l.pts, b-a)[:m+b-a]
+		for pos := a; pos < b; pos++ {
+			x, y, z := pts[3*pos], pts[3*pos+1], pts[3*pos+2]
+			lp[m] = localPoint{x, y, z, int32(pos)}
+			m += 1 - int(math.Float64bits(r2-dist2(x-qx, y-qy, z-qz))>>63)
+		}
+		l.pts = lp[:m]
+		if len(stack) == 0 {
+			break
+		}
+		e := &stack[len(stack)-1]
+		node, md, off = e.node, e.md, e.off
+		stack = stack[:len(stack)-1]
+	}
+	s.stack = stack
+}
