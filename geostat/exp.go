@@ -13,6 +13,15 @@ import "math"
 // below 4e-17 relative), and scales by 2^m exactly. Arguments whose result
 // would overflow or be subnormal, and NaN, go to math.Exp.
 func Exp(x float64) float64 {
+	v := [1]float64{x}
+	ExpSlice(v[:])
+	return v[0]
+}
+
+// ExpSlice replaces every x[i] by Exp(x[i]) in one loop without a call per
+// element (kriging evaluates it over rows of distances). It is the one
+// implementation of Exp.
+func ExpSlice(x []float64) {
 	const (
 		invStep = 64 / math.Ln2
 		// stepHi + stepLo = ln2/64; stepHi has 21 trailing zero bits, so
@@ -21,17 +30,20 @@ func Exp(x float64) float64 {
 		stepLo  = 1.90821492927058770002e-10 / 64
 		shifter = 0x1.8p52 // adding it rounds to an integer
 	)
-	if !(x > -708 && x < 709) {
-		return math.Exp(x)
+	for i, v := range x {
+		if !(v > -708 && v < 709) {
+			x[i] = math.Exp(v)
+			continue
+		}
+		z := v*invStep + shifter
+		k := int64(math.Float64bits(z) - math.Float64bits(shifter)) // round(v·64/ln2)
+		kf := z - shifter
+		r := (v - kf*stepHi) - kf*stepLo
+		p := r + r*r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120))))
+		t := exp2Sixtyfourths[k&63]
+		scale := math.Float64frombits(uint64(k>>6+1023) << 52)
+		x[i] = (t + t*p) * scale
 	}
-	z := x*invStep + shifter
-	k := int64(math.Float64bits(z) - math.Float64bits(shifter)) // round(x·64/ln2)
-	kf := z - shifter
-	r := (x - kf*stepHi) - kf*stepLo
-	p := r + r*r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120))))
-	t := exp2Sixtyfourths[k&63]
-	scale := math.Float64frombits(uint64(k>>6+1023) << 52)
-	return (t + t*p) * scale
 }
 
 // exp2Sixtyfourths holds 2^(j/64), j = 0..63, correctly rounded (written

@@ -55,31 +55,49 @@ func (st *structure) rho2(r2 float64) float64 {
 }
 
 // addRow adds c·ρ(|x_i − t|) to row[a] for every neighbour i = nb[a] and
-// the target t = (tx, ty, tz) in the structure's space, with the type
-// switch outside the loop. Each term equals st.c * st.rho2(r²) bit for bit.
-func (st *structure) addRow(row []float64, nb []int32, tx, ty, tz float64) {
-	d, c := st.data, st.c
-	row = row[:len(nb)]
+// the target t = (tx, ty, tz) in the structure's space, using r2 (at least
+// len(nb) long) as scratch for the squared reduced distances. Each term
+// equals st.c * st.rho2(r²) bit for bit.
+func (st *structure) addRow(row []float64, nb []int32, tx, ty, tz float64, r2 []float64) {
+	d := st.data
+	r2 = r2[:len(nb)]
+	for a, i := range nb {
+		dx, dy, dz := d[3*i]-tx, d[3*i+1]-ty, d[3*i+2]-tz
+		r2[a] = dx*dx + dy*dy + dz*dz
+	}
+	st.addKernel(row, r2)
+}
+
+// addKernel adds c·ρ(r2[a]) to row[a] for every a, overwriting r2, with the
+// type switch outside the loop and the exponentials of a row in one
+// geostat.ExpSlice. Each term equals st.c * st.rho2(r2[a]) bit for bit.
+func (st *structure) addKernel(row, r2 []float64) {
+	c := st.c
+	row = row[:len(r2)]
 	switch st.typ {
 	case geostat.Spherical:
-		for a, i := range nb {
-			dx, dy, dz := d[3*i]-tx, d[3*i+1]-ty, d[3*i+2]-tz
-			row[a] += c * sphericalRho2(dx*dx+dy*dy+dz*dz)
+		for a, v := range r2 {
+			row[a] += c * sphericalRho2(v)
 		}
 	case geostat.Exponential:
-		for a, i := range nb {
-			dx, dy, dz := d[3*i]-tx, d[3*i+1]-ty, d[3*i+2]-tz
-			row[a] += c * exponentialRho2(dx*dx+dy*dy+dz*dz)
+		for a, v := range r2 {
+			r2[a] = -3 * math.Sqrt(v)
+		}
+		geostat.ExpSlice(r2)
+		for a, v := range r2 {
+			row[a] += c * v
 		}
 	case geostat.Gaussian:
-		for a, i := range nb {
-			dx, dy, dz := d[3*i]-tx, d[3*i+1]-ty, d[3*i+2]-tz
-			row[a] += c * gaussianRho2(dx*dx+dy*dy+dz*dz)
+		for a, v := range r2 {
+			r2[a] = -3 * v
+		}
+		geostat.ExpSlice(r2)
+		for a, v := range r2 {
+			row[a] += c * v
 		}
 	default:
-		for a, i := range nb {
-			dx, dy, dz := d[3*i]-tx, d[3*i+1]-ty, d[3*i+2]-tz
-			row[a] += c * st.rho2(dx*dx+dy*dy+dz*dz)
+		for a, v := range r2 {
+			row[a] += c * st.rho2(v)
 		}
 	}
 }
@@ -201,7 +219,8 @@ func (m *covModel) pair(i, j int) float64 {
 
 // buildTable precomputes pair(i, j) for all data pairs, rows in parallel
 // (taken in blocks of 16 from a shared counter; every entry has a single
-// writer).
+// writer). A row is summed structure by structure in the order of pair, so
+// that the entries equal pair's bit for bit.
 func (m *covModel) buildTable() {
 	n := m.n
 	m.table = make([]float64, packedLen(n))
@@ -214,6 +233,7 @@ func (m *covModel) buildTable() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			r2 := make([]float64, n)
 			for {
 				mu.Lock()
 				i0 := next
@@ -224,8 +244,16 @@ func (m *covModel) buildTable() {
 				}
 				for i := i0; i < min(i0+rows, n); i++ {
 					row := m.table[rowStart(i) : rowStart(i)+i+1]
-					for j := range row {
-						row[j] = m.pair(i, j)
+					for s := range m.st {
+						st := &m.st[s]
+						d := st.data
+						xi, yi, zi := d[3*i], d[3*i+1], d[3*i+2]
+						q := r2[:i+1]
+						for j := range q {
+							dx, dy, dz := xi-d[3*j], yi-d[3*j+1], zi-d[3*j+2]
+							q[j] = dx*dx + dy*dy + dz*dz
+						}
+						st.addKernel(row, q)
 					}
 				}
 			}
@@ -427,8 +455,8 @@ func maxAbsLower(a []float64, n int) float64 {
 // sub-points of the target whose transformed centres are in centre (3 per
 // structure): row p of out (stride len(nb)) holds sub-point p. When mean is
 // true only the mean over the sub-points is written, into out[:len(nb)].
-// shift is added to every entry.
-func (m *covModel) rhs(out []float64, nb []int32, centre []float64, np int, mean bool, shift float64) {
+// shift is added to every entry. r2 (at least len(nb) long) is scratch.
+func (m *covModel) rhs(out []float64, nb []int32, centre []float64, np int, mean bool, shift float64, r2 []float64) {
 	n := len(nb)
 	rows := np
 	if mean {
@@ -444,7 +472,7 @@ func (m *covModel) rhs(out []float64, nb []int32, centre []float64, np int, mean
 			if !mean {
 				row = out[p*n : p*n+n]
 			}
-			st.addRow(row, nb, tx, ty, tz)
+			st.addRow(row, nb, tx, ty, tz, r2)
 		}
 	}
 	if mean {

@@ -26,7 +26,7 @@ func TestCorrelationKernels(t *testing.T) {
 			want := geostat.Correlation(c.typ, c.alpha, r)
 			require.InDelta(t, want, st.rho2(r*r), 1e-15, "%v r=%v", c.typ, r)
 			row := []float64{0}
-			st.addRow(row, []int32{0}, r, 0, 0)
+			st.addRow(row, []int32{0}, r, 0, 0, make([]float64, 1))
 			require.Equal(t, st.rho2(r*r), row[0], "%v r=%v: addRow and rho2 differ", c.typ, r)
 		}
 	}

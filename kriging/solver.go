@@ -86,6 +86,7 @@ type Solver struct {
 	sub    []float64 // nsub × n sub-point weights
 	w      []float64 // n block weights
 	kbar   []float64 // n mean right-hand side
+	r2     []float64 // n squared distances (scratch of rhs)
 	centre []float64 // target centre in each structure's space, 3 per structure
 
 	meanDist float64
@@ -143,6 +144,7 @@ func (k *Kriger) newSolver(sliding bool) *Solver {
 		sub:     make([]float64, ns*m),
 		w:       make([]float64, m),
 		kbar:    make([]float64, m),
+		r2:      make([]float64, m),
 		centre:  make([]float64, 3*len(k.cov.st)),
 	}
 }
@@ -426,7 +428,7 @@ func (s *Solver) Solve(x, y, z float64) (sol *Solution, ok bool) {
 	}
 	n, np := len(s.nb), s.nsub
 	f := s.cur
-	s.cov.rhs(s.rhs, s.nb, s.centre, np, false, f.shift)
+	s.cov.rhs(s.rhs, s.nb, s.centre, np, false, f.shift, s.r2)
 	copy(s.sub[:np*n], s.rhs[:np*n])
 	w, kbar := s.w[:n], s.kbar[:n]
 	clear(w)
@@ -474,7 +476,7 @@ func (s *Solver) estimateOne(targets []float64, t, end int, out *Output) {
 	f := s.cur
 	n := len(f.ord)
 	v := s.w[:n]
-	s.cov.rhs(v, f.ord, s.centre, s.nsub, true, f.shift)
+	s.cov.rhs(v, f.ord, s.centre, s.nsub, true, f.shift, s.r2)
 	switch {
 	case s.pending == 0:
 		forward(f.l, n, s.unit, v)
@@ -488,7 +490,7 @@ func (s *Solver) estimateOne(targets []float64, t, end int, out *Output) {
 			out.set(t, math.NaN(), math.NaN(), 0, math.NaN(), math.NaN(), math.NaN())
 			return
 		}
-		s.cov.rhs(v, f.ord, s.centre, s.nsub, true, f.shift)
+		s.cov.rhs(v, f.ord, s.centre, s.nsub, true, f.shift, s.r2)
 		forward(f.l, n, s.unit, v)
 	}
 	// λᵀk̄ = vᵀD⁻¹v (simple); λ = K⁻¹(k̄ − μ1), λᵀk̄ = vᵀD⁻¹v − μ vᵀu
