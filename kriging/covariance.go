@@ -495,13 +495,13 @@ func (m *covModel) rhs(out []float64, nb []int32, centre []float64, np int, mean
 func (m *covModel) column(out []float64, j int32, ord []int32) {
 	out = out[:len(ord)]
 	if t := m.table; t != nil {
-		rj := t[rowStart(int(j)) : rowStart(int(j))+int(j)+1]
+		// Entry (i, j) is at row max(i, j), column min(i, j), selected by
+		// arithmetic: the order of i and j is a coin toss a branch would
+		// mispredict.
 		for a, i := range ord {
-			if i <= j {
-				out[a] = rj[i]
-			} else {
-				out[a] = t[rowStart(int(i))+int(j)]
-			}
+			d := int(i) - int(j)
+			m := d & (d >> 63) // min(i, j) − j
+			out[a] = t[rowStart(int(i)-m)+int(j)+m]
 		}
 		return
 	}
