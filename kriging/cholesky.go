@@ -233,10 +233,11 @@ func dot(a, b []float64) float64 {
 	var s0, s1, s2, s3 float64
 	k := 0
 	for ; k+4 <= len(a); k += 4 {
-		s0 += a[k] * b[k]
-		s1 += a[k+1] * b[k+1]
-		s2 += a[k+2] * b[k+2]
-		s3 += a[k+3] * b[k+3]
+		x, y := a[k:k+4:k+4], b[k:k+4:k+4]
+		s0 += x[0] * y[0]
+		s1 += x[1] * y[1]
+		s2 += x[2] * y[2]
+		s3 += x[3] * y[3]
 	}
 	for ; k < len(a); k++ {
 		s0 += a[k] * b[k]
