@@ -34,8 +34,10 @@ const localAhead = 0.8
 const localSlack = 1 - 1e-9
 
 // localPause is the number of targets searched by the tree walk alone after
-// two lists in a row served a single target each (targets not in a coherent
-// order), before a list is tried again.
+// two lists in a row did not pay for themselves (targets not in a coherent
+// order, or steps long compared with the neighbourhood; see paid), before
+// lists are tried again. The pause doubles, up to 32 times, every time lists
+// fail again right after one.
 const localPause = 32
 
 // localList is a candidate list of the unconstrained search: every indexed
@@ -48,11 +50,13 @@ type localList struct {
 	// last is the previous target the list was offered to.
 	last [3]float64
 	// hits counts the targets the list served; poor the lists in a row that
-	// served one target only; pause the targets left to search without a
-	// list; served and paused count the targets served by lists and searched
-	// during pauses (for tests).
-	hits, poor, pause int
-	served, paused    int
+	// did not pay for themselves; pause the targets left to search without
+	// a list and strikes the pauses in a row; served and paused count the
+	// targets served by lists and searched during pauses (for tests).
+	hits, poor, pause, strikes int
+	served, paused             int
+	// tested is the number of points the walk that built the list examined.
+	tested int
 }
 
 // localPoint is a point of a local list: its isotropic coordinates and tree
@@ -60,6 +64,17 @@ type localList struct {
 type localPoint struct {
 	x, y, z float64
 	pos     int32
+}
+
+// paid reports whether the list cost less than walks would have, counting
+// points examined: its build examined l.tested points and each target it
+// served scans all its points, while the walk of one target examines about
+// l.tested/(1 + localMargin)² (the build is a walk over a ball wider by the
+// margin, and the leaves it meets grow about like the ball's cross-section
+// around drill holes and grid rows).
+func (l *localList) paid() bool {
+	walk := float64(l.tested) / ((1 + localMargin) * (1 + localMargin))
+	return float64(l.hits)*(walk-float64(len(l.pts))) > float64(l.tested)
 }
 
 // covers reports whether the list holds every point within squared distance
@@ -90,13 +105,16 @@ func (s *Searcher) localSearch(k int, bound float64, buffered bool) bool {
 		return false
 	}
 	if !l.covers(&s.q, bound) {
-		if l.valid && l.hits <= 1 {
+		switch {
+		case !l.valid:
+		case !l.paid():
 			l.poor++
-		} else {
-			l.poor = 0
+		default:
+			l.poor, l.strikes = 0, 0
 		}
 		if l.poor >= 2 {
-			l.valid, l.poor, l.pause = false, 0, localPause
+			l.valid, l.poor, l.pause = false, 0, localPause<<min(l.strikes, 5)
+			l.strikes++
 			return false
 		}
 		sb := math.Sqrt(bound)
@@ -164,7 +182,7 @@ func (s *Searcher) buildLocal(c [3]float64, r float64) {
 	l := &s.local
 	l.valid, l.centre, l.radius = true, c, r
 	l.pts = l.pts[:0]
-	l.hits = 0
+	l.hits, l.tested = 0, 0
 	r2 := r * r
 	t := &s.ix.tree
 	nodes := t.nodes
@@ -213,6 +231,7 @@ func (s *Searcher) buildLocal(c [3]float64, r float64) {
 		// the sign of r² − d² (no branch to mispredict).
 		j := node - firstLeaf
 		a, b := int(t.leaf[j]), int(t.leaf[j+1])
+		l.tested += b - a
 		m := len(l.pts)
 		lp := slices.Grow(l.pts, b-a)[:m+b-a]
 		for pos := a; pos < b; pos++ {

@@ -15,10 +15,11 @@ import (
 // Searches served by local candidate lists equal those of the tree walk
 // exactly (Search: indices and distances in order; SearchSet: the same
 // pairs), on sources with many exact distance ties (a lattice) and on drill
-// holes, for targets along grid rows (lists serve most of them), along the
-// rows backwards and across them (lists centred ahead of the wrong way), and
-// in random order (mostly bounds at the search radius, where no list is
-// built; lists paused when targets jump between data).
+// holes, for targets along grid rows, backwards and across them (lists
+// centred ahead of the wrong way; with steps this long lists often do not
+// pay and pause), along fine rows (lists serve most targets), and in random
+// order (mostly bounds at the search radius, where no list is built; lists
+// paused when targets jump between data).
 func TestLocalListsMatchTreeWalk(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
 	var lattice []float64
@@ -44,6 +45,10 @@ func TestLocalListsMatchTreeWalk(t *testing.T) {
 		c := (l*30+j)*60 + i
 		across = append(across, rows[3*c:3*c+3]...)
 	}
+	// Fine rows: steps short against the neighbourhood, where lists pay.
+	gf, err := grid.New([3]float64{100, 100, 20}, [3]int{80, 6, 3}, [3]float64{5, 10, 10}, geostat.Rotation{})
+	require.NoError(t, err)
+	fine := gf.CellCentres(nil)
 	shuffled := slices.Clone(rows)
 	for i, p := range rng.Perm(n) {
 		copy(shuffled[3*i:3*i+3], rows[3*p:3*p+3])
@@ -60,7 +65,7 @@ func TestLocalListsMatchTreeWalk(t *testing.T) {
 			for _, order := range []struct {
 				name    string
 				targets []float64
-			}{{"rows", rows}, {"backwards", backwards}, {"across", across}, {"shuffled", shuffled}} {
+			}{{"rows", rows}, {"backwards", backwards}, {"across", across}, {"fine", fine}, {"shuffled", shuffled}} {
 				local, walk := ix.NewSearcher(), ix.NewSearcher()
 				localSet, walkSet := ix.NewSearcher(), ix.NewSearcher()
 				walk.noLocal, walkSet.noLocal = true, true
@@ -75,13 +80,14 @@ func TestLocalListsMatchTreeWalk(t *testing.T) {
 					require.Equal(t, byIndex(d, dd), byIndex(c, dc), "%s k=%d %s target %d", src.name, k, order.name, q)
 				}
 				served, paused := localSet.local.served, localSet.local.paused
-				t.Logf("%s k=%d %s: %d targets served by lists, %d searched in pauses, of %d", src.name, k, order.name, served, paused, n)
+				nq := len(order.targets) / 3
+				t.Logf("%s k=%d %s: %d targets served by lists, %d searched in pauses, of %d", src.name, k, order.name, served, paused, nq)
 				assert.Zero(t, walkSet.local.served+walk.local.served)
-				switch order.name {
-				case "rows", "backwards":
-					assert.Greater(t, served, n/5, "%s k=%d %s: lists serve targets along rows", src.name, k, order.name)
-				case "shuffled":
-					assert.Less(t, served, n/50, "%s k=%d: random targets are searched by the walk", src.name, k)
+				switch {
+				case order.name == "fine" && k == 8:
+					assert.Greater(t, served, nq/2, "%s k=%d: lists serve most targets of fine rows", src.name, k)
+				case order.name == "shuffled":
+					assert.Less(t, served, nq/50, "%s k=%d: random targets are searched by the walk", src.name, k)
 				}
 				pauses += paused
 			}
