@@ -85,6 +85,16 @@ func BenchmarkExp(b *testing.B) {
 		}
 		_ = s
 	})
+	b.Run("geostat-slice", func(b *testing.B) {
+		y := make([]float64, len(x))
+		s := 0.0
+		for b.Loop() {
+			copy(y, x)
+			ExpSlice(y)
+			s += y[0]
+		}
+		_ = s
+	})
 	b.Run("math", func(b *testing.B) {
 		s := 0.0
 		for b.Loop() {

@@ -68,6 +68,14 @@ func (st *structure) addRow(row []float64, nb []int32, tx, ty, tz float64, r2 []
 	st.addKernel(row, r2)
 }
 
+// addRowData adds the structure's covariances between datum i and the data
+// nb to row (as pair sums them), using r2 (len(nb) long) as scratch.
+func (st *structure) addRowData(row []float64, nb []int32, i int32, r2 []float64) {
+	d := st.data
+	xi, yi, zi := d[3*i], d[3*i+1], d[3*i+2]
+	st.addRow(row, nb, xi, yi, zi, r2)
+}
+
 // addKernel adds c·ρ(r2[a]) to row[a] for every a, overwriting r2, with the
 // type switch outside the loop and the exponentials of a row in one
 // geostat.ExpSlice. Each term equals st.c * st.rho2(r2[a]) bit for bit.
@@ -368,8 +376,9 @@ func selectMedian(o []int32, h int, less func(x, y int32) bool) {
 // assemble writes the kriging matrix of the neighbours nb, in that order,
 // into a (packed lower triangle, see rowStart): the structural covariances
 // plus shift everywhere and nugget + ridge on the diagonal. With the table,
-// nb must be increasing (see assembleRows for other orders).
-func (m *covModel) assemble(a []float64, nb []int32, shift, ridge float64) {
+// nb must be increasing (see assembleRows for other orders). r2 (len(nb)
+// long) is scratch.
+func (m *covModel) assemble(a []float64, nb []int32, shift, ridge float64, r2 []float64) {
 	n := len(nb)
 	a = a[:packedLen(n)]
 	diag := m.nugget + ridge
@@ -395,15 +404,8 @@ func (m *covModel) assemble(a []float64, nb []int32, shift, ridge float64) {
 	clear(a)
 	for s := range m.st {
 		st := &m.st[s]
-		d := st.data
 		for r, i := range nb {
-			xi, yi, zi := d[3*i], d[3*i+1], d[3*i+2]
-			dst := a[rowStart(r) : rowStart(r)+r+1]
-			for c := range dst {
-				j := nb[c]
-				dx, dy, dz := xi-d[3*j], yi-d[3*j+1], zi-d[3*j+2]
-				dst[c] += st.c * st.rho2(dx*dx+dy*dy+dz*dz)
-			}
+			st.addRowData(a[rowStart(r):rowStart(r)+r+1], nb[:r+1], i, r2)
 		}
 	}
 	for r := 0; r < n; r++ {
@@ -491,8 +493,9 @@ func (m *covModel) rhs(out []float64, nb []int32, centre []float64, np int, mean
 }
 
 // column writes the structural covariances between datum j and the data ord
-// into out, as assemble would put them in a kriging matrix.
-func (m *covModel) column(out []float64, j int32, ord []int32) {
+// into out, as assemble would put them in a kriging matrix. Without the
+// table r2 (len(ord) long) is scratch.
+func (m *covModel) column(out []float64, j int32, ord []int32, r2 []float64) {
 	out = out[:len(ord)]
 	if t := m.table; t != nil {
 		// Entry (i, j) is at row max(i, j), column min(i, j), selected by
@@ -505,8 +508,9 @@ func (m *covModel) column(out []float64, j int32, ord []int32) {
 		}
 		return
 	}
-	for a, i := range ord {
-		out[a] = m.pair(int(i), int(j))
+	clear(out)
+	for s := range m.st {
+		m.st[s].addRowData(out, ord, j, r2)
 	}
 }
 

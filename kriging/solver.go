@@ -315,7 +315,7 @@ func (s *Solver) factorise(f *factor) bool {
 	nb := f.ord
 	n := len(nb)
 	cov := s.cov
-	assemble := func(shift, ridge float64) { cov.assemble(f.l, nb, shift, ridge) }
+	assemble := func(shift, ridge float64) { cov.assemble(f.l, nb, shift, ridge, s.r2) }
 	if s.sliding && cov.table != nil {
 		for r, i := range nb {
 			s.rowOf[i] = int32(r)

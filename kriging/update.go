@@ -370,7 +370,7 @@ func (s *Solver) slide(f *factor) {
 	for a, j := range add {
 		r := n + a
 		row := f.l[rowStart(r) : rowStart(r)+r+1]
-		s.cov.column(row[:r], j, f.ord[:r])
+		s.cov.column(row[:r], j, f.ord[:r], s.r2)
 		row[r] = s.cov.variance(j)
 	}
 	s.pending = len(add)
