@@ -177,75 +177,33 @@ func (s *Searcher) scanListBuffered(pts []localPoint) {
 }
 
 // buildLocal replaces the local list by the points within radius r of c,
-// collected by a depth-first walk of the tree.
+// collected by the depth-first walk of the tree centred on c with bound r²
+// (see collectLeaf).
 func (s *Searcher) buildLocal(c [3]float64, r float64) {
 	l := &s.local
 	l.valid, l.centre, l.radius = true, c, r
 	l.pts = l.pts[:0]
 	l.hits, l.tested = 0, 0
-	r2 := r * r
-	t := &s.ix.tree
-	nodes := t.nodes
-	firstLeaf := len(nodes)
-	off := [4]float64{}
-	md := 0.0
-	for d := 0; d < 3; d++ {
-		v, o := c[d], 0.0
-		if v < t.box[d] {
-			o = (t.box[d] - v) * (t.box[d] - v)
-		} else if v > t.box[3+d] {
-			o = (v - t.box[3+d]) * (v - t.box[3+d])
-		}
-		off[d] = o
-		md += o
-	}
-	if md > r2 {
-		return
-	}
-	stack := s.stack[:0]
-	node := 0
+	q, worst := s.q, s.worst
+	s.q, s.worst, s.collecting = [4]float64{c[0], c[1], c[2], 0}, r*r, true
+	s.descend()
+	s.q, s.worst, s.collecting = q, worst, false
+}
+
+// collectLeaf appends the points at tree positions a..b−1 within the bound
+// s.worst of s.q to the local list. Every point is written after the list
+// and kept by the sign of worst − d² (no branch to mispredict).
+func (s *Searcher) collectLeaf(a, b int) {
+	l := &s.local
+	l.tested += b - a
+	m := len(l.pts)
+	lp := slices.Grow(l.pts, b-a)[:m+b-a]
 	pts := s.ix.pts
-	qx, qy, qz := c[0], c[1], c[2]
-	for {
-		for node < firstLeaf {
-			nd := &nodes[node]
-			dim := nd.dim & 3
-			v := off[dim]
-			q := c[dim&3]
-			dlo := q - nd.lo
-			dhi := q - nd.hi
-			near := 2*node + 1
-			cut := dhi * dhi
-			if dlo+dhi >= 0 {
-				near++
-				cut = dlo * dlo
-			}
-			if fmd := md - v + cut; fmd <= r2 {
-				e := stackEntry{node: 4*node + 3 - near, md: fmd, off: off}
-				e.off[dim] = cut
-				stack = append(stack, e)
-			}
-			node = near
-		}
-		// Every point of the leaf is written after the list and kept by
-		// the sign of r² − d² (no branch to mispredict).
-		j := node - firstLeaf
-		a, b := int(t.leaf[j]), int(t.leaf[j+1])
-		l.tested += b - a
-		m := len(l.pts)
-		lp := slices.Grow(l.pts, b-a)[:m+b-a]
-		for pos := a; pos < b; pos++ {
-			x, y, z := pts[3*pos], pts[3*pos+1], pts[3*pos+2]
-			lp[m] = localPoint{x, y, z, int32(pos)}
-			m += 1 - int(math.Float64bits(r2-dist2(x-qx, y-qy, z-qz))>>63)
-		}
-		l.pts = lp[:m]
-		if len(stack) == 0 {
-			break
-		}
-		e := &stack[len(stack)-1]
-		node, md, off = e.node, e.md, e.off
-		stack = stack[:len(stack)-1]
+	qx, qy, qz, r2 := s.q[0], s.q[1], s.q[2], s.worst
+	for pos := a; pos < b; pos++ {
+		x, y, z := pts[3*pos], pts[3*pos+1], pts[3*pos+2]
+		lp[m] = localPoint{x, y, z, int32(pos)}
+		m += 1 - int(math.Float64bits(r2-dist2(x-qx, y-qy, z-qz))>>63)
 	}
-	s.stack = stack
+	l.pts = lp[:m]
 }

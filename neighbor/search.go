@@ -68,6 +68,8 @@ type Searcher struct {
 	// (set by tests) searches without one.
 	local   localList
 	noLocal bool
+	// collecting is set while a walk builds the local list.
+	collecting bool
 }
 
 // nodeEntry is a tree node queued by the best-first search with its bounding
@@ -219,6 +221,12 @@ func (s *Searcher) seedBound(k int) float64 {
 // to cut to k.
 func (s *Searcher) knn(k int, bound float64, buffered bool) {
 	s.begin(k, bound, buffered)
+	s.descend()
+}
+
+// descend walks the tree from the root for the target s.q with the bound
+// s.worst, unless the root's box is beyond it.
+func (s *Searcher) descend() {
 	t := &s.ix.tree
 	md := 0.0
 	for d := 0; d < 3; d++ {
@@ -304,11 +312,16 @@ func (s *Searcher) walk(md float64) {
 	s.stack = stack
 }
 
-// scanLeaf offers the points of leaf j to the candidates.
+// scanLeaf offers the points of leaf j to the candidates (or to the local
+// list being built).
 func (s *Searcher) scanLeaf(j int) {
 	t := &s.ix.tree
 	a, b := int(t.leaf[j]), int(t.leaf[j+1])
-	if s.buffered {
+	switch {
+	case s.collecting:
+		s.collectLeaf(a, b)
+		return
+	case s.buffered:
 		s.scanBuffered(a, b)
 		return
 	}
