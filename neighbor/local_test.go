@@ -22,14 +22,7 @@ import (
 // paused when targets jump between data).
 func TestLocalListsMatchTreeWalk(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
-	var lattice []float64
-	for i := 0; i < 20; i++ {
-		for j := 0; j < 20; j++ {
-			for l := 0; l < 5; l++ {
-				lattice = append(lattice, 50*float64(i), 50*float64(j), 40*float64(l))
-			}
-		}
-	}
+	lattice := tieLattice()
 	holes, holeIDs := drillholes(rng, 60, 40)
 	g, err := grid.New([3]float64{-200, -200, -50}, [3]int{60, 30, 6}, [3]float64{25, 50, 50}, geostat.Rotation{})
 	require.NoError(t, err)

@@ -709,14 +709,7 @@ func TestMaskedGridTargets(t *testing.T) {
 // the candidate buffer), k from 1 to past the buffered range.
 func TestSearchSetMatchesSearch(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 18))
-	var lattice []float64
-	for i := 0; i < 20; i++ {
-		for j := 0; j < 20; j++ {
-			for l := 0; l < 5; l++ {
-				lattice = append(lattice, 50*float64(i), 50*float64(j), 40*float64(l))
-			}
-		}
-	}
+	lattice := tieLattice()
 	g, err := grid.New([3]float64{-200, -200, -50}, [3]int{70, 35, 6}, [3]float64{25, 50, 50}, geostat.Rotation{})
 	require.NoError(t, err)
 	rows := g.CellCentres(nil)
@@ -739,6 +732,20 @@ func TestSearchSetMatchesSearch(t *testing.T) {
 			}
 		}
 	}
+}
+
+// tieLattice returns 20 × 20 × 5 sources on a lattice of 50 × 50 × 40 m:
+// many exact distance ties at the k-th place.
+func tieLattice() []float64 {
+	var lattice []float64
+	for i := 0; i < 20; i++ {
+		for j := 0; j < 20; j++ {
+			for l := 0; l < 5; l++ {
+				lattice = append(lattice, 50*float64(i), 50*float64(j), 40*float64(l))
+			}
+		}
+	}
+	return lattice
 }
 
 // byIndex returns the (index, distance) pairs sorted by index.
