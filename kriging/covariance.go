@@ -242,6 +242,10 @@ func (m *covModel) buildTable() {
 		go func() {
 			defer wg.Done()
 			r2 := make([]float64, n)
+			all := make([]int32, n) // the data 0..n−1
+			for j := range all {
+				all[j] = int32(j)
+			}
 			for {
 				mu.Lock()
 				i0 := next
@@ -253,15 +257,7 @@ func (m *covModel) buildTable() {
 				for i := i0; i < min(i0+rows, n); i++ {
 					row := m.table[rowStart(i) : rowStart(i)+i+1]
 					for s := range m.st {
-						st := &m.st[s]
-						d := st.data
-						xi, yi, zi := d[3*i], d[3*i+1], d[3*i+2]
-						q := r2[:i+1]
-						for j := range q {
-							dx, dy, dz := xi-d[3*j], yi-d[3*j+1], zi-d[3*j+2]
-							q[j] = dx*dx + dy*dy + dz*dz
-						}
-						st.addKernel(row, q)
+						m.st[s].addRowData(row, all[:i+1], int32(i), r2)
 					}
 				}
 			}
@@ -503,8 +499,8 @@ func (m *covModel) column(out []float64, j int32, ord []int32, r2 []float64) {
 		// mispredict.
 		for a, i := range ord {
 			d := int(i) - int(j)
-			m := d & (d >> 63) // min(i, j) − j
-			out[a] = t[rowStart(int(i)-m)+int(j)+m]
+			lo := d & (d >> 63) // min(i, j) − j
+			out[a] = t[rowStart(int(i)-lo)+int(j)+lo]
 		}
 		return
 	}

@@ -8,8 +8,9 @@ import (
 // Local candidate lists. Consecutive targets of a batch (grid cells row by
 // row, points along a drill hole) are close, so the unconstrained search
 // keeps the points around the recent targets in a short contiguous list and
-// offers them all to each target: scanning 50–100 points costs less than
-// walking the tree from the root, and it has no branch to mispredict. The
+// offers them all to each target: scanning 50–100 contiguous points costs
+// less than walking the tree from the root (and for SearchSet, which keeps
+// candidates without a branch, mispredicts nothing). The
 // result is the same as the walk's (the same candidates within the bound are
 // offered, and the selection depends on the candidate set only).
 
