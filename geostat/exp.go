@@ -3,10 +3,12 @@ package geostat
 import "math"
 
 // Exp returns e^x like math.Exp, within 2 units in the last place (math.Exp
-// is within 1), in about a third of its time: the exponential and Gaussian
+// is within 1), faster (BenchmarkExp: about 10 ns against 15 ns a call, and
+// 6.5 ns a value through ExpSlice): the exponential and Gaussian
 // correlations evaluate it millions of times per kriging or simulation.
-// Every covariance of the module goes through Exp, so that the covariance
-// tables and the target covariances of a kriging system agree bit for bit.
+// Every covariance of the module goes through Exp or ExpSlice, so that the
+// covariance tables and the target covariances of a kriging system agree
+// bit for bit.
 //
 // Exp reduces x = (64m + j)·ln2/64 + r with |r| ≤ ln2/128, takes 2^(j/64)
 // from a table and e^r − 1 from its degree-5 Taylor polynomial (truncation

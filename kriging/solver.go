@@ -86,7 +86,7 @@ type Solver struct {
 	sub    []float64 // nsub × n sub-point weights
 	w      []float64 // n block weights
 	kbar   []float64 // n mean right-hand side
-	r2     []float64 // n squared distances (scratch of rhs)
+	r2     []float64 // n squared distances (scratch of the covariance rows)
 	centre []float64 // target centre in each structure's space, 3 per structure
 
 	meanDist float64
