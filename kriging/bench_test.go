@@ -32,7 +32,7 @@ var (
 // like: 100 straight holes from random collars at z = 200, dipping 60–90°
 // toward random azimuths, sampled every 10 m down to z ≥ 0 (20 samples
 // each), with a smooth value plus noise.
-func benchData(b *testing.B) *benchCase {
+func benchData(b testing.TB) *benchCase {
 	benchOnce.Do(func() {
 		rng := rand.New(rand.NewPCG(2024, 4))
 		for h := 0; h < 100; h++ {

@@ -15,10 +15,12 @@ const pivotTolerance = 1e-10
 // system takes n(n+1)/2 floats and every row prefix is contiguous.
 
 // rowStart returns the offset of row i in packed lower-triangular storage.
-func rowStart(i int) int { return i * (i + 1) / 2 }
+// (i(i+1) is never negative, so the shift is the division without the
+// sign fix-up a signed /2 compiles to.)
+func rowStart(i int) int { return i * (i + 1) >> 1 }
 
 // packedLen returns the length of an n × n packed lower triangle.
-func packedLen(n int) int { return n * (n + 1) / 2 }
+func packedLen(n int) int { return n * (n + 1) >> 1 }
 
 // cholesky factorises the symmetric positive definite n × n matrix held in a
 // (packed lower triangle, see rowStart) in place as a = L·Lᵀ, leaving L in a

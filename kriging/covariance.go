@@ -16,7 +16,7 @@ type structure struct {
 	alpha   int
 	c       float64         // contribution
 	aniso   geostat.Matrix3 // A = D⁻¹ Rᵀ
-	data    []float64       // A·(x_i − origin), flat xyz
+	data    [][3]float64    // A·(x_i − origin) per datum
 	offsets []float64       // A·o_p for the block sub-point offsets, flat xyz
 }
 
@@ -62,7 +62,8 @@ func (st *structure) addRow(row []float64, nb []int32, tx, ty, tz float64, r2 []
 	d := st.data
 	r2 = r2[:len(nb)]
 	for a, i := range nb {
-		dx, dy, dz := d[3*i]-tx, d[3*i+1]-ty, d[3*i+2]-tz
+		p := &d[i]
+		dx, dy, dz := p[0]-tx, p[1]-ty, p[2]-tz
 		r2[a] = dx*dx + dy*dy + dz*dz
 	}
 	st.addKernel(row, r2)
@@ -72,7 +73,7 @@ func (st *structure) addRow(row []float64, nb []int32, tx, ty, tz float64, r2 []
 // nb to row (as pair sums them), using r2 (len(nb) long) as scratch.
 func (st *structure) addRowData(row []float64, nb []int32, i int32, r2 []float64) {
 	d := st.data
-	xi, yi, zi := d[3*i], d[3*i+1], d[3*i+2]
+	xi, yi, zi := d[i][0], d[i][1], d[i][2]
 	st.addRow(row, nb, xi, yi, zi, r2)
 }
 
@@ -164,9 +165,10 @@ func newCovModel(v *geostat.Variogram, coords, offsets []float64) *covModel {
 		st := &m.st[s]
 		st.typ, st.alpha, st.c = vs.Type, vs.Alpha, vs.Contribution
 		st.aniso = vs.Anisotropy().M
-		st.data = make([]float64, 3*n)
-		for i := 0; i < n; i++ {
-			st.data[3*i], st.data[3*i+1], st.data[3*i+2] = m.transform(s, coords[3*i], coords[3*i+1], coords[3*i+2])
+		st.data = make([][3]float64, n)
+		for i := range st.data {
+			p := &st.data[i]
+			p[0], p[1], p[2] = m.transform(s, coords[3*i], coords[3*i+1], coords[3*i+2])
 		}
 		st.offsets = make([]float64, len(offsets))
 		for p := 0; p < len(offsets); p += 3 {
@@ -219,7 +221,7 @@ func (m *covModel) pair(i, j int) float64 {
 	for s := range m.st {
 		st := &m.st[s]
 		d := st.data
-		dx, dy, dz := d[3*i]-d[3*j], d[3*i+1]-d[3*j+1], d[3*i+2]-d[3*j+2]
+		dx, dy, dz := d[i][0]-d[j][0], d[i][1]-d[j][1], d[i][2]-d[j][2]
 		c += st.c * st.rho2(dx*dx+dy*dy+dz*dz)
 	}
 	return c
@@ -285,8 +287,8 @@ func (m *covModel) spatialOrder() []int32 {
 	path := func(o []int32) float64 {
 		sum := 0.0
 		for k := 1; k < len(o); k++ {
-			i, j := 3*int(o[k-1]), 3*int(o[k])
-			dx, dy, dz := d[i]-d[j], d[i+1]-d[j+1], d[i+2]-d[j+2]
+			i, j := o[k-1], o[k]
+			dx, dy, dz := d[i][0]-d[j][0], d[i][1]-d[j][1], d[i][2]-d[j][2]
 			sum += math.Sqrt(dx*dx + dy*dy + dz*dz)
 		}
 		return sum
@@ -301,8 +303,8 @@ func (m *covModel) spatialOrder() []int32 {
 		hi := [3]float64{math.Inf(-1), math.Inf(-1), math.Inf(-1)}
 		for _, i := range o {
 			for a := 0; a < 3; a++ {
-				lo[a] = math.Min(lo[a], d[3*int(i)+a])
-				hi[a] = math.Max(hi[a], d[3*int(i)+a])
+				lo[a] = math.Min(lo[a], d[i][a])
+				hi[a] = math.Max(hi[a], d[i][a])
 			}
 		}
 		ax := 0
@@ -313,7 +315,7 @@ func (m *covModel) spatialOrder() []int32 {
 		}
 		h := len(o) / 2
 		selectMedian(o, h, func(x, y int32) bool {
-			dx, dy := d[3*int(x)+ax], d[3*int(y)+ax]
+			dx, dy := d[x][ax], d[y][ax]
 			return dx < dy || dx == dy && x < y
 		})
 		split(o[:h])

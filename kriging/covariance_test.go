@@ -20,7 +20,7 @@ func TestCorrelationKernels(t *testing.T) {
 		{geostat.Spheroidal, 3}, {geostat.Spheroidal, 9}, {geostat.GeneralisedCauchy, 5}, {geostat.Linear, 0},
 	}
 	for _, c := range types {
-		st := structure{typ: c.typ, alpha: c.alpha, c: 1, data: []float64{0, 0, 0}}
+		st := structure{typ: c.typ, alpha: c.alpha, c: 1, data: [][3]float64{{0, 0, 0}}}
 		for k := 0; k <= 3000; k++ {
 			r := float64(k) / 1000
 			want := geostat.Correlation(c.typ, c.alpha, r)

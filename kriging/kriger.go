@@ -212,7 +212,12 @@ func (k *Kriger) permute(order []int32, mholes []int32) []int32 {
 	}
 	k.coords = gather3(k.coords)
 	for s := range k.cov.st {
-		k.cov.st[s].data = gather3(k.cov.st[s].data)
+		d := k.cov.st[s].data
+		out := make([][3]float64, n)
+		for p, i := range order {
+			out[p] = d[i]
+		}
+		k.cov.st[s].data = out
 	}
 	if k.values != nil {
 		v := make([]float64, n)
