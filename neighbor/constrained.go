@@ -100,7 +100,7 @@ func (s *Searcher) searchConstrained() int {
 // octant returns the octant of the point at tree position pos relative to
 // the target (see Search).
 func (s *Searcher) octant(pos int32) int {
-	pts := s.ix.pts[3*int(pos) : 3*int(pos)+3]
+	pts := &s.ix.pts[pos]
 	o := 0
 	if pts[0]-s.q[0] < 0 {
 		o |= 1
@@ -140,12 +140,12 @@ func (s *Searcher) queueLeaf(j int, useOct, useHole bool, open uint8) {
 	ix := s.ix
 	t := &ix.tree
 	a, b := int(t.leaf[j]), int(t.leaf[j+1])
-	pts := ix.pts[3*a : 3*b]
+	pts := ix.pts[a:b]
 	qx, qy, qz := s.q[0], s.q[1], s.q[2]
 	maxHole := int32(ix.p.MaxPerHole)
-	for pos := int32(a); len(pts) >= 3; pos++ {
-		d2 := dist2(pts[0]-qx, pts[1]-qy, pts[2]-qz)
-		pts = pts[3:]
+	for q := range pts {
+		p, pos := &pts[q], int32(a+q)
+		d2 := dist2(p[0]-qx, p[1]-qy, p[2]-qz)
 		if d2 > radius2 {
 			continue
 		}

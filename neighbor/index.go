@@ -32,9 +32,9 @@ type Index struct {
 	// n is the number of sources given (indexed or not).
 	n int
 
-	// pts are the isotropic coordinates of the indexed sources, x y z per
-	// point, in tree order (grouped by leaf bucket).
-	pts []float64
+	// pts are the isotropic coordinates of the indexed sources in tree
+	// order (grouped by leaf bucket).
+	pts [][3]float64
 	// orig maps a tree position to the source's original index.
 	orig []int32
 	// hole maps a tree position to a dense hole id 0..nHoles-1 (nil unless
@@ -103,13 +103,11 @@ func NewIndex(coords []float64, values []float64, holes []int32, p Params) (*Ind
 		}
 	}
 
-	ix.pts = make([]float64, 3*len(keep))
+	ix.pts = make([][3]float64, len(keep))
 	for j, i := range keep {
-		ix.pts[3*j] = coords[3*i] - ix.origin[0]
-		ix.pts[3*j+1] = coords[3*i+1] - ix.origin[1]
-		ix.pts[3*j+2] = coords[3*i+2] - ix.origin[2]
+		p := &ix.pts[j]
+		p[0], p[1], p[2] = ix.aniso.Apply(coords[3*i]-ix.origin[0], coords[3*i+1]-ix.origin[1], coords[3*i+2]-ix.origin[2])
 	}
-	ix.aniso.Transform(ix.pts, ix.pts)
 	ix.orig = keep
 
 	if p.MaxPerHole > 0 {

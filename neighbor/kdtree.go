@@ -40,9 +40,9 @@ type kdNode struct {
 	dim    int
 }
 
-// build reorders pts (x y z per point), orig and hole (nil or one per point)
+// build reorders pts, orig and hole (nil or one per point)
 // into leaf order and fills the tree.
-func (t *kdTree) build(pts []float64, orig []int32, hole []int32) {
+func (t *kdTree) build(pts [][3]float64, orig []int32, hole []int32) {
 	n := len(orig)
 	t.depth = 0
 	for (n+(1<<t.depth)-1)>>t.depth > leafSize {
@@ -71,11 +71,11 @@ func (t *kdTree) build(pts []float64, orig []int32, hole []int32) {
 }
 
 // bounds returns the bounding box (min then max) of points lo..hi−1.
-func bounds(pts []float64, lo, hi int) [6]float64 {
+func bounds(pts [][3]float64, lo, hi int) [6]float64 {
 	b := [6]float64{math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1), math.Inf(-1)}
 	for i := lo; i < hi; i++ {
 		for d := 0; d < 3; d++ {
-			c := pts[3*i+d]
+			c := pts[i][d]
 			if c < b[d] {
 				b[d] = c
 			}
@@ -90,7 +90,7 @@ func bounds(pts []float64, lo, hi int) [6]float64 {
 // split builds node (at the given level) over points lo..hi−1 whose bounding
 // box is b.
 // Levels up to par build their two children concurrently.
-func (t *kdTree) split(pts []float64, orig, hole []int32, node, level, lo, hi int, b [6]float64, par int) {
+func (t *kdTree) split(pts [][3]float64, orig, hole []int32, node, level, lo, hi int, b [6]float64, par int) {
 	if level == t.depth {
 		t.leaf[node-(1<<t.depth-1)] = int32(lo)
 		return
@@ -123,27 +123,27 @@ func (t *kdTree) split(pts []float64, orig, hole []int32, node, level, lo, hi in
 // position nth is the one a full sort would put there, with no larger point
 // before it and no smaller point after it (Hoare's quickselect with a
 // median-of-three pivot; deterministic).
-func selectNth(pts []float64, orig, hole []int32, lo, hi, nth, dim int) {
+func selectNth(pts [][3]float64, orig, hole []int32, lo, hi, nth, dim int) {
 	hi-- // inclusive
 	for hi > lo {
 		m := lo + (hi-lo)/2
 		// median of three into position m
-		if pts[3*m+dim] < pts[3*lo+dim] {
+		if pts[m][dim] < pts[lo][dim] {
 			swapPoints(pts, orig, hole, m, lo)
 		}
-		if pts[3*hi+dim] < pts[3*lo+dim] {
+		if pts[hi][dim] < pts[lo][dim] {
 			swapPoints(pts, orig, hole, hi, lo)
 		}
-		if pts[3*hi+dim] < pts[3*m+dim] {
+		if pts[hi][dim] < pts[m][dim] {
 			swapPoints(pts, orig, hole, hi, m)
 		}
-		pivot := pts[3*m+dim]
+		pivot := pts[m][dim]
 		i, j := lo, hi
 		for i <= j {
-			for pts[3*i+dim] < pivot {
+			for pts[i][dim] < pivot {
 				i++
 			}
-			for pts[3*j+dim] > pivot {
+			for pts[j][dim] > pivot {
 				j--
 			}
 			if i <= j {
@@ -164,10 +164,8 @@ func selectNth(pts []float64, orig, hole []int32, lo, hi, nth, dim int) {
 	}
 }
 
-func swapPoints(pts []float64, orig, hole []int32, a, b int) {
-	pts[3*a], pts[3*b] = pts[3*b], pts[3*a]
-	pts[3*a+1], pts[3*b+1] = pts[3*b+1], pts[3*a+1]
-	pts[3*a+2], pts[3*b+2] = pts[3*b+2], pts[3*a+2]
+func swapPoints(pts [][3]float64, orig, hole []int32, a, b int) {
+	pts[a], pts[b] = pts[b], pts[a]
 	orig[a], orig[b] = orig[b], orig[a]
 	if hole != nil {
 		hole[a], hole[b] = hole[b], hole[a]

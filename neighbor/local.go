@@ -202,7 +202,8 @@ func (s *Searcher) collectLeaf(a, b int) {
 	pts := s.ix.pts
 	qx, qy, qz, r2 := s.q[0], s.q[1], s.q[2], s.worst
 	for pos := a; pos < b; pos++ {
-		x, y, z := pts[3*pos], pts[3*pos+1], pts[3*pos+2]
+		p := &pts[pos]
+		x, y, z := p[0], p[1], p[2]
 		lp[m] = localPoint{x, y, z, int32(pos)}
 		m += 1 - int(math.Float64bits(r2-dist2(x-qx, y-qy, z-qz))>>63)
 	}

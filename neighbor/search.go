@@ -208,7 +208,7 @@ func (s *Searcher) seedBound(k int) float64 {
 	// The largest of non-negative floats is the largest of their bits.
 	var b uint64
 	for _, pos := range s.prev[:k] {
-		p := (*[3]float64)(pts[3*int(pos):])
+		p := &pts[pos]
 		b = max(b, math.Float64bits(dist2(p[0]-qx, p[1]-qy, p[2]-qz)))
 	}
 	return min(math.Float64frombits(b), radius2)
@@ -325,11 +325,11 @@ func (s *Searcher) scanLeaf(j int) {
 		s.scanBuffered(a, b)
 		return
 	}
-	pts := s.ix.pts[3*a : 3*b]
+	pts := s.ix.pts[a:b]
 	qx, qy, qz := s.q[0], s.q[1], s.q[2]
-	for pos := int32(a); len(pts) >= 3; pos++ {
-		d2 := dist2(pts[0]-qx, pts[1]-qy, pts[2]-qz)
-		pts = pts[3:]
+	for q := range pts {
+		p, pos := &pts[q], int32(a+q)
+		d2 := dist2(p[0]-qx, p[1]-qy, p[2]-qz)
 		if d2 <= s.worst {
 			if s.list {
 				s.insert(d2, pos)
@@ -350,14 +350,14 @@ func (s *Searcher) scanBuffered(a, b int) {
 	if s.n+(b-a) > len(s.hd) {
 		s.cut()
 	}
-	pts := s.ix.pts[3*a : 3*b]
+	pts := s.ix.pts[a:b]
 	qx, qy, qz := s.q[0], s.q[1], s.q[2]
 	hd, hp := s.hd, s.hp
 	n, w := s.n, s.worst
-	for pos := int32(a); len(pts) >= 3; pos++ {
-		d2 := dist2(pts[0]-qx, pts[1]-qy, pts[2]-qz)
-		pts = pts[3:]
-		hd[n], hp[n] = d2, pos
+	for q := range pts {
+		p := &pts[q]
+		d2 := dist2(p[0]-qx, p[1]-qy, p[2]-qz)
+		hd[n], hp[n] = d2, int32(a+q)
 		// w − d² ≥ 0 (+0 on a tie) has a clear sign bit.
 		n += 1 - int(math.Float64bits(w-d2)>>63)
 	}
