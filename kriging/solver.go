@@ -57,14 +57,13 @@ type Solver struct {
 	search *neighbor.Searcher
 	nsub   int
 
-	nb     []int32 // current neighbours, sorted
-	spare  []int32 // the other buffer of nb
-	fresh  []int32 // neighbours not in the previous set
-	mark   []uint32
-	distOf []float64 // distance of each current neighbour, by merged index
-	gen    uint32
-	cache  *factorCache
-	cur    *factor // factorisation of nb (valid after a solved locate)
+	nb    []int32 // current neighbours, sorted
+	spare []int32 // the other buffer of nb
+	fresh []int32 // neighbours not in the previous set
+	mark  []uint32
+	gen   uint32
+	cache *factorCache
+	cur   *factor // factorisation of nb (valid after a solved locate)
 
 	// sliding Solvers (Estimate's) derive factorisations from the previous
 	// target's by updates (update.go) and keep y and u in them.
@@ -138,7 +137,6 @@ func (k *Kriger) newSolver(sliding bool) *Solver {
 		spare:   make([]int32, 0, m),
 		fresh:   make([]int32, 0, m),
 		mark:    make([]uint32, len(k.coords)/3),
-		distOf:  make([]float64, len(k.coords)/3),
 		cache:   newFactorCache(m, vecs, cmp.Or(k.p.FactorCache, DefaultFactorCache)),
 		rhs:     make([]float64, ns*m),
 		sub:     make([]float64, ns*m),
@@ -188,16 +186,7 @@ func (s *Solver) locate(x, y, z float64) (status, bool) {
 		return noData, false
 	}
 	s.canonical(idx)
-	// The mean distance summed in index order, whatever order the search
-	// returned.
-	for a, i := range idx {
-		s.distOf[i] = dist[a]
-	}
-	sum := 0.0
-	for _, i := range s.nb {
-		sum += s.distOf[i]
-	}
-	s.meanDist = sum / float64(n)
+	s.meanDist = meanDistance(dist)
 	s.local.Systems++
 	if s.cur != nil && s.cur.used && slices.Equal(s.nb, s.cur.nb) {
 		s.cur.ref = true
@@ -234,6 +223,22 @@ func (s *Solver) locate(x, y, z float64) (status, bool) {
 	s.cache.insert(v, s.nb, h)
 	s.cur = f
 	return solved, false
+}
+
+// distanceUnit is the resolution of meanDistance's fixed-point sum.
+const distanceUnit = 1 << 43
+
+// meanDistance returns the mean of the neighbour distances d, the same
+// whatever their order: each (at most 1 + neighbor.RadiusTolerance) is
+// rounded to a multiple of 2⁻⁴³ (an error below 6e-14) and they are summed
+// exactly as integers, which cannot overflow for the at most 2²⁰ neighbours
+// neighbor.Params allows.
+func meanDistance(d []float64) float64 {
+	var sum uint64
+	for _, v := range d {
+		sum += uint64(int64(v*distanceUnit + 0.5)) // int64 converts in one instruction
+	}
+	return float64(sum) / distanceUnit / float64(len(d))
 }
 
 // unfactorisable records that the current target's system could not be
