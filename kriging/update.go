@@ -77,49 +77,49 @@ func deleteRow(l []float64, invd []float64, n, p int, y, u, pk, bk []float64) {
 	// before it, then its pivot grows by α·x². New row i−1 ends where old
 	// row i starts, so working downwards never overwrites unread data.
 	// Rows go in pairs, the second applying the first's (p_i, b_i)
-	// last, their recurrences interleaved.
+	// last, their recurrences interleaved. The sweeps are short (the
+	// deleted rows are mostly near the end), so the rows are addressed by
+	// offsets into l rather than through sub-slices.
+	l = l[:packedLen(n)]
+	pk, bk, invd = pk[:n], bk[:n], invd[:n]
 	alpha := l[rowStart(p)+p]
 	i := p + 1
 	for ; i+1 < n; i += 2 {
-		oa := l[rowStart(i) : rowStart(i)+i+1]
-		ob := l[rowStart(i+1) : rowStart(i+1)+i+2]
-		wa := l[rowStart(i-1) : rowStart(i-1)+i]
-		wb := l[rowStart(i) : rowStart(i)+i+1]
-		xa, xb := oa[p], ob[p]
-		// wb is where oa was: copy in row order.
-		copy(wa[:p], oa[:p])
-		copy(wb[:p], ob[:p])
-		pv := pk[p+1 : i]
-		bv := bk[p+1 : i][:len(pv)]
-		ra, rb := oa[p+1 : i][:len(pv)], ob[p+1 : i][:len(pv)]
-		va, vb := wa[p : i-1][:len(pv)], wb[p : i-1][:len(pv)]
-		for k, pkk := range pv {
-			la, lb := ra[k], rb[k]
+		// Old rows i and i+1 start at oa and ob = oa+i+1; new rows i−1
+		// and i start at wa = oa−i and wb = oa.
+		oa := rowStart(i)
+		ob, wa := oa+i+1, oa-i
+		xa, xb := l[oa+p], l[ob+p]
+		copy(l[wa:wa+p], l[oa:oa+p])
+		copy(l[oa:oa+p], l[ob:ob+p])
+		for k := p + 1; k < i; k++ {
+			la, lb := l[oa+k], l[ob+k]
+			pkk, bkk := pk[k], bk[k]
 			xa -= pkk * la
 			xb -= pkk * lb
-			va[k] = la + bv[k]*xa
-			vb[k] = lb + bv[k]*xb
+			l[wa+k-1] = la + bkk*xa
+			l[oa+k-1] = lb + bkk*xb
 		}
 		var b float64
-		alpha, b = growPivot(alpha, oa[i], xa, wa[i-1:], invd[i-1:])
+		alpha, b = growPivot(alpha, l[oa+i], xa, &l[wa+i-1], &invd[i-1])
 		pk[i], bk[i] = xa, b
-		lb := ob[i]
+		lb := l[ob+i]
 		xb -= xa * lb
-		wb[i-1] = lb + b*xb
-		alpha, bk[i+1] = growPivot(alpha, ob[i+1], xb, wb[i:], invd[i:])
+		l[oa+i-1] = lb + b*xb
+		alpha, bk[i+1] = growPivot(alpha, l[ob+i+1], xb, &l[oa+i], &invd[i])
 		pk[i+1] = xb
 	}
 	if i < n {
-		o := l[rowStart(i) : rowStart(i)+i+1]
-		w := l[rowStart(i-1) : rowStart(i-1)+i]
-		x := o[p]
-		copy(w[:p], o[:p])
+		o := rowStart(i)
+		w := o - i
+		x := l[o+p]
+		copy(l[w:w+p], l[o:o+p])
 		for k := p + 1; k < i; k++ {
-			l := o[k]
-			x -= pk[k] * l
-			w[k-1] = l + bk[k]*x
+			lo := l[o+k]
+			x -= pk[k] * lo
+			l[w+k-1] = lo + bk[k]*x
 		}
-		_, bk[i] = growPivot(alpha, o[i], x, w[i-1:], invd[i-1:])
+		_, bk[i] = growPivot(alpha, l[o+i], x, &l[w+i-1], &invd[i-1])
 		pk[i] = x
 	}
 	for _, v := range [2][]float64{y, u} {
@@ -129,22 +129,22 @@ func deleteRow(l []float64, invd []float64, n, p int, y, u, pk, bk []float64) {
 		v = v[:n]
 		x := v[p]
 		for k := p + 1; k < n; k++ {
-			l := v[k]
-			x -= pk[k] * l
-			v[k-1] = l + bk[k]*x
+			lv := v[k]
+			x -= pk[k] * lv
+			v[k-1] = lv + bk[k]*x
 		}
 	}
 }
 
 // growPivot applies the rank-one update of weight alpha to the pivot d of
-// a row whose swept entry is x: it writes the new pivot d + α·x² into l[0]
-// and its reciprocal into invd[0], and returns the weight for the next rows
+// a row whose swept entry is x: it writes the new pivot d + α·x² into *l
+// and its reciprocal into *invd, and returns the weight for the next rows
 // α·d/(d + α·x²) and the coefficient b = α·x/(d + α·x²).
-func growPivot(alpha, d, x float64, l, invd []float64) (next, b float64) {
+func growPivot(alpha, d, x float64, l, invd *float64) (next, b float64) {
 	dn := d + alpha*x*x
 	t := alpha / dn
-	l[0] = dn
-	invd[0] = 1 / dn
+	*l = dn
+	*invd = 1 / dn
 	return d * t, x * t
 }
 
