@@ -114,6 +114,30 @@ func (c *factorCache) lookup(nb []int32, h uint64) *factor {
 	return nil
 }
 
+// lookupMarked returns the entry of a sliding Solver (hash h) whose set is
+// the n data marked in or in+1 in mark, or nil.
+func (c *factorCache) lookupMarked(h uint64, n int, mark []uint32, in uint32) *factor {
+	for e := c.heads[h&c.mask]; e >= 0; {
+		f := &c.slots[e]
+		if f.hash == h && len(f.ord) == n && allMarked(f.ord, mark, in) {
+			f.ref = true
+			return f
+		}
+		e = f.next
+	}
+	return nil
+}
+
+// allMarked reports whether every datum of ord is marked in or in+1.
+func allMarked(ord []int32, mark []uint32, in uint32) bool {
+	for _, i := range ord {
+		if mark[i]-in > 1 {
+			return false
+		}
+	}
+	return true
+}
+
 // victim unlinks and returns the slot to fill next and its index, with its
 // buffers allocated: the first slot from the clock hand on that is free or
 // was not hit since the hand last passed (clearing the hit marks it
@@ -176,7 +200,9 @@ func (c *factorCache) unlink(v int32) {
 	f.used = false
 }
 
-// insert links the filled entry v for neighbour set nb (hash h).
+// insert links the filled entry v for neighbour set nb (hash h). A sliding
+// Solver passes nil: its entries are found by lookupMarked, from their
+// factor's rows.
 func (c *factorCache) insert(v int32, nb []int32, h uint64) {
 	f := &c.slots[v]
 	f.nb = append(f.nb[:0], nb...)

@@ -22,6 +22,7 @@ type Kriger struct {
 	index   *neighbor.Index
 	cov     *covModel
 	nsub    int
+	setKeys []uint64        // random key per merged datum (Solver.track's set hash)
 	minimum int             // smallest neighbour count that gives an estimate
 	search3 geostat.Matrix3 // anisotropy of the search ellipsoid
 
@@ -112,6 +113,10 @@ func NewWithHoles(coords, values []float64, holes []int32, p Params) (*Kriger, e
 		return nil, fmt.Errorf("kriging: neighbourhood: %w", err)
 	}
 	k.search3 = a.M
+	k.setKeys = make([]uint64, len(k.coords)/3)
+	for i := range k.setKeys {
+		k.setKeys[i] = splitMix64(uint64(i))
+	}
 	k.minimum = p.Search.MinSamples
 	if p.Method == Ordinary && k.minimum < 1 {
 		k.minimum = 1
@@ -325,4 +330,13 @@ func (k *Kriger) Stats() Stats {
 		NegativeVariances: k.negative.Load(),
 		Failed:            k.failed.Load(),
 	}
+}
+
+// splitMix64 returns the SplitMix64 output for state x: a well-mixed
+// 64-bit key, so that sums of keys tell sets apart.
+func splitMix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
 }

@@ -57,13 +57,14 @@ type Solver struct {
 	search *neighbor.Searcher
 	nsub   int
 
-	nb    []int32 // current neighbours, sorted
-	spare []int32 // the other buffer of nb
-	fresh []int32 // neighbours not in the previous set
-	mark  []uint32
-	gen   uint32
-	cache *factorCache
-	cur   *factor // factorisation of nb (valid after a solved locate)
+	nb     []int32 // current neighbours: sorted, or in search order (sliding)
+	sorted []int32 // scratch of factorise (sliding)
+	spare  []int32 // the other buffer of nb
+	fresh  []int32 // neighbours not in the previous set
+	mark   []uint32
+	gen    uint32
+	cache  *factorCache
+	cur    *factor // factorisation of nb (valid after a solved locate)
 
 	// sliding Solvers (Estimate's) derive factorisations from the previous
 	// target's by updates (update.go) and keep y and u in them.
@@ -134,6 +135,7 @@ func (k *Kriger) newSolver(sliding bool) *Solver {
 		search:  k.index.NewSearcher(),
 		nsub:    ns,
 		nb:      make([]int32, 0, m),
+		sorted:  make([]int32, 0, m),
 		spare:   make([]int32, 0, m),
 		fresh:   make([]int32, 0, m),
 		mark:    make([]uint32, len(k.coords)/3),
@@ -181,26 +183,42 @@ func (s *Solver) locate(x, y, z float64) (status, bool) {
 	}
 	if n == 0 {
 		s.nb = s.nb[:0]
+		if s.sliding {
+			s.track(nil) // no datum carries the marks of the set before
+		}
 		s.cur = nil
 		s.meanDist = math.NaN()
 		return noData, false
 	}
-	s.canonical(idx)
+	var h uint64
+	var same bool
+	if s.sliding {
+		h, same = s.track(idx)
+	} else {
+		s.canonical(idx)
+		same = s.cur != nil && slices.Equal(s.nb, s.cur.nb)
+	}
 	s.meanDist = meanDistance(dist)
 	s.local.Systems++
-	if s.cur != nil && s.cur.used && slices.Equal(s.nb, s.cur.nb) {
+	if same && s.cur != nil && s.cur.used {
 		s.cur.ref = true
 		s.local.Reused++
 		return solved, true
 	}
-	h := hashSet(s.nb)
-	if f := s.cache.lookup(s.nb, h); f != nil {
+	var f *factor
+	if s.sliding {
+		f = s.cache.lookupMarked(h, n, s.mark, s.gen+1)
+	} else {
+		h = hashSet(s.nb)
+		f = s.cache.lookup(s.nb, h)
+	}
+	if f != nil {
 		s.cur = f
 		s.local.Reused++
 		return solved, true
 	}
 	// s.cur, when set, is the factorisation of the previous target's set:
-	// the marks of canonical tell which of its data left.
+	// the marks of track tell which of its data left.
 	from := s.cur
 	if s.sliding && from != nil && s.worthSliding(from) {
 		// The update is done in place: copying the factorisation to keep
@@ -210,7 +228,7 @@ func (s *Solver) locate(x, y, z float64) (status, bool) {
 		v := from.slot
 		s.cache.unlink(v)
 		s.slide(from)
-		s.cache.insert(v, s.nb, h)
+		s.cache.insert(v, nil, h)
 		s.cur = from
 		s.local.Updated++
 		return solved, false
@@ -220,9 +238,51 @@ func (s *Solver) locate(x, y, z float64) (status, bool) {
 		s.unfactorisable()
 		return unestimated, false
 	}
-	s.cache.insert(v, s.nb, h)
+	if s.sliding {
+		s.cache.insert(v, nil, h)
+	} else {
+		s.cache.insert(v, s.nb, h)
+	}
 	s.cur = f
 	return solved, false
+}
+
+// track replaces s.nb, the previous target's neighbours, by the neighbours
+// idx in the search's order (a sliding Solver's systems do not depend on
+// the order of the set: see exitOrder). It marks the data of the new set
+// with s.gen+1 (in both sets) or s.gen+2 (arrived), s.gen being advanced by
+// 3: the previous call's marks, which the data of the previous set still
+// carry, are then s.gen−2 and s.gen−1. It lists the arrived data in
+// s.fresh and returns the set's order-independent hash (the sum of its
+// data's keys) and whether the set is the previous one.
+func (s *Solver) track(idx []int32) (uint64, bool) {
+	if s.gen > math.MaxUint32-6 { // keep gen+5 from wrapping to the cleared 0
+		// Mark the previous set afresh as the previous call's.
+		clear(s.mark)
+		s.gen = 0
+		for _, j := range s.nb {
+			s.mark[j] = 1
+		}
+	}
+	prev := s.gen + 1 // the previous call's marks: prev and prev+1
+	s.gen += 3
+	inBoth := s.gen + 1
+	mark, keys := s.mark, s.k.setKeys
+	fresh := s.fresh[:0]
+	var h uint64
+	for _, i := range idx {
+		h += keys[i]
+		if mark[i]-prev <= 1 {
+			mark[i] = inBoth
+		} else {
+			mark[i] = inBoth + 1
+			fresh = append(fresh, i)
+		}
+	}
+	same := len(fresh) == 0 && len(idx) == len(s.nb)
+	s.fresh = fresh
+	s.nb = append(s.nb[:0], idx...)
+	return h, same
 }
 
 // distanceUnit is the resolution of meanDistance's fixed-point sum.
@@ -325,14 +385,18 @@ func (s *Solver) factorise(f *factor) bool {
 		for r, i := range nb {
 			s.rowOf[i] = int32(r)
 		}
+		// The table is read row by row in increasing index order.
+		sorted := append(s.sorted[:0], s.nb...)
+		slices.Sort(sorted)
+		s.sorted = sorted
 		rows := s.rows[:n]
-		for q, i := range s.nb {
+		for q, i := range sorted {
 			rows[q] = s.rowOf[i]
 		}
 		// Scattered writes go to a scratch matrix that stays in the
 		// cache, then one sequential copy to the (often cold) entry.
 		assemble = func(shift, ridge float64) {
-			cov.assembleRows(s.scratch, s.nb, rows, shift, ridge)
+			cov.assembleRows(s.scratch, sorted, rows, shift, ridge)
 			copy(f.l[:packedLen(n)], s.scratch[:packedLen(n)])
 		}
 	}

@@ -1,6 +1,7 @@
 package kriging
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -42,6 +43,76 @@ func TestCanonical(t *testing.T) {
 		slices.Sort(want)
 		require.Equal(t, want, append([]int32{}, s.nb...), "trial %d", trial)
 		prev = set
+	}
+}
+
+// TestTrack checks the marks and fresh lists of a sliding Solver's track
+// against set arithmetic over the same kind of sequences as TestCanonical,
+// also across the wrap of the generation counter and after an empty set.
+func TestTrack(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	coords := randomPoints(rng, 100, 10, 10, 10)
+	k := mustKriger(t, coords, nil, Params{Variogram: spherical(t, 0, 1, 5), Search: wide(5, 16)})
+	s := k.newSolver(true)
+	prev := []int32{}
+	wrapped := false
+	for trial := 0; trial < 3000; trial++ {
+		var set []int32
+		switch trial % 3 {
+		case 0:
+			for _, i := range rng.Perm(100)[:rng.IntN(17)] {
+				set = append(set, int32(i))
+			}
+		case 1:
+			set = slices.Clone(prev)
+			for k := 0; k < 3 && len(set) > 0; k++ {
+				j := rng.IntN(len(set))
+				c := int32(rng.IntN(100))
+				if !slices.Contains(set, c) {
+					set[j] = c
+				}
+			}
+		case 2:
+			set = slices.Clone(prev)
+			rng.Shuffle(len(set), func(a, b int) { set[a], set[b] = set[b], set[a] })
+		}
+		wrap := !wrapped && trial > 1000 && trial%3 == 2 && len(prev) >= 5
+		if wrap {
+			// As if the counter had run up to the wrap, which this call
+			// meets: the previous set carries the previous call's marks.
+			wrapped = true
+			s.gen = math.MaxUint32 - 5
+			for _, i := range prev {
+				s.mark[i] = s.gen + 1
+			}
+		}
+		h, same := s.track(set)
+		if wrap {
+			require.Less(t, s.gen, uint32(4), "the counter restarted")
+		}
+		var fresh []int32
+		var hash uint64
+		for _, i := range set {
+			hash += k.setKeys[i]
+			if !slices.Contains(prev, i) {
+				fresh = append(fresh, i)
+			}
+		}
+		require.Equal(t, hash, h, "trial %d", trial)
+		require.Equal(t, len(fresh) == 0 && len(set) == len(prev), same, "trial %d", trial)
+		require.Equal(t, fresh, append([]int32(nil), s.fresh...), "trial %d", trial)
+		for i := int32(0); i < 100; i++ {
+			in := slices.Contains(set, i)
+			require.Equal(t, in && slices.Contains(prev, i), s.mark[i] == s.gen+1, "trial %d datum %d", trial, i)
+			require.Equal(t, in && !slices.Contains(prev, i), s.mark[i] == s.gen+2, "trial %d datum %d", trial, i)
+		}
+		require.True(t, allMarked(set, s.mark, s.gen+1))
+		prev = set
+		if trial%500 == 499 { // as locate does for a target without neighbours
+			s.nb = s.nb[:0]
+			s.track(nil)
+			prev = nil
+		}
 	}
 }
 
