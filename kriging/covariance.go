@@ -374,7 +374,7 @@ func selectMedian(o []int32, h int, less func(x, y int32) bool) {
 // assemble writes the kriging matrix of the neighbours nb, in that order,
 // into a (packed lower triangle, see rowStart): the structural covariances
 // plus shift everywhere and nugget + ridge on the diagonal. With the table,
-// nb must be increasing (see assembleRows for other orders). r2 (len(nb)
+// nb must be increasing (see assembleTable for other orders). r2 (len(nb)
 // long) is scratch.
 func (m *covModel) assemble(a []float64, nb []int32, shift, ridge float64, r2 []float64) {
 	n := len(nb)
@@ -415,24 +415,21 @@ func (m *covModel) assemble(a []float64, nb []int32, shift, ridge float64, r2 []
 	}
 }
 
-// assembleRows is assemble for a table and neighbours in any order: sorted
-// holds them in increasing order and rows[q] the row of sorted[q] in a. The
-// table is read row by row in increasing column order, as assemble reads
-// it (few cache lines, in address order), and every entry is written to its
-// place in a.
-func (m *covModel) assembleRows(a []float64, sorted, rows []int32, shift, ridge float64) {
-	a = a[:packedLen(len(sorted))]
-	rows = rows[:len(sorted)]
+// assembleTable is assemble for a table and neighbours in any order (a
+// sliding Solver's exit order): each row is gathered like a column (see
+// column). The entries of a neighbourhood lie in the same few cache lines of
+// the table whatever the order they are read in.
+func (m *covModel) assembleTable(a []float64, nb []int32, shift, ridge float64) {
 	diag := m.nugget + ridge
-	for q, i := range sorted {
-		row := m.table[rowStart(int(i)) : rowStart(int(i))+int(i)+1]
-		ri := rows[q]
-		for c, j := range sorted[:q+1] {
-			rj := rows[c]
-			hi, lo := int(max(ri, rj)), int(min(ri, rj))
-			a[rowStart(hi)+lo] = row[j] + shift
+	for r, i := range nb {
+		dst := a[rowStart(r) : rowStart(r)+r+1]
+		m.column(dst, i, nb[:r+1], nil)
+		if shift != 0 {
+			for c := range dst {
+				dst[c] += shift
+			}
 		}
-		a[rowStart(int(ri))+int(ri)] += diag
+		dst[r] += diag
 	}
 }
 

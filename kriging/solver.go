@@ -57,23 +57,19 @@ type Solver struct {
 	search *neighbor.Searcher
 	nsub   int
 
-	nb     []int32 // current neighbours: sorted, or in search order (sliding)
-	sorted []int32 // scratch of factorise (sliding)
-	spare  []int32 // the other buffer of nb
-	fresh  []int32 // neighbours not in the previous set
-	mark   []uint32
-	gen    uint32
-	cache  *factorCache
-	cur    *factor // factorisation of nb (valid after a solved locate)
+	nb    []int32 // current neighbours: sorted, or in search order (sliding)
+	spare []int32 // the other buffer of nb
+	fresh []int32 // neighbours not in the previous set
+	mark  []uint32
+	gen   uint32
+	cache *factorCache
+	cur   *factor // factorisation of nb (valid after a solved locate)
 
 	// sliding Solvers (Estimate's) derive factorisations from the previous
 	// target's by updates (update.go) and keep y and u in them.
 	sliding bool
 	pk, bk  []float64       // scratch of deleteRow
 	unit    []float64       // ones
-	rowOf   []int32         // row of each datum in a factorisation being assembled
-	rows    []int32         // rows of the sorted neighbours (assembleRows)
-	scratch []float64       // packed matrix assembleRows writes
 	removed []int           // rows of the previous factor whose datum left
 	search3 geostat.Matrix3 // the search ellipsoid's anisotropy
 	ahead   [3]float64      // a target a few steps ahead (see exitOrder)
@@ -111,20 +107,11 @@ func (k *Kriger) newSolver(sliding bool) *Solver {
 	ns := k.nsub
 	ordinary := k.p.Method == Ordinary
 	vecs := vectors{ones: ordinary && !sliding, y: sliding && k.values != nil, u: sliding && ordinary}
-	var rowOf []int32
-	var scratch []float64
-	if sliding && k.cov.table != nil {
-		rowOf = make([]int32, len(k.coords)/3)
-		scratch = make([]float64, packedLen(m))
-	}
 	return &Solver{
-		rowOf:   rowOf,
-		scratch: scratch,
 		sliding: sliding,
 		pk:      make([]float64, m),
 		bk:      make([]float64, m),
 		unit:    ones(m),
-		rows:    make([]int32, m),
 		removed: make([]int, 0, m),
 		score:   make([]float64, m),
 		yv:      make([]float64, maxStaged),
@@ -135,7 +122,6 @@ func (k *Kriger) newSolver(sliding bool) *Solver {
 		search:  k.index.NewSearcher(),
 		nsub:    ns,
 		nb:      make([]int32, 0, m),
-		sorted:  make([]int32, 0, m),
 		spare:   make([]int32, 0, m),
 		fresh:   make([]int32, 0, m),
 		mark:    make([]uint32, len(k.coords)/3),
@@ -382,23 +368,7 @@ func (s *Solver) factorise(f *factor) bool {
 	cov := s.cov
 	assemble := func(shift, ridge float64) { cov.assemble(f.l, nb, shift, ridge, s.r2) }
 	if s.sliding && cov.table != nil {
-		for r, i := range nb {
-			s.rowOf[i] = int32(r)
-		}
-		// The table is read row by row in increasing index order.
-		sorted := append(s.sorted[:0], s.nb...)
-		slices.Sort(sorted)
-		s.sorted = sorted
-		rows := s.rows[:n]
-		for q, i := range sorted {
-			rows[q] = s.rowOf[i]
-		}
-		// Scattered writes go to a scratch matrix that stays in the
-		// cache, then one sequential copy to the (often cold) entry.
-		assemble = func(shift, ridge float64) {
-			cov.assembleRows(s.scratch, sorted, rows, shift, ridge)
-			copy(f.l[:packedLen(n)], s.scratch[:packedLen(n)])
-		}
+		assemble = func(shift, ridge float64) { cov.assembleTable(f.l, nb, shift, ridge) }
 	}
 	shift := 0.0
 	if cov.intrinsic {
