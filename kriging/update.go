@@ -180,23 +180,36 @@ func appendRows(l, invd, unit []float64, n0, q int, y, yv, u, v []float64, vecs 
 		for b := n0; b < r; b++ {
 			w[b] -= dot(l[rowStart(b):rowStart(b)+b], w[:b])
 		}
+		// One pass: the pivot D_j = K_jj − Σ w_k²/D_k, the products of w
+		// with the carried rows (unit stands in for a missing one) and the
+		// row scaled to D⁻¹w.
 		diag := row[r]
-		d := diag
+		ys, us := unit, unit
+		if y != nil {
+			ys = y
+		}
+		if u != nil {
+			us = u
+		}
+		iv := invd[:len(w)]
+		ys, us = ys[:len(w)], us[:len(w)]
+		d, sy, su := diag, 0.0, 0.0
 		for k, x := range w {
-			d -= x * x * invd[k]
+			t := x * iv[k]
+			d -= x * t
+			sy += x * ys[k]
+			su += x * us[k]
+			w[k] = t
 		}
 		if !(d > pivotTolerance*math.Abs(diag)) {
 			return false
 		}
 		inv := 1 / d
 		if y != nil {
-			y[r] = (yv[r-n0] - dot(w, y[:r])) * inv
+			y[r] = (yv[r-n0] - sy) * inv
 		}
 		if u != nil {
-			u[r] = (1 - dot(w, u[:r])) * inv
-		}
-		for k, x := range w {
-			w[k] = x * invd[k]
+			u[r] = (1 - su) * inv
 		}
 		row[r] = d
 		invd[r] = inv
