@@ -56,17 +56,43 @@ func (st *structure) rho2(r2 float64) float64 {
 
 // addRow adds c·ρ(|x_i − t|) to row[a] for every neighbour i = nb[a] and
 // the target t = (tx, ty, tz) in the structure's space, using r2 (at least
-// len(nb) long) as scratch for the squared reduced distances. Each term
-// equals st.c * st.rho2(r²) bit for bit.
+// len(nb) long) as scratch, with the type switch outside the loops and the
+// exponentials of a row in one geostat.ExpSlice. Each term equals
+// st.c * st.rho2(r²) bit for bit.
 func (st *structure) addRow(row []float64, nb []int32, tx, ty, tz float64, r2 []float64) {
-	d := st.data
+	d, c := st.data, st.c
 	r2 = r2[:len(nb)]
-	for a, i := range nb {
+	row = row[:len(nb)]
+	// dist2 returns the squared reduced distance of neighbour a.
+	dist2 := func(i int32) float64 {
 		p := &d[i]
 		dx, dy, dz := p[0]-tx, p[1]-ty, p[2]-tz
-		r2[a] = dx*dx + dy*dy + dz*dz
+		return dx*dx + dy*dy + dz*dz
 	}
-	st.addKernel(row, r2)
+	switch st.typ {
+	case geostat.Spherical:
+		for a, i := range nb {
+			row[a] += c * sphericalRho2(dist2(i))
+		}
+		return
+	case geostat.Exponential:
+		for a, i := range nb {
+			r2[a] = -3 * math.Sqrt(dist2(i))
+		}
+	case geostat.Gaussian:
+		for a, i := range nb {
+			r2[a] = -3 * dist2(i)
+		}
+	default:
+		for a, i := range nb {
+			row[a] += c * st.rho2(dist2(i))
+		}
+		return
+	}
+	geostat.ExpSlice(r2)
+	for a, v := range r2 {
+		row[a] += c * v
+	}
 }
 
 // addRowData adds the structure's covariances between datum i and the data
@@ -75,40 +101,6 @@ func (st *structure) addRowData(row []float64, nb []int32, i int32, r2 []float64
 	d := st.data
 	xi, yi, zi := d[i][0], d[i][1], d[i][2]
 	st.addRow(row, nb, xi, yi, zi, r2)
-}
-
-// addKernel adds c·ρ(r2[a]) to row[a] for every a, overwriting r2, with the
-// type switch outside the loop and the exponentials of a row in one
-// geostat.ExpSlice. Each term equals st.c * st.rho2(r2[a]) bit for bit.
-func (st *structure) addKernel(row, r2 []float64) {
-	c := st.c
-	row = row[:len(r2)]
-	switch st.typ {
-	case geostat.Spherical:
-		for a, v := range r2 {
-			row[a] += c * sphericalRho2(v)
-		}
-	case geostat.Exponential:
-		for a, v := range r2 {
-			r2[a] = -3 * math.Sqrt(v)
-		}
-		geostat.ExpSlice(r2)
-		for a, v := range r2 {
-			row[a] += c * v
-		}
-	case geostat.Gaussian:
-		for a, v := range r2 {
-			r2[a] = -3 * v
-		}
-		geostat.ExpSlice(r2)
-		for a, v := range r2 {
-			row[a] += c * v
-		}
-	default:
-		for a, v := range r2 {
-			row[a] += c * st.rho2(v)
-		}
-	}
 }
 
 // covModel evaluates the covariance between the merged data and targets.
