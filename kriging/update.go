@@ -55,8 +55,10 @@ func toLDL(l, invd []float64, n int) {
 	invd = invd[:n]
 	for i := 0; i < n; i++ {
 		row := l[rowStart(i) : rowStart(i)+i+1]
-		for k, v := range row[:i] {
-			row[k] = v * invd[k]
+		iv := invd[:i]
+		r := row[:len(iv)]
+		for k, v := range r {
+			r[k] = v * iv[k]
 		}
 		row[i] *= row[i]
 	}
