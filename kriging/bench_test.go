@@ -131,7 +131,8 @@ func BenchmarkEstimate(b *testing.B) {
 }
 
 // BenchmarkNew measures the preparation of the benchmark's Kriger (merging,
-// index, per-structure transforms and the 2,000² covariance table).
+// index, per-structure transforms; the covariance table is filled later, as
+// systems need it).
 func BenchmarkNew(b *testing.B) {
 	c := benchData(b)
 	p := Params{Variogram: c.variogram, Method: Simple, Search: c.search}

@@ -2,8 +2,7 @@ package kriging
 
 import (
 	"math"
-	"runtime"
-	"sync"
+	"sync/atomic"
 
 	"github.com/geostat-engine/geostat/geostat"
 )
@@ -125,12 +124,44 @@ type covModel struct {
 	blockVar float64
 
 	n int // merged data count
-	// table holds the structural covariances (no nugget) of all pairs of
-	// merged data, or nil: a packed lower triangle (see rowStart), the
-	// covariance of data i ≥ j at table[rowStart(i)+j]. The merged data
+	// table caches the structural covariances (no nugget) of pairs of
+	// merged data, or is nil: a packed lower triangle (see rowStart), the
+	// covariance of data i ≥ j in table[rowStart(i)+j], computed the first
+	// time a system needs it (see tabled). Only pairs that share a
+	// neighbourhood are ever computed, a small part of all pairs, and
+	// untouched pages of the table are never even mapped. The merged data
 	// are in a spatially coherent order (see Kriger.merge), so the entries
 	// of a neighbourhood's system lie in few cache lines.
-	table []float64
+	table []atomic.Uint64
+}
+
+// An entry of the table holds the bits of its covariance, 0 (the bits of
+// +0) until it is computed: a covariance of +0 is stored as −0, which
+// compares and computes as +0 everywhere in the kriging arithmetic.
+
+// tabled returns the structural covariance of merged data i ≥ j from the
+// table, computing and storing it the first time. Goroutines that meet an
+// entry at the same time compute the same value (a function of the pair),
+// so the table's content does not depend on the scheduling. The hot loops
+// (assemble, column) inline the lookup.
+func (m *covModel) tabled(i, j int) float64 {
+	e := &m.table[rowStart(i)+j]
+	w := e.Load()
+	if w == 0 {
+		w = m.fill(e, i, j)
+	}
+	return math.Float64frombits(w)
+}
+
+// fill computes the covariance of data i and j, stores it in the table
+// entry e and returns the stored bits.
+func (m *covModel) fill(e *atomic.Uint64, i, j int) uint64 {
+	w := math.Float64bits(m.pair(i, j))
+	if w == 0 {
+		w = 1 << 63 // −0
+	}
+	e.Store(w)
+	return w
 }
 
 // newCovModel prepares the structures for the merged data coords and the
@@ -219,46 +250,8 @@ func (m *covModel) pair(i, j int) float64 {
 	return c
 }
 
-// buildTable precomputes pair(i, j) for all data pairs, rows in parallel
-// (taken in blocks of 16 from a shared counter; every entry has a single
-// writer). A row is summed structure by structure in the order of pair, so
-// that the entries equal pair's bit for bit.
-func (m *covModel) buildTable() {
-	n := m.n
-	m.table = make([]float64, packedLen(n))
-	workers := runtime.GOMAXPROCS(0)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	next := 0
-	const rows = 16
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r2 := make([]float64, n)
-			all := make([]int32, n) // the data 0..n−1
-			for j := range all {
-				all[j] = int32(j)
-			}
-			for {
-				mu.Lock()
-				i0 := next
-				next += rows
-				mu.Unlock()
-				if i0 >= n {
-					return
-				}
-				for i := i0; i < min(i0+rows, n); i++ {
-					row := m.table[rowStart(i) : rowStart(i)+i+1]
-					for s := range m.st {
-						m.st[s].addRowData(row, all[:i+1], int32(i), r2)
-					}
-				}
-			}
-		}()
-	}
-	wg.Wait()
-}
+// makeTable allocates the covariance table, empty (see tabled).
+func (m *covModel) makeTable() { m.table = make([]atomic.Uint64, packedLen(m.n)) }
 
 // spatialOrder returns the merged data in a spatially coherent order: the
 // leaves, in tree order, of a recursive median split along the widest axis
@@ -375,16 +368,20 @@ func (m *covModel) assemble(a []float64, nb []int32, shift, ridge float64, r2 []
 	if m.table != nil {
 		// nb is increasing: entry (r, c ≤ r) is in the table row of nb[r].
 		for r, i := range nb {
-			row := m.table[rowStart(int(i)) : rowStart(int(i))+int(i)+1]
 			cols := nb[:r+1]
 			dst := a[rowStart(r) : rowStart(r)+len(cols)]
-			if shift == 0 {
-				for c, j := range cols {
-					dst[c] = row[j]
+			row := m.table[rowStart(int(i)) : rowStart(int(i))+int(i)+1]
+			for c, j := range cols {
+				e := &row[j]
+				w := e.Load()
+				if w == 0 {
+					w = m.fill(e, int(i), int(j))
 				}
-			} else {
-				for c, j := range cols {
-					dst[c] = row[j] + shift
+				dst[c] = math.Float64frombits(w)
+			}
+			if shift != 0 {
+				for c := range dst {
+					dst[c] += shift
 				}
 			}
 			dst[r] += diag
@@ -484,14 +481,21 @@ func (m *covModel) rhs(out []float64, nb []int32, centre []float64, np int, mean
 // table r2 (len(ord) long) is scratch.
 func (m *covModel) column(out []float64, j int32, ord []int32, r2 []float64) {
 	out = out[:len(ord)]
-	if t := m.table; t != nil {
+	if m.table != nil {
 		// Entry (i, j) is at row max(i, j), column min(i, j), selected by
 		// arithmetic: the order of i and j is a coin toss a branch would
 		// mispredict.
+		t := m.table
 		for a, i := range ord {
 			d := int(i) - int(j)
 			lo := d & (d >> 63) // min(i, j) − j
-			out[a] = t[rowStart(int(i)-lo)+int(j)+lo]
+			hi, low := int(i)-lo, int(j)+lo
+			e := &t[rowStart(hi)+low]
+			w := e.Load()
+			if w == 0 {
+				w = m.fill(e, hi, low)
+			}
+			out[a] = math.Float64frombits(w)
 		}
 		return
 	}
@@ -505,7 +509,7 @@ func (m *covModel) column(out []float64, j int32, ord []int32, r2 []float64) {
 // without shift or ridge: its structural variance plus the nugget.
 func (m *covModel) variance(j int32) float64 {
 	if m.table != nil {
-		return m.table[rowStart(int(j))+int(j)] + m.nugget
+		return m.tabled(int(j), int(j)) + m.nugget
 	}
 	return m.pair(int(j), int(j)) + m.nugget
 }

@@ -48,7 +48,8 @@ type Kriger struct {
 // correspondence with the input). New builds the
 // neighbourhood index over the merged data, transforms them into each
 // structure's isotropic space and, when there are at most TableLimit of
-// them, tabulates all data-to-data covariances.
+// them, allocates the data-to-data covariance table (filled as systems need
+// its entries).
 //
 // Errors name the offending field or datum: invalid Params, a coords length
 // that is not a multiple of 3, a values length that differs from the number
@@ -100,7 +101,7 @@ func NewWithHoles(coords, values []float64, holes []int32, p Params) (*Kriger, e
 		limit = DefaultTableLimit
 	}
 	if n := len(k.coords) / 3; n > 0 && n <= limit {
-		k.cov.buildTable()
+		k.cov.makeTable()
 	}
 	ix, err := neighbor.NewIndex(k.coords, nil, mholes, p.Search)
 	if err != nil {

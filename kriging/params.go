@@ -31,9 +31,11 @@ func (m Method) String() string {
 	return fmt.Sprintf("Method(%d)", int(m))
 }
 
-// DefaultTableLimit is the merged data count up to which New precomputes the
-// data-to-data covariance table (n(n+1)/2 float64: 64 MB at 4000 data), so that
-// assembling a kriging system is a gather instead of covariance evaluations.
+// DefaultTableLimit is the merged data count up to which a Kriger keeps a
+// data-to-data covariance table (n(n+1)/2 float64 of address space, 64 MB
+// at 4000 data, of which only the pages of the pairs met in neighbourhoods
+// are touched), so that assembling a kriging system is mostly a gather
+// instead of covariance evaluations.
 const DefaultTableLimit = 4000
 
 // DefaultFactorCache is the number of factorisations a Solver keeps when
@@ -62,7 +64,7 @@ type Params struct {
 	// Rotation is the rotation of the grid, hence of the block axes.
 	Rotation geostat.Rotation
 	// TableLimit is the largest merged data count for which the
-	// data-to-data covariance table is precomputed: 0 means
+	// data-to-data covariance table is kept: 0 means
 	// DefaultTableLimit, a negative value disables the table. It affects
 	// speed and memory only, never the results.
 	TableLimit int

@@ -434,7 +434,7 @@ func (s *Solver) ordinary(a []float64) float64 {
 // clampVariance applies the negative-variance rule to v with prior scale
 // prior.
 func (s *Solver) clampVariance(v, prior float64) float64 {
-	if v < 0 {
+	if v <= 0 { // also −0 to +0
 		if v < -negativeTolerance*math.Abs(prior) {
 			s.local.NegativeVariances++
 		}
