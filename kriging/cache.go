@@ -23,6 +23,7 @@ type factor struct {
 	u       []float64 // D⁻¹L⁻¹1 (ordinary)
 	uy      float64   // 1ᵀK⁻¹z
 	updates int       // successive updates since the last fresh factorisation
+	swept   int       // deletion work since the last fresh factorisation (see worthSliding)
 
 	hash uint64
 	slot int32 // index of the entry in the cache

@@ -127,7 +127,9 @@
 // are in the last rows, where deleting them is cheap. An updated
 // factorisation equals a fresh one to rounding (the tests hold Estimate to
 // 1e-9 of a dense solve along grid rows) but depends on the targets before
-// it; it is refactorised after 8 updates, and Estimate starts every chunk of
+// it; it is refactorised once the deletions since its fresh factorisation
+// have cost as much as one (its rows no longer put the leaving data last)
+// and after 32 updates at most, and Estimate starts every chunk of
 // 4096 targets afresh, so its output is a function of the request alone and
 // bit-identical for any GOMAXPROCS, and even the Stats do not depend on the
 // scheduling. Estimate's results equal those of Solve's weights to

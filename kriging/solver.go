@@ -359,7 +359,7 @@ func (s *Solver) canonical(idx []int32) {
 // the factorisation fail. The result depends on the neighbour set only.
 func (s *Solver) factorise(f *factor) bool {
 	f.ord = append(f.ord[:0], s.nb...)
-	f.updates = 0
+	f.updates, f.swept = 0, 0
 	if s.sliding {
 		s.exitOrder(f.ord)
 	}

@@ -42,7 +42,11 @@ import "math"
 
 // maxUpdates is the number of successive updates after which a factor is
 // computed anew.
-const maxUpdates = 8
+const maxUpdates = 32
+
+// sweepRow is the overhead of sweeping one row of a deletion, in
+// multiply-adds (worthSliding's cost model).
+const sweepRow = 20
 
 // maxStaged is the largest number of neighbours an update appends (more
 // cost about as much as a fresh factorisation).
@@ -334,10 +338,13 @@ func (s *Solver) finishVectors(f *factor) {
 
 // worthSliding reports whether the factorisation of s.nb should be derived
 // from from, the factorisation of the previous target's set, by slide: not
-// when from carries a shift or a ridge, has had maxUpdates updates already
-// or when the update would cost more than a fresh factorisation. It lists
-// the rows to delete in s.removed; canonical must have just marked the data
-// of both sets.
+// when from carries a shift or a ridge, has had maxUpdates updates already,
+// when its deletions since its fresh factorisation (this one included) cost
+// as much as a fresh factorisation (the data leaving now sit deep in its
+// rows: refactorising puts them last again), or when the update would cost
+// more than a fresh factorisation. It lists the rows to delete in
+// s.removed and adds their cost to from.swept; track must have just marked
+// the data of both sets.
 func (s *Solver) worthSliding(from *factor) bool {
 	if from.shift != 0 || from.ridge != 0 || from.updates >= maxUpdates || len(s.fresh) > maxStaged {
 		return false
@@ -354,16 +361,25 @@ func (s *Solver) worthSliding(from *factor) bool {
 	// (two each), an append at size m solves m²/2; a fresh factorisation
 	// takes about m³/6 and gathers m²/2 entries.
 	cost, m := 0, len(from.ord)
+	swept := 0
 	for q := len(rm) - 1; q >= 0; q-- {
 		d := m - 1 - rm[q]
-		cost += d * d
+		swept += d*d + sweepRow*d
 		m--
 	}
+	cost = swept
 	for range s.fresh {
 		cost += m*m/2 + 2*m
 		m++
 	}
-	return 3*cost < m*m*m/2+3*m*m/2 // cost < m³/6 + m²/2
+	fresh := m*m*m/6 + m*m/2
+	if from.swept+swept > fresh {
+		// The deletions since the last fresh factorisation cost as much
+		// as one: its rows no longer put the data about to leave last.
+		return false
+	}
+	from.swept += swept
+	return cost < fresh
 }
 
 // slide turns f, the factorisation of the previous target's set, into
