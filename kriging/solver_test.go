@@ -11,6 +11,32 @@ import (
 	"github.com/geostat-engine/geostat/grid"
 )
 
+// nextSet returns the neighbour set of trial in a sequence over data
+// 0..99: by turns a fresh random set, the previous set prev with a few
+// data swapped out, and prev shuffled.
+func nextSet(rng *rand.Rand, trial int, prev []int32) []int32 {
+	var set []int32
+	switch trial % 3 {
+	case 0: // fresh random set
+		for _, i := range rng.Perm(100)[:rng.IntN(17)] {
+			set = append(set, int32(i))
+		}
+	case 1: // the previous set with a few swapped out
+		set = slices.Clone(prev)
+		for k := 0; k < 3 && len(set) > 0; k++ {
+			j := rng.IntN(len(set))
+			c := int32(rng.IntN(100))
+			if !slices.Contains(set, c) {
+				set[j] = c
+			}
+		}
+	case 2: // the previous set, shuffled
+		set = slices.Clone(prev)
+		rng.Shuffle(len(set), func(a, b int) { set[a], set[b] = set[b], set[a] })
+	}
+	return set
+}
+
 // TestCanonical checks the merge-based ordering of neighbour sets against a
 // plain sort, over sequences of random, overlapping and repeated sets.
 func TestCanonical(t *testing.T) {
@@ -19,25 +45,7 @@ func TestCanonical(t *testing.T) {
 	s := mustKriger(t, coords, nil, Params{Variogram: spherical(t, 0, 1, 5), Search: wide(5, 16)}).NewSolver()
 	prev := []int32{}
 	for trial := 0; trial < 2000; trial++ {
-		var set []int32
-		switch trial % 3 {
-		case 0: // fresh random set
-			for _, i := range rng.Perm(100)[:rng.IntN(17)] {
-				set = append(set, int32(i))
-			}
-		case 1: // the previous set with a few swapped out
-			set = slices.Clone(prev)
-			for k := 0; k < 3 && len(set) > 0; k++ {
-				j := rng.IntN(len(set))
-				c := int32(rng.IntN(100))
-				if !slices.Contains(set, c) {
-					set[j] = c
-				}
-			}
-		case 2: // the previous set, shuffled
-			set = slices.Clone(prev)
-			rng.Shuffle(len(set), func(a, b int) { set[a], set[b] = set[b], set[a] })
-		}
+		set := nextSet(rng, trial, prev)
 		s.canonical(set)
 		want := append([]int32{}, set...)
 		slices.Sort(want)
@@ -57,25 +65,7 @@ func TestTrack(t *testing.T) {
 	prev := []int32{}
 	wrapped := false
 	for trial := 0; trial < 3000; trial++ {
-		var set []int32
-		switch trial % 3 {
-		case 0:
-			for _, i := range rng.Perm(100)[:rng.IntN(17)] {
-				set = append(set, int32(i))
-			}
-		case 1:
-			set = slices.Clone(prev)
-			for k := 0; k < 3 && len(set) > 0; k++ {
-				j := rng.IntN(len(set))
-				c := int32(rng.IntN(100))
-				if !slices.Contains(set, c) {
-					set[j] = c
-				}
-			}
-		case 2:
-			set = slices.Clone(prev)
-			rng.Shuffle(len(set), func(a, b int) { set[a], set[b] = set[b], set[a] })
-		}
+		set := nextSet(rng, trial, prev)
 		wrap := !wrapped && trial > 1000 && trial%3 == 2 && len(prev) >= 5
 		if wrap {
 			// As if the counter had run up to the wrap, which this call
