@@ -462,6 +462,9 @@ func (m *covModel) rhs(out []float64, nb []int32, centre []float64, np int, mean
 		}
 	}
 	if mean {
+		if np == 1 && shift == 0 {
+			return // the mean of one row is the row (its entries are not −0)
+		}
 		inv := 1 / float64(np)
 		row := out[:n]
 		for a := range row {

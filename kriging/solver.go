@@ -534,9 +534,19 @@ func (s *Solver) estimateOne(targets []float64, t, end int, out *Output) {
 	}
 	// λᵀk̄ = vᵀD⁻¹v (simple); λ = K⁻¹(k̄ − μ1), λᵀk̄ = vᵀD⁻¹v − μ vᵀu
 	// (ordinary).
-	lk, mu, uv := 0.0, 0.0, 0.0
-	for a, d := range f.invd[:n] {
-		lk += v[a] * v[a] * d
+	// vᵀD⁻¹v, and vᵀy for the estimate, in one pass.
+	lk, mu, uv, e := 0.0, 0.0, 0.0, 0.0
+	iv := f.invd[:len(v)]
+	if out.Estimate != nil {
+		y := f.y[:len(v)]
+		for a, x := range v {
+			lk += x * x * iv[a]
+			e += x * y[a]
+		}
+	} else {
+		for a, x := range v {
+			lk += x * x * iv[a]
+		}
 	}
 	ordinary := k.p.Method == Ordinary
 	if ordinary {
@@ -548,7 +558,6 @@ func (s *Solver) estimateOne(targets []float64, t, end int, out *Output) {
 	variance := s.clampVariance(prior-lk-mu, prior)
 	est := math.NaN()
 	if out.Estimate != nil {
-		e := dot(v, f.y[:n])
 		if ordinary {
 			est = e - mu*f.uy
 		} else {
