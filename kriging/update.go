@@ -179,6 +179,13 @@ func appendRows(l, invd, unit []float64, n0, q int, y, yv, u, v []float64, vecs 
 	if len(vecs)%2 == 1 {
 		forward(l, n0, unit, vecs[len(vecs)-1])
 	}
+	ys, us := unit, unit // a missing carried row reads ones
+	if y != nil {
+		ys = y
+	}
+	if u != nil {
+		us = u
+	}
 	for r := n0; r < n0+q; r++ {
 		row := l[rowStart(r) : rowStart(r)+r+1]
 		w := row[:r]
@@ -187,24 +194,15 @@ func appendRows(l, invd, unit []float64, n0, q int, y, yv, u, v []float64, vecs 
 			w[b] -= dot(l[rowStart(b):rowStart(b)+b], w[:b])
 		}
 		// One pass: the pivot D_j = K_jj − Σ w_k²/D_k, the products of w
-		// with the carried rows (unit stands in for a missing one) and the
-		// row scaled to D⁻¹w.
+		// with the carried rows and the row scaled to D⁻¹w.
 		diag := row[r]
-		ys, us := unit, unit
-		if y != nil {
-			ys = y
-		}
-		if u != nil {
-			us = u
-		}
-		iv := invd[:len(w)]
-		ys, us = ys[:len(w)], us[:len(w)]
+		iv, yr, ur := invd[:len(w)], ys[:len(w)], us[:len(w)]
 		d, sy, su := diag, 0.0, 0.0
 		for k, x := range w {
 			t := x * iv[k]
 			d -= x * t
-			sy += x * ys[k]
-			su += x * us[k]
+			sy += x * yr[k]
+			su += x * ur[k]
 			w[k] = t
 		}
 		if !(d > pivotTolerance*math.Abs(diag)) {
@@ -358,28 +356,28 @@ func (s *Solver) worthSliding(from *factor) bool {
 	}
 	s.removed = rm
 	// Multiply-adds: a deletion with d rows after it sweeps d²/2 entries
-	// (two each), an append at size m solves m²/2; a fresh factorisation
-	// takes about m³/6 and gathers m²/2 entries.
-	cost, m := 0, len(from.ord)
-	swept := 0
+	// (two each) and pays sweepRow per row, an append at size m solves
+	// m²/2; a fresh factorisation takes about m³/6 and gathers m²/2
+	// entries.
+	m, swept := len(from.ord), 0
 	for q := len(rm) - 1; q >= 0; q-- {
 		d := m - 1 - rm[q]
 		swept += d*d + sweepRow*d
 		m--
 	}
-	cost = swept
+	cost := swept
 	for range s.fresh {
 		cost += m*m/2 + 2*m
 		m++
 	}
 	fresh := m*m*m/6 + m*m/2
-	if from.swept+swept > fresh {
-		// The deletions since the last fresh factorisation cost as much
-		// as one: its rows no longer put the data about to leave last.
+	// Past the cost of one fresh factorisation of deletions since the last
+	// one, its rows no longer put the data about to leave last.
+	if from.swept+swept > fresh || cost >= fresh {
 		return false
 	}
 	from.swept += swept
-	return cost < fresh
+	return true
 }
 
 // slide turns f, the factorisation of the previous target's set, into
