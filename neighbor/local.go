@@ -141,13 +141,8 @@ func (s *Searcher) localSearch(k int, bound float64, buffered bool) bool {
 	}
 	qx, qy, qz := s.q[0], s.q[1], s.q[2]
 	for _, p := range l.pts {
-		d2 := dist2(p.x-qx, p.y-qy, p.z-qz)
-		if d2 <= s.worst {
-			if s.list {
-				s.insert(d2, p.pos)
-			} else {
-				s.push(d2, p.pos)
-			}
+		if d2 := dist2(p.x-qx, p.y-qy, p.z-qz); d2 <= s.worst {
+			s.accept(d2, p.pos)
 		}
 	}
 	return true

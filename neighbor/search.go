@@ -328,15 +328,20 @@ func (s *Searcher) scanLeaf(j int) {
 	pts := s.ix.pts[a:b]
 	qx, qy, qz := s.q[0], s.q[1], s.q[2]
 	for q := range pts {
-		p, pos := &pts[q], int32(a+q)
-		d2 := dist2(p[0]-qx, p[1]-qy, p[2]-qz)
-		if d2 <= s.worst {
-			if s.list {
-				s.insert(d2, pos)
-			} else {
-				s.push(d2, pos)
-			}
+		p := &pts[q]
+		if d2 := dist2(p[0]-qx, p[1]-qy, p[2]-qz); d2 <= s.worst {
+			s.accept(d2, int32(a+q))
 		}
+	}
+}
+
+// accept adds the point at tree position pos, at squared distance
+// d2 ≤ s.worst, to the ordered candidates: the sorted list or the heap.
+func (s *Searcher) accept(d2 float64, pos int32) {
+	if s.list {
+		s.insert(d2, pos)
+	} else {
+		s.push(d2, pos)
 	}
 }
 
