@@ -533,8 +533,7 @@ func (s *Solver) estimateOne(targets []float64, t, end int, out *Output) {
 		forward(f.l, n, s.unit, v)
 	}
 	// λᵀk̄ = vᵀD⁻¹v (simple); λ = K⁻¹(k̄ − μ1), λᵀk̄ = vᵀD⁻¹v − μ vᵀu
-	// (ordinary).
-	// vᵀD⁻¹v, and vᵀy for the estimate, in one pass.
+	// (ordinary). vᵀD⁻¹v and the estimate's vᵀy in one pass.
 	lk, mu, uv, e := 0.0, 0.0, 0.0, 0.0
 	iv := f.invd[:len(v)]
 	if out.Estimate != nil {
