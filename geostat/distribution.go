@@ -13,7 +13,7 @@ import (
 // With Power == 0 there is no extrapolation: values beyond the table clamp to
 // the end node (the object's "no_extrapolation"). Otherwise it is the GSLIB
 // power model with bound Bound (the lower tail's min or the upper tail's max)
-// and exponent Power (tbsim-math.md section 5):
+// and exponent Power (docs/math.md section 5):
 //
 //	lower  F(z) = p₁ ((z − m)/(z₁ − m))^ω              for m ≤ z ≤ z₁
 //	upper  F(z) = pₙ + (1 − pₙ)((z − zₙ)/(M − zₙ))^ω   for zₙ ≤ z ≤ M

@@ -35,7 +35,7 @@
 //	C(h) = c0·1[h = 0] + Σ_s c_s ρ_s(|A_s h|)
 //
 // The unit-range correlations ρ follow the range conventions of the project's
-// design note (tbsim-math.md section 1.3): spherical and cubic reach the sill
+// design note (docs/math.md section 1.3): spherical and cubic reach the sill
 // at the range; exponential exp(−3r) and gaussian exp(−3r²) use the practical
 // (95 %) range; the spheroidal family is Seequent's linearised inverse
 // multiquadric scaled to 96.27 % at the range; the generalised Cauchy model is

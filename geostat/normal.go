@@ -3,7 +3,7 @@ package geostat
 import "math"
 
 // pClamp bounds probabilities before the normal quantile, so that scores stay
-// within about ±7.03 (tbsim-math.md section 5).
+// within about ±7.03 (docs/math.md section 5).
 const pClamp = 1e-12
 
 // NormalCDF returns G(y), the standard normal cumulative distribution

@@ -83,7 +83,7 @@ func (r Rotation) ValidateSchema(v RotationSchema) error {
 }
 
 // Matrix returns the local-to-world matrix R = Rz(dip_azimuth) · Rx(dip) ·
-// Rz(pitch) with the clockwise elementary rotations of objects-spec.md
+// Rz(pitch) with the clockwise elementary rotations of docs/objects.md
 // section 2. Its columns are the world directions of the major, semi-major and
 // minor axes.
 func (r Rotation) Matrix() Matrix3 {

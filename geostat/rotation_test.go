@@ -21,7 +21,7 @@ func assertVec(t *testing.T, want, got [3]float64, tol float64, msg string) {
 	}
 }
 
-// The local→world test vectors of objects-spec.md section 2 (SDK unit test).
+// The local→world test vectors of docs/objects.md section 2 (SDK unit test).
 func TestRotationLocalToWorldVectors(t *testing.T) {
 	cases := []struct {
 		r    Rotation
@@ -38,7 +38,7 @@ func TestRotationLocalToWorldVectors(t *testing.T) {
 	}
 }
 
-// The five world→local vectors of objects-spec.md section 2, to 1e-9.
+// The five world→local vectors of docs/objects.md section 2, to 1e-9.
 func TestRotationWorldToLocalVectors(t *testing.T) {
 	cases := []struct {
 		r     Rotation

@@ -54,7 +54,7 @@ func ParseStructureType(name string) (StructureType, error) {
 func (t StructureType) HasAlpha() bool { return t == Spheroidal || t == GeneralisedCauchy }
 
 // shape holds the constants of the spheroidal and generalised Cauchy families
-// for one alpha. See tbsim-math.md section 1.3.
+// for one alpha. See docs/math.md section 1.3.
 type shape struct {
 	xStar  float64 // inflexion point 1/√(α+1)
 	c      float64 // tangent intercept c_α
@@ -104,7 +104,7 @@ func invMultiquadric(s2 float64, alpha int) float64 {
 
 // SpheroidalConstants returns the constants of the spheroidal model with the
 // given alpha: the inflexion point x*, the tangent intercept c, the linear
-// slope λ and the range scaling κ (tbsim-math.md section 1.3). ok is false
+// slope λ and the range scaling κ (docs/math.md section 1.3). ok is false
 // when alpha is not 3, 5, 7 or 9.
 func SpheroidalConstants(alpha int) (xStar, c, lambda, kappa float64, ok bool) {
 	if !validAlpha(alpha) {
@@ -116,7 +116,7 @@ func SpheroidalConstants(alpha int) (xStar, c, lambda, kappa float64, ok bool) {
 
 // CauchyScaling returns κ^C = √(20^(2/α) − 1), the scaling that puts the
 // generalised Cauchy model at 95 % of its sill at the entered range
-// (tbsim-math.md section 1.4, option C). ok is false for an invalid alpha.
+// (docs/math.md section 1.4, option C). ok is false for an invalid alpha.
 func CauchyScaling(alpha int) (kappa float64, ok bool) {
 	if !validAlpha(alpha) {
 		return 0, false

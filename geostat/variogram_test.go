@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Oracle 8.1.1: reference values of tbsim-math.md 1.3, to their printed
+// Oracle 8.1.1: reference values of docs/math.md 1.3, to their printed
 // digits.
 func TestCorrelationReferenceValues(t *testing.T) {
 	cases := []struct {
@@ -70,7 +70,7 @@ func TestCorrelationReferenceValues(t *testing.T) {
 }
 
 // Oracle 8.1.2: spheroidal constants from the closed forms equal the table of
-// tbsim-math.md 1.3, and S_α is C¹ at the junction x*.
+// docs/math.md 1.3, and S_α is C¹ at the junction x*.
 func TestSpheroidalConstants(t *testing.T) {
 	table := map[int][5]float64{ // x*, c, 1/c, λ, κ
 		3: {0.5000000000, 1.1448668045, 0.8734640537, 0.7500000000, 2.6798340586},

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The worked example of objects-spec.md section 1.7.
+// The worked example of docs/objects.md section 1.7.
 func TestCellCentreWorkedExample(t *testing.T) {
 	g, err := New([3]float64{1000, 2000, 300}, [3]int{4, 5, 3}, [3]float64{10, 20, 5}, geostat.Rotation{DipAzimuth: 90})
 	require.NoError(t, err)

@@ -96,12 +96,12 @@ func BenchmarkEstimate(b *testing.B) {
 						b.Fatalf("target %d not estimated", q)
 					}
 					e := 0.0
-					for a, i := range sol.Neighbours {
+					for a, i := range sol.Neighbors {
 						e += sol.Weights[a] * c.values[i]
 					}
 					if m == Simple {
 						e = 0
-						for a, i := range sol.Neighbours {
+						for a, i := range sol.Neighbors {
 							e += sol.Weights[a] * (c.values[i] - p.Mean)
 						}
 						e += p.Mean

@@ -56,7 +56,7 @@ func TestFactorCacheMatchesFresh(t *testing.T) {
 				want, okFresh := k.NewSolver().Solve(x, y, z)
 				require.Equal(t, okFresh, ok)
 				require.False(t, want.Reused)
-				require.Equal(t, want.Neighbours, got.Neighbours)
+				require.Equal(t, want.Neighbors, got.Neighbors)
 				for i := range want.SubWeights {
 					require.Equal(t, math.Float64bits(want.SubWeights[i]), math.Float64bits(got.SubWeights[i]), "target %d", q)
 				}
@@ -65,10 +65,10 @@ func TestFactorCacheMatchesFresh(t *testing.T) {
 				}
 				require.Equal(t, math.Float64bits(want.Variance), math.Float64bits(got.Variance))
 				require.Equal(t, math.Float64bits(want.Lagrange), math.Float64bits(got.Lagrange))
-				if got.Reused && !slices.Equal(last, got.Neighbours) {
+				if got.Reused && !slices.Equal(last, got.Neighbors) {
 					reusedNotLast++
 				}
-				last = append(last[:0], got.Neighbours...)
+				last = append(last[:0], got.Neighbors...)
 			}
 			s.Flush()
 			// The second pass finds the first pass's sets in the cache.

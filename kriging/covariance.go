@@ -21,7 +21,7 @@ type structure struct {
 
 // Unit correlations of the common types as functions of the squared reduced
 // distance r2, small enough to be inlined into the loops below. They are the
-// formulas of geostat.Correlation (tbsim-math.md 1.3); TestCorrelationKernels
+// formulas of geostat.Correlation (docs/math.md 1.3); TestCorrelationKernels
 // checks the agreement.
 
 // sphericalRho2 is 1 − 1.5r + 0.5r³ for r < 1, else 0.

@@ -1,7 +1,7 @@
 // Package kriging estimates points and blocks by simple and ordinary kriging
 // in a moving anisotropic neighbourhood, and exposes the kriging weights so
 // that one factorisation serves many value vectors (the realisations of a
-// turning-bands simulation, tbsim-math.md section 3).
+// turning-bands simulation, docs/math.md section 3).
 //
 // # Use
 //
@@ -27,7 +27,7 @@
 // with C(0) = c0 + Σ c_s. Ordinary kriging reuses the Cholesky factor of K:
 // a = K⁻¹k, b = K⁻¹1, μ = (1ᵀa − 1)/(1ᵀb), λ = a − μ b. In this sign
 // convention one datum at distance 5 of a spherical model of range 10 gives
-// λ = 1, μ = C(5) − C(0) = −0.6875 and σ² = 1.375 (tbsim-math.md 8.1).
+// λ = 1, μ = C(5) − C(0) = −0.6875 and σ² = 1.375 (docs/math.md 8.1).
 //
 // Because the nugget is filtered from k, a target on a datum reproduces it
 // exactly only when c0 = 0 (the convention of TBSIM, where the simulated
@@ -44,7 +44,7 @@
 //	σ²_V = C̄(V,V) − λ̄ᵀk̄ − μ̄,   C̄(V,V) = (1/N²) Σ_p Σ_q Σ_s c_s ρ_s(|A_s(x_p − x_q)|) + c0/N
 //
 // (μ̄ = 0 for simple kriging), the nugget counting on the N coincident pairs
-// only (tbsim-math.md section 4).
+// only (docs/math.md section 4).
 //
 // # Intrinsic models
 //

@@ -25,7 +25,7 @@ func allOutputs(nt int) Output {
 }
 
 // TestDiagnosticsTwoData checks the diagnostics of the two-data oracle
-// (tbsim-math.md 8.1 item 7): OK slope λᵀk/(λᵀk − μ) = 0.704/0.716 and
+// (docs/math.md 8.1 item 7): OK slope λᵀk/(λᵀk − μ) = 0.704/0.716 and
 // efficiency (C(0) − σ²)/C(0) = 0.692; SK slope 1.
 func TestDiagnosticsTwoData(t *testing.T) {
 	data := []float64{0, 0, 0, 4, 0, 0}
@@ -71,12 +71,12 @@ func TestEstimateAgainstDense(t *testing.T) {
 		out := allOutputs(30)
 		require.NoError(t, k.Estimate(t.Context(), targets, &out, nil))
 		s := k.NewSolver()
-		mc, values := k.Data() // Neighbours index the merged data
+		mc, values := k.Data() // Neighbors index the merged data
 		for q := 0; q < 30; q++ {
 			c := [3]float64{targets[3*q], targets[3*q+1], targets[3*q+2]}
 			sol, ok := s.Solve(c[0], c[1], c[2])
 			require.True(t, ok)
-			nb := sol.Neighbours
+			nb := sol.Neighbors
 			n := len(nb)
 			ref := denseSolve(t, v, m == Ordinary, mc, nb, c, offsets)
 			est := 0.0
@@ -229,7 +229,7 @@ func TestMinSamples(t *testing.T) {
 	assert.Equal(t, int64(2), k.Stats().Unestimated)
 	sol, ok := k.NewSolver().Solve(45, 0, 0)
 	assert.False(t, ok)
-	assert.Empty(t, sol.Neighbours)
+	assert.Empty(t, sol.Neighbors)
 	assert.True(t, math.IsNaN(sol.Variance))
 
 	p.Method, p.Mean, p.Search.MinSamples = Simple, 1.25, 0
@@ -288,7 +288,7 @@ func TestDeterministicAcrossGOMAXPROCS(t *testing.T) {
 				sol, ok := s.Solve(targets[3*q], targets[3*q+1], targets[3*q+2])
 				require.True(t, ok)
 				e := 0.0
-				for a, i := range sol.Neighbours {
+				for a, i := range sol.Neighbors {
 					e += sol.Weights[a] * merged[i]
 				}
 				// Estimate updates factorisations from target to target:

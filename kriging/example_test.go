@@ -24,7 +24,7 @@ func sphericalModel() *geostat.Variogram {
 
 // Ordinary kriging of a point between two data: the weights, the Lagrange
 // multiplier (convention K·λ + μ·1 = k) and the kriging variance of
-// tbsim-math.md 8.1.
+// docs/math.md 8.1.
 func ExampleSolver_Solve() {
 	coords := []float64{0, 0, 0, 4, 0, 0}
 	k, err := kriging.New(coords, nil, kriging.Params{
@@ -40,7 +40,7 @@ func ExampleSolver_Solve() {
 	}
 	s := k.NewSolver()
 	sol, ok := s.Solve(2, 0, 0)
-	fmt.Println(ok, sol.Neighbours)
+	fmt.Println(ok, sol.Neighbors)
 	fmt.Printf("weights %.4f, μ = %.4f, σ² = %.4f\n", sol.Weights, sol.Lagrange, sol.Variance)
 	// Output:
 	// true [0 1]

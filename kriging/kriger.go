@@ -249,7 +249,7 @@ func (k *Kriger) permute(order []int32, mholes []int32) []int32 {
 
 // Data returns the merged data (coordinates flat xyz and values, nil for a
 // weights-only kriger) in their spatial numbering: the index space of
-// Solution.Neighbours (MergedIndex maps input data to it). The slices are
+// Solution.Neighbors (MergedIndex maps input data to it). The slices are
 // shared; do not modify them.
 func (k *Kriger) Data() (coords []float64, values []float64) { return k.coords, k.values }
 

@@ -30,13 +30,13 @@ func solveOne(t *testing.T, coords []float64, p Params, x, y, z float64) Solutio
 	sol, ok := k.NewSolver().Solve(x, y, z)
 	require.True(t, ok)
 	out := *sol
-	out.Neighbours = append([]int32(nil), sol.Neighbours...)
+	out.Neighbors = append([]int32(nil), sol.Neighbors...)
 	out.Weights = append([]float64(nil), sol.Weights...)
 	out.SubWeights = append([]float64(nil), sol.SubWeights...)
 	return out
 }
 
-// TestOneDatum checks tbsim-math.md 8.1 item 7, first bullet: spherical
+// TestOneDatum checks docs/math.md 8.1 item 7, first bullet: spherical
 // a = 10, sill 1, one datum at distance 5.
 func TestOneDatum(t *testing.T) {
 	data := []float64{0, 0, 0}
@@ -60,7 +60,7 @@ func TestOneDatum(t *testing.T) {
 	assert.InDelta(t, 1-0.25*0.8*0.3125, skn.Variance, 1e-12)
 }
 
-// TestTwoCollinearData checks tbsim-math.md 8.1 item 7, second bullet.
+// TestTwoCollinearData checks docs/math.md 8.1 item 7, second bullet.
 func TestTwoCollinearData(t *testing.T) {
 	data := []float64{0, 0, 0, 4, 0, 0}
 	v := spherical(t, 0, 1, 10)
@@ -102,7 +102,7 @@ func TestTargetOnDatum(t *testing.T) {
 		for i := 0; i < 25; i++ {
 			sol, ok := s.Solve(data[3*i], data[3*i+1], data[3*i+2])
 			require.True(t, ok)
-			for a, j := range sol.Neighbours {
+			for a, j := range sol.Neighbors {
 				want := 0.0
 				if j == k.MergedIndex()[i] {
 					want = 1
@@ -166,7 +166,7 @@ func TestOrdinaryWeightsSumToOne(t *testing.T) {
 				sum += w
 			}
 			assert.InDelta(t, 1, sum, 1e-12)
-			n := len(sol.Neighbours)
+			n := len(sol.Neighbors)
 			for r := 0; r*n < len(sol.SubWeights); r++ {
 				sum = 0
 				for _, w := range sol.SubWeights[r*n : r*n+n] {
@@ -194,7 +194,7 @@ func TestSimpleVarianceBelowSill(t *testing.T) {
 	}
 }
 
-// TestBlockCovarianceCube checks tbsim-math.md 8.1 item 8: C̄(V,V) of a cube
+// TestBlockCovarianceCube checks docs/math.md 8.1 item 8: C̄(V,V) of a cube
 // of side s discretised n³, spherical a = 1, sill 1, through the Kriger's
 // block machinery (the prior variance, and the SK variance of a block with
 // no datum in range), and the nugget's c0/n³.

@@ -78,8 +78,8 @@ func TestAgainstDenseSolve(t *testing.T) {
 				x, y, z := 452000+rng.Float64()*500, 7391000+rng.Float64()*500, 1200+rng.Float64()*120
 				sol, ok := s.Solve(x, y, z)
 				require.True(t, ok)
-				ref := denseSolve(t, c.v, c.method == Ordinary, coords, sol.Neighbours, [3]float64{x, y, z}, offsets)
-				n := len(sol.Neighbours)
+				ref := denseSolve(t, c.v, c.method == Ordinary, coords, sol.Neighbors, [3]float64{x, y, z}, offsets)
+				n := len(sol.Neighbors)
 				require.Len(t, sol.SubWeights, n*len(offsets)/3)
 				for a := 0; a < n; a++ {
 					require.InDelta(t, ref.weights[a], sol.Weights[a], 1e-10, "weight %d", a)
@@ -113,7 +113,7 @@ func TestCollinearData(t *testing.T) {
 		sol, ok := k.NewSolver().Solve(110, 60, 40)
 		require.True(t, ok)
 		merged, _ := k.Data()
-		ref := denseSolve(t, v, m == Ordinary, merged, sol.Neighbours, [3]float64{110, 60, 40}, []float64{0, 0, 0})
+		ref := denseSolve(t, v, m == Ordinary, merged, sol.Neighbors, [3]float64{110, 60, 40}, []float64{0, 0, 0})
 		for a := range sol.Weights {
 			assert.InDelta(t, ref.weights[a], sol.Weights[a], 1e-10)
 		}
@@ -155,7 +155,7 @@ func TestTableDoesNotChangeResults(t *testing.T) {
 				a, ok1 := s1.Solve(x, y, z)
 				b, ok2 := s2.Solve(x, y, z)
 				require.Equal(t, ok1, ok2)
-				require.Equal(t, a.Neighbours, b.Neighbours)
+				require.Equal(t, a.Neighbors, b.Neighbors)
 				require.Equal(t, a.SubWeights, b.SubWeights)
 				require.Equal(t, a.Weights, b.Weights)
 				require.Equal(t, math.Float64bits(a.Variance), math.Float64bits(b.Variance))

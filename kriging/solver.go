@@ -22,9 +22,9 @@ const flushEvery = 256
 // Solution is the kriging system of one target: neighbours and weights. It
 // is owned by the Solver that returned it and valid until its next Solve.
 type Solution struct {
-	// Neighbours are the merged-data indices (see Kriger.Data) of the n
+	// Neighbors are the merged-data indices (see Kriger.Data) of the n
 	// neighbours, in increasing order.
-	Neighbours []int32
+	Neighbors []int32
 	// SubWeights are the weights of each block sub-point, NSub × n
 	// row-major (point kriging: NSub = 1, equal to Weights).
 	SubWeights []float64
@@ -459,7 +459,7 @@ func (s *Solver) Solve(x, y, z float64) (sol *Solution, ok bool) {
 		s.sol.Variance = math.NaN()
 		return &s.sol, false
 	case noData:
-		s.sol.Neighbours = s.nb[:0]
+		s.sol.Neighbors = s.nb[:0]
 		s.sol.SubWeights = s.sub[:0]
 		s.sol.Weights = s.w[:0]
 		s.sol.Variance = s.cov.blockVar
@@ -486,7 +486,7 @@ func (s *Solver) Solve(x, y, z float64) (sol *Solution, ok bool) {
 	mu *= inv
 	prior := s.cov.blockVar + f.shift
 	v := prior - dot(w, kbar) - mu
-	s.sol.Neighbours = s.nb
+	s.sol.Neighbors = s.nb
 	s.sol.SubWeights = s.sub[:np*n]
 	s.sol.Weights = w
 	s.sol.Variance = s.clampVariance(v, prior)

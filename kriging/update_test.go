@@ -171,9 +171,9 @@ func TestEstimateUpdatesAgainstDense(t *testing.T) {
 						c := [3]float64{targets[3*q], targets[3*q+1], targets[3*q+2]}
 						sol, ok := s.Solve(c[0], c[1], c[2])
 						require.True(t, ok)
-						ref := denseSolve(t, v, m == Ordinary, mc, sol.Neighbours, c, offsets)
+						ref := denseSolve(t, v, m == Ordinary, mc, sol.Neighbors, c, offsets)
 						est := 0.0
-						for a, i := range sol.Neighbours {
+						for a, i := range sol.Neighbors {
 							if m == Simple {
 								est += ref.weights[a] * (mv[i] - 1)
 							} else {

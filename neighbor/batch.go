@@ -10,12 +10,12 @@ import (
 	"github.com/geostat-engine/geostat/geostat"
 )
 
-// Neighbourhoods are the neighbours of many targets in flat arrays. The
+// Neighborhoods are the neighbours of many targets in flat arrays. The
 // neighbours of target t are Idx[t*Stride : t*Stride+Count[t]] (original
 // source indices) with distances Dist[t*Stride : t*Stride+Count[t]], sorted
 // as Searcher.Search returns them. Unused slots hold index −1 and distance
 // NaN.
-type Neighbourhoods struct {
+type Neighborhoods struct {
 	// Stride is the number of slots per target, Params.MaxSamples.
 	Stride int
 	// Idx are the neighbours' source indices, Stride per target.
@@ -26,9 +26,9 @@ type Neighbourhoods struct {
 	Count []int32
 }
 
-// Neighbours returns the neighbours of target t and their distances (views
+// Neighbors returns the neighbours of target t and their distances (views
 // into n).
-func (n *Neighbourhoods) Neighbours(t int) (idx []int32, dist []float64) {
+func (n *Neighborhoods) Neighbors(t int) (idx []int32, dist []float64) {
 	a := t * n.Stride
 	b := a + int(n.Count[t])
 	return n.Idx[a:b], n.Dist[a:b]
@@ -42,13 +42,13 @@ func (n *Neighbourhoods) Neighbours(t int) (idx []int32, dist []float64) {
 // and the total, from one goroutine at a time, after each chunk of targets.
 // When ctx is cancelled SearchAll stops after the chunks in progress and
 // returns an error wrapping ctx.Err().
-func (ix *Index) SearchAll(ctx context.Context, targets []float64, progress func(done, total int)) (*Neighbourhoods, error) {
+func (ix *Index) SearchAll(ctx context.Context, targets []float64, progress func(done, total int)) (*Neighborhoods, error) {
 	if len(targets)%3 != 0 {
 		return nil, fmt.Errorf("neighbor: targets: length %d is not a multiple of 3", len(targets))
 	}
 	nt := len(targets) / 3
 	stride := ix.p.MaxSamples
-	out := &Neighbourhoods{
+	out := &Neighborhoods{
 		Stride: stride,
 		Idx:    make([]int32, nt*stride),
 		Dist:   make([]float64, nt*stride),

@@ -11,7 +11,7 @@
 // the candidates taken in order of increasing distance, equal distances in
 // order of source index, up to Params.MaxSamples, optionally at most
 // Params.MaxPerOctant per octant of the ellipsoid's local frame and at most
-// Params.MaxPerHole per drill hole (tbsim-math.md section 3.4). A target with
+// Params.MaxPerHole per drill hole (docs/math.md section 3.4). A target with
 // fewer than Params.MinSamples neighbours gets none.
 //
 // NewIndex maps the sources once into isotropic space (relative to the centre

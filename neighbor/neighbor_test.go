@@ -497,7 +497,7 @@ func TestSearchAllAndMean(t *testing.T) {
 		ix, err := NewIndex(coords, values, holes, p)
 		require.NoError(t, err)
 		o := newOracle(coords, values, holes, p, ix.Origin())
-		run := func(procs int) (*Neighbourhoods, []float64) {
+		run := func(procs int) (*Neighborhoods, []float64) {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 			nb, err := ix.SearchAll(context.Background(), targets, nil)
 			require.NoError(t, err)
@@ -508,8 +508,8 @@ func TestSearchAllAndMean(t *testing.T) {
 		nb1, mean1 := run(1)
 		nb2, mean2 := run(2)
 		nb4, mean4 := run(4)
-		sameNeighbourhoods(t, nb1, nb2)
-		sameNeighbourhoods(t, nb1, nb4)
+		sameNeighborhoods(t, nb1, nb2)
+		sameNeighborhoods(t, nb1, nb4)
 		for q := range mean1 {
 			require.Equal(t, math.Float64bits(mean1[q]), math.Float64bits(mean2[q]))
 			require.Equal(t, math.Float64bits(mean1[q]), math.Float64bits(mean4[q]))
@@ -517,7 +517,7 @@ func TestSearchAllAndMean(t *testing.T) {
 		empty := 0
 		for q := 0; q < nt; q++ {
 			wantIdx, wantDist := o.search(targets[3*q], targets[3*q+1], targets[3*q+2])
-			idx, dist := nb1.Neighbours(q)
+			idx, dist := nb1.Neighbors(q)
 			if len(wantIdx) == 0 {
 				require.Empty(t, idx)
 				require.True(t, math.IsNaN(mean1[q]))
@@ -661,9 +661,9 @@ func TestNewIndexErrors(t *testing.T) {
 	assert.Error(t, err)
 }
 
-// sameNeighbourhoods requires a and b to be bit-identical (NaN padding
+// sameNeighborhoods requires a and b to be bit-identical (NaN padding
 // included).
-func sameNeighbourhoods(t *testing.T, a, b *Neighbourhoods) {
+func sameNeighborhoods(t *testing.T, a, b *Neighborhoods) {
 	t.Helper()
 	require.Equal(t, a.Stride, b.Stride)
 	require.True(t, slices.Equal(a.Idx, b.Idx), "Idx differ")

@@ -51,7 +51,7 @@ func meanVar(x []float64) (float64, float64) {
 	return m, s / float64(len(x)-1)
 }
 
-// Oracle 15 (tbsim-math.md 8.2): with a unique neighbourhood and c0 = 0 the
+// Oracle 15 (docs/math.md 8.2): with a unique neighbourhood and c0 = 0 the
 // ensemble mean and variance of conditional realisations are the kriging
 // estimate and variance, within 4σ for R = 4000: mean ± 4√(σ²/R), variance
 // ± 4σ²√(2/R). Spherical a = 10, sill 1.
@@ -136,7 +136,7 @@ func TestDataHonoured(t *testing.T) {
 	}
 }
 
-// Oracle 16 (tbsim-math.md 8.2): Gaussian block averages (cube of side 0.5,
+// Oracle 16 (docs/math.md 8.2): Gaussian block averages (cube of side 0.5,
 // 2×2×2 sub-points, spherical a = 1) of unconditional realisations have the
 // ensemble variance C̄(V,V) = 0.59560 (plus c0/8 with a nugget), within
 // 4·C̄·√(2/R) for R = 4000, and mean 0 ± 4√(C̄/R).

@@ -8,7 +8,7 @@ import (
 )
 
 // fibonacciDirections returns n unit vectors of the spherical Fibonacci
-// lattice on the upper half-sphere (tbsim-math.md 2.2), flat xyz:
+// lattice on the upper half-sphere (docs/math.md 2.2), flat xyz:
 //
 //	z_i = (i + ½)/n,  φ_i = i·π(3 − √5),  u_i = (√(1−z_i²) cos φ_i, √(1−z_i²) sin φ_i, z_i)
 //

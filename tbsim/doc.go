@@ -1,7 +1,7 @@
 // Package tbsim simulates Gaussian random fields by turning bands and
 // conditions them to data by kriging of residuals: the conditional
 // turning-bands task of the geostat engine. The mathematics, the recipes and
-// the test oracles are those of the project's design note tbsim-math.md
+// the test oracles are those of the project's design note docs/math.md
 // (sections 2–4, 8 and 9).
 //
 // # Unconditional fields
@@ -26,7 +26,7 @@
 //     position in the interval. Exact for any L, no trigonometry, and ergodic
 //     along each line, so a realisation's covariance error is only the
 //     directional one. This is the quality upgrade recommended by
-//     tbsim-math.md 2.6 and the choice made here.
+//     docs/math.md 2.6 and the choice made here.
 //   - exponential, gaussian, generalised Cauchy, spheroidal: spectral lines
 //     √(2c/L)·cos(ω_l·x + φ_l) with fixed amplitude, uniform phase and
 //     frequency ω_l = ρ_l·A_sᵀu_l. The radius ρ is drawn exactly for the
@@ -82,7 +82,7 @@
 // Gaussian values) and the point value — the sub-point nearest the cell
 // centre, grid.BlockDiscretisation.Nearest — in data and Gaussian units are
 // produced as well. These definitions of the Gaussian outputs are ours
-// (tbsim-math.md section 4).
+// (docs/math.md section 4).
 //
 // Without a neighbourhood (Params.Search nil) the search uses the ellipsoid of
 // the variogram structure with the longest major range

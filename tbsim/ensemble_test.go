@@ -45,7 +45,7 @@ func ensembleMoments(t *testing.T, v *geostat.Variogram, x0 [3]float64, hs [][3]
 	return m1 / n, m2 / n, cross, semi
 }
 
-// Oracle 12 (tbsim-math.md 8.2): TB covariances are exact in expectation for
+// Oracle 12 (docs/math.md 8.2): TB covariances are exact in expectation for
 // any number of lines. For every type (unit range, isotropic) at r = 0.25,
 // 0.5, 1 and for a rotated anisotropic nested model with a nugget (lags
 // along each axis of the ellipsoid), with R = 50000 realisations of L = 20

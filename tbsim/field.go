@@ -24,7 +24,7 @@ const GridStream uint64 = 0
 //	Y_r(x) = Σ_s Σ_l value_{r,s,l}(x) + √c0·N_{r,point}
 //
 // Its covariance is the variogram's C(h) exactly in expectation for any
-// number of lines (tbsim-math.md 2.10). Every random quantity is derived from
+// number of lines (docs/math.md 2.10). Every random quantity is derived from
 // the seed and what it belongs to, so values at a point do not depend on
 // which other points are evaluated, in which order or on how many goroutines.
 //
@@ -143,7 +143,7 @@ func (f *Field) nugget() *nuggetSource {
 // Grid evaluates realisation r at every node (cell centre) of g into out
 // (len ≥ g.NumCells(), flat index order) with the fast regular-grid path:
 // affine line coordinates, spectral lines by a cos recurrence along the rows
-// from exact anchors (tbsim-math.md 9.1; see the package documentation).
+// from exact anchors (docs/math.md 9.1; see the package documentation).
 // Rows are processed in parallel over GOMAXPROCS; the result does not
 // depend on the number of goroutines.
 // Nugget values use GridStream and the flat node index. It returns ctx's

@@ -33,7 +33,7 @@ func radialIntegral(typ geostat.StructureType, a float64, f func(float64) float6
 	return 4 * math.Pi * a * a * a * s * h / 3
 }
 
-// Oracles 17 and 18 (tbsim-math.md 8.3) on a 32³ grid (the canonical 64³
+// Oracles 17 and 18 (docs/math.md 8.3) on a 32³ grid (the canonical 64³
 // scaled down to keep the test fast; tolerances recomputed for |V| = 32³):
 // isotropic models with a = 8 cells, sill 1, L = 500, R = 20 unconditional
 // realisations through Run.
@@ -43,7 +43,7 @@ func radialIntegral(typ geostat.StructureType, a float64, f func(float64) float6
 //     with the bias bounded by A/|V|;
 //   - variogram along x, y, z at 2, 4, …, 12 cells: the 20-realisation mean
 //     within 4√((3∫C²/|V| + 1/(2L))/20) of the model (an upper bound of
-//     Var γ̂ at every lag, tbsim-math.md 7.3);
+//     Var γ̂ at every lag, docs/math.md 7.3);
 //   - pooled excess kurtosis after standardising each realisation: 0 within
 //     4√(24∫ρ⁴/(|V|R)) (the delta-method variance of the sample kurtosis of
 //     a Gaussian field) plus the TB deficit 1.5/L;

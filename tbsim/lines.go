@@ -12,13 +12,13 @@ import (
 type process int
 
 const (
-	// spectral: √(2c/L)·cos(ω·x + φ) per line (tbsim-math.md 2.4).
+	// spectral: √(2c/L)·cos(ω·x + φ) per line (docs/math.md 2.4).
 	processSpectral process = iota
-	// partitionSpherical: a·ε_k·p on unit intervals (tbsim-math.md 2.5).
+	// partitionSpherical: a·ε_k·p on unit intervals (docs/math.md 2.5).
 	processPartitionSpherical
-	// partitionCubic: a·ε_k·p(¼ − p²) on unit intervals (tbsim-math.md 2.5).
+	// partitionCubic: a·ε_k·p(¼ − p²) on unit intervals (docs/math.md 2.5).
 	processPartitionCubic
-	// stairs: a random walk with Gaussian steps on intervals (tbsim-math.md 2.7).
+	// stairs: a random walk with Gaussian steps on intervals (docs/math.md 2.7).
 	processStairs
 )
 
@@ -86,7 +86,7 @@ func (d *domain) corners() [8][3]float64 {
 }
 
 // stairsIntervals is the number of intervals a stairs line spans across the
-// domain. The variogram is exact for any interval length (tbsim-math.md
+// domain. The variogram is exact for any interval length (docs/math.md
 // 2.7); more intervals only make each line's random walk finer. The count
 // adapts to keep the tables of all realisations near 2²¹ values.
 func stairsIntervals(realisations, lines, structures int) int {
@@ -155,7 +155,7 @@ func newLineSet(seed uint64, r, si int, st *geostat.Structure, contribution floa
 			ls.vx[l], ls.vy[l], ls.vz[l] = gx/s, gy/s, gz/s
 			ls.off[l] = rng.Float64()
 			// Line semivariogram σ²τ/(2s) in range units; σ² = 4cs/L
-			// gives γ = c·r in 3-D (tbsim-math.md 2.7).
+			// gives γ = c·r in 3-D (docs/math.md 2.7).
 			sigma := math.Sqrt(4 * contribution * s / float64(L))
 			lo := int64(math.Floor(tmin/s+ls.off[l])) - 2
 			hi := int64(math.Floor(tmax/s+ls.off[l])) + 2

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Oracle 5 (tbsim-math.md 8.1): unit half-sphere directions and the
+// Oracle 5 (docs/math.md 8.1): unit half-sphere directions and the
 // quadrature error of the Fibonacci set for the spherical model,
 // max |(1/L) Σ C1(u_l·h) − C3(|h|)| over 300 random directions and 5 lags,
 // below 0.002 at L = 500.
@@ -84,7 +84,7 @@ func TestGammaVariate(t *testing.T) {
 	}
 }
 
-// Oracle 13 (tbsim-math.md 8.2): for every spectrally simulated type the
+// Oracle 13 (docs/math.md 8.2): for every spectrally simulated type the
 // mean of cos(ω·h) over N = 10⁶ draws (ω = ρ·u, u uniform on the sphere)
 // equals ρ(|h|) within 4√(0.5/N) = 0.0028.
 func TestSpectralSamplers(t *testing.T) {
@@ -134,7 +134,7 @@ func TestSpheroidalTable(t *testing.T) {
 	}
 }
 
-// Oracles 6 and 14 (tbsim-math.md 8.1, 8.2): a single partition line with a
+// Oracles 6 and 14 (docs/math.md 8.1, 8.2): a single partition line with a
 // random offset and random signs has covariance amp²·(1/12)(1 − 3τ + 2τ³)
 // (spherical) and amp²·(1/840)(1 − 21τ² + 35τ³ − 21τ⁵ + 6τ⁷) (cubic), checked by
 // Monte Carlo over 10⁶ offsets and sign keys with a 4σ bound from the

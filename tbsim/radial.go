@@ -13,7 +13,7 @@ import (
 // radial draws the modulus ρ of the frequency vector of a spectral line
 // process, in unit-range (reduced) units, for one structure type. ρ has the
 // radial distribution of the structure's 3-D spectral measure, which is also
-// the spectral density of its 1-D turning-bands covariance C1 (tbsim-math.md
+// the spectral density of its 1-D turning-bands covariance C1 (docs/math.md
 // 2.1 and 2.4), so E cos(ρ u·h) averaged over directions u is ρ_s(|h|).
 type radial struct {
 	typ   geostat.StructureType
@@ -47,7 +47,7 @@ func newRadial(t geostat.StructureType, alpha int) (*radial, error) {
 	return nil, fmt.Errorf("tbsim: no spectral sampler for %s structures", t)
 }
 
-// sample draws ρ. The closed forms (tbsim-math.md 2.4):
+// sample draws ρ. The closed forms (docs/math.md 2.4):
 //
 //	gaussian exp(−3r²):                ρ = √6·χ₃
 //	exponential exp(−3r):              ρ = 3·χ₃/|N₀|
@@ -76,7 +76,7 @@ func (s *radial) sample(rng *rand.Rand) float64 {
 // on log-spaced nodes, sampled by inverse CDF with interpolation linear in
 // (F, log w), a w³ law below the first node (the density vanishes like w²
 // at the origin) and the analytic Pareto tail beyond the last node
-// (tbsim-math.md 2.9).
+// (docs/math.md 2.9).
 type spectralTable struct {
 	logW []float64 // node abscissae log w_j, increasing
 	cdf  []float64 // F(w_j), strictly increasing
@@ -135,7 +135,7 @@ const (
 
 // buildSpheroidalTable tabulates the CDF of the radial spectral measure of
 // S_α(s) (unit κ). With f(s) = (1+s²)^(−α/2), x* the inflexion point and c
-// the tangent intercept (tbsim-math.md 1.3), S = f/c + g where
+// the tangent intercept (docs/math.md 1.3), S = f/c + g where
 // g(s) = 1 − λs − f(s)/c on [0, x*] and 0 beyond is compactly supported.
 // Hence
 //

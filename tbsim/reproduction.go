@@ -68,7 +68,7 @@ type ExperimentalVariogram struct {
 
 // VariogramReproduction computes, for every realisation, experimental
 // variograms along the major, semi-major and minor axes of the variogram's
-// longest structure (tbsim-math.md 7.3): for each axis d and step Δ the
+// longest structure (docs/math.md 7.3): for each axis d and step Δ the
 // lattice vector nearest to k·Δ·d in cell units is used and the model is
 // evaluated at that actual lattice vector. For blocks, the comparison model
 // is the regularised variogram with the same discretisation, so the

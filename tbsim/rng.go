@@ -10,7 +10,7 @@ import (
 // or point index) by SplitMix64 mixing, never from a generator shared between
 // goroutines. A value therefore depends only on what it is, not on the order
 // in which tiles or points are processed, which makes the output
-// bit-identical for any GOMAXPROCS and any tiling (tbsim-math.md 9.3).
+// bit-identical for any GOMAXPROCS and any tiling (docs/math.md 9.3).
 
 // Purposes of derived streams. They separate otherwise equal counter tuples.
 const (

@@ -141,7 +141,7 @@ func Run(ctx context.Context, in Input, p Params) (*Result, error) {
 // simulation and is returned. Memory stays near a few tiles per worker
 // (tile cells × sub-points × realisations) plus the conditioning data.
 //
-// The pipeline (tbsim-math.md sections 0–4): data are normal-scored through
+// The pipeline (docs/math.md sections 0–4): data are normal-scored through
 // the distribution; the variogram is normalised (Params.NormalizeVariogram);
 // the unconditional field of every realisation is evaluated at the data and
 // at every sub-point of the target cells (Field, with the fine grid of

@@ -50,7 +50,7 @@ func smallCase(t *testing.T) (Input, Params) {
 	return Input{Masked: m, Filter: filter, Coords: coords, Values: values, Variogram: v, Distribution: d}, prm
 }
 
-// Oracle 11 (tbsim-math.md 8.1): the same request and seed give bit-identical
+// Oracle 11 (docs/math.md 8.1): the same request and seed give bit-identical
 // ensembles (all four outputs, NaN where filtered) for GOMAXPROCS = 1, 2, 4
 // and three tilings, with simple and ordinary kriging.
 func TestDeterministic(t *testing.T) {

@@ -128,7 +128,7 @@ func (tw *tileWorker) cell(i, j, k, pos, m, cellOff, span int, tile *Tile) {
 		cc := s.g.CellCentre(i, j, k)
 		var ok bool
 		sol, ok = tw.solver.Solve(cc[0], cc[1], cc[2])
-		if !ok || len(sol.Neighbours) == 0 {
+		if !ok || len(sol.Neighbors) == 0 {
 			sol = nil
 		}
 	}
@@ -146,8 +146,8 @@ func (tw *tileWorker) cell(i, j, k, pos, m, cellOff, span int, tile *Tile) {
 			y[r] = tw.u[r*tw.nFine+node]
 		}
 		if sol != nil {
-			n := len(sol.Neighbours)
-			applyWeights(y, sol.SubWeights[sp*n:(sp+1)*n], sol.Neighbours, s.res)
+			n := len(sol.Neighbors)
+			applyWeights(y, sol.SubWeights[sp*n:(sp+1)*n], sol.Neighbors, s.res)
 		}
 		zs := y
 		if s.bt != nil {

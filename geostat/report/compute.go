@@ -29,7 +29,7 @@ const (
 	defaultSlices = 20
 )
 
-// Compute computes the validation report of an ensemble (tbsim-math.md
+// Compute computes the validation report of an ensemble (docs/math.md
 // section 7). It runs over GOMAXPROCS goroutines, one realisation at a time
 // per goroutine; the result does not depend on their number. progress, when
 // not nil, receives the number of finished units of work and their total;

@@ -1,6 +1,6 @@
 // Package report validates a simulation ensemble against its data, its
 // reference distribution and its variogram model, and renders the result as
-// a JSON document and as one self-contained HTML page (tbsim-math.md
+// a JSON document and as one self-contained HTML page (docs/math.md
 // section 7; the minimum acceptance criteria of Leuangthong, McLennan and
 // Deutsch 2004).
 //

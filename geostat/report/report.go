@@ -104,7 +104,7 @@ type DataSummary struct {
 }
 
 // Ergodic is the expected fluctuation of the statistics of one realisation
-// over the domain D (tbsim-math.md section 7.2).
+// over the domain D (docs/math.md section 7.2).
 type Ergodic struct {
 	Formula string `json:"formula"`
 	// IntegralRange is A = ∫ C(h) dh of the normal-score model.

@@ -145,7 +145,7 @@ func TestKolmogorovDistance(t *testing.T) {
 	assert.Greater(t, got, 0.01)
 }
 
-// Reference moments by closed forms: the tails example of tbsim-math.md
+// Reference moments by closed forms: the tails example of docs/math.md
 // 8.1.9 (z = 1, 2, 4; p = 0.2, 0.5, 0.8; lower power 2 to 0; upper power 0.5
 // to 10): z = √(p/0.2) below p = 0.2 and z = 4 + 6·((p − 0.8)/0.2)² above 0.8.
 func TestReferenceMoments(t *testing.T) {

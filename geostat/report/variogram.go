@@ -13,7 +13,7 @@ import (
 //	γ̂(h) = 1/(2N(h)) Σ (Y(x + h) − Y(x))²
 //
 // over the N(h) pairs of cells x, x + h that are both inside the grid and
-// both hold a value (tbsim-math.md section 7.3; no mean is subtracted, so the
+// both hold a value (docs/math.md section 7.3; no mean is subtracted, so the
 // estimator is unbiased for a stationary field). field has one value per
 // cell of the full grid in x-fastest order, NaN where there is none (masked
 // or missing cells). With no pair gamma is NaN.
@@ -168,7 +168,7 @@ func (b *BlockAverager) GammaBar(h [3]float64) float64 {
 }
 
 // Regularised returns the block-support variogram γ_V(h) = γ̄(V, V_h) −
-// γ̄(V, V), equal to C̄(V, V) − C̄(V, V_h) for a stationary model (tbsim-math.md
+// γ̄(V, V), equal to C̄(V, V) − C̄(V, V_h) for a stationary model (docs/math.md
 // section 7.3); it is also defined for intrinsic models.
 func (b *BlockAverager) Regularised(h [3]float64) float64 {
 	return b.GammaBar(h) - b.GammaBar([3]float64{})

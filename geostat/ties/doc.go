@@ -8,7 +8,7 @@
 // distinct values, ordering the members of a group by local-average
 // despiking (Verly 1984; the GSLIB book): a datum surrounded by higher
 // values ranks higher. The recipe is that of the project's design note,
-// tbsim-math.md section 6:
+// docs/math.md section 6:
 //
 //  1. A tie group is a maximal set of exactly equal float64 values (NaN is
 //     never tied and stays NaN; ±Inf values are left unchanged).

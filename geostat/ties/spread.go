@@ -7,7 +7,7 @@ import (
 
 // Spread writes the k = len(z) strictly increasing values that replace a tie
 // group of value v, whose next lower and next higher distinct values are lo
-// and hi (−Inf or +Inf when there is none), following tbsim-math.md section 6
+// and hi (−Inf or +Inf when there is none), following docs/math.md section 6
 // step 5:
 //
 //	Δ = min(v − lo, hi − v) over the finite ones (max(|v|, 1)·1e-6 if none)

@@ -14,7 +14,7 @@ import (
 )
 
 // Tau is the fraction τ of the gap Δ that a tie group's spacing uses in
-// total: the spacing is δ = τΔ/k for a group of k values (tbsim-math.md
+// total: the spacing is δ = τΔ/k for a group of k values (docs/math.md
 // section 6, step 5).
 const Tau = 0.5
 

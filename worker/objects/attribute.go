@@ -36,7 +36,7 @@ type Attribute struct {
 }
 
 // Ref returns an expression that addresses the attribute: by key when it has
-// one, else by name (objects-spec.md 4.3).
+// one, else by name (docs/objects.md 4.3).
 func (a *Attribute) Ref() string {
 	if a.Key != "" {
 		return a.List + "[?key==" + quoteLiteral(a.Key) + "]"

@@ -10,7 +10,7 @@ import (
 // RefKind says how an AttributeRef selects an attribute.
 type RefKind int
 
-// The ways of selecting an attribute (objects-spec.md 4.3).
+// The ways of selecting an attribute (docs/objects.md 4.3).
 const (
 	// RefBare is a bare name: the attribute with this name, or else this
 	// key, in the object's attribute lists.

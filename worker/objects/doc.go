@@ -1,5 +1,5 @@
 // Package objects is the worker's model of geoscience objects and their
-// Parquet blobs (objects-spec.md).
+// Parquet blobs (docs/objects.md).
 //
 // # Documents
 //

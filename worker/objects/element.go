@@ -7,7 +7,7 @@ import (
 )
 
 // Element is a JSON array element: a reference to one Parquet blob with its
-// row count and column layout (objects-spec.md 1.3).
+// row count and column layout (docs/objects.md 1.3).
 type Element struct {
 	// Path is the element's JSON path in the object, e.g.
 	// "locations.coordinates"; it names the element in errors.

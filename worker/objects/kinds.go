@@ -11,7 +11,7 @@ import (
 
 // Pointset is the view of a pointset object (1.0.1-1.3.0): coordinates
 // (float-array-3, columns x, y, z) and the attributes under
-// "locations.attributes" (objects-spec.md 1.5).
+// "locations.attributes" (docs/objects.md 1.5).
 type Pointset struct {
 	Coordinates Element
 	Attributes  []Attribute
@@ -56,7 +56,7 @@ func checkFloatElement(e Element, width int) error {
 }
 
 // DownholeIntervals is the view of a downhole-intervals object (1.0.1-1.3.0,
-// objects-spec.md 1.6). An interval's location is its mid point.
+// docs/objects.md 1.6). An interval's location is its mid point.
 type DownholeIntervals struct {
 	IsComposited bool
 	// Start, End and MidPoints are float-array-3 elements, one row per interval.
@@ -154,7 +154,7 @@ func (d *DownholeIntervals) checkLengths() error {
 }
 
 // Grid is the view of a regular-3d-grid or regular-masked-3d-grid object
-// (1.0.1-1.3.0, objects-spec.md 1.7 and 1.8).
+// (1.0.1-1.3.0, docs/objects.md 1.7 and 1.8).
 type Grid struct {
 	Origin   [3]float64
 	Size     [3]int
@@ -269,7 +269,7 @@ func (g *Grid) checkMask() error {
 	return nil
 }
 
-// Variogram is the view of a variogram object (1.0.1-1.2.0, objects-spec.md
+// Variogram is the view of a variogram object (1.0.1-1.2.0, docs/objects.md
 // 1.10). The numerical model is built by geostat.DecodeVariogram from the
 // object's JSON (see Object.DecodeVariogram); this view exposes the members.
 type Variogram struct {
@@ -345,7 +345,7 @@ func decodeVariogram(raw []byte) (*Variogram, error) {
 }
 
 // Distribution is the view of a non-parametric-continuous-cumulative-
-// distribution object (1.0.1-1.2.0, objects-spec.md 1.11).
+// distribution object (1.0.1-1.2.0, docs/objects.md 1.11).
 type Distribution struct {
 	// Values is cdf.values: float-array-2 with columns (value, cumulative
 	// probability).

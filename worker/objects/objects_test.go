@@ -193,7 +193,7 @@ func TestLocations(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, pts, got, "intervals are located at their mid points")
 
-	// Worked example of objects-spec.md 1.7: origin (1000, 2000, 300), cell
+	// Worked example of docs/objects.md 1.7: origin (1000, 2000, 300), cell
 	// size (10, 20, 5), dip azimuth 90; cell (1, 2, 0) is at (1050, 1985, 302.5).
 	g := objecttest.GridSpec{Origin: [3]float64{1000, 2000, 300}, Size: [3]int{3, 4, 2}, CellSize: [3]float64{10, 20, 5},
 		Rotation: &geostat.Rotation{DipAzimuth: 90}}

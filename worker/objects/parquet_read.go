@@ -133,7 +133,7 @@ func checkEnvelope(r io.ReaderAt, size int64) error {
 }
 
 // checkColumnType compares a file column's Parquet type with the data type
-// the JSON element declares (objects-spec.md 3, type mapping).
+// the JSON element declares (docs/objects.md 3, type mapping).
 func checkColumnType(pt parquet.Type, want DataType) error {
 	lt := pt.LogicalType()
 	var intType *format.IntType

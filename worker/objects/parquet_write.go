@@ -48,7 +48,7 @@ type WriteOptions struct {
 }
 
 // Blob describes a finished Parquet file: its key (lowercase hex SHA-256 of the
-// file bytes, objects-spec.md 3), its size in bytes and its row count.
+// file bytes, docs/objects.md 3), its size in bytes and its row count.
 type Blob struct {
 	Key  string
 	Size int64
@@ -103,7 +103,7 @@ func (g orderedGroup) Fields() []parquet.Field {
 }
 
 // leafNode returns the Parquet node of a REQUIRED column of type t, annotated
-// as objects-spec.md 3 requires (uint64 as INT(64, unsigned), string as UTF8).
+// as docs/objects.md 3 requires (uint64 as INT(64, unsigned), string as UTF8).
 func leafNode(t DataType) (parquet.Node, error) {
 	switch t {
 	case TypeFloat64:

@@ -177,7 +177,7 @@ func (g *Grid) MaskedGeometry(ctx context.Context, blobs BlobOpener) (*grid.Mask
 // continuous ensemble (one column per realisation) or an integer attribute
 // (converted to float64). A value is missing, and returned as NaN, when it is
 // null, NaN or equal to one of the attribute's nan_description values
-// (objects-spec.md 1.4).
+// (docs/objects.md 1.4).
 func (o *Object) ReadContinuous(ctx context.Context, blobs BlobOpener, a *Attribute) ([][]float64, error) {
 	if a.Values == nil || !(a.IsContinuous() || a.Type == AttributeInteger) {
 		return nil, fmt.Errorf("attribute %s: type %q is not continuous", a.label(), a.Type)

@@ -20,7 +20,7 @@ const (
 )
 
 // supportedVersions lists the schema versions of each modelled kind, oldest
-// first (objects-spec.md 1.5-1.11).
+// first (docs/objects.md 1.5-1.11).
 var supportedVersions = map[Kind][]string{
 	KindPointset:            {"1.0.1", "1.1.0", "1.2.0", "1.3.0"},
 	KindDownholeIntervals:   {"1.0.1", "1.1.0", "1.2.0", "1.3.0"},

@@ -5,7 +5,7 @@ import (
 )
 
 // DataType is the logical type of the values of an array element
-// (objects-spec.md 1.3, the element's "data_type").
+// (docs/objects.md 1.3, the element's "data_type").
 type DataType string
 
 // The data types the worker reads and writes. Timestamp and uint32 (colour)
@@ -73,7 +73,7 @@ func (c *Column) HasNulls() bool {
 
 // Table is the content of one Parquet blob: a fixed number of rows and a list
 // of top-level columns in file order (order is normative, names are not;
-// objects-spec.md 3).
+// docs/objects.md 3).
 type Table struct {
 	Rows    int64
 	Columns []Column

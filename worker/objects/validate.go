@@ -15,7 +15,7 @@ import (
 )
 
 // SchemaBaseURL is the synthetic base under which every schema file is
-// registered: its root-relative $id is appended (objects-spec.md 1.1).
+// registered: its root-relative $id is appended (docs/objects.md 1.1).
 const SchemaBaseURL = "https://schemas.local"
 
 // SchemasDirEnv names the environment variable that overrides where the

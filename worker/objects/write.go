@@ -6,7 +6,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// Target operations of a compute task's target attribute (objects-spec.md 4.3).
+// Target operations of a compute task's target attribute (docs/objects.md 4.3).
 const (
 	OperationCreate = "create"
 	OperationUpdate = "update"

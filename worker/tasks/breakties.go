@@ -60,7 +60,7 @@ func (pl *breakTiesPlan) Run(ctx context.Context, progress func(int, string)) (a
 	}
 	// Grades are non-negative: when the data have no negative value, zero
 	// is a physical lower bound and tied minimum values are spread upwards
-	// only (tbsim-math.md section 6, the one-sided variant).
+	// only (docs/math.md section 6, the one-sided variant).
 	opts := ties.Options{Seed: uint64(pl.p.Seed), Progress: scaleProgress(progress, 5, 85, "breaking ties")}
 	lowest := math.Inf(1)
 	for _, v := range values {

@@ -6,7 +6,7 @@ import (
 	"math"
 )
 
-// Filter is a row filter of the current request shape (objects-spec.md
+// Filter is a row filter of the current request shape (docs/objects.md
 // 4.3): a condition on one attribute, or all_of / any_of over sub-filters.
 type Filter struct {
 	// Type is "condition", "all_of" or "any_of".

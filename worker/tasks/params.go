@@ -35,15 +35,15 @@ const (
 	DefaultKrigingSamples = 32
 )
 
-// Neighbourhood is a decoded search neighbourhood.
-type Neighbourhood struct {
+// Neighborhood is a decoded search neighbourhood.
+type Neighborhood struct {
 	Ellipsoid  geostat.Ellipsoid
 	MaxSamples int
 	MinSamples int
 }
 
 // Params returns the neighbor search parameters.
-func (n *Neighbourhood) Params() neighbor.Params {
+func (n *Neighborhood) Params() neighbor.Params {
 	return neighbor.Params{Ellipsoid: n.Ellipsoid, MaxSamples: n.MaxSamples, MinSamples: n.MinSamples}
 }
 
@@ -69,7 +69,7 @@ type Target struct {
 type KNNParams struct {
 	Source       Source
 	Target       Target
-	Neighborhood Neighbourhood
+	Neighborhood Neighborhood
 }
 
 // BreakTiesParams are the parameters of the break-ties task. Neighborhood
@@ -77,7 +77,7 @@ type KNNParams struct {
 type BreakTiesParams struct {
 	Source       Source
 	Target       Target
-	Neighborhood *Neighbourhood
+	Neighborhood *Neighborhood
 	Seed         int64
 }
 
@@ -89,7 +89,7 @@ type SimulationParams struct {
 	Target                Target // Name = ensemble name
 	Distribution          ObjectRef
 	Variogram             ObjectRef
-	Neighborhood          *Neighbourhood // nil = default from the variogram
+	Neighborhood          *Neighborhood // nil = default from the variogram
 	Discretisation        grid.BlockDiscretisation
 	Lines                 int
 	Seed                  int64
@@ -112,7 +112,7 @@ type ReportParams struct {
 	PointSims, PointSimsNormalScore string
 	BlockSims, BlockSimsNormalScore string
 	Variogram                       ObjectRef
-	Neighborhood                    *Neighbourhood
+	Neighborhood                    *Neighborhood
 	Discretisation                  grid.BlockDiscretisation
 	Weights                         string
 	NumberOfSimulations             int
@@ -130,7 +130,7 @@ type KrigingParams struct {
 	Source         Source
 	Target         Target
 	Variogram      ObjectRef
-	Neighborhood   Neighbourhood
+	Neighborhood   Neighborhood
 	Ordinary       bool
 	Mean           float64
 	Discretisation grid.BlockDiscretisation
@@ -155,13 +155,13 @@ func body(raw []byte, p *problems) *fields {
 	return newFields(raw, "", p)
 }
 
-// seedNeighbourhood decodes {"max-samples", "anisotropy": {...}}.
-func (f *fields) seedNeighbourhood(key string, maxSamples int64) *Neighbourhood {
+// seedNeighborhood decodes {"max-samples", "anisotropy": {...}}.
+func (f *fields) seedNeighborhood(key string, maxSamples int64) *Neighborhood {
 	if !f.has(key) {
 		return nil
 	}
 	n := f.sub(key)
-	out := &Neighbourhood{MaxSamples: int(n.integer("max-samples", 1, 1, maxSamples, true))}
+	out := &Neighborhood{MaxSamples: int(n.integer("max-samples", 1, 1, maxSamples, true))}
 	if !n.has("anisotropy") {
 		f.p.add(n.name("anisotropy"), "is required")
 	}
@@ -169,13 +169,13 @@ func (f *fields) seedNeighbourhood(key string, maxSamples int64) *Neighbourhood 
 	return out
 }
 
-// currentNeighbourhood decodes {"ellipsoid", "max_samples", "min_samples"}.
-func (f *fields) currentNeighbourhood(key string, maxSamples int64) *Neighbourhood {
+// currentNeighborhood decodes {"ellipsoid", "max_samples", "min_samples"}.
+func (f *fields) currentNeighborhood(key string, maxSamples int64) *Neighborhood {
 	if !f.has(key) {
 		return nil
 	}
 	n := f.sub(key)
-	out := &Neighbourhood{MaxSamples: int(n.integer("max_samples", 1, 1, maxSamples, true))}
+	out := &Neighborhood{MaxSamples: int(n.integer("max_samples", 1, 1, maxSamples, true))}
 	out.MinSamples = int(n.integer("min_samples", 0, 0, maxSamples, false))
 	if out.MinSamples > out.MaxSamples {
 		f.p.add(n.name("min_samples"), "must not exceed max_samples (%d > %d)", out.MinSamples, out.MaxSamples)
@@ -187,12 +187,12 @@ func (f *fields) currentNeighbourhood(key string, maxSamples int64) *Neighbourho
 	return out
 }
 
-func (f *fields) neighbourhood(shape Shape, key string, maxSamples int64, required bool) *Neighbourhood {
-	var n *Neighbourhood
+func (f *fields) neighbourhood(shape Shape, key string, maxSamples int64, required bool) *Neighborhood {
+	var n *Neighborhood
 	if shape == SeedShape {
-		n = f.seedNeighbourhood(key, maxSamples)
+		n = f.seedNeighborhood(key, maxSamples)
 	} else {
-		n = f.currentNeighbourhood(key, maxSamples)
+		n = f.currentNeighborhood(key, maxSamples)
 	}
 	if n == nil && required {
 		f.p.add(f.name(key), "is required")
