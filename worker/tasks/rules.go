@@ -48,7 +48,7 @@ type rule struct {
 	// Integer bounds (inclusive).
 	imin, imax int64
 	// Number bounds: min is exclusive when minExcl.
-	min, max                 float64
+	min, max                float64
 	hasMin, hasMax, minExcl bool
 	// enum lists the allowed values of a string member (nil: any).
 	enum []string
@@ -181,7 +181,7 @@ func discretisationObject() *object {
 // nest filter expressions.
 func filterObject() *object {
 	f := &object{ref: "FilterExpression", tag: "type",
-		doc: "A condition on one attribute, or all_of / any_of over nested expressions (at most 32 levels deep)",
+		doc:    "A condition on one attribute, or all_of / any_of over nested expressions (at most 32 levels deep)",
 		fields: []*rule{str("type", "condition, all_of or any_of").req()}}
 	ops := []string{}
 	for op := range thresholdOps {
