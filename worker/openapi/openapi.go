@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/geostat-engine/geostat/worker/tasks"
@@ -178,6 +179,7 @@ func operation(method, path string, rt route, task string) map[string]any {
 	responses := map[string]any{}
 	for code, d := range rt.responses {
 		r := map[string]any{"description": d}
+		status, _ := strconv.Atoi(code)
 		switch {
 		case rt.json[code] != "":
 			r["content"] = jsonContent("application/json", rt.json[code])
@@ -185,7 +187,7 @@ func operation(method, path string, rt route, task string) map[string]any {
 			r["headers"] = map[string]any{"Location": map[string]any{"description": "the job status URL", "schema": map[string]any{"type": "string"}}}
 		case code == "422" && rt.topic != "":
 			r["content"] = jsonContent("application/problem+json", "ValidationProblem")
-		case code >= "400":
+		case status >= 400:
 			r["content"] = jsonContent("application/problem+json", "Problem")
 		}
 		responses[code] = r

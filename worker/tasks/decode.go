@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/grid"
@@ -270,10 +269,11 @@ func (f *fields) legacyRef(key string) (ObjectRef, string) {
 	return ref, path
 }
 
-// reject records a member whose rule says it must be absent.
+// reject records a member whose rule says it must be absent; the rule's
+// description is the reason.
 func (f *fields) reject(key string) {
 	if f.has(key) {
-		f.p.add(f.name(key), "%s", strings.ToLower(f.rule(key).doc[:1])+f.rule(key).doc[1:])
+		f.p.add(f.name(key), "%s", f.rule(key).doc)
 	}
 }
 

@@ -266,7 +266,7 @@ func currentSourceObject(ref string, filter *object) *object {
 	if filter != nil {
 		o.fields = append(o.fields, member("filter", filter, "Rows of the source that take part"))
 	} else {
-		o.fields = append(o.fields, absent("filter", "Filters are not supported here"))
+		o.fields = append(o.fields, absent("filter", "filters are not supported here"))
 	}
 	return o
 }

@@ -187,7 +187,7 @@ func ruleSchema(r *rule, nullable bool) map[string]any {
 			s["description"] = r.doc
 		}
 	}
-	if r.def != nil {
+	if r.def != nil && !r.required {
 		s["default"] = r.def
 	}
 	return s
