@@ -308,6 +308,11 @@ func TestSchemaAgreesWithDecoder(t *testing.T) {
 		  "target": {"object_reference": "` + base + `path/g.json", "object_element": [{"path": "/cell_attributes/@name=sims"}]},
 		  "distribution": {"object_reference": "` + base + `path/d.json"}, "variogram_model": {"object_reference": "` + base + `path/v.json"}}`},
 		{tasks.TopicSeed, "simulation-report", `{"target": "reports/r.html"}`},
+		// Member names match exactly, and both spellings of a member are checked.
+		{tasks.TopicSeed, "break-ties", `{"source": {"object_reference": "` + base + `path/p.json", "object_element": [{"Path": "/a/@name=au"}]},
+		  "target": {"object_reference": "` + base + `path/p.json", "object_element": [{"path": "/a/@name=bt"}]}}`},
+		{tasks.TopicCurrent, "kriging", `{"source": ` + src + `, "target": ` + tgt + `, "variogram": "` + base + `path/v.json", "neighborhood": {"ellipsoid": ` + ell + `, "max_samples": 4},
+		  "block_discretisation": {"nx": 2}, "block_discretization": {"nx": 10}}`},
 	}
 	for _, r := range invalid {
 		require.Error(t, decode(r.topic, r.task, []byte(r.body)), "the decoder accepts %s/%s: %s", r.topic, r.task, r.body)

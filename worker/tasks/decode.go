@@ -250,14 +250,10 @@ func (f *fields) legacyRef(key string) (ObjectRef, string) {
 	ref := r.objectURL("object_reference")
 	path := ""
 	if raw, ok := r.raw("object_element"); ok {
-		var els []struct {
-			Type string `json:"type"`
-			Path string `json:"path"`
-		}
-		if err := json.Unmarshal(raw, &els); err != nil {
+		if els, ok := stringLists(raw, "type", "path"); !ok {
 			f.p.add(r.name("object_element"), "must be a list of {type, path}")
 		} else if len(els) > 0 {
-			path = els[0].Path
+			path = els[0][1]
 			if path == "" {
 				f.p.add(r.name("object_element")+"[0].path", "is required")
 			}
@@ -267,6 +263,26 @@ func (f *fields) legacyRef(key string) (ObjectRef, string) {
 		f.p.add(r.name("object_element"), "an element path naming the attribute is required")
 	}
 	return ref, path
+}
+
+// stringLists decodes a list of objects (or nulls) whose members keys are
+// strings (or null), matching the member names exactly, as the request
+// schemas do; an item's missing member is "".
+func stringLists(raw json.RawMessage, keys ...string) ([][]string, bool) {
+	var items []map[string]json.RawMessage
+	if json.Unmarshal(raw, &items) != nil {
+		return nil, false
+	}
+	out := make([][]string, len(items))
+	for i, item := range items {
+		out[i] = make([]string, len(keys))
+		for j, k := range keys {
+			if r, ok := item[k]; ok && json.Unmarshal(r, &out[i][j]) != nil {
+				return nil, false
+			}
+		}
+	}
+	return out, true
 }
 
 // reject records a member whose rule says it must be absent; the rule's

@@ -459,11 +459,12 @@ func DecodeKriging(raw []byte) (*KrigingParams, error) {
 		out.Neighborhood = *n
 	}
 	out.Ordinary, out.Mean = f.krigingMethod("kriging_method")
-	key := "block_discretisation"
-	if !f.has(key) && f.has("block_discretization") {
-		key = "block_discretization"
+	// Both spellings are checked; block_discretisation wins when both are
+	// given.
+	out.Discretisation = f.discretisation("block_discretization")
+	if f.has("block_discretisation") {
+		out.Discretisation = f.discretisation("block_discretisation")
 	}
-	out.Discretisation = f.discretisation(key)
 	if f.unmarshal("outputs", &out.Outputs) {
 		known := f.rule("outputs").items.enum
 		for i, o := range out.Outputs {

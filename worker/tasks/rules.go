@@ -428,7 +428,7 @@ func buildTables() *requestTables {
 				member("neighborhood", nbKriging, "The kriging neighbourhood").req(),
 				krigingMethodRule("ordinary"),
 				discMember("block_discretisation"),
-				discMember("block_discretization"),
+				member("block_discretization", disc, "The same, in the spelling of the other tasks; block_discretisation wins when both are given"),
 				array("outputs", str("", "").values(KrigingOutputs...).req(), "Diagnostics written as <name>_<output>"),
 			}},
 		},
