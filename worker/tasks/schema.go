@@ -13,9 +13,10 @@ const SchemaRefPrefix = "#/components/schemas/"
 // dialect) of a task's request body under a topic (TopicSeed or
 // TopicCurrent): the parameters object, bare or wrapped as
 // {"parameters": {...}}. It is rendered from the same rule tables the
-// decoder reads, so a body the decoder accepts validates, and a body the
-// schema refuses is refused by the decoder. Checks across members (named in
-// the descriptions) and the references' targets are left to the decoder.
+// decoder reads, so every body the decoder accepts validates. The decoder
+// alone checks what JSON Schema cannot state: the checks across members
+// (named in the descriptions), the filter nesting depth, and what the
+// references point to.
 // Named schemas are referenced under SchemaRefPrefix; RequestComponents
 // returns them. ok is false for an unknown task.
 func RequestSchema(topic, task string) (schema map[string]any, ok bool) {
