@@ -233,13 +233,45 @@ func extraValid() []request {
 		  "block_simulations": "c", "block_simulations_normal_score": "d", "variogram_model": "` + base + `path/v.json",
 		  "number_of_simulations": 3, "kriging_method": "ordinary", "distribution": {"weights": "w"},
 		  "report_mean_thresholds": {"acceptable": 0.1, "marginal": 0.2}, "report_context": {"title": "t", "details": [null, {"label": "l"}]}}`},
-		{tasks.TopicSeed, "knn", `{"source": {"type": "geoscience-object-reference", "object_reference": "` + base + `path/pts.json",
+		{tasks.TopicSeed, "knn", `{"parameters": {"source": {"type": "geoscience-object-reference", "object_reference": "` + base + `path/pts.json",
 		  "object_element": [{"type": "element", "path": "/locations/attributes/@name=grade"}]},
 		 "target": {"object_reference": "` + base + `00000000-0000-4000-8000-000000000003", "object_element": [{"path": "/cell_attributes/@name=knn"}, null]},
 		 "neighborhood": {"max-samples": 12, "anisotropy": {"ellipsoid_ranges": {"major": 100, "semi_major": 50, "minor": 10},
-		   "rotation": {"dip_azimuth": 30, "dip": 10, "pitch": 5}}}}`},
+		   "rotation": {"dip_azimuth": 30, "dip": 10, "pitch": 5}}}}}`},
 		{tasks.TopicCurrent, "break-ties", `{"source": {"object": "` + base + `path/p.json", "attribute": "au", "filter": null},
 		  "target": {"object": "` + base + `path/p.json", "attribute": {"operation": "create", "name": "bt"}, "filter": "ignored here"}, "random_seed": 5}`},
+		{tasks.TopicCurrent, "break-ties", `{"source": {"object": "` + base + `path/p.json", "attribute": "au"},
+		  "target": {"object": "` + base + `path/p.json", "attribute": {"operation": "update", "reference": "locations.attributes[?name=='au']"}}}`},
+		// Every optional member, in each request shape.
+		{tasks.TopicCurrent, "conditional-turning-bands", `{"parameters": {"source": "` + base + `path/p.json", "source_attribute": "au",
+		  "source_filter": {"where": {"type": "any_of", "filters": [{"type": "condition", "attribute": "d", "operator": "not_in", "values": [1]}]}},
+		  "target": "` + base + `path/g.json", "filter": {"where": {"type": "condition", "attribute": "m", "operator": "equal", "threshold": 1}},
+		  "distribution": "` + base + `path/d.json", "variogram_model": "` + base + `path/v.json",
+		  "neighborhood": {"ellipsoid": {"ellipsoid_ranges": {"major": 100, "semi_major": 50, "minor": 10}}, "max_samples": 24, "min_samples": 2},
+		  "block_discretization": {"nx": 1, "ny": 1, "nz": 1}, "number_of_lines": 200, "random_seed": -3, "realizations": 2,
+		  "variogram_reproduction": true, "kriging_method": {"type": "ordinary", "mean": null}, "normalize_variogram_model": false, "save_gaussian_results": false}}`},
+		{tasks.TopicSeed, "conditional-tbsim", `{"parameters": {
+		  "source": {"object_reference": "` + base + `path/p.json", "object_element": [{"type": "element", "path": "/locations/attributes/@name=au"}, {"type": "element", "path": "/x"}]},
+		  "target": {"object_reference": "` + base + `path/g.json", "object_element": [{"path": "/cell_attributes/@name=sims"}, {"type": "element", "path": "/y"}]},
+		  "distribution": {"object_reference": "` + base + `path/d.json", "object_element": [{"type": "element", "path": "/cdf"}, {"type": "element", "path": "/z"}]},
+		  "variogram_model": {"object_reference": "` + base + `path/v.json", "object_element": []},
+		  "neighborhood": {"max-samples": 40, "anisotropy": {"ellipsoid_ranges": {"major": 100, "semi_major": 50, "minor": 10}}},
+		  "kriging_method": "ordinary", "variogram_reproduction": false, "normalize_variogram_model": true, "save_gaussian_results": true}}`},
+		{tasks.TopicSeed, "simulation-report", `{"parameters": {"simulation_parameters": {
+		  "source": {"object_reference": "` + base + `path/p.json", "object_element": [{"path": "/locations/attributes/@name=au"}]},
+		  "target": {"object_reference": "` + base + `path/g.json", "object_element": [{"path": "/cell_attributes/@name=sims"}]},
+		  "distribution": {"object_reference": "` + base + `path/d.json"}, "variogram_model": {"object_reference": "` + base + `path/v.json"},
+		  "neighborhood": {"max-samples": 40, "anisotropy": {"ellipsoid_ranges": {"major": 100, "semi_major": 50, "minor": 10}}},
+		  "block_discretization": {"nx": 2}, "number_of_lines": 100, "random_seed": 11, "realisations": 3,
+		  "variogram_reproduction": true, "kriging_method": {"type": "simple", "mean": 0}, "normalize_variogram_model": true, "save_gaussian_results": false},
+		  "variogram_reproduction": false, "target": "reports/r.html"}}`},
+		{tasks.TopicCurrent, "simulation-report", `{"parameters": {"simulation_source": "` + base + `path/p.json", "source_attribute": "au",
+		  "simulation_target": "` + base + `path/g.json", "point_simulations": "a", "point_simulations_normal_score": "b",
+		  "block_simulations": "c", "block_simulations_normal_score": "d", "variogram_model": "` + base + `path/v.json",
+		  "neighborhood": {"ellipsoid": {"ellipsoid_ranges": {"major": 100, "semi_major": 50, "minor": 10}}, "max_samples": 24},
+		  "number_of_simulations": 3, "number_of_lines": 300, "random_seed": 9, "kriging_method": {"type": "simple"}}}`},
+		{tasks.TopicSeed, "break-ties", `{"parameters": {"source": {"object_reference": "` + base + `path/p.json", "object_element": [{"path": "/a/@name=au"}]},
+		  "target": {"object_reference": "` + base + `path/p.json", "object_element": [{"path": "/a/@name=bt"}]}}}`},
 	}
 }
 
@@ -503,4 +535,149 @@ func TestResponsesMatchTheirSchemas(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusUnauthorized, r.Status)
 	check("/compute/orgs/{org_id}/geostatistics/knn", http.MethodPost, r, "application/problem+json")
+}
+
+// coverage walks request bodies through the document's schemas, recording
+// the members (schema locations of properties) that they exercise.
+type coverage struct {
+	t        *testing.T
+	sp       *spec
+	seen     map[string]bool
+	compiled map[string]*jsonschema.Schema
+}
+
+// node returns the schema at a JSON pointer of the document.
+func (cv *coverage) node(ptr string) map[string]any {
+	var n any = cv.sp.doc
+	for _, tok := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch v := n.(type) {
+		case map[string]any:
+			n = v[tok]
+		case []any:
+			var i int
+			fmt.Sscan(tok, &i)
+			n = v[i]
+		}
+	}
+	m, _ := n.(map[string]any)
+	return m
+}
+
+func (cv *coverage) valid(ptr string, v any) bool {
+	sch, ok := cv.compiled[ptr]
+	if !ok {
+		var err error
+		sch, err = cv.sp.c.Compile(docURL + "#" + ptr)
+		require.NoError(cv.t, err, ptr)
+		cv.compiled[ptr] = sch
+	}
+	return sch.Validate(v) == nil
+}
+
+// walk records the members of v that the schema at ptr describes; of the
+// alternatives (oneOf, anyOf, if/then/else) it follows those v satisfies.
+func (cv *coverage) walk(ptr string, v any) {
+	n := cv.node(ptr)
+	if ref, ok := n["$ref"].(string); ok {
+		cv.walk(strings.TrimPrefix(ref, "#"), v)
+	}
+	if _, ok := n["if"]; ok {
+		branch := "else"
+		if cv.valid(ptr+"/if", v) {
+			branch = "then"
+		}
+		if _, ok := n[branch]; ok {
+			cv.walk(ptr+"/"+branch, v)
+		}
+	}
+	for _, k := range []string{"oneOf", "anyOf", "allOf"} {
+		alts, _ := n[k].([]any)
+		for i := range alts {
+			p := fmt.Sprintf("%s/%s/%d", ptr, k, i)
+			if k == "allOf" || cv.valid(p, v) {
+				cv.walk(p, v)
+			}
+		}
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		props, _ := n["properties"].(map[string]any)
+		for key := range props {
+			if x, ok := v[key]; ok {
+				p := ptr + pointer("properties", key)
+				cv.seen[p] = true
+				cv.walk(p, x)
+			}
+		}
+	case []any:
+		prefix, _ := n["prefixItems"].([]any)
+		for i, x := range v {
+			switch {
+			case i < len(prefix):
+				cv.walk(fmt.Sprintf("%s/prefixItems/%d", ptr, i), x)
+			case n["items"] != nil:
+				cv.walk(ptr+"/items", x)
+			}
+		}
+	}
+}
+
+// members lists every property location reachable from the schema at ptr.
+func (cv *coverage) members(ptr string, visited map[string]bool, out map[string]bool) {
+	if visited[ptr] {
+		return
+	}
+	visited[ptr] = true
+	n := cv.node(ptr)
+	if ref, ok := n["$ref"].(string); ok {
+		cv.members(strings.TrimPrefix(ref, "#"), visited, out)
+	}
+	for _, k := range []string{"if", "then", "else", "items"} {
+		if _, ok := n[k].(map[string]any); ok {
+			cv.members(ptr+"/"+k, visited, out)
+		}
+	}
+	for _, k := range []string{"oneOf", "anyOf", "allOf", "prefixItems"} {
+		alts, _ := n[k].([]any)
+		for i := range alts {
+			cv.members(fmt.Sprintf("%s/%s/%d", ptr, k, i), visited, out)
+		}
+	}
+	props, _ := n["properties"].(map[string]any)
+	for key := range props {
+		p := ptr + pointer("properties", key)
+		out[p] = true
+		cv.members(p, visited, out)
+	}
+}
+
+// TestCorpusCoversEveryMember checks that the valid requests of the
+// agreement tests use every member of every request schema (each variant
+// too), so that the mutations exercise every rule the decoder enforces.
+func TestCorpusCoversEveryMember(t *testing.T) {
+	s, _ := start(t)
+	sp := load(t, s.OpenAPI())
+	cv := &coverage{t: t, sp: sp, seen: map[string]bool{}, compiled: map[string]*jsonschema.Schema{}}
+	all := map[string]bool{}
+	visited := map[string]bool{}
+	for _, topic := range []string{tasks.TopicSeed, tasks.TopicCurrent} {
+		for _, task := range tasks.Tasks(topic) {
+			cv.members(pointer("paths", "/compute/orgs/{org_id}/"+topic+"/"+task, "post", "requestBody", "content", "application/json", "schema"), visited, all)
+		}
+	}
+	for _, r := range append(demoRequests(), extraValid()...) {
+		var v any
+		require.NoError(t, json.Unmarshal([]byte(r.body), &v))
+		cv.walk(pointer("paths", "/compute/orgs/{org_id}/"+r.topic+"/"+r.task, "post", "requestBody", "content", "application/json", "schema"), v)
+	}
+	var missing []string
+	for p := range all {
+		if !cv.seen[p] {
+			missing = append(missing, p)
+		}
+	}
+	sort.Strings(missing)
+	t.Logf("%d members, %d used", len(all), len(all)-len(missing))
+	assert.Empty(t, missing, "members no valid request uses")
 }

@@ -288,12 +288,17 @@ func currentTargetObject(ref string, filter *object) *object {
 	return o
 }
 
-// krigingMethodRule is "simple" | "ordinary" | {"type", "mean"}.
-func krigingMethodRule(def string) *rule {
-	method := &object{tag: "type", fields: []*rule{str("type", "simple or ordinary").req()}, variants: []variant{
-		{when: []string{"simple"}, obj: &object{fields: []*rule{number("mean", "The known mean of simple kriging")}}},
-		{when: []string{"ordinary"}, obj: &object{fields: []*rule{absent("mean", "A mean applies to simple kriging only")}}},
-	}}
+// krigingMethodObject is {"type", "mean"}.
+func krigingMethodObject() *object {
+	return &object{ref: "KrigingMethod", doc: "Simple kriging (with a known mean) or ordinary kriging", tag: "type",
+		fields: []*rule{str("type", "simple or ordinary").req()}, variants: []variant{
+			{when: []string{"simple"}, obj: &object{fields: []*rule{number("mean", "The known mean of simple kriging")}}},
+			{when: []string{"ordinary"}, obj: &object{fields: []*rule{absent("mean", "A mean applies to simple kriging only")}}},
+		}}
+}
+
+// krigingMethodRule is "simple" | "ordinary" | method, with a default.
+func krigingMethodRule(def string, method *object) *rule {
 	return oneOf("kriging_method", "Simple or ordinary kriging, as a name or {type, mean}",
 		str("", "").values("simple", "ordinary"), member("", method, "")).defaults(def)
 }
@@ -310,6 +315,7 @@ var tables = buildTables()
 func buildTables() *requestTables {
 	ell := ellipsoidObject()
 	disc := discretisationObject()
+	method := krigingMethodObject()
 	filter := wrapFilter(filterObject())
 	seedSource := legacyRefObject("SeedAttributeReference", true, false)
 	seedTarget := legacyRefObject("SeedTargetReference", true, true)
@@ -357,7 +363,7 @@ func buildTables() *requestTables {
 			seed(),
 			integer(realKey, 1, 1, MaxRealisations, "Number of realisations"),
 			boolean("variogram_reproduction", false, "Also check the variogram reproduction"),
-			krigingMethodRule("simple"),
+			krigingMethodRule("simple", method),
 			boolean("normalize_variogram_model", true, "Scale the variogram to a unit sill"),
 			boolean("save_gaussian_results", false, "Also write the Gaussian (normal-score) realisations"),
 		)
@@ -410,7 +416,7 @@ func buildTables() *requestTables {
 				member("distribution", &object{fields: []*rule{str("weights", "Expression of declustering weights")}}, "The sample distribution"),
 				integer("number_of_simulations", 1, 1, math.MaxInt32, "Number of realisations to validate").req(),
 				seed(),
-				krigingMethodRule("simple"),
+				krigingMethodRule("simple", method),
 				integer("number_of_lines", DefaultLines, 1, math.MaxInt32, "Turning-bands lines"),
 				member("report_context", &object{fields: []*rule{
 					str("title", "The report's title"),
@@ -426,7 +432,7 @@ func buildTables() *requestTables {
 				member("target", target, "The object and the attribute to write").req(),
 				objectRef("variogram", "The variogram object's URL"),
 				member("neighborhood", nbKriging, "The kriging neighbourhood").req(),
-				krigingMethodRule("ordinary"),
+				krigingMethodRule("ordinary", method),
 				discMember("block_discretisation"),
 				member("block_discretization", disc, "The same, in the spelling of the other tasks; block_discretisation wins when both are given"),
 				array("outputs", str("", "").values(KrigingOutputs...).req(), "Diagnostics written as <name>_<output>"),
