@@ -295,7 +295,7 @@ func (f *fields) reject(key string) {
 
 // unmarshal decodes a member into v, recording a type error.
 func (f *fields) unmarshal(key string, v any) bool {
-	f.rule(key)
+	f.rule(key) // every member the decoder reads is declared
 	r, ok := f.raw(key)
 	if !ok {
 		return false
