@@ -2,25 +2,43 @@
 // document built from the route patterns the worker registers, so that the
 // document lists exactly the routes that are served: Document fails for a
 // registered route without a description here.
+//
+// The compute routes are described from the task package's own tables:
+// each task gets its own submit path whose request body is the JSON Schema
+// that tasks.RequestSchema renders from the rules the decoder enforces, the
+// {task} of the job routes enumerates the topic's tasks, and errors are
+// problem documents (RFC 9457), with invalid-params on a 422.
 package openapi
 
 import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
+
+	"github.com/geostat-engine/geostat/worker/tasks"
 )
 
-// Route describes one route pattern ("METHOD /path/{param}").
-type Route struct {
-	Summary string
-	Tag     string
-	// Public routes need no bearer token (health, signed URLs).
-	Public bool
-	// Body names the request body's media type ("" = none).
-	Body string
-	// Responses maps status codes to descriptions.
-	Responses map[string]string
+// route describes one route pattern ("METHOD /path/{param}").
+type route struct {
+	summary string
+	tag     string
+	// public routes need no bearer token (health, signed URLs).
+	public bool
+	// body names the request body's media type ("" = none).
+	body string
+	// responses maps status codes to descriptions.
+	responses map[string]string
+	// topic is the compute topic of the route; its {task} enumerates the
+	// topic's tasks.
+	topic string
+	// perTask routes get one path per task of the topic, each with the
+	// task's request schema as body.
+	perTask bool
+	// json maps status codes to the schema (a name under
+	// components/schemas) of their application/json body.
+	json map[string]string
 }
 
 const (
@@ -28,56 +46,65 @@ const (
 	filePrefix = "/file/v2/orgs/{org_id}/workspaces/{workspace_id}"
 )
 
-var jobResponses = map[string]string{"200": "the job has finished", "202": "the job is still running", "404": "no such job"}
-
-// Routes describes every route of the worker, by pattern.
-var Routes = map[string]Route{
-	"GET /healthz":      {Summary: "Liveness: 200 {\"status\": \"ok\"}", Tag: "operations", Public: true, Responses: map[string]string{"200": "the worker is up"}},
-	"GET /metrics":      {Summary: "Prometheus metrics: jobs by task and status, job durations, HTTP requests by route and code", Tag: "operations", Responses: map[string]string{"200": "text exposition format"}},
-	"GET /openapi.json": {Summary: "This document", Tag: "operations", Responses: map[string]string{"200": "OpenAPI 3.1 JSON"}},
-	"GET /geoscience-object/orgs/{org_id}/objects":                         {Summary: "List the organisation's objects (limit, offset, deleted, order_by, filters with eq, neq, in, nin, like, ilike, lt, lte, gt, gte)", Tag: "objects", Responses: map[string]string{"200": "a list page", "422": "invalid filter or sort"}},
-	"GET " + objPrefix + "/objects":                                        {Summary: "List the workspace's objects (deleted=true for soft-deleted ones)", Tag: "objects", Responses: map[string]string{"200": "a list page"}},
-	"PATCH " + objPrefix + "/objects":                                      {Summary: "Latest version ids of up to 500 objects", Tag: "objects", Body: "application/json", Responses: map[string]string{"200": "[{object_id, version_id}]"}},
-	"GET " + objPrefix + "/objects/{object_id}":                            {Summary: "Get an object by id (version, include_versions, deleted; If-None-Match)", Tag: "objects", Responses: map[string]string{"200": "the version record", "304": "not modified", "404": "object not found"}},
-	"POST " + objPrefix + "/objects/{object_id}":                           {Summary: "New version of an object by id (If-Match); ?deleted=false restores", Tag: "objects", Body: "application/json", Responses: map[string]string{"201": "the new version record", "412": "stale If-Match"}},
-	"DELETE " + objPrefix + "/objects/{object_id}":                         {Summary: "Soft-delete an object", Tag: "objects", Responses: map[string]string{"204": "deleted"}},
-	"GET " + objPrefix + "/objects/path/{path...}":                         {Summary: "Get an object by path", Tag: "objects", Responses: map[string]string{"200": "the version record", "404": "object not found"}},
-	"POST " + objPrefix + "/objects/path/{path...}":                        {Summary: "Create an object, or a new version, by path", Tag: "objects", Body: "application/json", Responses: map[string]string{"201": "the version record", "400": "invalid object or path", "409": "already exists"}},
-	"DELETE " + objPrefix + "/objects/path/{path...}":                      {Summary: "Soft-delete an object by path", Tag: "objects", Responses: map[string]string{"204": "deleted"}},
-	"PUT " + objPrefix + "/data":                                           {Summary: "Upload URLs for up to 32 blobs named by SHA-256", Tag: "objects", Body: "application/json", Responses: map[string]string{"200": "[{id, name, exists, upload_url}]", "422": "too many names"}},
-	"PUT /blobs/{org_id}/{workspace_id}/{name}":                            {Summary: "Signed blob upload: whole body, or comp=block / comp=blocklist", Tag: "objects", Public: true, Body: "application/octet-stream", Responses: map[string]string{"201": "stored", "400": "digest mismatch", "403": "bad or expired signature"}},
-	"GET /blobs/{org_id}/{workspace_id}/{name}":                            {Summary: "Signed blob download (Range honoured)", Tag: "objects", Public: true, Responses: map[string]string{"200": "the Parquet bytes", "206": "a range"}},
-	"POST /compute/orgs/{org_id}/geostat/{task}":                           {Summary: "Run a task in the seed's shape (knn, conditional-tbsim, simulation-report, break-ties): 200 with {message, object_modified}, or 303 to the job status after -sync-wait or with Prefer: respond-async", Tag: "compute", Body: "application/json", Responses: map[string]string{"200": "the task result", "303": "see the job status", "400": "bad JSON", "404": "unknown task", "413": "body over 1 MiB", "422": "invalid parameters (invalid-params)"}},
-	"GET /compute/orgs/{org_id}/geostat/{task}/{job_id}/status":            {Summary: "Job status {status, progress, message, error, links}", Tag: "compute", Responses: jobResponses},
-	"GET /compute/orgs/{org_id}/geostat/{task}/{job_id}":                   {Summary: "Job results {status, results, error}", Tag: "compute", Responses: jobResponses},
-	"DELETE /compute/orgs/{org_id}/geostat/{task}/{job_id}":                {Summary: "Cancel a job", Tag: "compute", Responses: map[string]string{"204": "cancelling"}},
-	"POST /compute/orgs/{org_id}/geostatistics/{task}":                     {Summary: "Run a task in the current client's shape (knn, conditional-turning-bands, simulation-report, break-ties, kriging): 303 to the job status", Tag: "compute", Body: "application/json", Responses: map[string]string{"303": "see the job status", "400": "bad JSON", "404": "unknown task", "413": "body over 1 MiB", "422": "invalid parameters (invalid-params)"}},
-	"GET /compute/orgs/{org_id}/geostatistics/{task}/{job_id}/status":      {Summary: "Job status {status, progress, message, error, links}", Tag: "compute", Responses: jobResponses},
-	"GET /compute/orgs/{org_id}/geostatistics/{task}/{job_id}":             {Summary: "Job results {status, results, error}", Tag: "compute", Responses: jobResponses},
-	"DELETE /compute/orgs/{org_id}/geostatistics/{task}/{job_id}":          {Summary: "Cancel a job", Tag: "compute", Responses: map[string]string{"204": "cancelling"}},
-	"GET /compute/orgs/{org_id}/reports/{workspace_id}/{file_id}":          {Summary: "Dashboard: the latest version of a simulation report as a page", Tag: "compute", Responses: map[string]string{"200": "text/html", "404": "no such report"}},
-	"PUT " + filePrefix + "/files/path/{file_path...}":                     {Summary: "New file or new version by path: {file_id, version_id, upload_url}", Tag: "files", Responses: map[string]string{"200": "upload response", "400": "invalid path"}},
-	"PUT " + filePrefix + "/files/{file_id}":                               {Summary: "New version of a file by id", Tag: "files", Responses: map[string]string{"200": "upload response"}},
-	"GET " + filePrefix + "/files/path/{file_path...}":                     {Summary: "A file's record with a signed download URL", Tag: "files", Responses: map[string]string{"200": "the record", "404": "not found"}},
-	"GET " + filePrefix + "/files/{file_id}":                               {Summary: "A file's record by id", Tag: "files", Responses: map[string]string{"200": "the record", "404": "not found"}},
-	"DELETE " + filePrefix + "/files/path/{file_path...}":                  {Summary: "Soft-delete a file by path", Tag: "files", Responses: map[string]string{"204": "deleted"}},
-	"DELETE " + filePrefix + "/files/{file_id}":                            {Summary: "Soft-delete a file", Tag: "files", Responses: map[string]string{"204": "deleted"}},
-	"GET " + filePrefix + "/files":                                         {Summary: "List files {files, total, limit, offset}", Tag: "files", Responses: map[string]string{"200": "a page"}},
-	"PUT /file/v2/content/{org_id}/{workspace_id}/{file_id}/{version_id}":  {Summary: "Signed upload of a file version's content", Tag: "files", Public: true, Responses: map[string]string{"201": "stored"}},
-	"GET /file/v2/content/{org_id}/{workspace_id}/{file_id}/{version_id}":  {Summary: "Signed download of a file version (Range honoured; HEAD too)", Tag: "files", Public: true, Responses: map[string]string{"200": "the content", "206": "a range"}},
-	"HEAD /file/v2/content/{org_id}/{workspace_id}/{file_id}/{version_id}": {Summary: "Size and type of a file version (signed)", Tag: "files", Public: true, Responses: map[string]string{"200": "headers only"}},
+// routes describes every route of the worker, by pattern.
+func routes() map[string]route {
+	jobResponses := map[string]string{"200": "the job has finished", "202": "the job is still running", "404": "no such job"}
+	submit := map[string]string{"303": "see the job status", "400": "bad JSON", "404": "a referenced workspace or object does not exist", "413": "body over 1 MiB", "422": "invalid parameters (invalid-params)"}
+	seedSubmit := map[string]string{"200": "the task result"}
+	for k, v := range submit {
+		seedSubmit[k] = v
+	}
+	out := map[string]route{
+		"GET /healthz":      {summary: "Liveness: 200 {\"status\": \"ok\"}", tag: "operations", public: true, responses: map[string]string{"200": "the worker is up"}},
+		"GET /metrics":      {summary: "Prometheus metrics: jobs by task and status, job durations, HTTP requests by route and code", tag: "operations", responses: map[string]string{"200": "text exposition format"}},
+		"GET /openapi.json": {summary: "This document", tag: "operations", responses: map[string]string{"200": "OpenAPI 3.1 JSON"}},
+		"GET /geoscience-object/orgs/{org_id}/objects":                         {summary: "List the organisation's objects (limit, offset, deleted, order_by, filters with eq, neq, in, nin, like, ilike, lt, lte, gt, gte)", tag: "objects", responses: map[string]string{"200": "a list page", "422": "invalid filter or sort"}},
+		"GET " + objPrefix + "/objects":                                        {summary: "List the workspace's objects (deleted=true for soft-deleted ones)", tag: "objects", responses: map[string]string{"200": "a list page"}},
+		"PATCH " + objPrefix + "/objects":                                      {summary: "Latest version ids of up to 500 objects", tag: "objects", body: "application/json", responses: map[string]string{"200": "[{object_id, version_id}]"}},
+		"GET " + objPrefix + "/objects/{object_id}":                            {summary: "Get an object by id (version, include_versions, deleted; If-None-Match)", tag: "objects", responses: map[string]string{"200": "the version record", "304": "not modified", "404": "object not found"}},
+		"POST " + objPrefix + "/objects/{object_id}":                           {summary: "New version of an object by id (If-Match); ?deleted=false restores", tag: "objects", body: "application/json", responses: map[string]string{"201": "the new version record", "412": "stale If-Match"}},
+		"DELETE " + objPrefix + "/objects/{object_id}":                         {summary: "Soft-delete an object", tag: "objects", responses: map[string]string{"204": "deleted"}},
+		"GET " + objPrefix + "/objects/path/{path...}":                         {summary: "Get an object by path", tag: "objects", responses: map[string]string{"200": "the version record", "404": "object not found"}},
+		"POST " + objPrefix + "/objects/path/{path...}":                        {summary: "Create an object, or a new version, by path", tag: "objects", body: "application/json", responses: map[string]string{"201": "the version record", "400": "invalid object or path", "409": "already exists"}},
+		"DELETE " + objPrefix + "/objects/path/{path...}":                      {summary: "Soft-delete an object by path", tag: "objects", responses: map[string]string{"204": "deleted"}},
+		"PUT " + objPrefix + "/data":                                           {summary: "Upload URLs for up to 32 blobs named by SHA-256", tag: "objects", body: "application/json", responses: map[string]string{"200": "[{id, name, exists, upload_url}]", "422": "too many names"}},
+		"PUT /blobs/{org_id}/{workspace_id}/{name}":                            {summary: "Signed blob upload: whole body, or comp=block / comp=blocklist", tag: "objects", public: true, body: "application/octet-stream", responses: map[string]string{"201": "stored", "400": "digest mismatch", "403": "bad or expired signature"}},
+		"GET /blobs/{org_id}/{workspace_id}/{name}":                            {summary: "Signed blob download (Range honoured)", tag: "objects", public: true, responses: map[string]string{"200": "the Parquet bytes", "206": "a range"}},
+		"POST /compute/orgs/{org_id}/geostat/{task}":                           {summary: "Run a task in the seed's shape: 200 with the task result, or 303 to the job status after -sync-wait or with Prefer: respond-async", tag: "compute", body: "application/json", topic: tasks.TopicSeed, perTask: true, responses: seedSubmit, json: map[string]string{"200": "TaskResult"}},
+		"GET /compute/orgs/{org_id}/geostat/{task}/{job_id}/status":            {summary: "Job status", tag: "compute", topic: tasks.TopicSeed, responses: jobResponses, json: map[string]string{"200": "JobStatus", "202": "JobStatus"}},
+		"GET /compute/orgs/{org_id}/geostat/{task}/{job_id}":                   {summary: "Job results", tag: "compute", topic: tasks.TopicSeed, responses: jobResponses, json: map[string]string{"200": "JobResults", "202": "JobResults"}},
+		"DELETE /compute/orgs/{org_id}/geostat/{task}/{job_id}":                {summary: "Cancel a job", tag: "compute", topic: tasks.TopicSeed, responses: map[string]string{"204": "cancelling", "404": "no such job"}},
+		"POST /compute/orgs/{org_id}/geostatistics/{task}":                     {summary: "Run a task in the current client's shape: 303 to the job status", tag: "compute", body: "application/json", topic: tasks.TopicCurrent, perTask: true, responses: submit},
+		"GET /compute/orgs/{org_id}/geostatistics/{task}/{job_id}/status":      {summary: "Job status", tag: "compute", topic: tasks.TopicCurrent, responses: jobResponses, json: map[string]string{"200": "JobStatus", "202": "JobStatus"}},
+		"GET /compute/orgs/{org_id}/geostatistics/{task}/{job_id}":             {summary: "Job results", tag: "compute", topic: tasks.TopicCurrent, responses: jobResponses, json: map[string]string{"200": "JobResults", "202": "JobResults"}},
+		"DELETE /compute/orgs/{org_id}/geostatistics/{task}/{job_id}":          {summary: "Cancel a job", tag: "compute", topic: tasks.TopicCurrent, responses: map[string]string{"204": "cancelling", "404": "no such job"}},
+		"GET /compute/orgs/{org_id}/reports/{workspace_id}/{file_id}":          {summary: "Dashboard: the latest version of a simulation report as a page", tag: "compute", responses: map[string]string{"200": "text/html", "404": "no such report"}},
+		"PUT " + filePrefix + "/files/path/{file_path...}":                     {summary: "New file or new version by path: {file_id, version_id, upload_url}", tag: "files", responses: map[string]string{"200": "upload response", "400": "invalid path"}},
+		"PUT " + filePrefix + "/files/{file_id}":                               {summary: "New version of a file by id", tag: "files", responses: map[string]string{"200": "upload response"}},
+		"GET " + filePrefix + "/files/path/{file_path...}":                     {summary: "A file's record with a signed download URL", tag: "files", responses: map[string]string{"200": "the record", "404": "not found"}},
+		"GET " + filePrefix + "/files/{file_id}":                               {summary: "A file's record by id", tag: "files", responses: map[string]string{"200": "the record", "404": "not found"}},
+		"DELETE " + filePrefix + "/files/path/{file_path...}":                  {summary: "Soft-delete a file by path", tag: "files", responses: map[string]string{"204": "deleted"}},
+		"DELETE " + filePrefix + "/files/{file_id}":                            {summary: "Soft-delete a file", tag: "files", responses: map[string]string{"204": "deleted"}},
+		"GET " + filePrefix + "/files":                                         {summary: "List files {files, total, limit, offset}", tag: "files", responses: map[string]string{"200": "a page"}},
+		"PUT /file/v2/content/{org_id}/{workspace_id}/{file_id}/{version_id}":  {summary: "Signed upload of a file version's content", tag: "files", public: true, responses: map[string]string{"201": "stored"}},
+		"GET /file/v2/content/{org_id}/{workspace_id}/{file_id}/{version_id}":  {summary: "Signed download of a file version (Range honoured; HEAD too)", tag: "files", public: true, responses: map[string]string{"200": "the content", "206": "a range"}},
+		"HEAD /file/v2/content/{org_id}/{workspace_id}/{file_id}/{version_id}": {summary: "Size and type of a file version (signed)", tag: "files", public: true, responses: map[string]string{"200": "headers only"}},
+	}
+	return out
 }
 
 var paramRE = regexp.MustCompile(`\{([a-zA-Z_]+)(\.\.\.)?\}`)
 
 // Document builds the OpenAPI document of the given route patterns. It
-// fails when a pattern has no entry in Routes.
+// fails when a pattern has no description here.
 func Document(patterns []string, version string) (map[string]any, error) {
+	all := routes()
 	paths := map[string]map[string]any{}
+	patterns = append([]string(nil), patterns...)
 	sort.Strings(patterns)
 	var missing []string
 	for _, p := range patterns {
-		rt, ok := Routes[p]
+		rt, ok := all[p]
 		if !ok {
 			missing = append(missing, p)
 			continue
@@ -86,56 +113,116 @@ func Document(patterns []string, version string) (map[string]any, error) {
 		if !found {
 			return nil, fmt.Errorf("openapi: pattern %q has no method", p)
 		}
-		oaPath := paramRE.ReplaceAllString(path, "{$1}")
-		var params []any
-		for _, m := range paramRE.FindAllStringSubmatch(path, -1) {
-			desc := "path parameter"
-			if m[2] != "" {
-				desc = "the rest of the path, slashes included"
+		ops := map[string]map[string]any{paramRE.ReplaceAllString(path, "{$1}"): operation(method, path, rt, "")}
+		if rt.perTask {
+			ops = map[string]map[string]any{}
+			names := tasks.Tasks(rt.topic)
+			if len(names) == 0 {
+				return nil, fmt.Errorf("openapi: topic %q of %q has no tasks", rt.topic, p)
 			}
-			params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "description": desc, "schema": map[string]any{"type": "string"}})
+			for _, task := range names {
+				if _, ok := tasks.RequestSchema(rt.topic, task); !ok {
+					return nil, fmt.Errorf("openapi: task %s/%s has no request schema", rt.topic, task)
+				}
+				concrete := strings.Replace(path, "{task}", task, 1)
+				ops[paramRE.ReplaceAllString(concrete, "{$1}")] = operation(method, concrete, rt, task)
+			}
 		}
-		responses := map[string]any{}
-		for code, d := range rt.Responses {
-			responses[code] = map[string]any{"description": d}
+		for oaPath, op := range ops {
+			if paths[oaPath] == nil {
+				paths[oaPath] = map[string]any{}
+			}
+			paths[oaPath][strings.ToLower(method)] = op
 		}
-		if !rt.Public {
-			responses["401"] = map[string]any{"description": "missing or unknown bearer token"}
-		}
-		op := map[string]any{
-			"summary":     rt.Summary,
-			"operationId": operationID(method, path),
-			"tags":        []string{rt.Tag},
-			"responses":   responses,
-		}
-		if len(params) > 0 {
-			op["parameters"] = params
-		}
-		if rt.Public {
-			op["security"] = []any{}
-		}
-		if rt.Body != "" {
-			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{rt.Body: map[string]any{}}}
-		}
-		if paths[oaPath] == nil {
-			paths[oaPath] = map[string]any{}
-		}
-		paths[oaPath][strings.ToLower(method)] = op
 	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("openapi: routes without a description: %s", strings.Join(missing, ", "))
+	}
+	schemas := tasks.RequestComponents()
+	for name, s := range responseSchemas() {
+		if _, dup := schemas[name]; dup {
+			return nil, fmt.Errorf("openapi: two schemas named %s", name)
+		}
+		schemas[name] = s
 	}
 	return map[string]any{
 		"openapi": "3.1.0",
 		"info": map[string]any{
 			"title":       "geostat worker",
 			"version":     version,
-			"description": "Geostatistics compute tasks (knn, kriging, conditional turning bands, simulation report, break ties) over a geoscience object store, with jobs, a file area and operations endpoints. Errors are application/problem+json.",
+			"description": "Geostatistics compute tasks (knn, kriging, conditional turning bands, simulation report, break ties) over a geoscience object store, with jobs, a file area and operations endpoints. Errors are application/problem+json (RFC 9457).",
 		},
-		"paths":      paths,
-		"security":   []any{map[string]any{"bearer": []any{}}},
-		"components": map[string]any{"securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}}},
+		"jsonSchemaDialect": "https://spec.openapis.org/oas/3.1/dialect/base",
+		"paths":             paths,
+		"security":          []any{map[string]any{"bearer": []any{}}},
+		"components": map[string]any{
+			"securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}},
+			"schemas":         schemas,
+		},
 	}, nil
+}
+
+// operation describes one route; task is the task of a per-task path.
+func operation(method, path string, rt route, task string) map[string]any {
+	var params []any
+	for _, m := range paramRE.FindAllStringSubmatch(path, -1) {
+		p := map[string]any{"name": m[1], "in": "path", "required": true, "description": "path parameter", "schema": map[string]any{"type": "string"}}
+		switch {
+		case m[2] != "":
+			p["description"] = "the rest of the path, slashes included"
+		case m[1] == "task" && rt.topic != "":
+			p["description"] = "the task"
+			p["schema"] = map[string]any{"type": "string", "enum": tasks.Tasks(rt.topic)}
+		}
+		params = append(params, p)
+	}
+	responses := map[string]any{}
+	for code, d := range rt.responses {
+		r := map[string]any{"description": d}
+		status, _ := strconv.Atoi(code)
+		switch {
+		case rt.json[code] != "":
+			r["content"] = jsonContent("application/json", rt.json[code])
+		case code == "303":
+			r["headers"] = map[string]any{"Location": map[string]any{"description": "the job status URL", "schema": map[string]any{"type": "string"}}}
+		case code == "422" && rt.topic != "":
+			r["content"] = jsonContent("application/problem+json", "ValidationProblem")
+		case status >= 400:
+			r["content"] = jsonContent("application/problem+json", "Problem")
+		}
+		responses[code] = r
+	}
+	if !rt.public {
+		responses["401"] = map[string]any{"description": "missing or unknown bearer token", "content": jsonContent("application/problem+json", "Problem")}
+	}
+	summary := rt.summary
+	if task != "" {
+		summary = task + ": " + summary
+	}
+	op := map[string]any{
+		"summary":     summary,
+		"operationId": operationID(method, path),
+		"tags":        []string{rt.tag},
+		"responses":   responses,
+	}
+	if len(params) > 0 {
+		op["parameters"] = params
+	}
+	if rt.public {
+		op["security"] = []any{}
+	}
+	if rt.body != "" {
+		media := map[string]any{}
+		if task != "" {
+			media["schema"], _ = tasks.RequestSchema(rt.topic, task)
+		}
+		op["requestBody"] = map[string]any{"required": true, "content": map[string]any{rt.body: media}}
+	}
+	return op
+}
+
+func jsonContent(media, schema string) map[string]any {
+	return map[string]any{media: map[string]any{"schema": map[string]any{"$ref": tasks.SchemaRefPrefix + schema}}}
 }
 
 func operationID(method, path string) string {

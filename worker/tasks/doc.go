@@ -6,4 +6,10 @@
 // loads the source objects, calls the library (neighbor, kriging, tbsim,
 // geostat/ties, geostat/report) and writes the result as a new version of
 // the target object.
+//
+// The request members of every task are declared once, in rule tables
+// (name, JSON type, required, bounds, default, allowed values, nested
+// members): the decoder reads its rules from them and RequestSchema renders
+// them as the JSON Schemas of the worker's OpenAPI document, so the
+// document describes exactly what the decoder accepts.
 package tasks

@@ -35,8 +35,7 @@ func (f *fields) filter(key string) *Filter {
 		return nil
 	}
 	w := f.sub(key)
-	if !w.has("where") {
-		f.p.add(w.name("where"), "is required")
+	if !w.need("where") {
 		return nil
 	}
 	return w.sub("where").filterExpr(0)
@@ -47,11 +46,11 @@ func (f *fields) filterExpr(depth int) *Filter {
 		f.p.add(prefixName(f.prefix), "filters are nested too deeply")
 		return nil
 	}
-	out := &Filter{Type: f.str("type", true)}
+	out := &Filter{Type: f.str("type")}
 	switch out.Type {
 	case "condition":
-		out.Attribute = f.str("attribute", true)
-		out.Operator = f.str("operator", true)
+		out.Attribute = f.str("attribute")
+		out.Operator = f.str("operator")
 		switch {
 		case out.Operator == "in" || out.Operator == "not_in":
 			if !f.unmarshal("values", &out.Values) {
@@ -65,7 +64,10 @@ func (f *fields) filterExpr(depth int) *Filter {
 				}
 			}
 		case thresholdOps[out.Operator] != nil:
-			v, ok := f.number("threshold", false)
+			v, ok := 0.0, false
+			if f.has("threshold") {
+				v, ok = f.number("threshold")
+			}
 			if !ok {
 				f.p.add(f.name("threshold"), "is required for operator %q", out.Operator)
 			}
@@ -79,7 +81,7 @@ func (f *fields) filterExpr(depth int) *Filter {
 			f.p.add(f.name("filters"), "a non-empty list is required")
 		}
 		for i, r := range raws {
-			sub := newFields(r, fmt.Sprintf("%s[%d]", f.name("filters"), i), f.p)
+			sub := newFields(r, fmt.Sprintf("%s[%d]", f.name("filters"), i), f.p, f.rule("filters").items.obj)
 			if c := sub.filterExpr(depth + 1); c != nil {
 				out.Filters = append(out.Filters, c)
 			}

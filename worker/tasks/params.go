@@ -3,7 +3,7 @@ package tasks
 import (
 	"encoding/json"
 	"fmt"
-	"math"
+	"slices"
 	"strings"
 
 	"github.com/geostat-engine/geostat/geostat"
@@ -143,106 +143,107 @@ var KrigingOutputs = []string{"variance", "samples", "mean_distance", "slope", "
 
 // body returns the parameters object: the body itself, or its "parameters"
 // member when the body is {"parameters": {...}}.
-func body(raw []byte, p *problems) *fields {
+func body(raw []byte, obj *object, p *problems) *fields {
 	var probe map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &probe); err != nil {
 		p.add("body", "must be a JSON object")
-		return newFields(nil, "", p)
+		return newFields(nil, "", p, obj)
 	}
 	if inner, ok := probe["parameters"]; ok && len(probe) == 1 {
-		return newFields(inner, "parameters", p)
+		return newFields(inner, "parameters", p, obj)
 	}
-	return newFields(raw, "", p)
+	return newFields(raw, "", p, obj)
 }
 
 // seedNeighborhood decodes {"max-samples", "anisotropy": {...}}.
-func (f *fields) seedNeighborhood(key string, maxSamples int64) *Neighborhood {
+func (f *fields) seedNeighborhood(key string) *Neighborhood {
 	if !f.has(key) {
 		return nil
 	}
 	n := f.sub(key)
-	out := &Neighborhood{MaxSamples: int(n.integer("max-samples", 1, 1, maxSamples, true))}
-	if !n.has("anisotropy") {
-		f.p.add(n.name("anisotropy"), "is required")
-	}
+	out := &Neighborhood{MaxSamples: int(n.integer("max-samples"))}
+	n.need("anisotropy")
 	out.Ellipsoid = n.sub("anisotropy").ellipsoid()
 	return out
 }
 
 // currentNeighborhood decodes {"ellipsoid", "max_samples", "min_samples"}.
-func (f *fields) currentNeighborhood(key string, maxSamples int64) *Neighborhood {
+func (f *fields) currentNeighborhood(key string) *Neighborhood {
 	if !f.has(key) {
 		return nil
 	}
 	n := f.sub(key)
-	out := &Neighborhood{MaxSamples: int(n.integer("max_samples", 1, 1, maxSamples, true))}
-	out.MinSamples = int(n.integer("min_samples", 0, 0, maxSamples, false))
+	out := &Neighborhood{MaxSamples: int(n.integer("max_samples"))}
+	out.MinSamples = int(n.integer("min_samples"))
 	if out.MinSamples > out.MaxSamples {
 		f.p.add(n.name("min_samples"), "must not exceed max_samples (%d > %d)", out.MinSamples, out.MaxSamples)
 	}
-	if !n.has("ellipsoid") {
-		f.p.add(n.name("ellipsoid"), "is required")
-	}
+	n.need("ellipsoid")
 	out.Ellipsoid = n.sub("ellipsoid").ellipsoid()
 	return out
 }
 
-func (f *fields) neighbourhood(shape Shape, key string, maxSamples int64, required bool) *Neighborhood {
+// neighbourhood decodes a neighbourhood of the shape, required or not as
+// its rule says.
+func (f *fields) neighbourhood(shape Shape, key string) *Neighborhood {
 	var n *Neighborhood
 	if shape == SeedShape {
-		n = f.seedNeighborhood(key, maxSamples)
+		n = f.seedNeighborhood(key)
 	} else {
-		n = f.currentNeighborhood(key, maxSamples)
+		n = f.currentNeighborhood(key)
 	}
-	if n == nil && required {
+	if n == nil && f.rule(key).required {
 		f.p.add(f.name(key), "is required")
 	}
 	return n
 }
 
-// currentSource decodes {"object", "attribute", "filter"}.
-func (f *fields) currentSource(key string, withFilter bool) Source {
-	if !f.has(key) {
-		f.p.add(f.name(key), "is required")
+// currentSource decodes {"object", "attribute", "filter"}; the filter is
+// refused where its rule says so.
+func (f *fields) currentSource(key string) Source {
+	if !f.need(key) {
 		return Source{}
 	}
 	s := f.sub(key)
-	out := Source{Object: s.objectURL("object"), Attribute: s.str("attribute", true)}
-	if withFilter {
-		out.Filter = s.filter("filter")
+	out := Source{Object: s.objectURL("object"), Attribute: s.str("attribute")}
+	if s.rule("filter").kind == kNull {
+		s.reject("filter")
 	} else {
-		s.reject("filter", "filters are not supported here")
+		out.Filter = s.filter("filter")
 	}
 	return out
 }
 
 // currentTarget decodes {"object", "attribute": {"operation", "name"|"reference"}, "filter"}.
-func (f *fields) currentTarget(key string, withFilter bool) Target {
-	if !f.has(key) {
-		f.p.add(f.name(key), "is required")
+// The filter is read where the target's rules have one.
+func (f *fields) currentTarget(key string) Target {
+	if !f.need(key) {
 		return Target{}
 	}
 	s := f.sub(key)
 	out := Target{Object: s.objectURL("object")}
-	if withFilter {
+	if s.obj.lookup("filter") != nil {
 		out.Filter = s.filter("filter")
 	}
-	if !s.has("attribute") {
-		f.p.add(s.name("attribute"), "is required")
+	if !s.need("attribute") {
 		return out
 	}
 	a := s.sub("attribute")
-	switch op := a.str("operation", true); op {
+	switch op := a.str("operation"); op {
 	case "create":
-		out.Name = a.str("name", true)
+		out.Name = a.str("name")
 	case "update":
-		out.Update = a.str("reference", true)
+		out.Update = a.str("reference")
 	case "":
 	default:
 		f.p.add(a.name("operation"), "must be \"create\" or \"update\" (got %q)", op)
 	}
 	return out
 }
+
+// attributeNamePattern matches every element path from which
+// attributeName reads a name (an unanchored search).
+const attributeNamePattern = `@name=.|\[\?name=='[^']+'`
 
 // attributeName returns the attribute name an element path or simple
 // expression names, for targets of the seed's shape.
@@ -262,7 +263,7 @@ func attributeName(path string) string {
 // seedTarget decodes a legacy target whose element path names the attribute
 // to write.
 func (f *fields) seedTarget(key string) Target {
-	ref, path := f.legacyRef(key, true)
+	ref, path := f.legacyRef(key)
 	t := Target{Object: ref}
 	if path != "" {
 		if t.Name = attributeName(path); t.Name == "" {
@@ -273,11 +274,13 @@ func (f *fields) seedTarget(key string) Target {
 }
 
 func (f *fields) seed() int64 {
-	return f.integer("random_seed", DefaultSeed, math.MinInt64, math.MaxInt64, false)
+	return f.integer("random_seed")
 }
 
-// krigingMethod decodes "simple"/"ordinary", or {"type": ..., "mean": ...}.
-func (f *fields) krigingMethod(key string, defOrdinary bool) (ordinary bool, mean float64) {
+// krigingMethod decodes "simple"/"ordinary", or {"type": ..., "mean": ...};
+// the default comes from the member's rule.
+func (f *fields) krigingMethod(key string) (ordinary bool, mean float64) {
+	defOrdinary := f.rule(key).def == "ordinary"
 	r, ok := f.raw(key)
 	if !ok {
 		return defOrdinary, 0
@@ -285,12 +288,15 @@ func (f *fields) krigingMethod(key string, defOrdinary bool) (ordinary bool, mea
 	var s string
 	if json.Unmarshal(r, &s) != nil {
 		m := f.sub(key)
-		s = m.str("type", true)
-		if v, ok := m.number("mean", false); ok {
+		s = m.str("type")
+		if v, ok := m.number("mean"); ok {
 			mean = v
 			if s == "ordinary" {
 				f.p.add(m.name("mean"), "applies to simple kriging only")
 			}
+		}
+		if s == "" {
+			return defOrdinary, mean
 		}
 	}
 	switch s {
@@ -298,8 +304,6 @@ func (f *fields) krigingMethod(key string, defOrdinary bool) (ordinary bool, mea
 		return false, mean
 	case "ordinary":
 		return true, mean
-	case "":
-		return defOrdinary, mean
 	}
 	f.p.add(f.name(key), "must be \"simple\" or \"ordinary\" (got %q)", s)
 	return defOrdinary, mean
@@ -308,16 +312,16 @@ func (f *fields) krigingMethod(key string, defOrdinary bool) (ordinary bool, mea
 // DecodeKNN decodes and checks the fields of a knn request.
 func DecodeKNN(shape Shape, raw []byte) (*KNNParams, error) {
 	var p problems
-	f := body(raw, &p)
+	f := body(raw, params(shape, "knn"), &p)
 	out := &KNNParams{}
 	if shape == SeedShape {
-		out.Source.Object, out.Source.Attribute = f.legacyRef("source", true)
+		out.Source.Object, out.Source.Attribute = f.legacyRef("source")
 		out.Target = f.seedTarget("target")
 	} else {
-		out.Source = f.currentSource("source", true)
-		out.Target = f.currentTarget("target", true)
+		out.Source = f.currentSource("source")
+		out.Target = f.currentTarget("target")
 	}
-	if n := f.neighbourhood(shape, "neighborhood", MaxKNNSamples, true); n != nil {
+	if n := f.neighbourhood(shape, "neighborhood"); n != nil {
 		out.Neighborhood = *n
 	}
 	return out, p.err()
@@ -326,17 +330,17 @@ func DecodeKNN(shape Shape, raw []byte) (*KNNParams, error) {
 // DecodeBreakTies decodes and checks the fields of a break-ties request.
 func DecodeBreakTies(shape Shape, raw []byte) (*BreakTiesParams, error) {
 	var p problems
-	f := body(raw, &p)
+	f := body(raw, params(shape, "break-ties"), &p)
 	out := &BreakTiesParams{}
 	if shape == SeedShape {
-		out.Source.Object, out.Source.Attribute = f.legacyRef("source", true)
+		out.Source.Object, out.Source.Attribute = f.legacyRef("source")
 		out.Target = f.seedTarget("target")
 		out.Seed = f.seed()
 	} else {
-		out.Source = f.currentSource("source", false)
-		out.Target = f.currentTarget("target", false)
-		out.Neighborhood = f.neighbourhood(shape, "neighborhood", MaxKNNSamples, false)
-		out.Seed = f.integer("seed", DefaultSeed, math.MinInt64, math.MaxInt64, false)
+		out.Source = f.currentSource("source")
+		out.Target = f.currentTarget("target")
+		out.Neighborhood = f.neighbourhood(shape, "neighborhood")
+		out.Seed = f.integer("seed")
 		if f.has("random_seed") && !f.has("seed") {
 			out.Seed = f.seed()
 		}
@@ -348,31 +352,35 @@ func DecodeBreakTies(shape Shape, raw []byte) (*BreakTiesParams, error) {
 // realKey is "realizations" or "realisations".
 func (f *fields) simulation(shape Shape, realKey string, out *SimulationParams) {
 	if shape == SeedShape {
-		out.Source.Object, out.Source.Attribute = f.legacyRef("source", true)
+		out.Source.Object, out.Source.Attribute = f.legacyRef("source")
 		out.Target = f.seedTarget("target")
-		out.Distribution, _ = f.legacyRef("distribution", false)
-		out.Variogram, _ = f.legacyRef("variogram_model", false)
+		out.Distribution, _ = f.legacyRef("distribution")
+		out.Variogram, _ = f.legacyRef("variogram_model")
 	} else {
-		out.Source = Source{Object: f.objectURL("source"), Attribute: f.str("source_attribute", true), Filter: f.filter("source_filter")}
+		out.Source = Source{Object: f.objectURL("source"), Attribute: f.str("source_attribute"), Filter: f.filter("source_filter")}
 		out.Target = Target{Object: f.objectURL("target"), Name: DefaultEnsembleName, Filter: f.filter("filter")}
 		out.Distribution = f.objectURL("distribution")
 		out.Variogram = f.objectURL("variogram_model")
 	}
-	out.Neighborhood = f.neighbourhood(shape, "neighborhood", MaxKrigingSamples, false)
+	out.Neighborhood = f.neighbourhood(shape, "neighborhood")
 	out.Discretisation = f.discretisation("block_discretization")
-	out.Lines = int(f.integer("number_of_lines", DefaultLines, 1, MaxLines, false))
+	out.Lines = int(f.integer("number_of_lines"))
 	out.Seed = f.seed()
-	out.Realisations = int(f.integer(realKey, 1, 1, MaxRealisations, false))
-	out.VariogramReproduction = f.boolean("variogram_reproduction", false)
-	out.Ordinary, _ = f.krigingMethod("kriging_method", false)
-	out.Normalise = f.boolean("normalize_variogram_model", true)
-	out.SaveGaussian = f.boolean("save_gaussian_results", false)
+	out.Realisations = int(f.integer(realKey))
+	out.VariogramReproduction = f.boolean("variogram_reproduction")
+	out.Ordinary, _ = f.krigingMethod("kriging_method")
+	out.Normalise = f.boolean("normalize_variogram_model")
+	out.SaveGaussian = f.boolean("save_gaussian_results")
 }
 
 // DecodeSimulation decodes and checks a conditional turning-bands request.
 func DecodeSimulation(shape Shape, raw []byte) (*SimulationParams, error) {
 	var p problems
-	f := body(raw, &p)
+	task := "conditional-turning-bands"
+	if shape == SeedShape {
+		task = "conditional-tbsim"
+	}
+	f := body(raw, params(shape, task), &p)
 	out := &SimulationParams{}
 	f.simulation(shape, "realizations", out)
 	return out, p.err()
@@ -381,40 +389,40 @@ func DecodeSimulation(shape Shape, raw []byte) (*SimulationParams, error) {
 // DecodeReport decodes and checks a simulation-report request.
 func DecodeReport(shape Shape, raw []byte) (*ReportParams, error) {
 	var p problems
-	f := body(raw, &p)
-	out := &ReportParams{AcceptableMean: 0.05, MarginalMean: 0.10}
+	f := body(raw, params(shape, "simulation-report"), &p)
+	out := &ReportParams{}
 	if shape == SeedShape {
 		if !f.has("simulation_parameters") {
 			p.add("simulation_parameters", "is required")
 		}
 		sim := &SimulationParams{}
 		f.sub("simulation_parameters").simulation(SeedShape, "realisations", sim)
-		sim.VariogramReproduction = f.boolean("variogram_reproduction", false) || sim.VariogramReproduction
+		sim.VariogramReproduction = f.boolean("variogram_reproduction") || sim.VariogramReproduction
 		out.Simulation = sim
-		out.File = f.str("target", true)
+		out.File = f.str("target")
 		out.VariogramReproduction = sim.VariogramReproduction
 		return out, p.err()
 	}
 	out.SimulationSource = f.objectURL("simulation_source")
-	out.SourceAttribute = f.str("source_attribute", true)
+	out.SourceAttribute = f.str("source_attribute")
 	out.SimulationTarget = f.objectURL("simulation_target")
-	out.PointSims = f.str("point_simulations", true)
-	out.PointSimsNormalScore = f.str("point_simulations_normal_score", true)
-	out.BlockSims = f.str("block_simulations", true)
-	out.BlockSimsNormalScore = f.str("block_simulations_normal_score", true)
+	out.PointSims = f.str("point_simulations")
+	out.PointSimsNormalScore = f.str("point_simulations_normal_score")
+	out.BlockSims = f.str("block_simulations")
+	out.BlockSimsNormalScore = f.str("block_simulations_normal_score")
 	out.Variogram = f.objectURL("variogram_model")
-	out.Neighborhood = f.neighbourhood(shape, "neighborhood", MaxKrigingSamples, false)
+	out.Neighborhood = f.neighbourhood(shape, "neighborhood")
 	out.Discretisation = f.discretisation("block_discretization")
 	d := f.sub("distribution")
-	out.Weights = d.str("weights", false)
-	out.NumberOfSimulations = int(f.integer("number_of_simulations", 1, 1, math.MaxInt32, true))
+	out.Weights = d.str("weights")
+	out.NumberOfSimulations = int(f.integer("number_of_simulations"))
 	out.Seed = f.seed()
-	out.Ordinary, _ = f.krigingMethod("kriging_method", false)
-	out.Lines = int(f.integer("number_of_lines", DefaultLines, 1, math.MaxInt32, false))
+	out.Ordinary, _ = f.krigingMethod("kriging_method")
+	out.Lines = int(f.integer("number_of_lines"))
 	out.VariogramReproduction = true
 	if f.has("report_context") {
 		c := f.sub("report_context")
-		out.Title = c.str("title", false)
+		out.Title = c.str("title")
 		var details []struct {
 			Label string `json:"label"`
 			Value string `json:"value"`
@@ -425,20 +433,14 @@ func DecodeReport(shape Shape, raw []byte) (*ReportParams, error) {
 			}
 		}
 	}
-	if f.has("report_mean_thresholds") {
-		t := f.sub("report_mean_thresholds")
-		if v, ok := t.number("acceptable", false); ok {
-			out.AcceptableMean = v
-		}
-		if v, ok := t.number("marginal", false); ok {
-			out.MarginalMean = v
-		}
-		if out.AcceptableMean < 0 || math.IsNaN(out.AcceptableMean) {
-			p.add(t.name("acceptable"), "must be ≥ 0")
-		}
-		if out.MarginalMean < 0 || math.IsNaN(out.MarginalMean) {
-			p.add(t.name("marginal"), "must be ≥ 0")
-		} else if out.MarginalMean < out.AcceptableMean {
+	t := f.sub("report_mean_thresholds")
+	out.AcceptableMean, out.MarginalMean = t.rule("acceptable").def.(float64), t.rule("marginal").def.(float64)
+	if v, ok := t.number("acceptable"); ok {
+		out.AcceptableMean = v
+	}
+	if v, ok := t.number("marginal"); ok {
+		out.MarginalMean = v
+		if out.MarginalMean < out.AcceptableMean {
 			p.add(t.name("marginal"), "must be at least the acceptable threshold")
 		}
 	}
@@ -448,28 +450,26 @@ func DecodeReport(shape Shape, raw []byte) (*ReportParams, error) {
 // DecodeKriging decodes and checks a kriging request (current shape only).
 func DecodeKriging(raw []byte) (*KrigingParams, error) {
 	var p problems
-	f := body(raw, &p)
+	f := body(raw, params(CurrentShape, "kriging"), &p)
 	out := &KrigingParams{}
-	out.Source = f.currentSource("source", true)
-	out.Target = f.currentTarget("target", true)
+	out.Source = f.currentSource("source")
+	out.Target = f.currentTarget("target")
 	out.Variogram = f.objectURL("variogram")
-	if n := f.neighbourhood(CurrentShape, "neighborhood", MaxKrigingSamples, true); n != nil {
+	if n := f.neighbourhood(CurrentShape, "neighborhood"); n != nil {
 		out.Neighborhood = *n
 	}
-	out.Ordinary, out.Mean = f.krigingMethod("kriging_method", true)
-	key := "block_discretisation"
-	if !f.has(key) && f.has("block_discretization") {
-		key = "block_discretization"
+	out.Ordinary, out.Mean = f.krigingMethod("kriging_method")
+	// Both spellings are checked; block_discretisation wins when both are
+	// given.
+	out.Discretisation = f.discretisation("block_discretization")
+	if f.has("block_discretisation") {
+		out.Discretisation = f.discretisation("block_discretisation")
 	}
-	out.Discretisation = f.discretisation(key)
 	if f.unmarshal("outputs", &out.Outputs) {
+		known := f.rule("outputs").items.enum
 		for i, o := range out.Outputs {
-			known := false
-			for _, k := range KrigingOutputs {
-				known = known || k == o
-			}
-			if !known {
-				p.add(fmt.Sprintf("%s[%d]", f.name("outputs"), i), "unknown output %q (want one of %s)", o, strings.Join(KrigingOutputs, ", "))
+			if !slices.Contains(known, o) {
+				p.add(fmt.Sprintf("%s[%d]", f.name("outputs"), i), "unknown output %q (want one of %s)", o, strings.Join(known, ", "))
 			}
 		}
 	}

@@ -26,7 +26,15 @@ type ObjectRef struct {
 	Version string
 }
 
-var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+// uuidPattern matches a UUID string (8-4-4-4-12 hex digits).
+const uuidPattern = `[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`
+
+var uuidRE = regexp.MustCompile(`^` + uuidPattern + `$`)
+
+// objectRefPattern matches every reference that ParseObjectRef accepts (an
+// unanchored search: it is what the request schemas ask of a reference).
+const objectRefPattern = `/geoscience-object/orgs/` + uuidPattern + `/workspaces/` + uuidPattern +
+	`/objects/(path/[^?#]|` + uuidPattern + `([?#]|$))`
 
 // IsUUID reports whether s is a UUID string (8-4-4-4-12 hex digits).
 func IsUUID(s string) bool { return uuidRE.MatchString(s) }

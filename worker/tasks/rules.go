@@ -1,0 +1,495 @@
+package tasks
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/geostat-engine/geostat/grid"
+)
+
+// The request fields of every task are declared once, in the tables below:
+// each member's name, JSON type, whether it is required, its bounds, default,
+// allowed values and nested members. The decoder (decode.go, params.go,
+// filter.go) reads its rules from these tables, and RequestSchema renders
+// the same tables as the JSON Schemas of the OpenAPI document, so that the
+// document cannot drift from what the decoder accepts. Checks that JSON
+// Schema cannot state (min_samples ≤ max_samples, marginal ≥ acceptable,
+// the filter nesting depth) are said in the member's description.
+
+// kind is the JSON type of a request member.
+type kind int
+
+const (
+	kString kind = iota
+	// kObjectRef is a string holding a geoscience object reference URL.
+	kObjectRef
+	kInteger
+	kNumber
+	kBoolean
+	kObject
+	kArray
+	// kNull is a member that must be absent (or null).
+	kNull
+	// kOneOf is a member that takes one of several forms (alts).
+	kOneOf
+)
+
+// rule is what the decoder enforces on one request member. As everywhere in
+// the request shapes, a member that is null counts as absent. An array's
+// items may be null unless their rule is required.
+type rule struct {
+	name     string
+	doc      string
+	kind     kind
+	required bool
+	// def is the value used when the member is absent (nil: none).
+	def any
+	// Integer bounds (inclusive).
+	imin, imax int64
+	// Number bounds: min is exclusive when minExcl.
+	min, max                float64
+	hasMin, hasMax, minExcl bool
+	// enum lists the allowed values of a string member (nil: any).
+	enum []string
+	// pattern is a regular expression (unanchored, RE2 and ECMA-262
+	// compatible) that every value the decoder accepts matches.
+	pattern string
+	obj     *object // kObject
+	items   *rule   // kArray: every element
+	// first, when set, is the rule of the array's first element instead
+	// of items.
+	first    *rule
+	minItems int
+	alts     []*rule // kOneOf
+}
+
+// object is the rule set of a JSON object: its members and, when tag is
+// set, the variants that the value of member tag selects (each variant's
+// members apply on top of fields).
+type object struct {
+	// ref names the object among the shared schemas ("" = inline).
+	ref      string
+	doc      string
+	fields   []*rule
+	tag      string
+	variants []variant
+}
+
+// variant is the extra members of an object whose tag member has one of the
+// values in when.
+type variant struct {
+	when []string
+	obj  *object
+}
+
+// lookup finds the rule of a member, in the object's own fields or in one
+// of its variants.
+func (o *object) lookup(key string) *rule {
+	if o == nil {
+		return nil
+	}
+	for _, r := range o.fields {
+		if r.name == key {
+			return r
+		}
+	}
+	for _, v := range o.variants {
+		if r := v.obj.lookup(key); r != nil {
+			return r
+		}
+	}
+	return nil
+}
+
+// Constructors of rules, so that the tables read as declarations.
+
+func str(name, doc string) *rule { return &rule{name: name, doc: doc, kind: kString} }
+
+func objectRef(name, doc string) *rule {
+	return &rule{name: name, doc: doc, kind: kObjectRef, required: true, pattern: objectRefPattern}
+}
+
+func integer(name string, def, min, max int64, doc string) *rule {
+	return &rule{name: name, doc: doc, kind: kInteger, def: def, imin: min, imax: max}
+}
+
+func number(name, doc string) *rule { return &rule{name: name, doc: doc, kind: kNumber} }
+
+func boolean(name string, def bool, doc string) *rule {
+	return &rule{name: name, doc: doc, kind: kBoolean, def: def}
+}
+
+func member(name string, o *object, doc string) *rule {
+	return &rule{name: name, doc: doc, kind: kObject, obj: o}
+}
+
+func array(name string, items *rule, doc string) *rule {
+	return &rule{name: name, doc: doc, kind: kArray, items: items}
+}
+
+func absent(name, doc string) *rule { return &rule{name: name, doc: doc, kind: kNull} }
+
+func oneOf(name, doc string, alts ...*rule) *rule {
+	return &rule{name: name, doc: doc, kind: kOneOf, alts: alts}
+}
+
+func (r *rule) req() *rule { r.required = true; return r }
+
+func (r *rule) values(v ...string) *rule { r.enum = v; return r }
+
+func (r *rule) defaults(v any) *rule { r.def = v; return r }
+
+func (r *rule) positive() *rule { r.hasMin, r.minExcl = true, true; return r }
+
+func (r *rule) between(min, max float64) *rule {
+	r.min, r.max, r.hasMin, r.hasMax = min, max, true, true
+	return r
+}
+
+func (r *rule) atLeast(min float64) *rule { r.min, r.hasMin = min, true; return r }
+
+// Shared members.
+
+// ellipsoidObject is {"ellipsoid_ranges": {...}, "rotation": {...}}.
+func ellipsoidObject() *object {
+	ranges := &object{fields: []*rule{
+		number("major", "Range along the major axis").positive().req(),
+		number("semi_major", "Range along the semi-major axis").positive().req(),
+		number("minor", "Range along the minor axis").positive().req(),
+	}}
+	rotation := &object{fields: []*rule{
+		number("dip_azimuth", "Degrees clockwise from north (default 0)").between(0, 360),
+		number("dip", "Degrees down from horizontal (default 0)").between(0, 180),
+		number("pitch", "Degrees within the dipping plane (default 0)").between(0, 360),
+	}}
+	return &object{ref: "Ellipsoid", doc: "A search or anisotropy ellipsoid: ranges and rotation (docs/math.md, section 1)", fields: []*rule{
+		member("ellipsoid_ranges", ranges, "The ellipsoid's ranges, positive").req(),
+		member("rotation", rotation, "The ellipsoid's rotation (all angles default to 0)"),
+	}}
+}
+
+// discretisationObject is {"nx", "ny", "nz"}.
+func discretisationObject() *object {
+	n := func(axis string) *rule {
+		return integer(axis, 1, 1, grid.MaxDiscretisation, "Sub-points per cell along "+axis[1:])
+	}
+	return &object{ref: "BlockDiscretisation", doc: "Sub-points per cell that average a block value", fields: []*rule{n("nx"), n("ny"), n("nz")}}
+}
+
+// filterObject is a row filter expression {"type", ...}; all_of and any_of
+// nest filter expressions.
+func filterObject() *object {
+	f := &object{ref: "FilterExpression", tag: "type",
+		doc:    "A condition on one attribute, or all_of / any_of over nested expressions (at most 32 levels deep)",
+		fields: []*rule{str("type", "condition, all_of or any_of").req()}}
+	ops := []string{}
+	for op := range thresholdOps {
+		ops = append(ops, op)
+	}
+	slices.Sort(ops)
+	condition := &object{tag: "operator", fields: []*rule{
+		str("attribute", "The attribute expression the condition reads").req(),
+		str("operator", "in / not_in (category names or keys) or a comparison with threshold").req(),
+	}, variants: []variant{
+		{when: []string{"in", "not_in"}, obj: &object{fields: []*rule{
+			array("values", oneOf("", "A category name or key", str("", ""), number("", "")).req(),
+				"The category names (strings) or keys (numbers) to match").req(),
+		}}},
+		{when: ops, obj: &object{fields: []*rule{number("threshold", "The value compared against").req()}}},
+	}}
+	nested := &object{fields: []*rule{}}
+	f.variants = []variant{{when: []string{"condition"}, obj: condition}, {when: []string{"all_of", "any_of"}, obj: nested}}
+	filters := array("filters", member("", f, "").req(), "The nested expressions").req()
+	filters.minItems = 1
+	nested.fields = append(nested.fields, filters)
+	return f
+}
+
+// wrapFilter is {"where": <expression>}.
+func wrapFilter(expr *object) *object {
+	return &object{ref: "Filter", doc: "A row filter (docs/objects.md, section 4.3)", fields: []*rule{
+		member("where", expr, "The filter expression").req(),
+	}}
+}
+
+// legacyRefObject is the seed's geoscience-object-reference. With element
+// set, an object_element whose first path names an attribute is required;
+// named also asks that path to name the attribute (@name=<name>).
+func legacyRefObject(ref string, element, named bool) *object {
+	path := str("path", "Element path, e.g. /locations/attributes/@name=grade").req()
+	if named {
+		path.pattern = attributeNamePattern
+		path.doc = "Element path naming the attribute as /…/@name=<name>"
+	}
+	first := member("", &object{fields: []*rule{str("type", ""), path}}, "")
+	first.required = true
+	els := array("object_element", member("", &object{fields: []*rule{str("type", ""), str("path", "")}}, ""),
+		"Elements of the object; the first one's path names the attribute")
+	els.first = first
+	if element {
+		els.required, els.minItems = true, 1
+	}
+	return &object{ref: ref, doc: "A geoscience-object-reference of the seed's request shapes", fields: []*rule{
+		str("type", "Always geoscience-object-reference").values(legacyRefType),
+		objectRef("object_reference", "The object's URL"),
+		els,
+	}}
+}
+
+// legacyRefType is the type member of a seed object reference.
+const legacyRefType = "geoscience-object-reference"
+
+// seedNeighborhoodObject is {"max-samples", "anisotropy"}.
+func seedNeighborhoodObject(ref string, maxSamples int64, ell *object) *object {
+	return &object{ref: ref, doc: "A search neighbourhood of the seed's shapes", fields: []*rule{
+		integer("max-samples", 1, 1, maxSamples, "The largest number of samples used per target").req(),
+		member("anisotropy", ell, "The search ellipsoid").req(),
+	}}
+}
+
+// currentNeighborhoodObject is {"ellipsoid", "max_samples", "min_samples"}.
+func currentNeighborhoodObject(ref string, maxSamples int64, ell *object) *object {
+	return &object{ref: ref, doc: "A search neighbourhood", fields: []*rule{
+		member("ellipsoid", ell, "The search ellipsoid").req(),
+		integer("max_samples", 1, 1, maxSamples, "The largest number of samples used per target").req(),
+		integer("min_samples", 0, 0, maxSamples, "Targets with fewer samples get no value; must not exceed max_samples"),
+	}}
+}
+
+// currentSourceObject is {"object", "attribute", "filter"}.
+func currentSourceObject(ref string, filter *object) *object {
+	o := &object{ref: ref, doc: "An object and one of its attributes", fields: []*rule{
+		objectRef("object", "The object's URL"),
+		str("attribute", "The attribute expression, e.g. locations.attributes[?name=='grade']").req(),
+	}}
+	if filter != nil {
+		o.fields = append(o.fields, member("filter", filter, "Rows of the source that take part"))
+	} else {
+		o.fields = append(o.fields, absent("filter", "filters are not supported here"))
+	}
+	return o
+}
+
+// currentTargetObject is {"object", "attribute": {"operation", ...}, "filter"}.
+func currentTargetObject(ref string, filter *object) *object {
+	attr := &object{tag: "operation", fields: []*rule{str("operation", "create a new attribute, or update an existing one").req()},
+		variants: []variant{
+			{when: []string{"create"}, obj: &object{fields: []*rule{str("name", "The new attribute's name (an attribute of that name is replaced, keeping its key)").req()}}},
+			{when: []string{"update"}, obj: &object{fields: []*rule{str("reference", "The expression of the attribute to update").req()}}},
+		}}
+	o := &object{ref: ref, doc: "The object a task writes to and the attribute it writes", fields: []*rule{
+		objectRef("object", "The object's URL"),
+		member("attribute", attr, "The attribute written").req(),
+	}}
+	if filter != nil {
+		o.fields = append(o.fields, member("filter", filter, "Rows of the target that are written"))
+	}
+	return o
+}
+
+// krigingMethodObject is {"type", "mean"}.
+func krigingMethodObject() *object {
+	return &object{ref: "KrigingMethod", doc: "Simple kriging (with a known mean) or ordinary kriging", tag: "type",
+		fields: []*rule{str("type", "simple or ordinary").req()}, variants: []variant{
+			{when: []string{"simple"}, obj: &object{fields: []*rule{number("mean", "The known mean of simple kriging")}}},
+			{when: []string{"ordinary"}, obj: &object{fields: []*rule{absent("mean", "A mean applies to simple kriging only")}}},
+		}}
+}
+
+// krigingMethodRule is "simple" | "ordinary" | method, with a default.
+func krigingMethodRule(def string, method *object) *rule {
+	return oneOf("kriging_method", "Simple or ordinary kriging, as a name or {type, mean}",
+		str("", "").values("simple", "ordinary"), member("", method, "")).defaults(def)
+}
+
+// The request tables of every task, by topic and task name.
+type requestTables struct {
+	byTopic map[string]map[string]*object
+	// shared are the named objects, by ref.
+	shared map[string]*object
+}
+
+var tables = buildTables()
+
+func buildTables() *requestTables {
+	ell := ellipsoidObject()
+	disc := discretisationObject()
+	method := krigingMethodObject()
+	filter := wrapFilter(filterObject())
+	seedSource := legacyRefObject("SeedAttributeReference", true, false)
+	seedTarget := legacyRefObject("SeedTargetReference", true, true)
+	seedObject := legacyRefObject("SeedObjectReference", false, false)
+	seedNbKNN := seedNeighborhoodObject("SeedNeighborhood", MaxKNNSamples, ell)
+	seedNbKriging := seedNeighborhoodObject("SeedKrigingNeighborhood", MaxKrigingSamples, ell)
+	nbKNN := currentNeighborhoodObject("Neighborhood", MaxKNNSamples, ell)
+	nbKriging := currentNeighborhoodObject("KrigingNeighborhood", MaxKrigingSamples, ell)
+	source := currentSourceObject("Source", filter)
+	sourceNoFilter := currentSourceObject("SourceWithoutFilter", nil)
+	target := currentTargetObject("Target", filter)
+	targetNoFilter := currentTargetObject("TargetWithoutFilter", nil)
+	seed := func() *rule {
+		return integer("random_seed", DefaultSeed, math.MinInt64, math.MaxInt64, "Seed of the random streams")
+	}
+	discMember := func(name string) *rule {
+		return member(name, disc, "Block discretisation of the target cells (default 1 × 1 × 1: point support)")
+	}
+
+	simulation := func(shape Shape, realKey string) []*rule {
+		var out []*rule
+		if shape == SeedShape {
+			out = []*rule{
+				member("source", seedSource, "The conditioning samples and their attribute").req(),
+				member("target", seedTarget, "The grid or points to simulate; the path names the ensemble").req(),
+				member("distribution", seedObject, "The distribution object of the attribute").req(),
+				member("variogram_model", seedObject, "The variogram of the normal scores").req(),
+				member("neighborhood", seedNbKriging, "The kriging neighbourhood (default: from the variogram's ranges)"),
+			}
+		} else {
+			out = []*rule{
+				objectRef("source", "The conditioning samples' object URL"),
+				str("source_attribute", "The attribute expression of the conditioning values").req(),
+				member("source_filter", filter, "Rows of the source used"),
+				objectRef("target", "The grid or points to simulate (the ensemble is named "+DefaultEnsembleName+")"),
+				member("filter", filter, "Rows of the target simulated"),
+				objectRef("distribution", "The distribution object of the attribute"),
+				objectRef("variogram_model", "The variogram of the normal scores"),
+				member("neighborhood", nbKriging, "The kriging neighbourhood (default: from the variogram's ranges)"),
+			}
+		}
+		return append(out,
+			discMember("block_discretization"),
+			integer("number_of_lines", DefaultLines, 1, MaxLines, "Turning-bands lines"),
+			seed(),
+			integer(realKey, 1, 1, MaxRealisations, "Number of realisations"),
+			boolean("variogram_reproduction", false, "Also check the variogram reproduction"),
+			krigingMethodRule("simple", method),
+			boolean("normalize_variogram_model", true, "Scale the variogram to a unit sill"),
+			boolean("save_gaussian_results", false, "Also write the Gaussian (normal-score) realisations"),
+		)
+	}
+	t := &requestTables{byTopic: map[string]map[string]*object{
+		TopicSeed: {
+			"knn": {doc: "k-nearest mean, seed shape", fields: []*rule{
+				member("source", seedSource, "The samples and their attribute").req(),
+				member("target", seedTarget, "The object and the attribute to write").req(),
+				member("neighborhood", seedNbKNN, "The search neighbourhood").req(),
+			}},
+			"break-ties": {doc: "Break ties, seed shape (ties are ordered randomly)", fields: []*rule{
+				member("source", seedSource, "The samples and their attribute").req(),
+				member("target", seedTarget, "The object and the attribute to write").req(),
+				seed(),
+			}},
+			"conditional-tbsim": {doc: "Conditional turning-bands simulation, seed shape", fields: simulation(SeedShape, "realizations")},
+			"simulation-report": {doc: "Simulate, then write a validation report, seed shape", fields: []*rule{
+				member("simulation_parameters", &object{ref: "SeedSimulationParameters", fields: simulation(SeedShape, "realisations")},
+					"The simulation to run").req(),
+				boolean("variogram_reproduction", false, "Also check the variogram reproduction"),
+				str("target", "The file path of the report").req(),
+			}},
+		},
+		TopicCurrent: {
+			"knn": {doc: "k-nearest mean", fields: []*rule{
+				member("source", source, "The samples and their attribute").req(),
+				member("target", target, "The object and the attribute to write").req(),
+				member("neighborhood", nbKNN, "The search neighbourhood").req(),
+			}},
+			"break-ties": {doc: "Break ties by local means, or randomly without a neighbourhood", fields: []*rule{
+				member("source", sourceNoFilter, "The samples and their attribute").req(),
+				member("target", targetNoFilter, "The object and the attribute to write").req(),
+				member("neighborhood", nbKNN, "The neighbourhood of the local means (none: ties are ordered randomly)"),
+				integer("seed", DefaultSeed, math.MinInt64, math.MaxInt64, "Seed of the random order (random_seed is read when seed is absent)"),
+				seed(),
+			}},
+			"conditional-turning-bands": {doc: "Conditional turning-bands simulation", fields: simulation(CurrentShape, "realizations")},
+			"simulation-report": {doc: "Validation report of stored simulations", fields: []*rule{
+				objectRef("simulation_source", "The conditioning samples' object URL"),
+				str("source_attribute", "The attribute expression of the conditioning values").req(),
+				objectRef("simulation_target", "The simulated object's URL"),
+				str("point_simulations", "Expression of the point realisations").req(),
+				str("point_simulations_normal_score", "Expression of the point realisations' normal scores").req(),
+				str("block_simulations", "Expression of the block realisations").req(),
+				str("block_simulations_normal_score", "Expression of the block realisations' normal scores").req(),
+				objectRef("variogram_model", "The variogram of the normal scores"),
+				member("neighborhood", nbKriging, "The kriging neighbourhood (default: from the variogram's ranges)"),
+				discMember("block_discretization"),
+				member("distribution", &object{fields: []*rule{str("weights", "Expression of declustering weights")}}, "The sample distribution"),
+				integer("number_of_simulations", 1, 1, math.MaxInt32, "Number of realisations to validate").req(),
+				seed(),
+				krigingMethodRule("simple", method),
+				integer("number_of_lines", DefaultLines, 1, math.MaxInt32, "Turning-bands lines"),
+				member("report_context", &object{fields: []*rule{
+					str("title", "The report's title"),
+					array("details", member("", &object{fields: []*rule{str("label", ""), str("value", "")}}, ""), "Label and value rows shown under the title"),
+				}}, "What the report shows about its context"),
+				member("report_mean_thresholds", &object{fields: []*rule{
+					number("acceptable", "Relative mean difference shown as acceptable").atLeast(0).defaults(0.05),
+					number("marginal", "Relative mean difference shown as marginal; at least acceptable").atLeast(0).defaults(0.10),
+				}}, "Thresholds of the mean check"),
+			}},
+			"kriging": {doc: "Simple or ordinary, point or block kriging", fields: []*rule{
+				member("source", source, "The samples and their attribute").req(),
+				member("target", target, "The object and the attribute to write").req(),
+				objectRef("variogram", "The variogram object's URL"),
+				member("neighborhood", nbKriging, "The kriging neighbourhood").req(),
+				krigingMethodRule("ordinary", method),
+				discMember("block_discretisation"),
+				member("block_discretization", disc, "The same, in the spelling of the other tasks; block_discretisation wins when both are given"),
+				array("outputs", str("", "").values(KrigingOutputs...).req(), "Diagnostics written as <name>_<output>"),
+			}},
+		},
+	}}
+	t.shared = map[string]*object{}
+	for topic, tasks := range t.byTopic {
+		for task, o := range tasks {
+			o.ref = taskSchemaName(topic, task)
+			t.collect(o)
+		}
+	}
+	return t
+}
+
+// collect records the named objects reachable from o.
+func (t *requestTables) collect(o *object) {
+	if o == nil {
+		return
+	}
+	if o.ref != "" {
+		if prev, ok := t.shared[o.ref]; ok {
+			if prev != o {
+				panic(fmt.Sprintf("tasks: two request objects named %s", o.ref))
+			}
+			return
+		}
+		t.shared[o.ref] = o
+	}
+	var walk func(r *rule)
+	walk = func(r *rule) {
+		if r == nil {
+			return
+		}
+		t.collect(r.obj)
+		walk(r.items)
+		walk(r.first)
+		for _, a := range r.alts {
+			walk(a)
+		}
+	}
+	for _, r := range o.fields {
+		walk(r)
+	}
+	for _, v := range o.variants {
+		t.collect(v.obj)
+	}
+}
+
+// request returns the table of a task's parameters under a topic.
+func (t *requestTables) request(topic, task string) *object { return t.byTopic[topic][task] }
+
+// params returns the table of a task in a shape.
+func params(shape Shape, task string) *object {
+	if shape == SeedShape {
+		return tables.request(TopicSeed, task)
+	}
+	return tables.request(TopicCurrent, task)
+}
