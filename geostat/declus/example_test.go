@@ -44,3 +44,35 @@ func ExampleKNN() {
 	// Output:
 	// [0.05 0.29 0.16 0.50]
 }
+
+func ExampleCell() {
+	// Four samples on a line: three within 3 m of each other, one 10 m
+	// away. Cells of 5 m, two grid origins.
+	coords := []float64{
+		0, 0, 0,
+		1, 0, 0,
+		3, 0, 0,
+		10, 0, 0,
+	}
+	p := declus.CellParams{Sizes: []float64{5}, Offsets: 2}
+	r, err := declus.Cell(context.Background(), coords, nil, p, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%.4f\n", r.Weights)
+
+	// With values, choose among cell sizes 2 to 20 m the one that
+	// minimises the declustered mean (high values are clustered).
+	values := []float64{4, 4.5, 3.5, 1}
+	p = declus.CellParams{Sizes: declus.SizeRange(2, 20, 9), Offsets: 4, Objective: declus.Minimize}
+	r, err = declus.Cell(context.Background(), coords, values, p, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("size %g: mean %.3f, weights %.4f\n", r.Size, r.Means[(int(r.Size)-2)/2], r.Weights)
+	// Output:
+	// [0.1667 0.1667 0.2500 0.4167]
+	// size 8: mean 2.604, weights [0.1667 0.1667 0.2083 0.4583]
+}
