@@ -91,6 +91,8 @@ func influence(ctx context.Context, ix *neighbor.Index, locations []float64, pow
 			accs[w] = a
 			s := ix.NewSearcher()
 			var lambda []float64
+			found := 0
+			defer func() { used[w] = found }()
 			for ctx.Err() == nil {
 				lo := int(next.Add(int64(chunk))) - chunk
 				if lo >= total {
@@ -102,7 +104,7 @@ func influence(ctx context.Context, ix *neighbor.Index, locations []float64, pow
 					if len(idx) == 0 {
 						continue
 					}
-					used[w]++
+					found++
 					if power == 0 {
 						v := uint64(fixedScale / float64(len(idx)))
 						for _, i := range idx {
