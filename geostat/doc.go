@@ -47,4 +47,12 @@
 // power-model tails. NormalScore maps data to Gaussian values y = G⁻¹(F(z))
 // and BackTransform maps them back, z = F⁻¹(G(y)), both interpolating linearly
 // in probability so that the round trip is exact up to rounding.
+// NormalScoresAll and BackTransformsAll transform large arrays in parallel
+// (NaN, a missing value, stays NaN). BuildDistribution builds the table from
+// data values and optional declustering weights (sorted values, mid-step
+// cumulative probabilities of the normalised weights, optional tails);
+// LowerPowerTail and UpperPowerTail convert the continuous-distribution
+// task's tails, whose powers lie in (0, 1], into the object's power model
+// (the lower power stored as its reciprocal, ≥ 1 as the schema requires).
+// Declustering weights come from the subpackage declus.
 package geostat

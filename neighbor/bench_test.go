@@ -111,6 +111,27 @@ func BenchmarkMean(b *testing.B) {
 	}
 }
 
+// BenchmarkIDW times the inverse-distance estimate (power 2 and a general
+// power) of the case, to compare with BenchmarkMean.
+func BenchmarkIDW(b *testing.B) {
+	ix := benchIndex(b)
+	out := make([]float64, len(benchData.targets)/3)
+	for _, power := range []float64{2, 2.5} {
+		for _, procs := range []int{1, runtime.NumCPU()} {
+			b.Run(fmt.Sprintf("power=%g/procs=%d", power, procs), func(b *testing.B) {
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+				cpu := processCPU()
+				for b.Loop() {
+					if err := ix.IDW(context.Background(), benchData.values, power, benchData.targets, out, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+				reportPerQuery(b, processCPU()-cpu, len(benchData.targets)/3)
+			})
+		}
+	}
+}
+
 // BenchmarkSearch times single queries walking the grid targets in order
 // (each query seeded by the previous one, as in a batch) and checks that
 // they do not allocate.

@@ -1,6 +1,7 @@
 // Package neighbor finds the anisotropic neighbours of target points among
 // source points, the moving neighbourhood of kriging and simulation, and
-// computes the KNN estimate (the mean of the neighbours' values).
+// computes the KNN estimate (the mean of the neighbours' values) and the
+// inverse-distance (IDW) estimate over the same neighbours.
 //
 // # Search
 //
@@ -48,9 +49,17 @@
 //
 // # Batches
 //
-// Index.SearchAll and Index.Mean query many targets (flat xyz, for example
+// Index.SearchAll, Index.Mean and Index.IDW query many targets (flat xyz, for example
 // grid.Grid.CellCentres or grid.Masked.ActiveCentres) on geostat.Workers(ctx)
 // goroutines, writing results by target index, so the output does not depend
 // on the number of goroutines. They stop early when the context is cancelled
 // and report progress after every chunk of targets.
+//
+// # Inverse distance
+//
+// Index.IDW weighs the neighbours of a target by λ_i ∝ h_i^−power, h_i their
+// anisotropic distance (the ellipsoid-normalised distance above), normalised
+// to sum 1 (IDWWeights). A target at anisotropic distance 0 from some
+// neighbours gets the mean of their values: exactly the sample's value when
+// there is one.
 package neighbor

@@ -80,3 +80,34 @@ func ExampleIndex_Mean() {
 	// Output:
 	// [1.5 1.5 2 2.5]
 }
+
+func ExampleIndex_IDW() {
+	// Three samples on the x axis; the search ellipsoid is a 100 m sphere.
+	coords := []float64{
+		0, 0, 0,
+		10, 0, 0,
+		30, 0, 0,
+	}
+	values := []float64{1, 2, 4}
+	p := neighbor.Params{
+		Ellipsoid:  geostat.Ellipsoid{Major: 100, SemiMajor: 100, Minor: 100},
+		MaxSamples: 3,
+	}
+	ix, err := neighbor.NewIndex(coords, values, nil, p)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// At x = 5 the samples are 5, 5 and 25 m away: weights 1/25, 1/25 and
+	// 1/625 with power 2, so (25·1 + 25·2 + 1·4)/51. At x = 10 the target
+	// is on sample 1 and gets its value.
+	targets := []float64{5, 0, 0, 10, 0, 0}
+	out := make([]float64, 2)
+	if err := ix.IDW(context.Background(), values, 2, targets, out, nil); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%.4f %.4f\n", out[0], out[1])
+	// Output:
+	// 1.5490 2.0000
+}

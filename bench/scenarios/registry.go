@@ -10,6 +10,10 @@ import (
 func All() []harness.Scenario {
 	return []harness.Scenario{
 		knn(),
+		idwScenario(),
+		declusteringScenario(),
+		declusCellScenario(),
+		normalScoreScenario(),
 		krigingScenario("kriging-sk", krigingSK),
 		krigingScenario("kriging-ok", krigingOK),
 		krigingScenario("kriging-block", krigingBlock),

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geostat-engine/geostat/bench/cases"
+	"github.com/geostat-engine/geostat/geostat/declus"
 	"github.com/geostat-engine/geostat/neighbor"
 )
 
@@ -26,7 +27,7 @@ func TestRegistry(t *testing.T) {
 		require.True(t, ok)
 		assert.Equal(t, s.Name, got.Name)
 	}
-	assert.Len(t, seen, 12)
+	assert.Len(t, seen, 16)
 	_, ok := Lookup("nope")
 	assert.False(t, ok)
 }
@@ -86,4 +87,25 @@ func TestCheckGaussianField(t *testing.T) {
 		v[i] *= 2
 	}
 	assert.ErrorContains(t, checkGaussianField(v), "variance")
+}
+
+// The idw and declustering checks are real oracles: they accept the
+// library's results and catch a wrong one.
+func TestInputsOracles(t *testing.T) {
+	c, err := cases.New(cases.KNN(cases.Small, 3))
+	require.NoError(t, err)
+	targets := c.Grid.CellCentres(nil)
+	out := make([]float64, len(targets)/3)
+	ix, err := neighbor.NewIndex(c.Coords, c.Grades, nil, knnParams)
+	require.NoError(t, err)
+	require.NoError(t, ix.IDW(context.Background(), c.Grades, idwPower, targets, out, nil))
+	require.NoError(t, idwOracle(c, targets, out))
+	out[0] *= 1.001
+	assert.ErrorContains(t, idwOracle(c, targets, out), "brute force")
+
+	r, err := declus.IDW(context.Background(), ix, targets, idwPower, nil)
+	require.NoError(t, err)
+	require.NoError(t, checkInfluence(ix, targets, r.Weights))
+	r.Weights[5], r.Weights[6] = r.Weights[6], r.Weights[5]
+	assert.ErrorContains(t, checkInfluence(ix, targets, r.Weights), "recomputed")
 }
