@@ -1,0 +1,264 @@
+package ensemble
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Operations selects the location-wise statistics to compute; any
+// combination, at least one.
+type Operations struct {
+	// Summary asks for the minimum, maximum, mean and variance.
+	Summary bool
+	// Quantiles are quantile levels in [0, 1].
+	Quantiles []float64
+	// ProbabilityAbove are cutoffs c for P(X > c).
+	ProbabilityAbove []float64
+	// MeanAbove are cutoffs c for E[X | X > c].
+	MeanAbove []float64
+}
+
+// Validate returns an error naming the offending member (with the task's
+// member names: quantiles, probability_above_cutoff.cutoffs,
+// mean_above_cutoff.cutoffs) when no operation is requested or a level or
+// cutoff is not valid. Quantile levels must lie in [0, 1]; cutoffs must be
+// finite; a list must not repeat a value (each output has its own name).
+func (o Operations) Validate() error {
+	if !o.Summary && len(o.Quantiles) == 0 && len(o.ProbabilityAbove) == 0 && len(o.MeanAbove) == 0 {
+		return errors.New("no operation requested: set summary, quantiles, probability_above_cutoff or mean_above_cutoff")
+	}
+	for i, q := range o.Quantiles {
+		if !(q >= 0 && q <= 1) {
+			return fmt.Errorf("quantiles[%d] = %v is outside [0, 1]", i, q)
+		}
+	}
+	if err := distinct("quantiles", o.Quantiles); err != nil {
+		return err
+	}
+	for _, l := range []struct {
+		name string
+		v    []float64
+	}{{"probability_above_cutoff.cutoffs", o.ProbabilityAbove}, {"mean_above_cutoff.cutoffs", o.MeanAbove}} {
+		for i, c := range l.v {
+			if math.IsNaN(c) || math.IsInf(c, 0) {
+				return fmt.Errorf("%s[%d] = %v is not a finite number", l.name, i, c)
+			}
+		}
+		if err := distinct(l.name, l.v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// distinct refuses a repeated level: its output name would be written twice.
+func distinct(name string, v []float64) error {
+	for i := range v {
+		for j := 0; j < i; j++ {
+			if v[i] == v[j] {
+				return fmt.Errorf("%s[%d] = %v repeats %s[%d]", name, i, v[i], name, j)
+			}
+		}
+	}
+	return nil
+}
+
+// Statistics holds the location-wise outputs, one value per cell; NaN is a
+// missing value. Slices of operations not requested are nil.
+type Statistics struct {
+	// Min, Max, Mean and Variance are the summary (Operations.Summary).
+	Min, Max, Mean, Variance []float64
+	// Quantiles[k] is the quantile at level Operations.Quantiles[k].
+	Quantiles [][]float64
+	// ProbabilityAbove[k] is P(X > Operations.ProbabilityAbove[k]).
+	ProbabilityAbove [][]float64
+	// MeanAbove[k] is E[X | X > Operations.MeanAbove[k]].
+	MeanAbove [][]float64
+}
+
+// LocationWise computes per-cell statistics over the realisations of an
+// ensemble (a Reducer). With x_1 … x_n the finite values of a cell (NaN and
+// ±Inf are missing and skipped; n ≤ R):
+//
+//	min, max      the smallest and largest x_r
+//	mean          m = (x_1 + … + x_n) / n, summed in realisation order
+//	variance      Σ (x_r − m)² / n   (divisor n, the population variance,
+//	              numpy's default ddof = 0)
+//	quantile q    linear interpolation between order statistics at position
+//	              h = q·(n − 1): with x_(0) ≤ … ≤ x_(n−1), k = ⌊h⌋,
+//	              Q(q) = x_(k) + (h − k)·(x_(k+1) − x_(k))
+//	              (numpy's default method "linear", R type 7; Q(0) = min,
+//	              Q(1) = max, Q(0.5) the usual median)
+//	P(X > c)      #{r : x_r > c} / n   (strictly greater: a value equal to
+//	              the cutoff is not above it)
+//	E[X | X > c]  the mean of the x_r > c, in realisation order
+//
+// A cell without finite values (n = 0) gets NaN for every output, the
+// probability included; E[X | X > c] is NaN when no value exceeds c.
+// Quantiles use a deterministic selection (no full sort) on a cell-major copy
+// of the tile, so every output is a function of the cell's values alone:
+// bit-identical for any number of goroutines and any tiling.
+type LocationWise struct {
+	ops   Operations
+	out   Statistics
+	nreal int
+	ncell int
+	// qlevels are the quantile levels; see quantileRanks.
+	qlevels []float64
+}
+
+// NewLocationWise validates ops and allocates the outputs for an ensemble of
+// cells cells and realisations realisations (≥ 1). Every output starts as
+// NaN, so cells no tile covers stay missing.
+func NewLocationWise(ops Operations, cells, realisations int) (*LocationWise, error) {
+	if err := ops.Validate(); err != nil {
+		return nil, err
+	}
+	if cells < 0 || realisations < 1 {
+		return nil, fmt.Errorf("ensemble: %d cells × %d realisations", cells, realisations)
+	}
+	l := &LocationWise{ops: ops, nreal: realisations, ncell: cells}
+	l.ops.Quantiles = append([]float64(nil), ops.Quantiles...)
+	l.ops.ProbabilityAbove = append([]float64(nil), ops.ProbabilityAbove...)
+	l.ops.MeanAbove = append([]float64(nil), ops.MeanAbove...)
+	col := func() []float64 {
+		v := make([]float64, cells)
+		for i := range v {
+			v[i] = nan
+		}
+		return v
+	}
+	if ops.Summary {
+		l.out.Min, l.out.Max, l.out.Mean, l.out.Variance = col(), col(), col(), col()
+	}
+	cols := func(k int) [][]float64 {
+		if k == 0 {
+			return nil
+		}
+		out := make([][]float64, k)
+		for i := range out {
+			out[i] = col()
+		}
+		return out
+	}
+	l.out.Quantiles = cols(len(ops.Quantiles))
+	l.out.ProbabilityAbove = cols(len(ops.ProbabilityAbove))
+	l.out.MeanAbove = cols(len(ops.MeanAbove))
+	l.qlevels = l.ops.Quantiles
+	return l, nil
+}
+
+// Statistics returns the outputs (filled by ProcessTile or Process).
+func (l *LocationWise) Statistics() *Statistics { return &l.out }
+
+// Operations returns the operations l computes.
+func (l *LocationWise) Operations() Operations { return l.ops }
+
+func (l *LocationWise) realisations() int { return l.nreal }
+func (l *LocationWise) cells() int        { return l.ncell }
+func (l *LocationWise) permutes() bool    { return len(l.ops.Quantiles) > 0 }
+
+func (l *LocationWise) reduce(cell int, v []float64, s *scratch) {
+	n := len(v)
+	if n == 0 {
+		return // outputs stay NaN
+	}
+	o := &l.out
+	if o.Min != nil {
+		lo, hi, sum := v[0], v[0], 0.0
+		for _, x := range v {
+			lo = min(lo, x)
+			hi = max(hi, x)
+			sum += x
+		}
+		m := sum / float64(n)
+		ss := 0.0
+		for _, x := range v {
+			d := x - m
+			ss += d * d
+		}
+		o.Min[cell], o.Max[cell], o.Mean[cell], o.Variance[cell] = lo, hi, m, ss/float64(n)
+	}
+	for k, c := range l.ops.ProbabilityAbove {
+		above := 0
+		for _, x := range v {
+			if x > c {
+				above++
+			}
+		}
+		o.ProbabilityAbove[k][cell] = float64(above) / float64(n)
+	}
+	for k, c := range l.ops.MeanAbove {
+		above, sum := 0, 0.0
+		for _, x := range v {
+			if x > c {
+				above++
+				sum += x
+			}
+		}
+		if above > 0 {
+			o.MeanAbove[k][cell] = sum / float64(above)
+		}
+	}
+	if len(l.qlevels) > 0 {
+		s.ranks = quantileRanks(s.ranks[:0], l.qlevels, n)
+		selectRanks(v, s.ranks)
+		for k, q := range l.qlevels {
+			o.Quantiles[k][cell] = quantileOf(v, q)
+		}
+	}
+}
+
+// Run computes the statistics of every cell of src (Process with l alone)
+// and returns them.
+func (l *LocationWise) Run(ctx context.Context, src Source) (*Statistics, error) {
+	if err := Process(ctx, src, l); err != nil {
+		return nil, err
+	}
+	return &l.out, nil
+}
+
+// Compute is NewLocationWise followed by Run over src.
+func Compute(ctx context.Context, src Source, ops Operations) (*Statistics, error) {
+	l, err := NewLocationWise(ops, src.Cells(), src.Realisations())
+	if err != nil {
+		return nil, err
+	}
+	return l.Run(ctx, src)
+}
+
+// Output is one named per-cell output.
+type Output struct {
+	// Name is the attribute name (see LocationWise.Outputs).
+	Name string
+	// Level is the quantile level or the cutoff the output is for (0 for
+	// the summary).
+	Level float64
+	// Values has one value per cell, NaN where missing.
+	Values []float64
+}
+
+// Outputs returns the computed outputs with their attribute names, in the
+// order summary (min, max, mean, variance), quantiles, probabilities above
+// cutoffs, means above cutoffs, each list in request order. Names are
+// "min", "max", "mean", "variance", "Quantile: q", "Prob>c" and "Mean>c",
+// the numbers written by FormatNumber (0.1 → "0.1", 2 → "2.0").
+func (l *LocationWise) Outputs() []Output {
+	var out []Output
+	if l.out.Min != nil {
+		out = append(out, Output{Name: "min", Values: l.out.Min}, Output{Name: "max", Values: l.out.Max},
+			Output{Name: "mean", Values: l.out.Mean}, Output{Name: "variance", Values: l.out.Variance})
+	}
+	for k, q := range l.ops.Quantiles {
+		out = append(out, Output{Name: "Quantile: " + FormatNumber(q), Level: q, Values: l.out.Quantiles[k]})
+	}
+	for k, c := range l.ops.ProbabilityAbove {
+		out = append(out, Output{Name: "Prob>" + FormatNumber(c), Level: c, Values: l.out.ProbabilityAbove[k]})
+	}
+	for k, c := range l.ops.MeanAbove {
+		out = append(out, Output{Name: "Mean>" + FormatNumber(c), Level: c, Values: l.out.MeanAbove[k]})
+	}
+	return out
+}
