@@ -20,6 +20,7 @@ func All() []harness.Scenario {
 		reportScenario(),
 		parquetWrite(),
 		parquetRead(),
+		locationWise(),
 		workerE2E(),
 	}
 }

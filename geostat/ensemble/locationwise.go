@@ -107,6 +107,11 @@ type LocationWise struct {
 	ncell int
 	// qlevels are the quantile levels; see quantileRanks.
 	qlevels []float64
+	// cuts are the distinct cutoffs of both lists; probAt[k] and meanAt[k]
+	// index the cutoff of ProbabilityAbove[k] and MeanAbove[k] in it, so a
+	// cutoff asked for both is counted once.
+	cuts           []float64
+	probAt, meanAt []int
 }
 
 // NewLocationWise validates ops and allocates the outputs for an ensemble of
@@ -147,6 +152,21 @@ func NewLocationWise(ops Operations, cells, realisations int) (*LocationWise, er
 	l.out.ProbabilityAbove = cols(len(ops.ProbabilityAbove))
 	l.out.MeanAbove = cols(len(ops.MeanAbove))
 	l.qlevels = l.ops.Quantiles
+	index := func(c float64) int {
+		for j, x := range l.cuts {
+			if x == c {
+				return j
+			}
+		}
+		l.cuts = append(l.cuts, c)
+		return len(l.cuts) - 1
+	}
+	for _, c := range l.ops.ProbabilityAbove {
+		l.probAt = append(l.probAt, index(c))
+	}
+	for _, c := range l.ops.MeanAbove {
+		l.meanAt = append(l.meanAt, index(c))
+	}
 	return l, nil
 }
 
@@ -169,8 +189,13 @@ func (l *LocationWise) reduce(cell int, v []float64, s *scratch) {
 	if o.Min != nil {
 		lo, hi, sum := v[0], v[0], 0.0
 		for _, x := range v {
-			lo = min(lo, x)
-			hi = max(hi, x)
+			// Rarely taken once the first values are in: predictable.
+			if x < lo {
+				lo = x
+			}
+			if x > hi {
+				hi = x
+			}
 			sum += x
 		}
 		m := sum / float64(n)
@@ -181,32 +206,27 @@ func (l *LocationWise) reduce(cell int, v []float64, s *scratch) {
 		}
 		o.Min[cell], o.Max[cell], o.Mean[cell], o.Variance[cell] = lo, hi, m, ss/float64(n)
 	}
-	for k, c := range l.ops.ProbabilityAbove {
-		above := 0
-		for _, x := range v {
-			if x > c {
-				above++
-			}
+	if len(l.cuts) > 0 {
+		if cap(s.above) < len(l.cuts) {
+			s.above, s.sumAbove = make([]int, len(l.cuts)), make([]float64, len(l.cuts))
 		}
-		o.ProbabilityAbove[k][cell] = float64(above) / float64(n)
-	}
-	for k, c := range l.ops.MeanAbove {
-		above, sum := 0, 0.0
-		for _, x := range v {
-			if x > c {
-				above++
-				sum += x
-			}
+		for j, c := range l.cuts {
+			s.above[j], s.sumAbove[j] = countAbove(v, c)
 		}
-		if above > 0 {
-			o.MeanAbove[k][cell] = sum / float64(above)
+		for k, j := range l.probAt {
+			o.ProbabilityAbove[k][cell] = float64(s.above[j]) / float64(n)
+		}
+		for k, j := range l.meanAt {
+			if s.above[j] > 0 {
+				o.MeanAbove[k][cell] = s.sumAbove[j] / float64(s.above[j])
+			}
 		}
 	}
 	if len(l.qlevels) > 0 {
 		s.ranks = quantileRanks(s.ranks[:0], l.qlevels, n)
 		selectRanks(v, s.ranks)
 		for k, q := range l.qlevels {
-			o.Quantiles[k][cell] = quantileOf(v, q)
+			o.Quantiles[k][cell] = quantileOf(v, q, s.ranks)
 		}
 	}
 }
@@ -261,4 +281,17 @@ func (l *LocationWise) Outputs() []Output {
 		out = append(out, Output{Name: "Mean>" + FormatNumber(c), Level: c, Values: l.out.MeanAbove[k]})
 	}
 	return out
+}
+
+// countAbove returns the number and the sum, in order, of the values of v
+// strictly greater than c. Branch-free (values on both sides of a cutoff
+// come in random order): a value not above c adds +0, which leaves the sum
+// unchanged.
+func countAbove(v []float64, c float64) (count int, sum float64) {
+	for _, x := range v {
+		b := b2i(x > c)
+		count += b
+		sum += math.Float64frombits(math.Float64bits(x) & -uint64(b))
+	}
+	return count, sum
 }

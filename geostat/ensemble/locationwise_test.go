@@ -350,6 +350,15 @@ func TestSelectRanks(t *testing.T) {
 			for _, k := range ranks {
 				require.Equal(t, want[k], got[k], "n=%d pattern %d rank %d", n, p, k)
 			}
+			for _, q := range levels {
+				h := q * float64(n-1)
+				k := int(h)
+				w := want[k]
+				if k+1 < n {
+					w += (h - float64(k)) * (want[k+1] - want[k])
+				}
+				require.InDelta(t, w, quantileOf(got, q, ranks), 1e-12*max(1, math.Abs(w)), "n=%d pattern %d level %v", n, p, q)
+			}
 			// Selection permutes: same multiset.
 			slices.Sort(got)
 			require.Equal(t, want, got)
@@ -359,8 +368,8 @@ func TestSelectRanks(t *testing.T) {
 
 func TestQuantileRanks(t *testing.T) {
 	assert.Equal(t, []int{0, 4}, quantileRanks(nil, []float64{1, 0}, 5))
-	// 0.1·4 = 0.4 needs ranks 0 and 1; 0.5·4 = 2 needs 2 alone.
-	assert.Equal(t, []int{0, 1, 2}, quantileRanks(nil, []float64{0.5, 0.1}, 5))
+	// 0.1·4 = 0.4 selects rank 0 (rank 1 is found by quantileOf); 0.5·4 = 2.
+	assert.Equal(t, []int{0, 2}, quantileRanks(nil, []float64{0.5, 0.1, 0.05}, 5))
 	assert.Equal(t, []int{0}, quantileRanks(nil, []float64{0.3, 1}, 1))
 }
 

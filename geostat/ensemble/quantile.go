@@ -7,16 +7,13 @@ import (
 )
 
 // quantileRanks appends to dst the order statistics (0-based ranks, sorted,
-// without repeats) that the quantiles at levels need among n values: k and,
-// when h = q·(n−1) is not an integer, k+1, with k = ⌊h⌋.
+// without repeats) to select for the quantiles at levels among n values:
+// k = ⌊q·(n−1)⌋ for each level. The upper neighbour x_(k+1) an
+// interpolation also needs is not selected: once the ranks are in place it is
+// the smallest value between k and the next selected rank (quantileOf).
 func quantileRanks(dst []int, levels []float64, n int) []int {
 	for _, q := range levels {
-		h := q * float64(n-1)
-		k := int(h)
-		dst = append(dst, k)
-		if float64(k) < h && k+1 < n {
-			dst = append(dst, k+1)
-		}
+		dst = append(dst, int(q*float64(n-1)))
 	}
 	// Insertion sort and deduplication: a handful of ranks.
 	for i := 1; i < len(dst); i++ {
@@ -34,18 +31,33 @@ func quantileRanks(dst []int, levels []float64, n int) []int {
 }
 
 // quantileOf returns the quantile at level q of the n = len(v) values once
-// selectRanks has put the order statistics quantileRanks named in place:
-// linear interpolation between x_(k) and x_(k+1) at h = q·(n−1). The
-// interpolation is written as numpy writes it (from the lower value when the
-// fraction is below ½, from the upper one otherwise), exact at both ends.
-func quantileOf(v []float64, q float64) float64 {
+// selectRanks has put the ranks quantileRanks named in place: linear
+// interpolation between x_(k) and x_(k+1) at h = q·(n−1), k = ⌊h⌋. x_(k+1) is
+// the smallest value of v[k+1 : k'+1], k' the next selected rank after k (n−1
+// without one): the selection left every value there between x_(k) and
+// x_(k'). The interpolation is written as numpy writes it (from the lower
+// value when the fraction is below ½, from the upper one otherwise), exact at
+// both ends.
+func quantileOf(v []float64, q float64, ranks []int) float64 {
 	h := q * float64(len(v)-1)
 	k := int(h)
 	t := h - float64(k)
 	if t == 0 || k+1 >= len(v) {
 		return v[k]
 	}
+	end := len(v)
+	for _, r := range ranks {
+		if r > k {
+			end = r + 1
+			break
+		}
+	}
 	a, b := v[k], v[k+1]
+	for _, x := range v[k+2 : end] {
+		if x < b {
+			b = x
+		}
+	}
 	d := b - a
 	if math.IsInf(d, 0) { // a and b finite, their difference overflows
 		return a*(1-t) + b*t
@@ -57,14 +69,15 @@ func quantileOf(v []float64, q float64) float64 {
 }
 
 // smallSort is the length below which selection sorts by insertion.
-const smallSort = 12
+const smallSort = 4
 
 // selectRanks reorders v so that v[k] is its k-th smallest value (0-based)
 // for every k in ranks (sorted ascending): a quickselect over several ranks
-// at once, with a median-of-three pivot and a three-way partition (ties at
-// the pivot end the search at once). Past 2·log₂(n)+8 partitions it sorts
-// the remaining range, so the worst case stays O(n log n). Deterministic: no
-// randomness.
+// at once with a median-of-three pivot and a branch-free partition (random
+// data make a branching partition mispredict every other element). Past
+// 2·log₂(n)+8 partitions it sorts the remaining range, so the worst case
+// (for example many values equal to the pivot) stays O(n log n).
+// Deterministic: no randomness.
 func selectRanks(v []float64, ranks []int) {
 	selectFrom(v, ranks, 0, 2*bits.Len(uint(len(v)))+8)
 }
@@ -82,54 +95,62 @@ func selectFrom(v []float64, ranks []int, off, budget int) {
 			return
 		}
 		budget--
-		lt, gt := partition3(v, medianOfThree(v[0], v[len(v)/2], v[len(v)-1]))
-		// ranks[:i] are left of the pivot run, ranks[i:j] inside it (done),
+		p := partition(v)
+		// ranks[:i] are left of the pivot, ranks[i:j] at it (done),
 		// ranks[j:] right of it.
 		i := 0
-		for i < len(ranks) && ranks[i]-off < lt {
+		for i < len(ranks) && ranks[i]-off < p {
 			i++
 		}
 		j := i
-		for j < len(ranks) && ranks[j]-off < gt {
+		if j < len(ranks) && ranks[j]-off == p {
 			j++
 		}
-		// Recurse into the smaller side count-wise, loop on the other.
 		if i > 0 {
-			selectFrom(v[:lt], ranks[:i], off, budget)
+			selectFrom(v[:p], ranks[:i], off, budget)
 		}
-		v, ranks, off = v[gt:], ranks[j:], off+gt
+		v, ranks, off = v[p+1:], ranks[j:], off+p+1
 	}
 }
 
-// partition3 rearranges v into v[:lt] < p, v[lt:gt] == p, v[gt:] > p.
-func partition3(v []float64, p float64) (lt, gt int) {
-	i := 0
-	gt = len(v)
-	for i < gt {
-		x := v[i]
-		switch {
-		case x < p:
-			v[lt], v[i] = x, v[lt]
-			lt++
-			i++
-		case x > p:
-			gt--
-			v[i], v[gt] = v[gt], x
-		default:
-			i++
-		}
-	}
-	return lt, gt
-}
-
-func medianOfThree(a, b, c float64) float64 {
-	if a > b {
+// partition moves the median of v's first, middle and last values to its
+// sorted position p and returns p: v[:p] < v[p] ≤ v[p+1:]. The loop is
+// Lomuto's scheme without a branch on the comparison: every element is
+// swapped with the boundary and the boundary advances by the comparison's
+// outcome (len(v) ≥ 3).
+func partition(v []float64) int {
+	n := len(v)
+	// Median of three to v[0], the pivot.
+	a, b, c := 0, n/2, n-1
+	if v[b] < v[a] {
 		a, b = b, a
 	}
-	if b > c {
+	if v[c] < v[b] {
 		b = c
+		if v[b] < v[a] {
+			b = a
+		}
 	}
-	return max(a, b)
+	v[0], v[b] = v[b], v[0]
+	pivot := v[0]
+	lt := 1
+	for i := 1; i < n; i++ {
+		x := v[i]
+		v[i] = v[lt]
+		v[lt] = x
+		lt += b2i(x < pivot)
+	}
+	lt--
+	v[0], v[lt] = v[lt], v[0]
+	return lt
+}
+
+// b2i is 1 for true and 0 for false; the compiler makes it a SETcc.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func insertionSort(v []float64) {

@@ -135,6 +135,10 @@ type scratch struct {
 	count     []int
 	// ranks are the order statistics a quantile computation needs.
 	ranks []int
+	// above and sumAbove are the count and sum of a cell's values above
+	// each cutoff.
+	above    []int
+	sumAbove []float64
 }
 
 // chunkValues is the number of values a goroutine transposes at a time:
