@@ -110,7 +110,13 @@ func TestClassifierProcess(t *testing.T) {
 		// In one pass with quantiles, which reorder the values afterwards.
 		l, err := NewLocationWise(Operations{Quantiles: []float64{0.5}}, cells, R)
 		require.NoError(t, err)
-		require.NoError(t, Process(context.Background(), NewColumnsSource(cols, 999), l, cl))
+		var done []int
+		require.NoError(t, ProcessWithProgress(context.Background(), NewColumnsSource(cols, 999),
+			func(d, total int) {
+				require.Equal(t, cells, total)
+				done = append(done, d)
+			}, l, cl))
+		require.Equal(t, []int{999, 1998, cells}, done)
 		z := make([]float64, R)
 		counts := map[int32]int{}
 		for c := 0; c < cells; c++ {

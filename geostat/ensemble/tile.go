@@ -278,6 +278,13 @@ func transpose(cols [][]float64, a, b int, s *scratch) {
 // has the reducers' shape and that its tiles cover every cell once, in
 // order.
 func Process(ctx context.Context, src Source, rs ...Reducer) error {
+	return ProcessWithProgress(ctx, src, nil, rs...)
+}
+
+// ProcessWithProgress is Process that calls progress(done, total) after each
+// tile with the number of cells processed and the total (progress may be
+// nil). It is called from the calling goroutine.
+func ProcessWithProgress(ctx context.Context, src Source, progress func(done, total int), rs ...Reducer) error {
 	rs, err := ordered(rs)
 	if err != nil {
 		return err
@@ -313,6 +320,9 @@ func Process(ctx context.Context, src Source, rs ...Reducer) error {
 			return err
 		}
 		next += t.Len()
+		if progress != nil {
+			progress(next, cells)
+		}
 	}
 	if next != cells {
 		return fmt.Errorf("ensemble: source ended after %d of %d cells", next, cells)
