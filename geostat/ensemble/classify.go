@@ -2,7 +2,6 @@ package ensemble
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 )
@@ -39,7 +38,7 @@ type Economics struct {
 	MetalRecoveryFraction float64
 }
 
-// Validate returns an error naming the offending member when a cost or
+// Validate returns a *FieldError naming the offending member when a cost or
 // price is negative or not finite, the recovery is outside [0, 1], the
 // category list is empty, a cutoff is below the previous one, or a label
 // repeats another.
@@ -49,32 +48,33 @@ func (e Economics) Validate() error {
 		v    float64
 	}{{"processing_cost", e.ProcessingCost}, {"mining_waste_cost", e.MiningWasteCost}, {"mining_ore_cost", e.MiningOreCost}} {
 		if !(m.v >= 0) || math.IsInf(m.v, 1) {
-			return fmt.Errorf("%s = %v must be a finite number ≥ 0", m.name, m.v)
+			return fieldError(m.name, "%v must be a finite number ≥ 0", m.v)
 		}
 	}
 	if !(e.MetalRecoveryFraction >= 0 && e.MetalRecoveryFraction <= 1) {
-		return fmt.Errorf("metal_recovery_fraction = %v is outside [0, 1]", e.MetalRecoveryFraction)
+		return fieldError("metal_recovery_fraction", "%v is outside [0, 1]", e.MetalRecoveryFraction)
 	}
 	if len(e.Categories) == 0 {
-		return errors.New("material_categories: at least one category is required")
+		return fieldError("material_categories", "at least one category is required")
 	}
 	if len(e.Categories) > math.MaxInt32 {
-		return fmt.Errorf("material_categories: %d categories", len(e.Categories))
+		return fieldError("material_categories", "%d categories is too many", len(e.Categories))
 	}
 	labels := make(map[string]int, len(e.Categories))
 	for i, c := range e.Categories {
 		if !(c.CutoffGrade >= 0) || math.IsInf(c.CutoffGrade, 1) {
-			return fmt.Errorf("material_categories[%d].cutoff_grade = %v must be a finite number ≥ 0", i, c.CutoffGrade)
+			return fieldError(fmt.Sprintf("material_categories[%d].cutoff_grade", i), "%v must be a finite number ≥ 0", c.CutoffGrade)
 		}
 		if !(c.MetalPrice >= 0) || math.IsInf(c.MetalPrice, 1) {
-			return fmt.Errorf("material_categories[%d].metal_price = %v must be a finite number ≥ 0", i, c.MetalPrice)
+			return fieldError(fmt.Sprintf("material_categories[%d].metal_price", i), "%v must be a finite number ≥ 0", c.MetalPrice)
 		}
 		if i > 0 && c.CutoffGrade < e.Categories[i-1].CutoffGrade {
-			return fmt.Errorf("material_categories[%d].cutoff_grade = %v is below material_categories[%d].cutoff_grade = %v: categories go from the lowest to the highest cutoff",
-				i, c.CutoffGrade, i-1, e.Categories[i-1].CutoffGrade)
+			return fieldError(fmt.Sprintf("material_categories[%d].cutoff_grade", i),
+				"%v is below material_categories[%d].cutoff_grade = %v: categories go from the lowest to the highest cutoff",
+				c.CutoffGrade, i-1, e.Categories[i-1].CutoffGrade)
 		}
 		if j, dup := labels[c.Label]; dup {
-			return fmt.Errorf("material_categories[%d].label %q repeats material_categories[%d].label", i, c.Label, j)
+			return fieldError(fmt.Sprintf("material_categories[%d].label", i), "%q repeats material_categories[%d].label", c.Label, j)
 		}
 		labels[c.Label] = i
 	}

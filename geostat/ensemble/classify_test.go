@@ -142,20 +142,23 @@ func TestEconomicsValidate(t *testing.T) {
 		e    Economics
 		want string
 	}{
-		{mod(func(e *Economics) { e.ProcessingCost = -1 }), "processing_cost = -1"},
+		{mod(func(e *Economics) { e.ProcessingCost = -1 }), "processing_cost: -1 must be"},
 		{mod(func(e *Economics) { e.MiningWasteCost = math.NaN() }), "mining_waste_cost"},
 		{mod(func(e *Economics) { e.MiningOreCost = math.Inf(1) }), "mining_ore_cost"},
-		{mod(func(e *Economics) { e.MetalRecoveryFraction = 1.5 }), "metal_recovery_fraction = 1.5 is outside [0, 1]"},
+		{mod(func(e *Economics) { e.MetalRecoveryFraction = 1.5 }), "metal_recovery_fraction: 1.5 is outside [0, 1]"},
 		{mod(func(e *Economics) { e.Categories = nil }), "material_categories: at least one"},
-		{mod(func(e *Economics) { e.Categories[1].CutoffGrade = -0.5 }), "material_categories[1].cutoff_grade = -0.5"},
+		{mod(func(e *Economics) { e.Categories[1].CutoffGrade = -0.5 }), "material_categories[1].cutoff_grade: -0.5 must be"},
 		{mod(func(e *Economics) { e.Categories[2].MetalPrice = -1 }), "material_categories[2].metal_price"},
-		{mod(func(e *Economics) { e.Categories[2].CutoffGrade = 0.5 }), "material_categories[2].cutoff_grade = 0.5 is below material_categories[1].cutoff_grade = 1"},
-		{mod(func(e *Economics) { e.Categories[2].Label = "waste" }), `material_categories[2].label "waste" repeats material_categories[0].label`},
+		{mod(func(e *Economics) { e.Categories[2].CutoffGrade = 0.5 }), "material_categories[2].cutoff_grade: 0.5 is below material_categories[1].cutoff_grade = 1"},
+		{mod(func(e *Economics) { e.Categories[2].Label = "waste" }), `material_categories[2].label: "waste" repeats material_categories[0].label`},
 	} {
 		assert.ErrorContains(t, c.e.Validate(), c.want)
 		_, err := NewClassifier(MinimiseLoss, c.e, 1, 1)
 		assert.ErrorContains(t, err, c.want)
 	}
+	var fe *FieldError
+	require.ErrorAs(t, mod(func(e *Economics) { e.Categories[1].MetalPrice = -2 }).Validate(), &fe)
+	assert.Equal(t, "material_categories[1].metal_price", fe.Name)
 	// Equal cutoffs are in order.
 	require.NoError(t, mod(func(e *Economics) { e.Categories[2].CutoffGrade = 1 }).Validate())
 	_, err := NewClassifier(Criterion(7), testEconomics(), 1, 1)

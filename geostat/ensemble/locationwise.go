@@ -2,7 +2,6 @@ package ensemble
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 )
@@ -20,18 +19,18 @@ type Operations struct {
 	MeanAbove []float64
 }
 
-// Validate returns an error naming the offending member (with the task's
-// member names: quantiles, probability_above_cutoff.cutoffs,
+// Validate returns a *FieldError naming the offending member (with the
+// task's member names: quantiles, probability_above_cutoff.cutoffs,
 // mean_above_cutoff.cutoffs) when no operation is requested or a level or
 // cutoff is not valid. Quantile levels must lie in [0, 1]; cutoffs must be
 // finite; a list must not repeat a value (each output has its own name).
 func (o Operations) Validate() error {
 	if !o.Summary && len(o.Quantiles) == 0 && len(o.ProbabilityAbove) == 0 && len(o.MeanAbove) == 0 {
-		return errors.New("no operation requested: set summary, quantiles, probability_above_cutoff or mean_above_cutoff")
+		return fieldError("", "no operation requested: set summary, quantiles, probability_above_cutoff or mean_above_cutoff")
 	}
 	for i, q := range o.Quantiles {
 		if !(q >= 0 && q <= 1) {
-			return fmt.Errorf("quantiles[%d] = %v is outside [0, 1]", i, q)
+			return fieldError(fmt.Sprintf("quantiles[%d]", i), "%v is outside [0, 1]", q)
 		}
 	}
 	if err := distinct("quantiles", o.Quantiles); err != nil {
@@ -43,7 +42,7 @@ func (o Operations) Validate() error {
 	}{{"probability_above_cutoff.cutoffs", o.ProbabilityAbove}, {"mean_above_cutoff.cutoffs", o.MeanAbove}} {
 		for i, c := range l.v {
 			if math.IsNaN(c) || math.IsInf(c, 0) {
-				return fmt.Errorf("%s[%d] = %v is not a finite number", l.name, i, c)
+				return fieldError(fmt.Sprintf("%s[%d]", l.name, i), "%v is not a finite number", c)
 			}
 		}
 		if err := distinct(l.name, l.v); err != nil {
@@ -58,7 +57,7 @@ func distinct(name string, v []float64) error {
 	for i := range v {
 		for j := 0; j < i; j++ {
 			if v[i] == v[j] {
-				return fmt.Errorf("%s[%d] = %v repeats %s[%d]", name, i, v[i], name, j)
+				return fieldError(fmt.Sprintf("%s[%d]", name, i), "%v repeats %s[%d]", v[i], name, j)
 			}
 		}
 	}

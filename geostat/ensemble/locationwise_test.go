@@ -129,17 +129,23 @@ func TestOperationsValidate(t *testing.T) {
 		want string
 	}{
 		{Operations{}, "no operation requested"},
-		{Operations{Quantiles: []float64{0.5, 1.5}}, "quantiles[1] = 1.5 is outside [0, 1]"},
+		{Operations{Quantiles: []float64{0.5, 1.5}}, "quantiles[1]: 1.5 is outside [0, 1]"},
 		{Operations{Quantiles: []float64{nanv}}, "quantiles[0]"},
-		{Operations{Quantiles: []float64{0.5, 0.2, 0.5}}, "quantiles[2] = 0.5 repeats quantiles[0]"},
+		{Operations{Quantiles: []float64{0.5, 0.2, 0.5}}, "quantiles[2]: 0.5 repeats quantiles[0]"},
 		{Operations{ProbabilityAbove: []float64{1, inf}}, "probability_above_cutoff.cutoffs[1]"},
 		{Operations{MeanAbove: []float64{nanv}}, "mean_above_cutoff.cutoffs[0]"},
-		{Operations{MeanAbove: []float64{2, 2}}, "mean_above_cutoff.cutoffs[1] = 2 repeats"},
+		{Operations{MeanAbove: []float64{2, 2}}, "mean_above_cutoff.cutoffs[1]: 2 repeats"},
 	} {
 		assert.ErrorContains(t, c.ops.Validate(), c.want)
 		_, err := NewLocationWise(c.ops, 3, 2)
 		assert.ErrorContains(t, err, c.want)
 	}
+	var fe *FieldError
+	require.ErrorAs(t, Operations{ProbabilityAbove: []float64{nanv}}.Validate(), &fe)
+	assert.Equal(t, "probability_above_cutoff.cutoffs[0]", fe.Name)
+	assert.Equal(t, "NaN is not a finite number", fe.Reason)
+	require.ErrorAs(t, Operations{}.Validate(), &fe)
+	assert.Empty(t, fe.Name)
 	require.NoError(t, Operations{Summary: true}.Validate())
 	_, err := NewLocationWise(Operations{Summary: true}, 3, 0)
 	assert.Error(t, err)
