@@ -138,7 +138,8 @@ const NoCategory int32 = -1
 //	                the block qualifies for c when Π_incl > Π_excl
 //
 // where z̄ is the mean of the z_r. Equality does not qualify. The sums run in
-// realisation order, so the decision is a function of the values alone.
+// a fixed order (the loss sums in realisation order, the mean as
+// LocationWise sums), so the decision is a function of the values alone.
 func Classify(crit Criterion, e Economics, z []float64) int32 {
 	var s []float64
 	for _, x := range z {
@@ -176,11 +177,7 @@ func decide(crit Criterion, e *Economics, z []float64) int32 {
 			}
 		}
 	case MaximiseProfit:
-		sum := 0.0
-		for _, x := range z {
-			sum += x
-		}
-		mean := sum / float64(n)
+		mean := sum(z) / float64(n)
 		for k, c := range e.Categories {
 			incl := f*c.MetalPrice*mean - e.ProcessingCost - e.MiningOreCost
 			if incl > -e.MiningWasteCost {

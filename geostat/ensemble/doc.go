@@ -19,7 +19,7 @@
 // each chunk once to cell-major order in a cache-sized buffer and hand every
 // cell's values to the Reducers: LocationWise (statistics) and Classifier
 // (loss or profit classification). Several reducers share one pass. Every
-// output of a cell is computed from that cell's values alone, in realisation
+// output of a cell is computed from that cell's values alone, in a fixed
 // order, so results are bit-identical for any number of goroutines and any
 // tiling.
 //

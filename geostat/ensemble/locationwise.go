@@ -82,7 +82,7 @@ type Statistics struct {
 // ±Inf are missing and skipped; n ≤ R):
 //
 //	min, max      the smallest and largest x_r
-//	mean          m = (x_1 + … + x_n) / n, summed in realisation order
+//	mean          m = (x_1 + … + x_n) / n
 //	variance      Σ (x_r − m)² / n   (divisor n, the population variance,
 //	              numpy's default ddof = 0)
 //	quantile q    linear interpolation between order statistics at position
@@ -92,13 +92,16 @@ type Statistics struct {
 //	              Q(1) = max, Q(0.5) the usual median)
 //	P(X > c)      #{r : x_r > c} / n   (strictly greater: a value equal to
 //	              the cutoff is not above it)
-//	E[X | X > c]  the mean of the x_r > c, in realisation order
+//	E[X | X > c]  the mean of the x_r > c
 //
+// Sums run over the values in realisation order in four interleaved partial
+// sums (positions 0, 4, 8, …; 1, 5, 9, …; …) added as (s0 + s1) + (s2 + s3):
+// a fixed order, so every output is a function of the cell's values alone.
 // A cell without finite values (n = 0) gets NaN for every output, the
 // probability included; E[X | X > c] is NaN when no value exceeds c.
 // Quantiles use a deterministic selection (no full sort) on a cell-major copy
-// of the tile, so every output is a function of the cell's values alone:
-// bit-identical for any number of goroutines and any tiling.
+// of the tile. Results are bit-identical for any number of goroutines and any
+// tiling.
 type LocationWise struct {
 	ops   Operations
 	out   Statistics
@@ -186,7 +189,7 @@ func (l *LocationWise) reduce(cell int, v []float64, s *scratch) {
 	}
 	o := &l.out
 	if o.Min != nil {
-		lo, hi, sum := v[0], v[0], 0.0
+		lo, hi := v[0], v[0]
 		for _, x := range v {
 			// Rarely taken once the first values are in: predictable.
 			if x < lo {
@@ -195,14 +198,9 @@ func (l *LocationWise) reduce(cell int, v []float64, s *scratch) {
 			if x > hi {
 				hi = x
 			}
-			sum += x
 		}
-		m := sum / float64(n)
-		ss := 0.0
-		for _, x := range v {
-			d := x - m
-			ss += d * d
-		}
+		m := sum(v) / float64(n)
+		ss := sumSquares(v, m)
 		o.Min[cell], o.Max[cell], o.Mean[cell], o.Variance[cell] = lo, hi, m, ss/float64(n)
 	}
 	if len(l.cuts) > 0 {
@@ -282,15 +280,75 @@ func (l *LocationWise) Outputs() []Output {
 	return out
 }
 
-// countAbove returns the number and the sum, in order, of the values of v
-// strictly greater than c. Branch-free (values on both sides of a cutoff
-// come in random order): a value not above c adds +0, which leaves the sum
-// unchanged.
-func countAbove(v []float64, c float64) (count int, sum float64) {
-	for _, x := range v {
-		b := b2i(x > c)
-		count += b
-		sum += math.Float64frombits(math.Float64bits(x) & -uint64(b))
+// The sums below keep four partial sums, of the values at positions 0, 4,
+// 8, … and 1, 5, 9, … and so on, added as (s0 + s1) + (s2 + s3) at the end:
+// four independent chains of additions instead of one, which a core runs in
+// parallel. The order is fixed, so a sum is a function of the values alone.
+
+// sum returns the sum of v.
+func sum(v []float64) float64 {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(v); i += 4 {
+		s0 += v[i]
+		s1 += v[i+1]
+		s2 += v[i+2]
+		s3 += v[i+3]
 	}
-	return count, sum
+	for k := 0; i < len(v); i, k = i+1, k+1 {
+		switch k {
+		case 0:
+			s0 += v[i]
+		case 1:
+			s1 += v[i]
+		default:
+			s2 += v[i]
+		}
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// sumSquares returns Σ (x − m)² over v.
+func sumSquares(v []float64, m float64) float64 {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(v); i += 4 {
+		d0, d1, d2, d3 := v[i]-m, v[i+1]-m, v[i+2]-m, v[i+3]-m
+		s0 += d0 * d0
+		s1 += d1 * d1
+		s2 += d2 * d2
+		s3 += d3 * d3
+	}
+	for ; i < len(v); i++ {
+		d := v[i] - m
+		s0 += d * d
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// countAbove returns the number and the sum of the values of v strictly
+// greater than c. Branch-free (values on both sides of a cutoff come in
+// random order): a value not above c adds +0, which leaves a sum unchanged.
+func countAbove(v []float64, c float64) (count int, total float64) {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(v); i += 4 {
+		b0, b1, b2, b3 := b2i(v[i] > c), b2i(v[i+1] > c), b2i(v[i+2] > c), b2i(v[i+3] > c)
+		count += (b0 + b1) + (b2 + b3)
+		s0 += masked(v[i], b0)
+		s1 += masked(v[i+1], b1)
+		s2 += masked(v[i+2], b2)
+		s3 += masked(v[i+3], b3)
+	}
+	for ; i < len(v); i++ {
+		b := b2i(v[i] > c)
+		count += b
+		s0 += masked(v[i], b)
+	}
+	return count, (s0 + s1) + (s2 + s3)
+}
+
+// masked returns x when b is 1 and +0 when b is 0.
+func masked(x float64, b int) float64 {
+	return math.Float64frombits(math.Float64bits(x) & -uint64(b))
 }

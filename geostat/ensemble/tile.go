@@ -251,23 +251,49 @@ func newScratch(realisations, chunk int) *scratch {
 }
 
 // transpose copies cells [a, b) of cols to s.cellMajor in cell-major order,
-// keeping each cell's finite values in realisation order.
+// keeping each cell's finite values in realisation order. The copy is a
+// plain strided one; only when it met a NaN or ±Inf are the cells compacted.
 func transpose(cols [][]float64, a, b int, s *scratch) {
 	R := len(cols)
 	m := b - a
 	cnt := s.count[:m]
-	clear(cnt)
 	buf := s.cellMajor
-	for _, col := range cols {
-		col = col[a:b]
-		for i, x := range col {
-			// Finite test as one comparison: x − x is 0 for finite x and
-			// NaN for NaN and ±Inf.
+	bad := 0
+	// Four realisations at a time: each cell receives four consecutive
+	// values (half a cache line) per visit instead of one.
+	r := 0
+	for ; r+4 <= R; r += 4 {
+		c0, c1, c2, c3 := cols[r][a:b], cols[r+1][a:b], cols[r+2][a:b], cols[r+3][a:b]
+		for i := range m {
+			x0, x1, x2, x3 := c0[i], c1[i], c2[i], c3[i]
+			d := buf[i*R+r : i*R+r+4 : i*R+r+4]
+			d[0], d[1], d[2], d[3] = x0, x1, x2, x3
+			// x − x is 0 for finite x and NaN for NaN and ±Inf.
+			bad |= b2i(x0-x0 != 0) | b2i(x1-x1 != 0) | b2i(x2-x2 != 0) | b2i(x3-x3 != 0)
+		}
+	}
+	for ; r < R; r++ {
+		for i, x := range cols[r][a:b] {
+			buf[i*R+r] = x
+			bad |= b2i(x-x != 0)
+		}
+	}
+	for i := range cnt {
+		cnt[i] = R
+	}
+	if bad == 0 {
+		return
+	}
+	for i := range cnt {
+		v := buf[i*R : (i+1)*R]
+		w := 0
+		for _, x := range v {
 			if x-x == 0 {
-				buf[i*R+cnt[i]] = x
-				cnt[i]++
+				v[w] = x
+				w++
 			}
 		}
+		cnt[i] = w
 	}
 }
 
