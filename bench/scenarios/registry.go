@@ -24,6 +24,7 @@ func All() []harness.Scenario {
 		reportScenario(),
 		parquetWrite(),
 		parquetRead(),
+		locationWise(),
 		workerE2E(),
 	}
 }

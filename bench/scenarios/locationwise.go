@@ -1,0 +1,451 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/geostat-engine/geostat/bench/cases"
+	"github.com/geostat-engine/geostat/bench/harness"
+	"github.com/geostat-engine/geostat/geostat/ensemble"
+	"github.com/geostat-engine/geostat/worker/objects"
+)
+
+// locationWiseRealisations is the ensemble width of the location-wise issue's
+// target (1,000,000 cells × 100 realisations at medium size).
+const locationWiseRealisations = 100
+
+// locationWiseOps is the workload: summary, 3 quantiles and 2
+// cutoffs (probability and mean above each).
+var locationWiseOps = ensemble.Operations{
+	Summary:          true,
+	Quantiles:        []float64{0.1, 0.5, 0.9},
+	ProbabilityAbove: []float64{1, 3},
+	MeanAbove:        []float64{1, 3},
+}
+
+// locationWiseCells is the number of cells of the ensemble at each size.
+func locationWiseCells(z cases.Size) int {
+	switch z {
+	case cases.Small:
+		return 20_000
+	case cases.Medium:
+		return 1_000_000
+	}
+	return 10_000_000
+}
+
+func locationWise() harness.Scenario {
+	return harness.Scenario{
+		Name: "location-wise",
+		Description: "stream a cells x 100 ensemble Parquet blob from disk row group by row group, once reading only and once " +
+			"computing summary, 3 quantiles and 2 cutoffs per cell (geostat/ensemble); details give both times and their ratio",
+		Setup: setupLocationWise,
+	}
+}
+
+// ensembleValue is realisation r of cell i of the scenario's ensemble: a
+// skewed grade, exponential around a mean that drifts smoothly along the
+// cells, from a hash of (seed, r, i) so any cell can be recomputed alone.
+func ensembleValue(seed uint64, r, i int) float64 {
+	h := splitMix(seed ^ uint64(r)<<40 ^ uint64(i))
+	u := (float64(h>>11) + 0.5) / (1 << 53)
+	return (1 + 0.6*math.Sin(float64(i)/5000)) * -math.Log(u)
+}
+
+func splitMix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// writeEnsembleFile writes the ensemble of cells × R values to a temporary
+// file, tile by tile, with the worker's streaming Parquet writer (as the
+// simulation task writes its ensembles: one float64 column per realisation,
+// zstd, row groups of objects.DefaultRowGroupRows).
+func writeEnsembleFile(seed uint64, cells, R int) (*os.File, objects.Blob, error) {
+	f, err := os.CreateTemp("", "geostat-bench-ensemble-*.parquet")
+	if err != nil {
+		return nil, objects.Blob{}, err
+	}
+	fail := func(err error) (*os.File, objects.Blob, error) {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, objects.Blob{}, err
+	}
+	types := make([]objects.DataType, R)
+	for r := range types {
+		types[r] = objects.TypeFloat64
+	}
+	tw, err := objects.NewTableWriter(f, types, objects.EnsembleColumnNames("grade", R), nil)
+	if err != nil {
+		return fail(err)
+	}
+	const tile = objects.DefaultRowGroupRows
+	cols := make([][]float64, R)
+	for r := range cols {
+		cols[r] = make([]float64, tile)
+	}
+	for lo := 0; lo < cells; lo += tile {
+		n := min(tile, cells-lo)
+		var wg sync.WaitGroup
+		for r := range cols {
+			wg.Go(func() {
+				for i := range n {
+					cols[r][i] = ensembleValue(seed, r, lo+i)
+				}
+			})
+		}
+		wg.Wait()
+		block := make([][]float64, R)
+		for r := range cols {
+			block[r] = cols[r][:n]
+		}
+		if err := tw.WriteFloat64Columns(block); err != nil {
+			return fail(err)
+		}
+	}
+	blob, err := tw.Close()
+	if err != nil {
+		return fail(err)
+	}
+	return f, blob, nil
+}
+
+// parquetSource reads an all-float64 Parquet ensemble one row group at a
+// time: an ensemble.Source whose tiles are the file's row groups. Columns
+// are decoded in parallel, straight into the caller's buffers. It is the
+// bench's reader of the files objects.TableWriter writes (REQUIRED double
+// columns) until worker/objects has a streaming reader.
+type parquetSource struct {
+	f       *parquet.File
+	groups  []parquet.RowGroup
+	cells   int
+	width   int
+	maxTile int
+	next    int // next row group
+	lo      int // its first cell
+}
+
+func newParquetSource(r io.ReaderAt, size int64) (*parquetSource, error) {
+	f, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		return nil, err
+	}
+	s := &parquetSource{f: f, groups: f.RowGroups(), cells: int(f.NumRows()), width: len(f.Root().Columns())}
+	for _, g := range s.groups {
+		s.maxTile = max(s.maxTile, int(g.NumRows()))
+	}
+	return s, nil
+}
+
+func (s *parquetSource) Cells() int        { return s.cells }
+func (s *parquetSource) Realisations() int { return s.width }
+func (s *parquetSource) MaxTile() int      { return s.maxTile }
+
+// rewind starts the next pass at the first row group.
+func (s *parquetSource) rewind() { s.next, s.lo = 0, 0 }
+
+func (s *parquetSource) ReadTile(ctx context.Context, dst [][]float64) (ensemble.Tile, error) {
+	if err := ctx.Err(); err != nil {
+		return ensemble.Tile{}, err
+	}
+	if s.next == len(s.groups) {
+		return ensemble.Tile{}, io.EOF
+	}
+	g := s.groups[s.next]
+	n := int(g.NumRows())
+	chunks := g.ColumnChunks()
+	if len(chunks) != s.width || len(dst) != s.width {
+		return ensemble.Tile{}, fmt.Errorf("row group %d: %d columns, %d buffers, want %d", s.next, len(chunks), len(dst), s.width)
+	}
+	t := ensemble.Tile{Lo: s.lo, Columns: make([][]float64, s.width)}
+	errs := make([]error, s.width)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), s.width) {
+		wg.Go(func() {
+			for c := int(next.Add(1)) - 1; c < s.width; c = int(next.Add(1)) - 1 {
+				t.Columns[c] = dst[c][:n]
+				errs[c] = readDoubles(chunks[c], t.Columns[c])
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return ensemble.Tile{}, fmt.Errorf("row group %d: %w", s.next, err)
+	}
+	s.next++
+	s.lo += n
+	return t, nil
+}
+
+// readDoubles decodes a REQUIRED double column chunk into out, which must
+// have exactly the chunk's number of values.
+func readDoubles(chunk parquet.ColumnChunk, out []float64) error {
+	pages := chunk.Pages()
+	defer pages.Close()
+	got := 0
+	for {
+		page, err := pages.ReadPage()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		n := int(page.NumValues())
+		if page.NumNulls() != 0 || got+n > len(out) {
+			parquet.Release(page)
+			return fmt.Errorf("page of %d values (%d nulls) after %d of %d", n, page.NumNulls(), got, len(out))
+		}
+		dr, ok := page.Values().(parquet.DoubleReader)
+		if !ok {
+			parquet.Release(page)
+			return fmt.Errorf("column is not DOUBLE")
+		}
+		for k := got; k < got+n; {
+			m, err := dr.ReadDoubles(out[k : got+n])
+			k += m
+			if errors.Is(err, io.EOF) {
+				if k != got+n {
+					err = fmt.Errorf("page decoded %d of %d values", k-got, n)
+				} else {
+					err = nil
+				}
+			}
+			if err != nil {
+				parquet.Release(page)
+				return err
+			}
+			if m == 0 && k < got+n {
+				parquet.Release(page)
+				return fmt.Errorf("page reader made no progress")
+			}
+		}
+		got += n
+		parquet.Release(page)
+	}
+	if got != len(out) {
+		return fmt.Errorf("column chunk holds %d values, want %d", got, len(out))
+	}
+	return nil
+}
+
+// readAll reads every tile of s without computing anything: the baseline of
+// the location-wise ratio. It returns the sum of a sample of the values, so
+// the reads cannot be skipped and the check sees the data.
+func readAll(ctx context.Context, s *parquetSource, buf [][]float64) (float64, error) {
+	s.rewind()
+	sum := 0.0
+	for {
+		t, err := s.ReadTile(ctx, buf)
+		if errors.Is(err, io.EOF) {
+			return sum, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		for _, c := range t.Columns {
+			sum += c[0] + c[t.Len()-1]
+		}
+	}
+}
+
+func setupLocationWise(_ context.Context, cfg harness.Config) (*harness.Workload, error) {
+	cells, R := locationWiseCells(cfg.Size), locationWiseRealisations
+	f, blob, err := writeEnsembleFile(cfg.Seed, cells, R)
+	if err != nil {
+		return nil, fmt.Errorf("writing the ensemble: %w", err)
+	}
+	closeFile := func() {
+		f.Close()
+		os.Remove(f.Name())
+	}
+	src, err := newParquetSource(f, blob.Size)
+	if err != nil {
+		closeFile()
+		return nil, err
+	}
+	if src.Cells() != cells || src.Realisations() != R {
+		closeFile()
+		return nil, fmt.Errorf("the file holds %d cells × %d realisations, want %d × %d", src.Cells(), src.Realisations(), cells, R)
+	}
+	// The reference: the worker's whole-table reader on the same blob,
+	// timed once here (it holds the whole ensemble, so not at large size
+	// and not inside the runs, whose peak memory is measured).
+	readTable := math.NaN()
+	if cfg.Size != cases.Large {
+		t0 := time.Now()
+		t, err := objects.ReadTable(f, blob.Size, objects.Float64Spec("cell_attributes[0].values", R, int64(cells)))
+		if err != nil {
+			closeFile()
+			return nil, err
+		}
+		readTable = time.Since(t0).Seconds()
+		if v := t.Columns[R-1].Float64[cells-1]; v != ensembleValue(cfg.Seed, R-1, cells-1) {
+			closeFile()
+			return nil, fmt.Errorf("objects.ReadTable read %v for the last value, wrote %v", v, ensembleValue(cfg.Seed, R-1, cells-1))
+		}
+	}
+	var (
+		lw            *ensemble.LocationWise
+		readSum       float64
+		readT, statsT []float64
+		tileBytes     = float64(8 * src.MaxTile() * R)
+		perCell       = 4 + len(locationWiseOps.Quantiles) + len(locationWiseOps.ProbabilityAbove) + len(locationWiseOps.MeanAbove)
+		outputBytes   = float64(8 * cells * perCell)
+		probes        = []int{0, 1, cells / 3, cells / 2, cells - 1}
+	)
+	w := &harness.Workload{
+		Info: fmt.Sprintf("%d cells x %d realisations, %d bytes zstd on disk, row groups of %d cells; summary + quantiles %v + cutoffs %v; one run = a read-only pass then a read+statistics pass",
+			cells, R, blob.Size, src.MaxTile(), locationWiseOps.Quantiles, locationWiseOps.ProbabilityAbove),
+		Items: int64(cells), Unit: "cells",
+		Counts: []harness.Count{{Name: "values (both passes)", PerRun: 2 * float64(cells*R)}},
+	}
+	w.Run = func(ctx context.Context, progress func(done, total int)) error {
+		// Pass 1: read only, into one tile buffer.
+		buf := make([][]float64, R)
+		for r := range buf {
+			buf[r] = make([]float64, src.MaxTile())
+		}
+		t0 := time.Now()
+		sum, err := readAll(ctx, src, buf)
+		if err != nil {
+			return err
+		}
+		readT = append(readT, time.Since(t0).Seconds())
+		readSum = sum
+		buf = nil
+		runtime.GC()
+		debug.FreeOSMemory()
+		if progress != nil {
+			progress(1, 2)
+		}
+		// Pass 2: read and compute (ensemble.Process holds one tile).
+		t0 = time.Now()
+		src.rewind()
+		l, err := ensemble.NewLocationWise(locationWiseOps, cells, R)
+		if err != nil {
+			return err
+		}
+		if err := ensemble.Process(ctx, src, l); err != nil {
+			return err
+		}
+		statsT = append(statsT, time.Since(t0).Seconds())
+		lw = l
+		if progress != nil {
+			progress(2, 2)
+		}
+		return nil
+	}
+	w.Check = func() error {
+		if lw == nil {
+			return fmt.Errorf("no result")
+		}
+		if math.IsNaN(readSum) || readSum <= 0 {
+			return fmt.Errorf("the read-only pass saw no data (sum %v)", readSum)
+		}
+		return checkLocationWise(cfg.Seed, R, lw, probes)
+	}
+	w.Release = func() { lw = nil }
+	w.Details = func() map[string]float64 {
+		rd, st := median(readT), median(statsT)
+		d := map[string]float64{
+			"read_seconds":           rd,
+			"read_stats_seconds":     st,
+			"ratio_to_read":          st / rd,
+			"file_bytes":             float64(blob.Size),
+			"tile_bytes":             tileBytes,
+			"output_bytes":           outputBytes,
+			"memory_budget_bytes":    2*tileBytes + outputBytes,
+			"statistics_cells_per_s": float64(cells) / st,
+		}
+		if !math.IsNaN(readTable) {
+			d["read_table_seconds"], d["ratio_to_read_table"] = readTable, st/readTable
+		}
+		return d
+	}
+	w.Close = closeFile
+	return w, nil
+}
+
+// checkLocationWise recomputes the statistics of the probe cells from the
+// generator by sorting their values.
+func checkLocationWise(seed uint64, R int, l *ensemble.LocationWise, probes []int) error {
+	v := make([]float64, R)
+	for _, c := range probes {
+		for r := range v {
+			v[r] = ensembleValue(seed, r, c)
+		}
+		sum := 0.0
+		for _, x := range v {
+			sum += x
+		}
+		mean := sum / float64(R)
+		ss := 0.0
+		for _, x := range v {
+			ss += (x - mean) * (x - mean)
+		}
+		s := slices.Clone(v)
+		slices.Sort(s)
+		want := map[string]float64{"min": s[0], "max": s[R-1], "mean": mean, "variance": ss / float64(R)}
+		for _, q := range locationWiseOps.Quantiles {
+			h := q * float64(R-1)
+			k := int(h)
+			want["Quantile: "+ensemble.FormatNumber(q)] = s[k] + (h-float64(k))*(s[min(k+1, R-1)]-s[k])
+		}
+		for _, cut := range locationWiseOps.ProbabilityAbove {
+			n, sm := 0, 0.0
+			for _, x := range v {
+				if x > cut {
+					n++
+					sm += x
+				}
+			}
+			want["Prob>"+ensemble.FormatNumber(cut)] = float64(n) / float64(R)
+			if n > 0 {
+				want["Mean>"+ensemble.FormatNumber(cut)] = sm / float64(n)
+			} else {
+				want["Mean>"+ensemble.FormatNumber(cut)] = math.NaN()
+			}
+		}
+		for _, o := range l.Outputs() {
+			w, ok := want[o.Name]
+			if !ok {
+				return fmt.Errorf("unexpected output %q", o.Name)
+			}
+			got := o.Values[c]
+			if math.IsNaN(w) != math.IsNaN(got) || (!math.IsNaN(w) && math.Abs(got-w) > 1e-12*math.Max(1, math.Abs(w))) {
+				return fmt.Errorf("cell %d %s = %v, recomputed %v", c, o.Name, got, w)
+			}
+		}
+	}
+	return nil
+}
+
+// median of a list of durations (0 when empty).
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return 0.5 * (s[n/2-1] + s[n/2])
+}

@@ -1,0 +1,354 @@
+package ensemble
+
+import (
+	"context"
+	"fmt"
+	"math"
+)
+
+// Operations selects the location-wise statistics to compute; any
+// combination, at least one.
+type Operations struct {
+	// Summary asks for the minimum, maximum, mean and variance.
+	Summary bool
+	// Quantiles are quantile levels in [0, 1].
+	Quantiles []float64
+	// ProbabilityAbove are cutoffs c for P(X > c).
+	ProbabilityAbove []float64
+	// MeanAbove are cutoffs c for E[X | X > c].
+	MeanAbove []float64
+}
+
+// Validate returns a *FieldError naming the offending member (with the
+// task's member names: quantiles, probability_above_cutoff.cutoffs,
+// mean_above_cutoff.cutoffs) when no operation is requested or a level or
+// cutoff is not valid. Quantile levels must lie in [0, 1]; cutoffs must be
+// finite; a list must not repeat a value (each output has its own name).
+func (o Operations) Validate() error {
+	if !o.Summary && len(o.Quantiles) == 0 && len(o.ProbabilityAbove) == 0 && len(o.MeanAbove) == 0 {
+		return fieldError("", "no operation requested: set summary, quantiles, probability_above_cutoff or mean_above_cutoff")
+	}
+	for i, q := range o.Quantiles {
+		if !(q >= 0 && q <= 1) {
+			return fieldError(fmt.Sprintf("quantiles[%d]", i), "%v is outside [0, 1]", q)
+		}
+	}
+	if err := distinct("quantiles", o.Quantiles); err != nil {
+		return err
+	}
+	for _, l := range []struct {
+		name string
+		v    []float64
+	}{{"probability_above_cutoff.cutoffs", o.ProbabilityAbove}, {"mean_above_cutoff.cutoffs", o.MeanAbove}} {
+		for i, c := range l.v {
+			if math.IsNaN(c) || math.IsInf(c, 0) {
+				return fieldError(fmt.Sprintf("%s[%d]", l.name, i), "%v is not a finite number", c)
+			}
+		}
+		if err := distinct(l.name, l.v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// distinct refuses a repeated level: its output name would be written twice.
+func distinct(name string, v []float64) error {
+	for i := range v {
+		for j := 0; j < i; j++ {
+			if v[i] == v[j] {
+				return fieldError(fmt.Sprintf("%s[%d]", name, i), "%v repeats %s[%d]", v[i], name, j)
+			}
+		}
+	}
+	return nil
+}
+
+// Statistics holds the location-wise outputs, one value per cell; NaN is a
+// missing value. Slices of operations not requested are nil.
+type Statistics struct {
+	// Min, Max, Mean and Variance are the summary (Operations.Summary).
+	Min, Max, Mean, Variance []float64
+	// Quantiles[k] is the quantile at level Operations.Quantiles[k].
+	Quantiles [][]float64
+	// ProbabilityAbove[k] is P(X > Operations.ProbabilityAbove[k]).
+	ProbabilityAbove [][]float64
+	// MeanAbove[k] is E[X | X > Operations.MeanAbove[k]].
+	MeanAbove [][]float64
+}
+
+// LocationWise computes per-cell statistics over the realisations of an
+// ensemble (a Reducer). With x_1 … x_n the finite values of a cell (NaN and
+// ±Inf are missing and skipped; n ≤ R):
+//
+//	min, max      the smallest and largest x_r
+//	mean          m = (x_1 + … + x_n) / n
+//	variance      Σ (x_r − m)² / n   (divisor n, the population variance,
+//	              numpy's default ddof = 0)
+//	quantile q    linear interpolation between order statistics at position
+//	              h = q·(n − 1): with x_(0) ≤ … ≤ x_(n−1), k = ⌊h⌋,
+//	              Q(q) = x_(k) + (h − k)·(x_(k+1) − x_(k))
+//	              (numpy's default method "linear", R type 7; Q(0) = min,
+//	              Q(1) = max, Q(0.5) the usual median)
+//	P(X > c)      #{r : x_r > c} / n   (strictly greater: a value equal to
+//	              the cutoff is not above it)
+//	E[X | X > c]  the mean of the x_r > c
+//
+// Sums run over the values in realisation order in four interleaved partial
+// sums (positions 0, 4, 8, …; 1, 5, 9, …; …) added as (s0 + s1) + (s2 + s3):
+// a fixed order, so every output is a function of the cell's values alone.
+// A cell without finite values (n = 0) gets NaN for every output, the
+// probability included; E[X | X > c] is NaN when no value exceeds c.
+// Quantiles use a deterministic selection (no full sort) on a cell-major copy
+// of the tile. Results are bit-identical for any number of goroutines and any
+// tiling.
+type LocationWise struct {
+	ops   Operations
+	out   Statistics
+	nreal int
+	ncell int
+	// qlevels are the quantile levels; see quantileRanks.
+	qlevels []float64
+	// cuts are the distinct cutoffs of both lists; probAt[k] and meanAt[k]
+	// index the cutoff of ProbabilityAbove[k] and MeanAbove[k] in it, so a
+	// cutoff asked for both is counted once.
+	cuts           []float64
+	probAt, meanAt []int
+}
+
+// NewLocationWise validates ops and allocates the outputs for an ensemble of
+// cells cells and realisations realisations (≥ 1). Every output starts as
+// NaN, so cells no tile covers stay missing.
+func NewLocationWise(ops Operations, cells, realisations int) (*LocationWise, error) {
+	if err := ops.Validate(); err != nil {
+		return nil, err
+	}
+	if cells < 0 || realisations < 1 {
+		return nil, fmt.Errorf("ensemble: %d cells × %d realisations", cells, realisations)
+	}
+	l := &LocationWise{ops: ops, nreal: realisations, ncell: cells}
+	l.ops.Quantiles = append([]float64(nil), ops.Quantiles...)
+	l.ops.ProbabilityAbove = append([]float64(nil), ops.ProbabilityAbove...)
+	l.ops.MeanAbove = append([]float64(nil), ops.MeanAbove...)
+	col := func() []float64 {
+		v := make([]float64, cells)
+		for i := range v {
+			v[i] = nan
+		}
+		return v
+	}
+	if ops.Summary {
+		l.out.Min, l.out.Max, l.out.Mean, l.out.Variance = col(), col(), col(), col()
+	}
+	cols := func(k int) [][]float64 {
+		if k == 0 {
+			return nil
+		}
+		out := make([][]float64, k)
+		for i := range out {
+			out[i] = col()
+		}
+		return out
+	}
+	l.out.Quantiles = cols(len(ops.Quantiles))
+	l.out.ProbabilityAbove = cols(len(ops.ProbabilityAbove))
+	l.out.MeanAbove = cols(len(ops.MeanAbove))
+	l.qlevels = l.ops.Quantiles
+	index := func(c float64) int {
+		for j, x := range l.cuts {
+			if x == c {
+				return j
+			}
+		}
+		l.cuts = append(l.cuts, c)
+		return len(l.cuts) - 1
+	}
+	for _, c := range l.ops.ProbabilityAbove {
+		l.probAt = append(l.probAt, index(c))
+	}
+	for _, c := range l.ops.MeanAbove {
+		l.meanAt = append(l.meanAt, index(c))
+	}
+	return l, nil
+}
+
+// Statistics returns the outputs (filled by ProcessTile or Process).
+func (l *LocationWise) Statistics() *Statistics { return &l.out }
+
+// Operations returns the operations l computes.
+func (l *LocationWise) Operations() Operations { return l.ops }
+
+func (l *LocationWise) realisations() int { return l.nreal }
+func (l *LocationWise) cells() int        { return l.ncell }
+func (l *LocationWise) permutes() bool    { return len(l.ops.Quantiles) > 0 }
+
+func (l *LocationWise) reduce(cell int, v []float64, s *scratch) {
+	n := len(v)
+	if n == 0 {
+		return // outputs stay NaN
+	}
+	o := &l.out
+	if o.Min != nil {
+		lo, hi := v[0], v[0]
+		for _, x := range v {
+			// Rarely taken once the first values are in: predictable.
+			if x < lo {
+				lo = x
+			}
+			if x > hi {
+				hi = x
+			}
+		}
+		m := sum(v) / float64(n)
+		ss := sumSquares(v, m)
+		o.Min[cell], o.Max[cell], o.Mean[cell], o.Variance[cell] = lo, hi, m, ss/float64(n)
+	}
+	if len(l.cuts) > 0 {
+		if cap(s.above) < len(l.cuts) {
+			s.above, s.sumAbove = make([]int, len(l.cuts)), make([]float64, len(l.cuts))
+		}
+		for j, c := range l.cuts {
+			s.above[j], s.sumAbove[j] = countAbove(v, c)
+		}
+		for k, j := range l.probAt {
+			o.ProbabilityAbove[k][cell] = float64(s.above[j]) / float64(n)
+		}
+		for k, j := range l.meanAt {
+			if s.above[j] > 0 {
+				o.MeanAbove[k][cell] = s.sumAbove[j] / float64(s.above[j])
+			}
+		}
+	}
+	if len(l.qlevels) > 0 {
+		s.ranks = quantileRanks(s.ranks[:0], l.qlevels, n)
+		selectRanks(v, s.ranks)
+		for k, q := range l.qlevels {
+			o.Quantiles[k][cell] = quantileOf(v, q, s.ranks)
+		}
+	}
+}
+
+// Run computes the statistics of every cell of src (Process with l alone)
+// and returns them.
+func (l *LocationWise) Run(ctx context.Context, src Source) (*Statistics, error) {
+	if err := Process(ctx, src, l); err != nil {
+		return nil, err
+	}
+	return &l.out, nil
+}
+
+// Compute is NewLocationWise followed by Run over src.
+func Compute(ctx context.Context, src Source, ops Operations) (*Statistics, error) {
+	l, err := NewLocationWise(ops, src.Cells(), src.Realisations())
+	if err != nil {
+		return nil, err
+	}
+	return l.Run(ctx, src)
+}
+
+// Output is one named per-cell output.
+type Output struct {
+	// Name is the attribute name (see LocationWise.Outputs).
+	Name string
+	// Level is the quantile level or the cutoff the output is for (0 for
+	// the summary).
+	Level float64
+	// Values has one value per cell, NaN where missing.
+	Values []float64
+}
+
+// Outputs returns the computed outputs with their attribute names, in the
+// order summary (min, max, mean, variance), quantiles, probabilities above
+// cutoffs, means above cutoffs, each list in request order. Names are
+// "min", "max", "mean", "variance", "Quantile: q", "Prob>c" and "Mean>c",
+// the numbers written by FormatNumber (0.1 → "0.1", 2 → "2.0").
+func (l *LocationWise) Outputs() []Output {
+	var out []Output
+	if l.out.Min != nil {
+		out = append(out, Output{Name: "min", Values: l.out.Min}, Output{Name: "max", Values: l.out.Max},
+			Output{Name: "mean", Values: l.out.Mean}, Output{Name: "variance", Values: l.out.Variance})
+	}
+	for k, q := range l.ops.Quantiles {
+		out = append(out, Output{Name: "Quantile: " + FormatNumber(q), Level: q, Values: l.out.Quantiles[k]})
+	}
+	for k, c := range l.ops.ProbabilityAbove {
+		out = append(out, Output{Name: "Prob>" + FormatNumber(c), Level: c, Values: l.out.ProbabilityAbove[k]})
+	}
+	for k, c := range l.ops.MeanAbove {
+		out = append(out, Output{Name: "Mean>" + FormatNumber(c), Level: c, Values: l.out.MeanAbove[k]})
+	}
+	return out
+}
+
+// The sums below keep four partial sums, of the values at positions 0, 4,
+// 8, … and 1, 5, 9, … and so on, added as (s0 + s1) + (s2 + s3) at the end:
+// four independent chains of additions instead of one, which a core runs in
+// parallel. The order is fixed, so a sum is a function of the values alone.
+
+// sum returns the sum of v.
+func sum(v []float64) float64 {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(v); i += 4 {
+		s0 += v[i]
+		s1 += v[i+1]
+		s2 += v[i+2]
+		s3 += v[i+3]
+	}
+	for k := 0; i < len(v); i, k = i+1, k+1 {
+		switch k {
+		case 0:
+			s0 += v[i]
+		case 1:
+			s1 += v[i]
+		default:
+			s2 += v[i]
+		}
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// sumSquares returns Σ (x − m)² over v.
+func sumSquares(v []float64, m float64) float64 {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(v); i += 4 {
+		d0, d1, d2, d3 := v[i]-m, v[i+1]-m, v[i+2]-m, v[i+3]-m
+		s0 += d0 * d0
+		s1 += d1 * d1
+		s2 += d2 * d2
+		s3 += d3 * d3
+	}
+	for ; i < len(v); i++ {
+		d := v[i] - m
+		s0 += d * d
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// countAbove returns the number and the sum of the values of v strictly
+// greater than c. Branch-free (values on both sides of a cutoff come in
+// random order): a value not above c adds +0, which leaves a sum unchanged.
+func countAbove(v []float64, c float64) (count int, total float64) {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(v); i += 4 {
+		b0, b1, b2, b3 := b2i(v[i] > c), b2i(v[i+1] > c), b2i(v[i+2] > c), b2i(v[i+3] > c)
+		count += (b0 + b1) + (b2 + b3)
+		s0 += masked(v[i], b0)
+		s1 += masked(v[i+1], b1)
+		s2 += masked(v[i+2], b2)
+		s3 += masked(v[i+3], b3)
+	}
+	for ; i < len(v); i++ {
+		b := b2i(v[i] > c)
+		count += b
+		s0 += masked(v[i], b)
+	}
+	return count, (s0 + s1) + (s2 + s3)
+}
+
+// masked returns x when b is 1 and +0 when b is 0.
+func masked(x float64, b int) float64 {
+	return math.Float64frombits(math.Float64bits(x) & -uint64(b))
+}

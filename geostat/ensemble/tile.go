@@ -1,0 +1,360 @@
+package ensemble
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sync"
+	"sync/atomic"
+
+	"github.com/geostat-engine/geostat/geostat"
+)
+
+// Tile is a block of consecutive cells [Lo, Lo+Len()) of an ensemble, for
+// every realisation: Columns[r][i] is realisation r at cell Lo+i. All columns
+// have the same length. This is the layout of an ensemble's Parquet blob (one
+// column per realisation, one row per cell) cut at row-group boundaries, and
+// of a tbsim.Tile once its flat slice is cut into realisations.
+type Tile struct {
+	Lo      int
+	Columns [][]float64
+}
+
+// Len returns the number of cells of the tile (0 without columns).
+func (t Tile) Len() int {
+	if len(t.Columns) == 0 {
+		return 0
+	}
+	return len(t.Columns[0])
+}
+
+// TileFromFlat returns the tile of cells [lo, lo+n) whose values are stored
+// realisation-major in flat: realisation r of cell lo+i at flat[i+r·n] (the
+// layout of tbsim.Tile). The columns alias flat; cols, when it has the
+// capacity, is reused for the column headers.
+func TileFromFlat(lo, n, realisations int, flat []float64, cols [][]float64) Tile {
+	if len(flat) != n*realisations {
+		panic(fmt.Sprintf("ensemble: TileFromFlat: %d values for %d cells × %d realisations", len(flat), n, realisations))
+	}
+	cols = cols[:0]
+	for r := 0; r < realisations; r++ {
+		cols = append(cols, flat[r*n:(r+1)*n:(r+1)*n])
+	}
+	return Tile{Lo: lo, Columns: cols}
+}
+
+// Source yields the tiles of an ensemble of Cells() cells and Realisations()
+// realisations, in increasing cell order, each at most MaxTile() cells, the
+// tiles together covering every cell once.
+type Source interface {
+	// Cells is the number of cells (rows) of the ensemble.
+	Cells() int
+	// Realisations is the number of realisations (columns).
+	Realisations() int
+	// MaxTile is the largest number of cells ReadTile returns at once.
+	MaxTile() int
+	// ReadTile reads the next tile into the caller's buffers: dst has
+	// Realisations() slices of length MaxTile(); the returned tile's columns
+	// are dst[r][:n] (or, for an in-memory source, its own slices, which
+	// the caller must not modify). After the last tile it returns io.EOF.
+	ReadTile(ctx context.Context, dst [][]float64) (Tile, error)
+}
+
+// columns is the in-memory Source of NewColumnsSource.
+type columns struct {
+	cols [][]float64
+	tile int
+	next int
+}
+
+// NewColumnsSource returns a Source over an ensemble held in memory as one
+// slice per realisation (cols[r][cell]), cut into tiles of tile cells
+// (tile ≤ 0: 65536). The tiles alias cols. It panics if the columns differ in
+// length.
+func NewColumnsSource(cols [][]float64, tile int) Source {
+	for r := range cols {
+		if len(cols[r]) != len(cols[0]) {
+			panic(fmt.Sprintf("ensemble: NewColumnsSource: column %d has %d cells, column 0 has %d", r, len(cols[r]), len(cols[0])))
+		}
+	}
+	if tile <= 0 {
+		tile = 1 << 16
+	}
+	return &columns{cols: cols, tile: tile}
+}
+
+func (c *columns) Cells() int {
+	if len(c.cols) == 0 {
+		return 0
+	}
+	return len(c.cols[0])
+}
+func (c *columns) Realisations() int { return len(c.cols) }
+func (c *columns) MaxTile() int      { return c.tile }
+
+func (c *columns) ReadTile(ctx context.Context, dst [][]float64) (Tile, error) {
+	if err := ctx.Err(); err != nil {
+		return Tile{}, err
+	}
+	if c.next >= c.Cells() {
+		return Tile{}, io.EOF
+	}
+	lo, hi := c.next, min(c.next+c.tile, c.Cells())
+	t := Tile{Lo: lo, Columns: make([][]float64, len(c.cols))}
+	for r := range c.cols {
+		t.Columns[r] = c.cols[r][lo:hi:hi]
+	}
+	c.next = hi
+	return t, nil
+}
+
+// Reducer is a per-cell computation over an ensemble: LocationWise and
+// Classifier. ProcessTile hands each reducer every cell of a tile with the
+// cell's finite values in realisation order; a reducer writes only that
+// cell's outputs, so cells are independent and the results do not depend on
+// the number of goroutines or on the order of the tiles.
+type Reducer interface {
+	// realisations is the number of realisations the reducer was built for.
+	realisations() int
+	// cells is the number of cells of its outputs.
+	cells() int
+	// permutes reports whether reduce reorders v (it then runs last).
+	permutes() bool
+	// reduce computes the outputs of cell from its finite values v
+	// (len(v) ≥ 0), using the worker's scratch s.
+	reduce(cell int, v []float64, s *scratch)
+}
+
+// scratch is one goroutine's working memory.
+type scratch struct {
+	// cellMajor holds a chunk of cells transposed: cell i's finite values
+	// at cellMajor[i·R : i·R+count[i]].
+	cellMajor []float64
+	count     []int
+	// ranks are the order statistics a quantile computation needs.
+	ranks []int
+	// above and sumAbove are the count and sum of a cell's values above
+	// each cutoff.
+	above    []int
+	sumAbove []float64
+}
+
+// chunkValues is the number of values a goroutine transposes at a time:
+// 32768 float64 (256 KiB), inside a core's L2 cache, so the transposition's
+// strided writes and the per-cell passes stay in cache.
+const chunkValues = 1 << 15
+
+// chunkCells returns the cells per chunk for R realisations.
+func chunkCells(realisations int) int {
+	return max(16, chunkValues/max(1, realisations))
+}
+
+// ProcessTile runs the reducers over every cell of t, on geostat.Workers(ctx)
+// goroutines over chunks of cells. Each chunk is transposed once to
+// cell-major order (dropping NaN and ±Inf: missing values), then every
+// reducer that keeps the values' order sees the cell before the one that
+// reorders them. It returns an error when the tile does not fit the
+// reducers (realisations, cell range) and the context's error when
+// cancelled.
+func ProcessTile(ctx context.Context, t Tile, rs ...Reducer) error {
+	rs, err := ordered(rs)
+	if err != nil {
+		return err
+	}
+	R := rs[0].realisations()
+	if len(t.Columns) != R {
+		return fmt.Errorf("ensemble: tile at cell %d has %d realisations, want %d", t.Lo, len(t.Columns), R)
+	}
+	n := t.Len()
+	for r, c := range t.Columns {
+		if len(c) != n {
+			return fmt.Errorf("ensemble: tile at cell %d: realisation %d has %d cells, realisation 0 has %d", t.Lo, r, len(c), n)
+		}
+	}
+	if t.Lo < 0 || t.Lo+n > rs[0].cells() {
+		return fmt.Errorf("ensemble: tile [%d, %d) is outside the %d cells of the outputs", t.Lo, t.Lo+n, rs[0].cells())
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	chunk := chunkCells(R)
+	chunks := (n + chunk - 1) / chunk
+	workers := min(geostat.Workers(ctx), chunks)
+	run := func(s *scratch, k int) {
+		a, b := k*chunk, min(n, (k+1)*chunk)
+		transpose(t.Columns, a, b, s)
+		for i := 0; i < b-a; i++ {
+			v := s.cellMajor[i*R : i*R+s.count[i]]
+			for _, red := range rs {
+				red.reduce(t.Lo+a+i, v, s)
+			}
+		}
+	}
+	if workers <= 1 {
+		s := newScratch(R, chunk)
+		for k := 0; k < chunks; k++ {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			run(s, k)
+		}
+		return nil
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			s := newScratch(R, chunk)
+			for ctx.Err() == nil {
+				k := int(next.Add(1)) - 1
+				if k >= chunks {
+					return
+				}
+				run(s, k)
+			}
+		})
+	}
+	wg.Wait()
+	return ctx.Err()
+}
+
+// ordered checks that the reducers agree on their shape and returns them
+// with the order-keeping ones first.
+func ordered(rs []Reducer) ([]Reducer, error) {
+	if len(rs) == 0 {
+		return nil, errors.New("ensemble: no reducer")
+	}
+	out := make([]Reducer, 0, len(rs))
+	for _, perm := range []bool{false, true} {
+		for _, r := range rs {
+			if r == nil {
+				return nil, errors.New("ensemble: nil reducer")
+			}
+			if r.permutes() == perm {
+				out = append(out, r)
+			}
+		}
+	}
+	for _, r := range out[1:] {
+		if r.realisations() != out[0].realisations() || r.cells() != out[0].cells() {
+			return nil, fmt.Errorf("ensemble: reducers disagree: %d cells × %d realisations and %d × %d",
+				out[0].cells(), out[0].realisations(), r.cells(), r.realisations())
+		}
+	}
+	return out, nil
+}
+
+func newScratch(realisations, chunk int) *scratch {
+	return &scratch{cellMajor: make([]float64, realisations*chunk), count: make([]int, chunk)}
+}
+
+// transpose copies cells [a, b) of cols to s.cellMajor in cell-major order,
+// keeping each cell's finite values in realisation order. The copy is a
+// plain strided one; only when it met a NaN or ±Inf are the cells compacted.
+func transpose(cols [][]float64, a, b int, s *scratch) {
+	R := len(cols)
+	m := b - a
+	cnt := s.count[:m]
+	buf := s.cellMajor
+	bad := 0
+	// Four realisations at a time: each cell receives four consecutive
+	// values (half a cache line) per visit instead of one.
+	r := 0
+	for ; r+4 <= R; r += 4 {
+		c0, c1, c2, c3 := cols[r][a:b], cols[r+1][a:b], cols[r+2][a:b], cols[r+3][a:b]
+		for i := range m {
+			x0, x1, x2, x3 := c0[i], c1[i], c2[i], c3[i]
+			d := buf[i*R+r : i*R+r+4 : i*R+r+4]
+			d[0], d[1], d[2], d[3] = x0, x1, x2, x3
+			// x − x is 0 for finite x and NaN for NaN and ±Inf.
+			bad |= b2i(x0-x0 != 0) | b2i(x1-x1 != 0) | b2i(x2-x2 != 0) | b2i(x3-x3 != 0)
+		}
+	}
+	for ; r < R; r++ {
+		for i, x := range cols[r][a:b] {
+			buf[i*R+r] = x
+			bad |= b2i(x-x != 0)
+		}
+	}
+	for i := range cnt {
+		cnt[i] = R
+	}
+	if bad == 0 {
+		return
+	}
+	for i := range cnt {
+		v := buf[i*R : (i+1)*R]
+		w := 0
+		for _, x := range v {
+			if x-x == 0 {
+				v[w] = x
+				w++
+			}
+		}
+		cnt[i] = w
+	}
+}
+
+// Process reads every tile of src and runs the reducers over it
+// (ProcessTile). Tiles are read one at a time into one buffer of
+// MaxTile() × Realisations() values, so memory stays near one tile plus the
+// reducers' outputs whatever the size of the ensemble. It checks that src
+// has the reducers' shape and that its tiles cover every cell once, in
+// order.
+func Process(ctx context.Context, src Source, rs ...Reducer) error {
+	return ProcessWithProgress(ctx, src, nil, rs...)
+}
+
+// ProcessWithProgress is Process that calls progress(done, total) after each
+// tile with the number of cells processed and the total (progress may be
+// nil). It is called from the calling goroutine.
+func ProcessWithProgress(ctx context.Context, src Source, progress func(done, total int), rs ...Reducer) error {
+	rs, err := ordered(rs)
+	if err != nil {
+		return err
+	}
+	R, cells := src.Realisations(), src.Cells()
+	if R != rs[0].realisations() || cells != rs[0].cells() {
+		return fmt.Errorf("ensemble: source has %d cells × %d realisations, the outputs %d × %d",
+			cells, R, rs[0].cells(), rs[0].realisations())
+	}
+	maxTile := src.MaxTile()
+	if maxTile < 1 {
+		return fmt.Errorf("ensemble: source tile size %d", maxTile)
+	}
+	buf := make([]float64, min(maxTile, max(cells, 1))*R)
+	stride := len(buf) / max(R, 1)
+	dst := make([][]float64, R)
+	for r := range dst {
+		dst[r] = buf[r*stride : (r+1)*stride : (r+1)*stride]
+	}
+	next := 0
+	for {
+		t, err := src.ReadTile(ctx, dst)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("ensemble: reading the tile at cell %d: %w", next, err)
+		}
+		if t.Lo != next || t.Len() == 0 || t.Len() > maxTile {
+			return fmt.Errorf("ensemble: source returned %d cells at cell %d, want at most %d at cell %d", t.Len(), t.Lo, maxTile, next)
+		}
+		if err := ProcessTile(ctx, t, rs...); err != nil {
+			return err
+		}
+		next += t.Len()
+		if progress != nil {
+			progress(next, cells)
+		}
+	}
+	if next != cells {
+		return fmt.Errorf("ensemble: source ended after %d of %d cells", next, cells)
+	}
+	return nil
+}
+
+// nan is the missing output value.
+var nan = math.NaN()
