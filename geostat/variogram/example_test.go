@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/geostat/variogram"
 )
 
@@ -51,4 +52,30 @@ func ExampleCompute() {
 	//   [5, 15] centroid 10.0 pairs 19 γ 0.5000
 	//   [15, 25] centroid 20.0 pairs 18 γ 0.0000
 	//   [25, 35] centroid 30.0 pairs 17 γ 0.5000
+}
+
+// Fitting a nugget and a spherical structure to an omnidirectional
+// experimental variogram (here points of a known model, so the fit
+// recovers it).
+func ExampleFit() {
+	truth, _ := geostat.NewVariogram(0.2, geostat.Structure{Type: geostat.Spherical, Contribution: 0.8,
+		Ellipsoid: geostat.Ellipsoid{Major: 60, SemiMajor: 60, Minor: 60}})
+	s := variogram.Series{Direction: variogram.Direction{Type: variogram.Omnidirectional}}
+	for k := 1; k <= 10; k++ {
+		h := 10 * float64(k)
+		s.Lags = append(s.Lags, variogram.Lag{Start: h - 5, End: h + 5, Centroid: h,
+			Value: truth.GammaLag(h, 0, 0), Pairs: 100, Weight: 100})
+	}
+	res, err := variogram.Fit(context.Background(), []variogram.Series{s}, variogram.FitParams{
+		Structures: []variogram.StructureSpec{{Type: geostat.Spherical}},
+		Sill:       variogram.SillUnit,
+	})
+	if err != nil {
+		panic(err)
+	}
+	v := res.Variogram
+	fmt.Printf("nugget %.3f, spherical %.3f with range %.1f, residual < 1e-12: %v\n",
+		v.Nugget, v.Structures[0].Contribution, v.Structures[0].Ellipsoid.Major, res.Residual < 1e-12)
+	// Output:
+	// nugget 0.200, spherical 0.800 with range 60.0, residual < 1e-12: true
 }
