@@ -20,7 +20,7 @@ type cellGrid struct {
 }
 
 // newCellGrid sorts the points (and their values and weights when vs is not
-// nil) into cells about reach/2 wide (wider when
+// nil) into cells about reach/4 wide (wider when
 // that would make more than maxCellsPerPoint cells per point).
 func newCellGrid(xs, ys, zs, vs, ws []float64, reach float64) *cellGrid {
 	n := len(xs)
@@ -33,7 +33,7 @@ func newCellGrid(xs, ys, zs, vs, ws []float64, reach float64) *cellGrid {
 			hi[a] = math.Max(hi[a], p[a])
 		}
 	}
-	size := reach / 2
+	size := reach / 4
 	count := func(s float64) (c [3]int, total float64) {
 		total = 1
 		for a := range 3 {

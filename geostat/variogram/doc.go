@@ -48,10 +48,22 @@
 //   - gamv has no declustering weights; computations are in float64 (gamv
 //     uses float32 for coordinates and angles).
 //
-// Pairs are found with a flat grid of cells (half the largest lag distance
-// wide), visiting only cell pairs that can hold a pair within reach, in
-// parallel over fixed chunks of cells whose partial sums are combined in chunk
-// order: the result is the same, bit for bit, for any number of goroutines.
+// A pair whose angle or band offset sits exactly on a tolerance is decided
+// by rounding, in gamv as here (gamv accepts equality in float32, this
+// package compares in float64).
+//
+// Pairs are not enumerated all against all. A direction whose accepted
+// pairs lie in a thin cylinder around its line (bounded by the bandwidth,
+// band height and tolerances) gets a pass of its own: the samples are sorted
+// into square cells across the line and by their position along it, and
+// each is paired with the samples of the 3 × 3 cells around its own within
+// the largest lag distance along the line. The other directions (an
+// omnidirectional one, wide bands) share a pass over a 3-D grid of cells a
+// quarter of the largest lag distance wide, visiting only the cell pairs that
+// can hold a pair within reach. Every candidate gets the exact test above.
+// The passes run in parallel over fixed chunks of cells whose partial sums
+// are added in a fixed order: the result is the same, bit for bit, for any
+// number of goroutines.
 //
 // # Experimental variograms of gridded data
 //

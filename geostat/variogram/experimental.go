@@ -407,27 +407,62 @@ func (a accumulator) add(b accumulator) {
 // unit of parallel work and of the deterministic reduction.
 const chunkPoints = 256
 
-// pairSums accumulates every pair within reach into the per-direction,
-// per-lag sums.
-func pairSums(ctx context.Context, xs, ys, zs, vs, ws []float64, tests []dirTest, lags *lagSet, progress func(int, int)) (accumulator, error) {
-	g := newCellGrid(xs, ys, zs, vs, ws, lags.reach)
-	nb := lags.n + 1
-	// Chunks: runs of consecutive cells holding at least chunkPoints points.
-	var chunks []int // first cell of each chunk, then len(cells)
+// chunksOf cuts cells [0, n) into runs holding at least chunkPoints points;
+// count(c) is the number of points of cell c. It returns the first cell of
+// each chunk followed by n.
+func chunksOf(n int, count func(int) int) []int {
+	var chunks []int
 	cnt := 0
-	for c := 0; c < g.ncell; c++ {
+	for c := 0; c < n; c++ {
 		if cnt == 0 {
 			chunks = append(chunks, c)
 		}
-		cnt += int(g.start[c+1] - g.start[c])
+		cnt += count(c)
 		if cnt >= chunkPoints {
 			cnt = 0
 		}
 	}
-	chunks = append(chunks, g.ncell)
-	nchunk := len(chunks) - 1
-	parts := make([]accumulator, nchunk)
-	workers := min(geostat.Workers(ctx), nchunk)
+	return append(chunks, n)
+}
+
+// pass is one sweep over the pairs: a number of chunks, each accumulated by
+// run into its own accumulator.
+type pass struct {
+	chunks int
+	run    func(chunk int, acc accumulator)
+}
+
+// pairSums accumulates every pair within reach into the per-direction,
+// per-lag sums. Directions whose accepted pairs lie in a thin cylinder
+// around their line get a pass of their own over a 2-D grid of cells across
+// that line (cylinderPass); the others (omnidirectional, wide bands) share a
+// pass over a 3-D grid of cells (spherePass). Every pass is cut into fixed
+// chunks whose partial sums are added in pass and chunk order, whatever the
+// number of goroutines.
+func pairSums(ctx context.Context, xs, ys, zs, vs, ws []float64, tests []dirTest, lags *lagSet, progress func(int, int)) (accumulator, error) {
+	nb := lags.n + 1
+	var passes []pass
+	var sphereDirs []int
+	for di := range tests {
+		r := tests[di].radius(lags.maxDist)
+		if !tests[di].omni && r <= lags.reach/3 {
+			passes = append(passes, cylinderPass(xs, ys, zs, vs, ws, &tests[di], di, r, lags, nb))
+		} else {
+			sphereDirs = append(sphereDirs, di)
+		}
+	}
+	if len(sphereDirs) > 0 {
+		passes = append(passes, spherePass(xs, ys, zs, vs, ws, tests, sphereDirs, lags, nb))
+	}
+	type job struct{ pass, chunk int }
+	var jobs []job
+	for p, ps := range passes {
+		for c := 0; c < ps.chunks; c++ {
+			jobs = append(jobs, job{p, c})
+		}
+	}
+	parts := make([]accumulator, len(jobs))
+	workers := max(1, min(geostat.Workers(ctx), len(jobs)))
 	var next, done atomic.Int64
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -435,22 +470,18 @@ func pairSums(ctx context.Context, xs, ys, zs, vs, ws []float64, tests []dirTest
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w := &pairWorker{g: g, tests: tests, lags: lags, nb: nb}
 			for {
-				ci := int(next.Add(1) - 1)
-				if ci >= nchunk || ctx.Err() != nil {
+				ji := int(next.Add(1) - 1)
+				if ji >= len(jobs) || ctx.Err() != nil {
 					return
 				}
 				acc := make(accumulator, len(tests)*nb)
-				w.acc = acc
-				for c := chunks[ci]; c < chunks[ci+1]; c++ {
-					w.cell(c)
-				}
-				parts[ci] = acc
+				passes[jobs[ji].pass].run(jobs[ji].chunk, acc)
+				parts[ji] = acc
 				d := int(done.Add(1))
 				if progress != nil {
 					mu.Lock()
-					progress(d, nchunk)
+					progress(d, len(jobs))
 					mu.Unlock()
 				}
 			}
@@ -467,25 +498,63 @@ func pairSums(ctx context.Context, xs, ys, zs, vs, ws []float64, tests []dirTest
 	return total, nil
 }
 
-// pairWorker accumulates the pairs whose first point is in a cell.
-type pairWorker struct {
-	g     *cellGrid
-	tests []dirTest
-	lags  *lagSet
-	nb    int
-	acc   accumulator
+// radius returns a bound on the distance from the direction's line of the
+// separation of any pair it accepts with |h| ≤ reach (+Inf when omnidirectional).
+//
+// Two bounds hold. The band tests: the horizontal offset from the
+// direction's vertical plane is at most the bandwidth b, and the offset in
+// that plane at most the band height plus |sin dip|·b (gamv measures it
+// with the full horizontal length, which exceeds the length along the
+// azimuth by at most b), so the distance is at most √(b² + (t + |sin dip|·b)²).
+// The angles: h·u/|h| ≥ cos(dip tol) − |cos dip|(1 − cos(az tol)) = κ, so
+// the distance is at most reach·√(1 − κ²) when κ > 0.
+func (t *dirTest) radius(reach float64) float64 {
+	if t.omni {
+		return math.Inf(1)
+	}
+	r := reach
+	sinDip := math.Abs(t.cz)
+	if !math.IsInf(t.band, 1) && !math.IsInf(t.height, 1) {
+		v := t.height + sinDip*t.band
+		r = math.Min(r, math.Sqrt(t.band*t.band+v*v))
+	}
+	if k := t.cosDip - math.Abs(t.ch)*(1-t.cosAz); k > 0 {
+		r = math.Min(r, reach*math.Sqrt(1-k*k))
+	}
+	return r
 }
 
-// cell visits the pairs (i, j) with i in cell c and j later in the same cell
-// or in a forward neighbour cell.
-func (w *pairWorker) cell(c int) {
-	g := w.g
+// spherePass visits every pair of points closer than reach through a 3-D
+// grid of cells, testing the directions dirs.
+func spherePass(xs, ys, zs, vs, ws []float64, tests []dirTest, dirs []int, lags *lagSet, nb int) pass {
+	g := newCellGrid(xs, ys, zs, vs, ws, lags.reach)
+	chunks := chunksOf(g.ncell, func(c int) int { return int(g.start[c+1] - g.start[c]) })
+	return pass{chunks: len(chunks) - 1, run: func(ci int, acc accumulator) {
+		w := &pairWorker{x: g.x, y: g.y, z: g.z, v: g.v, w: g.w, tests: tests, dirs: dirs, lags: lags, nb: nb, acc: acc}
+		for c := chunks[ci]; c < chunks[ci+1]; c++ {
+			w.sphereCell(g, c)
+		}
+	}}
+}
+
+// pairWorker accumulates pairs of points into acc.
+type pairWorker struct {
+	x, y, z, v, w []float64
+	tests         []dirTest
+	dirs          []int
+	lags          *lagSet
+	nb            int
+	acc           accumulator
+}
+
+// sphereCell visits the pairs (i, j) with i in cell c and j later in the
+// same cell or in a forward neighbour cell.
+func (w *pairWorker) sphereCell(g *cellGrid, c int) {
 	a0, a1 := int(g.start[c]), int(g.start[c+1])
 	if a0 == a1 {
 		return
 	}
 	cx, cy, cz := c%g.n[0], c/g.n[0]%g.n[1], c/(g.n[0]*g.n[1])
-	// Own cell.
 	for i := a0; i < a1; i++ {
 		w.pairs(i, i+1, a1)
 	}
@@ -507,10 +576,9 @@ func (w *pairWorker) cell(c int) {
 
 // pairs accumulates the pairs (i, j) for j in [j0, j1).
 func (w *pairWorker) pairs(i, j0, j1 int) {
-	g := w.g
-	xi, yi, zi, vi, wi := g.x[i], g.y[i], g.z[i], g.v[i], g.w[i]
+	xi, yi, zi, vi, wi := w.x[i], w.y[i], w.z[i], w.v[i], w.w[i]
 	maxs := w.lags.maxDist * w.lags.maxDist
-	xj, yj, zj := g.x[j0:j1], g.y[j0:j1], g.z[j0:j1]
+	xj, yj, zj := w.x[j0:j1], w.y[j0:j1], w.z[j0:j1]
 	for k := range xj {
 		dx, dy, dz := xj[k]-xi, yj[k]-yi, zj[k]-zi
 		hs := dx*dx + dy*dy + dz*dz
@@ -523,9 +591,9 @@ func (w *pairWorker) pairs(i, j0, j1 int) {
 			continue
 		}
 		j := j0 + k
-		dv := g.v[j] - vi
-		pw := wi * g.w[j]
-		for di := range w.tests {
+		dv := w.v[j] - vi
+		pw := wi * w.w[j]
+		for _, di := range w.dirs {
 			if !w.tests[di].accept(dx, dy, dz, h) {
 				continue
 			}
