@@ -17,6 +17,8 @@ func All() []harness.Scenario {
 		tbsimScenario("tbsim-cond", tbsimCond),
 		tbsimScenario("tbsim-cond-block", tbsimCondBlock),
 		breakTies(),
+		variogramExperimental(),
+		variogramFit(),
 		reportScenario(),
 		parquetWrite(),
 		parquetRead(),

@@ -26,7 +26,7 @@ func TestRegistry(t *testing.T) {
 		require.True(t, ok)
 		assert.Equal(t, s.Name, got.Name)
 	}
-	assert.Len(t, seen, 12)
+	assert.Len(t, seen, 14)
 	_, ok := Lookup("nope")
 	assert.False(t, ok)
 }

@@ -227,15 +227,16 @@ func (t *dirTest) accept(dx, dy, dz, h float64) bool {
 	if t.omni {
 		return true
 	}
+	// The bandwidth test first: it needs no square root.
+	if math.Abs(t.ux*dy-t.uy*dx) > t.band {
+		return false
+	}
 	dxy := math.Sqrt(dx*dx + dy*dy)
 	cazm := 1.0
 	if dxy >= horizEps {
 		cazm = (dx*t.ux + dy*t.uy) / dxy
 	}
 	if math.Abs(cazm) < t.cosAz {
-		return false
-	}
-	if math.Abs(t.ux*dy-t.uy*dx) > t.band {
 		return false
 	}
 	if cazm < 0 {
@@ -586,6 +587,10 @@ func (w *pairWorker) pairs(i, j0, j1 int) {
 			continue
 		}
 		h := math.Sqrt(hs)
+		one := len(w.dirs) == 1
+		if one && !w.tests[w.dirs[0]].accept(dx, dy, dz, h) {
+			continue // one direction: its test rejects more pairs than the lags do
+		}
 		lo, hi := w.lags.span(h)
 		if lo > hi {
 			continue
@@ -594,7 +599,7 @@ func (w *pairWorker) pairs(i, j0, j1 int) {
 		dv := w.v[j] - vi
 		pw := wi * w.w[j]
 		for _, di := range w.dirs {
-			if !w.tests[di].accept(dx, dy, dz, h) {
+			if !one && !w.tests[di].accept(dx, dy, dz, h) {
 				continue
 			}
 			s := w.acc[di*w.nb:]

@@ -197,3 +197,32 @@ func TestFitErrors(t *testing.T) {
 		Structures: []StructureSpec{{Type: geostat.Spherical}}, Anisotropy: AnisotropyGiven})
 	require.ErrorContains(t, err, "anisotropy")
 }
+
+// The fit does not depend on the number of goroutines.
+func TestFitDeterministic(t *testing.T) {
+	v, _ := geostat.NewVariogram(0.2, geostat.Structure{Type: geostat.Spherical, Contribution: 0.8,
+		Ellipsoid: geostat.Ellipsoid{Major: 70, SemiMajor: 40, Minor: 40}})
+	series := modelSeries(v, []Direction{dir(0, 0, 20, 20, 5, 5), dir(90, 0, 20, 20, 5, 5)}, 10, 12, 50)
+	for i := range series {
+		for k := range series[i].Lags {
+			series[i].Lags[k].Value *= 1 + 0.1*math.Sin(float64(7*k+i)) // noise
+		}
+	}
+	p := FitParams{Structures: []StructureSpec{{Type: geostat.Exponential}}, Anisotropy: AnisotropyGiven, Axes: [3]int{0, 1, -1}, Starts: 5}
+	var ref *FitResult
+	for _, w := range []int{1, 2, 5} {
+		res, err := Fit(geostat.WithWorkers(context.Background(), w), series, p)
+		require.NoError(t, err)
+		if ref == nil {
+			ref = res
+			continue
+		}
+		assert.Equal(t, ref.Residual, res.Residual)
+		assert.Equal(t, ref.Variogram.Nugget, res.Variogram.Nugget)
+		assert.Equal(t, ref.Variogram.Structures[0].Ellipsoid, res.Variogram.Structures[0].Ellipsoid)
+	}
+	// Two directions in the horizontal plane: the minor (vertical) range is
+	// tied to the semi-major one.
+	e := ref.Variogram.Structures[0].Ellipsoid
+	assert.Equal(t, e.SemiMajor, e.Minor)
+}
