@@ -15,22 +15,33 @@ import (
 )
 
 // The chain on the engine's own simulation: an unconditional turning-bands
-// realisation of a known anisotropic model at 20,000 scattered points, its
-// experimental variograms along the three axes (horizontal lags of 10 m, a
-// vertical series with 4 m lags) and a fit with the axes given. The ranges
-// come back within 15 % and the nugget within 0.05 of the sill (seeds fixed).
+// realisation of a known anisotropic model at 20,000 scattered points (half
+// uniform in the box, half along vertical holes), its experimental
+// variograms along the three axes (horizontal lags of 10 m, a vertical series
+// with 4 m lags) and a fit with the axes given. The ranges come back within
+// 15 % and the nugget within 0.05 of the sill (seeds fixed; over four field
+// seeds the ranges were within 11 % and the nuggets within 0.02).
 func TestFitSimulatedData(t *testing.T) {
 	rot := geostat.Rotation{DipAzimuth: 30} // major along azimuth 120, semi-major along 30
 	truth, err := geostat.NewVariogram(0.2, geostat.Structure{Type: geostat.Spherical, Contribution: 0.8,
 		Ellipsoid: geostat.Ellipsoid{Major: 120, SemiMajor: 70, Minor: 25, Rotation: rot}})
 	require.NoError(t, err)
 	const n = 20000
-	lo, hi := [3]float64{0, 0, 0}, [3]float64{1200, 1200, 200}
+	lo, hi := [3]float64{0, 0, 0}, [3]float64{1000, 1000, 200}
 	rng := rand.New(rand.NewPCG(11, 12))
-	coords := make([]float64, 3*n)
-	for i := range coords {
-		a := i % 3
-		coords[i] = lo[a] + (hi[a]-lo[a])*rng.Float64()
+	// Half the samples uniform in the box, half along 200 vertical holes
+	// at random collars, one every 4 m.
+	coords := make([]float64, 0, 3*n)
+	for range n / 2 {
+		for a := range 3 {
+			coords = append(coords, lo[a]+(hi[a]-lo[a])*rng.Float64())
+		}
+	}
+	for range 200 {
+		x, y := 1000*rng.Float64(), 1000*rng.Float64()
+		for k := range n / 400 {
+			coords = append(coords, x, y, 2+4*float64(k))
+		}
 	}
 	f, err := tbsim.NewField(truth, 1, 400, 20251125, lo, hi)
 	require.NoError(t, err)
@@ -47,7 +58,7 @@ func TestFitSimulatedData(t *testing.T) {
 	})
 	require.NoError(t, err)
 	vert, err := variogram.Compute(ctx, coords, values, nil, variogram.Params{
-		Directions:  []variogram.Direction{{Dip: 90, AzimuthTolerance: 90, DipTolerance: 20, Bandwidth: 15, BandHeight: 15}},
+		Directions:  []variogram.Direction{{Dip: 90, AzimuthTolerance: 90, DipTolerance: 15, Bandwidth: 10, BandHeight: 10}},
 		LagDistance: 4, NLags: 15,
 	})
 	require.NoError(t, err)
