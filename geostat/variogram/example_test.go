@@ -79,3 +79,18 @@ func ExampleFit() {
 	// Output:
 	// nugget 0.200, spherical 0.800 with range 60.0, residual < 1e-12: true
 }
+
+// The semivariogram of a field on a 4 × 3 × 1 grid for the lag of one cell
+// along x: a linear trend of slope 2 per cell gives γ = 2²/2 everywhere.
+func ExampleLattice() {
+	size := [3]int{4, 3, 1}
+	field := make([]float64, 12)
+	for j := 0; j < 3; j++ {
+		for i := 0; i < 4; i++ {
+			field[i+4*j] = 2*float64(i) + float64(j)
+		}
+	}
+	g, pairs := variogram.Lattice(field, size, [3]int{1, 0, 0})
+	fmt.Println(g, pairs)
+	// Output: 2 9
+}
