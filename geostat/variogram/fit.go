@@ -126,6 +126,8 @@ type FitResult struct {
 	// Model holds, per series, the model at each lag's centroid along the
 	// series' direction (NaN for a lag without pairs).
 	Model [][]float64
+	// Warnings are findings a user should see (a structure that vanished).
+	Warnings []string
 }
 
 // fitLag is one lag used by the fit.
@@ -214,11 +216,11 @@ func Fit(ctx context.Context, series []Series, p FitParams) (*FitResult, error) 
 			best = i
 		}
 	}
-	v, err := pr.variogram(runs[best].x)
+	v, warnings, err := pr.variogram(runs[best].x)
 	if err != nil {
 		return nil, fmt.Errorf("variogram fit: %w", err)
 	}
-	res := &FitResult{Variogram: v, Residual: runs[best].f, Lags: len(pr.lags), Parameters: pr.nPar}
+	res := &FitResult{Variogram: v, Residual: runs[best].f, Lags: len(pr.lags), Parameters: pr.nPar, Warnings: warnings}
 	for _, s := range series {
 		m := make([]float64, len(s.Lags))
 		u := seriesVector(s.Direction)
@@ -949,25 +951,36 @@ func det3(m *geostat.Matrix3) float64 {
 }
 
 // variogram builds the geostat.Variogram of x.
-func (pr *problem) variogram(x []float64) (*geostat.Variogram, error) {
+// A structure whose fitted contribution is 0 is left out of the model, with
+// a warning; when every structure vanishes the first is kept with the
+// smallest positive contribution (a variogram needs a structure).
+func (pr *problem) variogram(x []float64) (*geostat.Variogram, []string, error) {
 	m, _ := pr.evaluate(x, make([][maxCols]float64, len(pr.lags)))
 	if pr.aniso == AnisotropyFitted {
 		m.canonicalAxes()
 	}
 	rot := RotationOf(m.rot)
 	var structs []geostat.Structure
+	var warnings []string
 	for s := 0; s < pr.nS; s++ {
 		st := pr.p.Structures[s]
 		c := m.sills[s]
 		if c <= 0 {
-			c = math.SmallestNonzeroFloat64 // a vanished structure stays valid
+			warnings = append(warnings, fmt.Sprintf("structures[%d] (%s): the fitted contribution is 0; the structure is left out", s, st.Type))
+			continue
 		}
 		structs = append(structs, geostat.Structure{Type: st.Type, Alpha: st.Alpha, Contribution: c,
 			Ellipsoid: geostat.Ellipsoid{Major: m.ranges[s][0], SemiMajor: m.ranges[s][1], Minor: m.ranges[s][2], Rotation: rot}})
 	}
+	if len(structs) == 0 {
+		st := pr.p.Structures[0]
+		warnings = append(warnings, "every structure vanished: the model is a pure nugget, written with the first structure at the smallest positive contribution")
+		structs = append(structs, geostat.Structure{Type: st.Type, Alpha: st.Alpha, Contribution: math.SmallestNonzeroFloat64,
+			Ellipsoid: geostat.Ellipsoid{Major: m.ranges[0][0], SemiMajor: m.ranges[0][1], Minor: m.ranges[0][2], Rotation: rot}})
+	}
 	v, err := geostat.NewVariogram(m.nugget, structs...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	v.Sill = v.TotalSill()
 	if pr.p.Sill == SillDataVariance {
@@ -975,5 +988,5 @@ func (pr *problem) variogram(x []float64) (*geostat.Variogram, error) {
 	} else if pr.p.DataVariance > 0 {
 		v.DataVariance = pr.p.DataVariance
 	}
-	return v, nil
+	return v, warnings, nil
 }

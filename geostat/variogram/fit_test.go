@@ -226,3 +226,19 @@ func TestFitDeterministic(t *testing.T) {
 	e := ref.Variogram.Structures[0].Ellipsoid
 	assert.Equal(t, e.SemiMajor, e.Minor)
 }
+
+// A structure the data do not need vanishes with a warning: a pure
+// spherical model fitted with a spherical and a gaussian structure.
+func TestFitVanishedStructure(t *testing.T) {
+	v, _ := geostat.NewVariogram(0.2, geostat.Structure{Type: geostat.Spherical, Contribution: 0.8,
+		Ellipsoid: geostat.Ellipsoid{Major: 50, SemiMajor: 50, Minor: 50}})
+	series := modelSeries(v, []Direction{omni()}, 5, 20, 100)
+	res, err := Fit(context.Background(), series, FitParams{
+		Structures: []StructureSpec{{Type: geostat.Spherical}, {Type: geostat.Gaussian}}})
+	require.NoError(t, err)
+	assert.InDelta(t, 0, res.Residual, 1e-10)
+	require.Len(t, res.Variogram.Structures, 1)
+	assert.Equal(t, geostat.Spherical, res.Variogram.Structures[0].Type)
+	require.Len(t, res.Warnings, 1)
+	assert.Contains(t, res.Warnings[0], "structures[1] (gaussian)")
+}
