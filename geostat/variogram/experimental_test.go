@@ -323,3 +323,27 @@ func TestComputeErrors(t *testing.T) {
 	_, err = Compute(ctx, coords, values, nil, ok)
 	require.ErrorIs(t, err, context.Canceled)
 }
+
+// With UTM-sized coordinates the index still finds exactly the pairs of the
+// all-pairs loop.
+func TestComputeBruteForceUTM(t *testing.T) {
+	coords, values, weights := randomData(8, 1500, [3]float64{400, 300, 60})
+	for i := 0; i < len(coords); i += 3 {
+		coords[i] += 512345.25
+		coords[i+1] += 7012345.5
+		coords[i+2] += 1250
+	}
+	p := Params{
+		Directions:  []Direction{omni(), dir(75, 10, 20, 15, 15, 6), dir(0, 90, 90, 20, 8, 8)},
+		LagDistance: 15, NLags: 8,
+	}
+	e, err := Compute(context.Background(), coords, values, weights, p)
+	require.NoError(t, err)
+	want := bruteForce(coords, values, weights, p)
+	for i, l := range e.Lags {
+		require.Equal(t, want[i].Pairs, l.Pairs, "lag %d", i)
+		if l.Pairs > 0 {
+			assert.InDelta(t, want[i].Value, l.Value, 1e-12, "lag %d", i)
+		}
+	}
+}
