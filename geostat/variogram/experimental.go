@@ -251,6 +251,8 @@ func (t *dirTest) accept(dx, dy, dz, h float64) bool {
 // lagSet holds the lag windows.
 type lagSet struct {
 	d, tol  float64
+	inv     float64 // 1/d
+	near    float64 // d − tol less a rounding margin: how close to a window's edge h must be to fall in the next
 	n       int     // lags 0..n
 	maxDist float64 // (n + ½)·d
 	reach   float64 // the largest |h| that can fall in a lag
@@ -258,7 +260,7 @@ type lagSet struct {
 
 func newLagSet(d, tol float64, n int) lagSet {
 	m := (float64(n) + 0.5) * d
-	return lagSet{d: d, tol: tol, n: n, maxDist: m, reach: math.Min(m, float64(n)*d+tol)}
+	return lagSet{d: d, tol: tol, inv: 1 / d, near: d - tol - 1e-9*d, n: n, maxDist: m, reach: math.Min(m, float64(n)*d+tol)}
 }
 
 // in reports whether |h| = h falls in lag k.
@@ -267,18 +269,34 @@ func (l *lagSet) in(k int, h float64) bool {
 	return h >= c-l.tol && h <= c+l.tol
 }
 
-// span returns the first and last lag that h may fall in (lo > hi when none);
-// callers confirm each with in.
+// span returns the first and last lag that h may fall in (lo > hi when
+// none). It starts from the nearest lag centre and looks at the neighbouring
+// lags only when h is close enough to the edge of the window for them to
+// overlap it; every lag returned passes the exact test in.
 func (l *lagSet) span(h float64) (lo, hi int) {
-	lo = int(math.Floor((h-l.tol)/l.d)) - 1
-	hi = int(math.Ceil((h+l.tol)/l.d)) + 1
-	lo = max(lo, 0)
-	hi = min(hi, l.n)
-	for lo <= hi && !l.in(lo, h) {
-		lo++
+	k := min(int(h*l.inv+0.5), l.n)
+	if !l.in(k, h) {
+		// h is in no window, or rounding picked the wrong centre.
+		switch {
+		case k > 0 && l.in(k-1, h):
+			k--
+		case k < l.n && l.in(k+1, h):
+			k++
+		default:
+			return 1, 0
+		}
 	}
-	for hi >= lo && !l.in(hi, h) {
-		hi--
+	lo, hi = k, k
+	c := l.d * float64(k)
+	if h-c >= l.near {
+		for hi < l.n && l.in(hi+1, h) {
+			hi++
+		}
+	}
+	if c-h >= l.near {
+		for lo > 0 && l.in(lo-1, h) {
+			lo--
+		}
 	}
 	return lo, hi
 }
