@@ -21,6 +21,8 @@ func All() []harness.Scenario {
 		tbsimScenario("tbsim-cond", tbsimCond),
 		tbsimScenario("tbsim-cond-block", tbsimCondBlock),
 		breakTies(),
+		variogramExperimental(),
+		variogramFit(),
 		reportScenario(),
 		parquetWrite(),
 		parquetRead(),

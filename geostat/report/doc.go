@@ -22,8 +22,8 @@
 //     the reference CDF (and of the normal scores to N(0, 1)), CDF curves,
 //     a QQ plot and histograms;
 //   - variogram reproduction along the major, semi-major and minor axes of
-//     the model's longest structure on the grid's lattice (LatticeVariogram,
-//     AxisLags): point normal scores against γ(h), block normal scores
+//     the model's longest structure on the grid's lattice (variogram.Lattice,
+//     variogram.AxisLags): point normal scores against γ(h), block normal scores
 //     against the regularised γ_V(h) = γ̄(V, V_h) − γ̄(V, V) (BlockAverager)
 //     with the same discretisation;
 //   - swath plots along x, y and z: declustered data means and simulated

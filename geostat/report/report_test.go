@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geostat-engine/geostat/geostat"
+	"github.com/geostat-engine/geostat/geostat/variogram"
 	"github.com/geostat-engine/geostat/grid"
 )
 
@@ -175,11 +176,11 @@ func TestComputeSynthetic(t *testing.T) {
 			ens = s.blockNS
 		}
 		for k, h := range vr.Lags {
-			g, _ := LatticeVariogram(ens[n:2*n], s.g.Size, h)
+			g, _ := variogram.Lattice(ens[n:2*n], s.g.Size, h)
 			assert.InDelta(t, g, vr.Realisations[1][k], 1e-12)
-			_, np := LatticeVariogram(ens[:n], s.g.Size, h)
+			_, np := variogram.Lattice(ens[:n], s.g.Size, h)
 			assert.Equal(t, np, vr.Pairs[k])
-			w := LagVector(s.g, h)
+			w := variogram.LagVector(s.g, h)
 			if vr.Support == "point" {
 				assert.InDelta(t, s.v.GammaLag(w[0], w[1], w[2]), vr.Model[k], 1e-12)
 			}
@@ -249,7 +250,7 @@ func TestComputeMasked(t *testing.T) {
 			continue
 		}
 		for k, h := range vr.Lags {
-			g, np := LatticeVariogram(full, s.g.Size, h)
+			g, np := variogram.Lattice(full, s.g.Size, h)
 			assert.InDelta(t, g, vr.Realisations[0][k], 1e-12)
 			assert.Equal(t, np, vr.Pairs[k])
 		}

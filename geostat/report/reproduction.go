@@ -4,6 +4,8 @@ import (
 	"context"
 	"math"
 	"slices"
+
+	"github.com/geostat-engine/geostat/geostat/variogram"
 )
 
 // vgAxis is one direction of the variogram reproduction.
@@ -51,10 +53,10 @@ func (c *computation) variogramPlan() []vgPlan {
 	}
 	for i := range axes {
 		ax := &axes[i]
-		ax.lags = AxisLags(g, ax.dir, lagReach*ax.rng, maxLags)
+		ax.lags = variogram.AxisLags(g, ax.dir, lagReach*ax.rng, maxLags)
 		for _, h := range ax.lags {
-			ax.dist = append(ax.dist, LagLength(g, h))
-			ax.world = append(ax.world, LagVector(g, h))
+			ax.dist = append(ax.dist, variogram.LagLength(g, h))
+			ax.world = append(ax.world, variogram.LagVector(g, h))
 		}
 		if len(ax.lags) == 0 {
 			c.warn("The grid has no lag along the %s axis (it is one cell thick in that direction, or its cells are longer than %.4g %s): no variogram there.",
@@ -123,7 +125,7 @@ func (c *computation) variograms(ctx context.Context, plans []vgPlan) error {
 				var np []int
 				for k, h := range ax.lags {
 					var n int
-					out[a][k], n = LatticeVariogram(field, g.Size, h)
+					out[a][k], n = variogram.Lattice(field, g.Size, h)
 					np = append(np, n)
 				}
 				if r == 0 {
