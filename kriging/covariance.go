@@ -405,7 +405,7 @@ func (m *covModel) assemble(a []float64, nb []int32, shift, ridge float64, r2 []
 }
 
 // assembleTable is assemble for a table and neighbours in any order (a
-// sliding Solver's exit order): each row is gathered like a column (see
+// slider's exit order): each row is gathered like a column (see
 // column). The entries of a neighbourhood lie in the same few cache lines of
 // the table whatever the order they are read in.
 func (m *covModel) assembleTable(a []float64, nb []int32, shift, ridge float64) {

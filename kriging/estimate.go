@@ -113,14 +113,14 @@ func (k *Kriger) Estimate(ctx context.Context, targets []float64, out *Output, p
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s := k.newSolver(true)
-			defer s.Flush()
+			s := k.newSlider()
+			defer s.flush()
 			for {
 				c := int(next.Add(1) - 1)
 				if c >= chunks || ctx.Err() != nil {
 					return
 				}
-				s.resetReuse()
+				s.reset()
 				end := min((c+1)*chunkSize, nt)
 				for t := c * chunkSize; t < end; t++ {
 					s.estimateOne(targets, t, end, out)

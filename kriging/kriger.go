@@ -22,7 +22,7 @@ type Kriger struct {
 	index   *neighbor.Index
 	cov     *covModel
 	nsub    int
-	setKeys []uint64        // random key per merged datum (Solver.track's set hash)
+	setKeys []uint64        // random key per merged datum (slider.track's set hash)
 	minimum int             // smallest neighbour count that gives an estimate
 	search3 geostat.Matrix3 // anisotropy of the search ellipsoid
 

@@ -2,15 +2,11 @@ package kriging
 
 import "math"
 
-// Updating factorisations (Estimate only).
+// The packed L D Lᵀ form and its row updates (used by Estimate's slider,
+// slider.go).
 //
-// Consecutive targets of a grid row mostly differ by one to three
-// neighbours. Estimate's Solvers therefore derive a target's factorisation
-// from the previous target's instead of factorising anew: a neighbour that
-// left is deleted from the factor, a neighbour that arrived is appended.
-// These factorisations are K = L D Lᵀ with L unit lower triangular, packed
-// like a Cholesky factor with D_i in the place of the unit diagonal, the
-// rows in the factor's own order (factor.ord) and 1/D_i in factor.invd. A
+// K = L D Lᵀ with L unit lower triangular is stored packed like a Cholesky
+// factor with D_i in the place of the unit diagonal, and 1/D_i beside it. A
 // fresh one is the Cholesky factor rescaled: L_ik/L_kk, D_i = L_ii².
 //
 //   - Deleting row and column p leaves the rows after p with one column too
@@ -21,36 +17,11 @@ import "math"
 //     grows.
 //   - Appending a datum j solves L w = K(·, j) and sets the row to D⁻¹w and
 //     D_j = K_jj − wᵀD⁻¹w: one forward substitution. A pivot D_j at or
-//     below pivotTolerance·K_jj stops the update; the system is then
-//     factorised anew (with regularisation if needed).
+//     below pivotTolerance·K_jj stops the update.
 //
-// The factor also carries y = D⁻¹L⁻¹(z − m) (simple) or D⁻¹L⁻¹z
-// (ordinary) and, for ordinary kriging, u = D⁻¹L⁻¹1: they are the last
-// row of the factor of K bordered by the values (or ones), so deletions
-// update them as one more row and appends extend them. A target then needs
-// one forward substitution L v = k and no back substitution, with
-// kᵀK⁻¹k = vᵀD⁻¹v, kᵀK⁻¹(z − m) = vᵀy, 1ᵀK⁻¹k = vᵀu, 1ᵀK⁻¹1 = uᵀDu and
-// 1ᵀK⁻¹z = uᵀDy: simple kriging gives z* = m + vᵀy and σ² = C(0) − vᵀD⁻¹v;
-// ordinary kriging μ = (vᵀu − 1)/(uᵀDu), z* = vᵀy − μ uᵀDy and
-// σ² = C(0) − (vᵀD⁻¹v − μ vᵀu) − μ.
-//
-// An updated factor differs from a fresh factorisation of the same system by
-// rounding only, but it depends on the targets before it: Estimate restarts
-// every chunk of targets from fresh factorisations, so its output is still a
-// function of the request alone, and a factor is refactorised after
-// maxUpdates successive updates so that rounding does not build up.
-
-// maxUpdates is the number of successive updates after which a factor is
-// computed anew.
-const maxUpdates = 32
-
-// sweepRow is the overhead of sweeping one row of a deletion, in
-// multiply-adds (worthSliding's cost model).
-const sweepRow = 20
-
-// maxStaged is the largest number of neighbours an update appends (more
-// cost about as much as a fresh factorisation).
-const maxStaged = 16
+// Vectors carried as extra last rows of the factor (the bordered matrix's)
+// are updated along: deleteRow sweeps them like the other rows and
+// appendRows extends them.
 
 // toLDL rescales the n × n packed Cholesky factor l (reciprocal diagonal
 // invd) in place into the L D Lᵀ form: L_ik/L_kk below the diagonal, D_i =
@@ -265,192 +236,5 @@ func forward2(l []float64, n int, a, b []float64) {
 		r := l[rowStart(i) : rowStart(i)+i]
 		a[i] -= dot(r, a[:i])
 		b[i] -= dot(r, b[:i])
-	}
-}
-
-// startVectors converts the fresh Cholesky factor of f (a sliding
-// Solver's) to the L D Lᵀ form and computes y and u by forward
-// substitution.
-func (s *Solver) startVectors(f *factor) {
-	n := len(f.ord)
-	toLDL(f.l, f.invd, n)
-	if f.y != nil {
-		y := f.y[:n]
-		s.dataVector(y, f.ord)
-		carried(f, y, s.unit)
-	}
-	if f.u != nil {
-		u := f.u[:n]
-		for a := range u {
-			u[a] = 1
-		}
-		carried(f, u, s.unit)
-	}
-	s.finishVectors(f)
-}
-
-// carried overwrites v by D⁻¹L⁻¹v for the L D Lᵀ factor f (unit holds
-// ones).
-func carried(f *factor, v, unit []float64) {
-	n := len(v)
-	forward(f.l, n, unit, v)
-	for a, d := range f.invd[:n] {
-		v[a] *= d
-	}
-}
-
-// dataVector writes the values of the data ord into y (see dataValue).
-func (s *Solver) dataVector(y []float64, ord []int32) {
-	for a, i := range ord {
-		y[a] = s.dataValue(i)
-	}
-}
-
-// dataValue returns the value of datum i, less the mean for simple
-// kriging.
-func (s *Solver) dataValue(i int32) float64 {
-	if s.k.p.Method == Simple {
-		return s.k.values[i] - s.k.p.Mean
-	}
-	return s.k.values[i]
-}
-
-// finishVectors computes the products of u that every target uses:
-// uᵀDu = 1ᵀK⁻¹1 and uᵀDy = 1ᵀK⁻¹z.
-func (s *Solver) finishVectors(f *factor) {
-	if f.u == nil {
-		return
-	}
-	n := len(f.ord)
-	u := f.u[:n]
-	uu, uy := 0.0, 0.0
-	for i, v := range u {
-		d := f.l[rowStart(i)+i]
-		uu += v * d * v
-		if f.y != nil {
-			uy += v * d * f.y[i]
-		}
-	}
-	f.sumOnes, f.uy = uu, uy
-}
-
-// worthSliding reports whether the factorisation of s.nb should be derived
-// from from, the factorisation of the previous target's set, by slide: not
-// when from carries a shift or a ridge, has had maxUpdates updates already,
-// when its deletions since its fresh factorisation (this one included) cost
-// as much as a fresh factorisation (the data leaving now sit deep in its
-// rows: refactorising puts them last again), or when the update would cost
-// more than a fresh factorisation. It lists the rows to delete in
-// s.removed and adds their cost to from.swept; track must have just marked
-// the data of both sets.
-func (s *Solver) worthSliding(from *factor) bool {
-	if from.shift != 0 || from.ridge != 0 || from.updates >= maxUpdates || len(s.fresh) > maxStaged {
-		return false
-	}
-	inBoth := s.gen + 1
-	rm := s.removed[:0]
-	for a, j := range from.ord {
-		if s.mark[j] != inBoth {
-			rm = append(rm, a)
-		}
-	}
-	s.removed = rm
-	// Multiply-adds: a deletion with d rows after it sweeps d²/2 entries
-	// (two each) and pays sweepRow per row, an append at size m solves
-	// m²/2; a fresh factorisation takes about m³/6 and gathers m²/2
-	// entries.
-	m, swept := len(from.ord), 0
-	for q := len(rm) - 1; q >= 0; q-- {
-		d := m - 1 - rm[q]
-		swept += d*d + sweepRow*d
-		m--
-	}
-	cost := swept
-	for range s.fresh {
-		cost += m*m/2 + 2*m
-		m++
-	}
-	fresh := m*m*m/6 + m*m/2
-	// Past the cost of one fresh factorisation of deletions since the last
-	// one, its rows no longer put the data about to leave last.
-	if from.swept+swept > fresh || cost >= fresh {
-		return false
-	}
-	from.swept += swept
-	return true
-}
-
-// slide turns f, the factorisation of the previous target's set, into
-// that of s.nb in place, as worthSliding planned: it deletes the rows of
-// the data that left and stages the rows of the data that arrived (in
-// exitOrder) at the end, filled with their covariances, for complete to
-// solve (s.pending of them).
-func (s *Solver) slide(f *factor) {
-	n := len(f.ord)
-	for q := len(s.removed) - 1; q >= 0; q-- {
-		p := s.removed[q]
-		deleteRow(f.l, f.invd, n, p, f.y, f.u, s.pk, s.bk)
-		f.ord = append(f.ord[:p], f.ord[p+1:]...)
-		n--
-	}
-	add := s.fresh
-	s.exitOrder(add)
-	f.ord = append(f.ord, add...)
-	for a, j := range add {
-		r := n + a
-		row := f.l[rowStart(r) : rowStart(r)+r+1]
-		s.cov.column(row[:r], j, f.ord[:r], s.r2)
-		row[r] = s.cov.variance(j)
-	}
-	s.pending = len(add)
-	f.updates++
-	if s.pending == 0 {
-		s.finishVectors(f)
-	}
-}
-
-// complete solves the rows slide staged in f together with the target's
-// right-hand side v (overwritten by L⁻¹v), and reports whether every new
-// pivot was large enough.
-func (s *Solver) complete(f *factor, v []float64) bool {
-	q := s.pending
-	s.pending = 0
-	n0 := len(f.ord) - q
-	var yv []float64
-	if f.y != nil {
-		yv = s.yv[:q]
-		for a, j := range f.ord[n0:] {
-			yv[a] = s.dataValue(j)
-		}
-	}
-	if !appendRows(f.l, f.invd, s.unit, n0, q, f.y, yv, f.u, v, s.vecs) {
-		return false
-	}
-	s.finishVectors(f)
-	return true
-}
-
-// aheadSteps is how many targets ahead of the current one a sliding Solver
-// looks to order the rows of its factorisations (see exitOrder).
-const aheadSteps = 4
-
-// exitOrder sorts the data ord by their anisotropic distance (in the search
-// ellipsoid's metric) to s.ahead, a target a few steps ahead, nearest
-// first. The data that will leave the neighbourhood soonest, the farthest
-// from where the targets go, then take the last rows of a factorisation,
-// where deleting them is cheapest (deleteRow rotates the rows after the
-// deleted one).
-func (s *Solver) exitOrder(ord []int32) {
-	c := s.k.coords
-	a := &s.search3
-	sc := s.score[:len(ord)]
-	for q, i := range ord {
-		u, v, w := a.Apply(c[3*i]-s.ahead[0], c[3*i+1]-s.ahead[1], c[3*i+2]-s.ahead[2])
-		d := u*u + v*v + w*w
-		b := q - 1
-		for ; b >= 0 && (sc[b] > d || sc[b] == d && ord[b] > i); b-- {
-			sc[b+1], ord[b+1] = sc[b], ord[b]
-		}
-		sc[b+1], ord[b+1] = d, i
 	}
 }
