@@ -1,5 +1,7 @@
 package kriging
 
+import "github.com/geostat-engine/geostat/internal/linalg"
+
 // factorCacheBudget bounds the memory of an engine's factorisation cache:
 // at most this many bytes of entries, whatever Params.FactorCache asks. It
 // binds only for large systems (from about 90 neighbours at the default 256
@@ -9,7 +11,7 @@ const factorCacheBudget = 8 << 20
 // factorBytes is the size charged to one cache entry of a system of at
 // most m neighbours carrying extra vectors of length m beside the factor:
 // the packed factor, 1/D, the neighbour lists and the bookkeeping.
-func factorBytes(m, extra int) int { return 8*packedLen(m) + 16*m + 96 + 8*m*extra }
+func factorBytes(m, extra int) int { return 8*linalg.PackedLen(m) + 16*m + 96 + 8*m*extra }
 
 // cacheCapacity returns the number of entries of entryBytes bytes a cache
 // holds when want are asked for: at most factorCacheBudget bytes, at least

@@ -12,6 +12,7 @@ import (
 
 	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/grid"
+	"github.com/geostat-engine/geostat/internal/linalg"
 )
 
 // TestFactorCacheMatchesFresh checks that a Solver reusing cached
@@ -89,7 +90,7 @@ func TestFactorCacheReplacement(t *testing.T) {
 	const capacity = 5
 	c := newFactorCache(capacity, func(f *cholFactor) {
 		f.nb = make([]int32, 0, 4)
-		f.l = make([]float64, packedLen(4))
+		f.l = make([]float64, linalg.PackedLen(4))
 	})
 	require.Len(t, c.slots, capacity)
 	put := func(nb []int32) {

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/geostat-engine/geostat/geostat"
+	"github.com/geostat-engine/geostat/internal/linalg"
 )
 
 // Estimate's engine: factorisations updated from target to target.
@@ -13,7 +14,7 @@ import (
 // neighbours. Estimate's slider therefore derives a target's factorisation
 // from the previous target's instead of factorising anew: a neighbour that
 // left is deleted from the factor, a neighbour that arrived is appended
-// (deleteRow and appendRows, on the packed L D Lᵀ form of ldl.go). The rows
+// (linalg.DeleteRow and linalg.AppendRows, on the packed L D Lᵀ form). The rows
 // of a factor are in its own order (ldlFactor.ord): a fresh factorisation
 // orders them by distance to a target a few steps ahead (exitOrder), so
 // that the neighbours about to leave are in the last rows, where deleting
@@ -71,7 +72,7 @@ type slider struct {
 	slot    int32      // cur's cache entry
 	pending int        // rows of cur staged by slide, to complete
 
-	pk, bk  []float64       // scratch of deleteRow
+	pk, bk  []float64       // scratch of linalg.DeleteRow
 	unit    []float64       // ones
 	removed []int           // rows of the previous factor whose datum left
 	search3 geostat.Matrix3 // the search ellipsoid's anisotropy
@@ -118,7 +119,7 @@ func (k *Kriger) newSlider() *slider {
 		mark:         make([]uint32, len(k.coords)/3),
 		cache: newFactorCache(capacity, func(f *ldlFactor) {
 			f.ord = make([]int32, 0, m)
-			f.l = make([]float64, packedLen(m))
+			f.l = make([]float64, linalg.PackedLen(m))
 			f.invd = make([]float64, m)
 			if withY {
 				f.y = make([]float64, m)
@@ -129,7 +130,7 @@ func (k *Kriger) newSlider() *slider {
 		}),
 		pk:      make([]float64, m),
 		bk:      make([]float64, m),
-		unit:    ones(m),
+		unit:    linalg.Ones(m),
 		removed: make([]int, 0, m),
 		search3: k.search3,
 		score:   make([]float64, m),
@@ -263,7 +264,7 @@ func (s *slider) factorise(f *ldlFactor, nb []int32) bool {
 // and computes y and u by forward substitution.
 func (s *slider) startVectors(f *ldlFactor) {
 	n := len(f.ord)
-	toLDL(f.l, f.invd, n)
+	linalg.ToLDL(f.l, f.invd, n)
 	if f.y != nil {
 		y := f.y[:n]
 		for a, i := range f.ord {
@@ -285,7 +286,7 @@ func (s *slider) startVectors(f *ldlFactor) {
 // ones).
 func carried(f *ldlFactor, v, unit []float64) {
 	n := len(v)
-	forward(f.l, n, unit, v)
+	linalg.Forward(f.l, n, unit, v)
 	for a, d := range f.invd[:n] {
 		v[a] *= d
 	}
@@ -310,7 +311,7 @@ func finishVectors(f *ldlFactor) {
 	u := f.u[:n]
 	uu, uy := 0.0, 0.0
 	for i, v := range u {
-		d := f.l[rowStart(i)+i]
+		d := f.l[linalg.RowStart(i)+i]
 		uu += v * d * v
 		if f.y != nil {
 			uy += v * d * f.y[i]
@@ -374,7 +375,7 @@ func (s *slider) slide(f *ldlFactor) {
 	n := len(f.ord)
 	for q := len(s.removed) - 1; q >= 0; q-- {
 		p := s.removed[q]
-		deleteRow(f.l, f.invd, n, p, f.y, f.u, s.pk, s.bk)
+		linalg.DeleteRow(f.l, f.invd, n, p, f.y, f.u, s.pk, s.bk)
 		f.ord = append(f.ord[:p], f.ord[p+1:]...)
 		n--
 	}
@@ -383,7 +384,7 @@ func (s *slider) slide(f *ldlFactor) {
 	f.ord = append(f.ord, add...)
 	for a, j := range add {
 		r := n + a
-		row := f.l[rowStart(r) : rowStart(r)+r+1]
+		row := f.l[linalg.RowStart(r) : linalg.RowStart(r)+r+1]
 		s.cov.column(row[:r], j, f.ord[:r], s.r2)
 		row[r] = s.cov.variance(j)
 	}
@@ -408,7 +409,7 @@ func (s *slider) complete(f *ldlFactor, v []float64) bool {
 			yv[a] = s.dataValue(j)
 		}
 	}
-	if !appendRows(f.l, f.invd, s.unit, n0, q, f.y, yv, f.u, v, s.vecs) {
+	if !linalg.AppendRows(f.l, f.invd, s.unit, n0, q, f.y, yv, f.u, v, s.vecs) {
 		return false
 	}
 	finishVectors(f)
@@ -419,7 +420,7 @@ func (s *slider) complete(f *ldlFactor, v []float64) bool {
 // ellipsoid's metric) to s.ahead, a target a few steps ahead, nearest
 // first. The data that will leave the neighbourhood soonest, the farthest
 // from where the targets go, then take the last rows of a factorisation,
-// where deleting them is cheapest (deleteRow rotates the rows after the
+// where deleting them is cheapest (linalg.DeleteRow rotates the rows after the
 // deleted one).
 func (s *slider) exitOrder(ord []int32) {
 	c := s.k.coords
@@ -459,7 +460,7 @@ func (s *slider) estimateOne(targets []float64, t, end int, out *Output) {
 	s.cov.rhs(v, f.ord, s.centre, s.nsub, true, f.shift, s.r2)
 	switch {
 	case s.pending == 0:
-		forward(f.l, n, s.unit, v)
+		linalg.Forward(f.l, n, s.unit, v)
 	case s.complete(f, v):
 	default:
 		// An appended datum is (nearly) redundant: factorise afresh, with
@@ -473,7 +474,7 @@ func (s *slider) estimateOne(targets []float64, t, end int, out *Output) {
 			return
 		}
 		s.cov.rhs(v, f.ord, s.centre, s.nsub, true, f.shift, s.r2)
-		forward(f.l, n, s.unit, v)
+		linalg.Forward(f.l, n, s.unit, v)
 	}
 	if slid {
 		s.local.Updated++
@@ -496,7 +497,7 @@ func (s *slider) estimateOne(targets []float64, t, end int, out *Output) {
 	}
 	ordinary := k.p.Method == Ordinary
 	if ordinary {
-		uv = dot(f.u[:n], v)
+		uv = linalg.Dot(f.u[:n], v)
 		mu = (uv - 1) / f.uu
 		lk -= mu * uv
 	}

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"math"
 	"slices"
+
+	"github.com/geostat-engine/geostat/internal/linalg"
 )
 
 // Solution is the kriging system of one target: neighbours and weights. It
@@ -90,7 +92,7 @@ func (k *Kriger) NewSolver() *Solver {
 		mark:         make([]uint32, len(k.coords)/3),
 		cache: newFactorCache(capacity, func(f *cholFactor) {
 			f.nb = make([]int32, 0, m)
-			f.l = make([]float64, packedLen(m))
+			f.l = make([]float64, linalg.PackedLen(m))
 			f.invd = make([]float64, m)
 			if ordinary {
 				f.ones = make([]float64, m)
@@ -225,7 +227,7 @@ func (s *Solver) factorise(f *cholFactor) bool {
 		for i := range b {
 			b[i] = 1
 		}
-		solveCholesky(f.l, n, f.invd, b)
+		linalg.SolveCholesky(f.l, n, f.invd, b)
 		sum := 0.0
 		for _, v := range b {
 			sum += v
@@ -243,7 +245,7 @@ func (s *Solver) ordinary(a []float64) float64 {
 		sum += v
 	}
 	mu := (sum - 1) / s.cur.sumOnes
-	axpy(-mu, s.cur.ones[:len(a)], a)
+	linalg.Axpy(-mu, s.cur.ones[:len(a)], a)
 	return mu
 }
 
@@ -280,16 +282,16 @@ func (s *Solver) Solve(x, y, z float64) (sol *Solution, ok bool) {
 	inv := 1 / float64(np)
 	for p := 0; p < np; p++ {
 		row := s.sub[p*n : p*n+n]
-		solveCholesky(f.l, n, f.invd, row)
+		linalg.SolveCholesky(f.l, n, f.invd, row)
 		if s.k.p.Method == Ordinary {
 			mu += s.ordinary(row)
 		}
-		axpy(inv, row, w)
-		axpy(inv, s.rhs[p*n:p*n+n], kbar)
+		linalg.Axpy(inv, row, w)
+		linalg.Axpy(inv, s.rhs[p*n:p*n+n], kbar)
 	}
 	mu *= inv
 	prior := s.cov.blockVar + f.shift
-	v := prior - dot(w, kbar) - mu
+	v := prior - linalg.Dot(w, kbar) - mu
 	s.sol.Neighbors = s.nb
 	s.sol.SubWeights = s.sub[:np*n]
 	s.sol.Weights = w

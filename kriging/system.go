@@ -3,6 +3,7 @@ package kriging
 import (
 	"math"
 
+	"github.com/geostat-engine/geostat/internal/linalg"
 	"github.com/geostat-engine/geostat/neighbor"
 )
 
@@ -174,12 +175,12 @@ func (t *targetSearch) factorise(l, invd []float64, nb []int32, gather bool) (sh
 	}
 	if cov.intrinsic {
 		assemble(0, 0)
-		shift = 2*maxAbsLower(l, n) + cov.linearSum
+		shift = 2*linalg.MaxAbsLower(l, n) + cov.linearSum
 	}
 	shiftTries := 0
 	for {
 		assemble(shift, ridge)
-		if cholesky(l, n, invd) {
+		if linalg.Cholesky(l, n, invd) {
 			return shift, ridge, true
 		}
 		if cov.intrinsic && shiftTries < 3 {

@@ -1,9 +1,9 @@
-package kriging
+package linalg
 
 import "math"
 
-// The packed L D Lᵀ form and its row updates (used by Estimate's slider,
-// slider.go).
+// The packed L D Lᵀ form and its row updates (package kriging's Estimate
+// follows its targets with them).
 //
 // K = L D Lᵀ with L unit lower triangular is stored packed like a Cholesky
 // factor with D_i in the place of the unit diagonal, and 1/D_i beside it. A
@@ -17,19 +17,19 @@ import "math"
 //     grows.
 //   - Appending a datum j solves L w = K(·, j) and sets the row to D⁻¹w and
 //     D_j = K_jj − wᵀD⁻¹w: one forward substitution. A pivot D_j at or
-//     below pivotTolerance·K_jj stops the update.
+//     below PivotTolerance·K_jj stops the update.
 //
 // Vectors carried as extra last rows of the factor (the bordered matrix's)
-// are updated along: deleteRow sweeps them like the other rows and
-// appendRows extends them.
+// are updated along: DeleteRow sweeps them like the other rows and
+// AppendRows extends them.
 
-// toLDL rescales the n × n packed Cholesky factor l (reciprocal diagonal
+// ToLDL rescales the n × n packed Cholesky factor l (reciprocal diagonal
 // invd) in place into the L D Lᵀ form: L_ik/L_kk below the diagonal, D_i =
 // L_ii² on it, and 1/D_i in invd.
-func toLDL(l, invd []float64, n int) {
+func ToLDL(l, invd []float64, n int) {
 	invd = invd[:n]
 	for i := 0; i < n; i++ {
-		row := l[rowStart(i) : rowStart(i)+i+1]
+		row := l[RowStart(i) : RowStart(i)+i+1]
 		iv := invd[:i]
 		r := row[:len(iv)]
 		for k, v := range r {
@@ -42,12 +42,12 @@ func toLDL(l, invd []float64, n int) {
 	}
 }
 
-// deleteRow removes row and column p from the n × n packed L D Lᵀ factor
+// DeleteRow removes row and column p from the n × n packed L D Lᵀ factor
 // l in place, leaving the (n−1) × (n−1) factor of the remaining rows, in
 // the same order, and their 1/D in invd. The carried rows y and u (nil to
 // skip) of length n lose their entry p and are updated like the other
 // rows. pk and bk are scratch of length n.
-func deleteRow(l []float64, invd []float64, n, p int, y, u, pk, bk []float64) {
+func DeleteRow(l []float64, invd []float64, n, p int, y, u, pk, bk []float64) {
 	// Old row i becomes row i−1: its columns before p are kept; its entry x
 	// in column p is swept through the columns p+1..i−1 by x −= p_k·L_ik,
 	// L_ik += b_k·x, with p_k and b_k found on the diagonals of the rows
@@ -57,14 +57,14 @@ func deleteRow(l []float64, invd []float64, n, p int, y, u, pk, bk []float64) {
 	// last, their recurrences interleaved. The sweeps are short (the
 	// deleted rows are mostly near the end), so the rows are addressed by
 	// offsets into l rather than through sub-slices.
-	l = l[:packedLen(n)]
+	l = l[:PackedLen(n)]
 	pk, bk, invd = pk[:n], bk[:n], invd[:n]
-	alpha := l[rowStart(p)+p]
+	alpha := l[RowStart(p)+p]
 	i := p + 1
 	for ; i+1 < n; i += 2 {
 		// Old rows i and i+1 start at oa and ob = oa+i+1; new rows i−1
 		// and i start at wa = oa−i and wb = oa.
-		oa := rowStart(i)
+		oa := RowStart(i)
 		ob, wa := oa+i+1, oa-i
 		xa, xb := l[oa+p], l[ob+p]
 		copy(l[wa:wa+p], l[oa:oa+p])
@@ -87,7 +87,7 @@ func deleteRow(l []float64, invd []float64, n, p int, y, u, pk, bk []float64) {
 		pk[i+1] = xb
 	}
 	if i < n {
-		o := rowStart(i)
+		o := RowStart(i)
 		w := o - i
 		x := l[o+p]
 		copy(l[w:w+p], l[o:o+p])
@@ -125,7 +125,7 @@ func growPivot(alpha, d, x float64, l, invd *float64) (next, b float64) {
 	return d * t, x * t
 }
 
-// appendRows completes the q last rows n0..n0+q−1 of the packed L D Lᵀ
+// AppendRows completes the q last rows n0..n0+q−1 of the packed L D Lᵀ
 // factor l (1/D in invd; unit holds ones): each of them holds the
 // covariances of its datum with all the rows before it and, on its
 // diagonal, the datum's variance. It solves L w = K(·, j) for each, sets the
@@ -135,20 +135,20 @@ func growPivot(alpha, d, x float64, l, invd *float64) (next, b float64) {
 // substitutions through the first n0 rows go two vectors at a time, so that
 // their dependency chains overlap. vecs is scratch of capacity q+1. It
 // returns false, leaving rows partly written, when a pivot is not larger
-// than pivotTolerance times the datum's variance.
-func appendRows(l, invd, unit []float64, n0, q int, y, yv, u, v []float64, vecs [][]float64) bool {
+// than PivotTolerance times the datum's variance.
+func AppendRows(l, invd, unit []float64, n0, q int, y, yv, u, v []float64, vecs [][]float64) bool {
 	vecs = vecs[:0]
 	for r := n0; r < n0+q; r++ {
-		vecs = append(vecs, l[rowStart(r):rowStart(r)+n0])
+		vecs = append(vecs, l[RowStart(r):RowStart(r)+n0])
 	}
 	if v != nil {
 		vecs = append(vecs, v[:n0])
 	}
 	for a := 0; a+1 < len(vecs); a += 2 {
-		forward2(l, n0, vecs[a], vecs[a+1])
+		Forward2(l, n0, vecs[a], vecs[a+1])
 	}
 	if len(vecs)%2 == 1 {
-		forward(l, n0, unit, vecs[len(vecs)-1])
+		Forward(l, n0, unit, vecs[len(vecs)-1])
 	}
 	ys, us := unit, unit // a missing carried row reads ones
 	if y != nil {
@@ -158,11 +158,11 @@ func appendRows(l, invd, unit []float64, n0, q int, y, yv, u, v []float64, vecs 
 		us = u
 	}
 	for r := n0; r < n0+q; r++ {
-		row := l[rowStart(r) : rowStart(r)+r+1]
+		row := l[RowStart(r) : RowStart(r)+r+1]
 		w := row[:r]
 		// The substitution through the rows appended before this one.
 		for b := n0; b < r; b++ {
-			w[b] -= dot(l[rowStart(b):rowStart(b)+b], w[:b])
+			w[b] -= Dot(l[RowStart(b):RowStart(b)+b], w[:b])
 		}
 		// One pass: the pivot D_j = K_jj − Σ w_k²/D_k, the products of w
 		// with the carried rows and the row scaled to D⁻¹w.
@@ -176,7 +176,7 @@ func appendRows(l, invd, unit []float64, n0, q int, y, yv, u, v []float64, vecs 
 			su += x * ur[k]
 			w[k] = t
 		}
-		if !(d > pivotTolerance*math.Abs(diag)) {
+		if !(d > PivotTolerance*math.Abs(diag)) {
 			return false
 		}
 		inv := 1 / d
@@ -191,21 +191,21 @@ func appendRows(l, invd, unit []float64, n0, q int, y, yv, u, v []float64, vecs 
 	}
 	if v != nil {
 		for r := n0; r < n0+q; r++ {
-			v[r] -= dot(l[rowStart(r):rowStart(r)+r], v[:r])
+			v[r] -= Dot(l[RowStart(r):RowStart(r)+r], v[:r])
 		}
 	}
 	return true
 }
 
-// forward2 overwrites a and b with L⁻¹a and L⁻¹b for the first n rows of
+// Forward2 overwrites a and b with L⁻¹a and L⁻¹b for the first n rows of
 // the packed unit lower triangular l (its diagonal is not read), four rows
-// at a time like forward, the two vectors' sums interleaved.
-func forward2(l []float64, n int, a, b []float64) {
+// at a time like Forward, the two vectors' sums interleaved.
+func Forward2(l []float64, n int, a, b []float64) {
 	a, b = a[:n], b[:n]
-	l = l[:packedLen(n)]
+	l = l[:PackedLen(n)]
 	i := 0
 	for ; i+4 <= n; i += 4 {
-		blk := l[rowStart(i) : rowStart(i)+4*i+10]
+		blk := l[RowStart(i) : RowStart(i)+4*i+10]
 		r1 := blk[i+1 : 2*i+3]
 		r2 := blk[2*i+3 : 3*i+6]
 		r3 := blk[3*i+6 : 4*i+10]
@@ -233,8 +233,8 @@ func forward2(l []float64, n int, a, b []float64) {
 		b[i], b[i+1], b[i+2], b[i+3] = v0, v1, v2, b[i+3]-t3-r3[i]*v0-r3[i+1]*v1-r3[i+2]*v2
 	}
 	for ; i < n; i++ {
-		r := l[rowStart(i) : rowStart(i)+i]
-		a[i] -= dot(r, a[:i])
-		b[i] -= dot(r, b[:i])
+		r := l[RowStart(i) : RowStart(i)+i]
+		a[i] -= Dot(r, a[:i])
+		b[i] -= Dot(r, b[:i])
 	}
 }
