@@ -101,12 +101,14 @@
 // merged data are at most Params.TableLimit (DefaultTableLimit = 4000), the
 // data-to-data covariances are kept in a table (a packed lower triangle),
 // each computed the first time a system needs it, and K is a gather: only
-// the pairs that share a neighbourhood are ever computed (about 9 % of the
-// pairs of the benchmark), so New does not pay for the table. The merged data are numbered in a spatial order (recursive median
-// splits; input order when the data already run along drill holes), so that
-// the entries of one neighbourhood lie in few cache lines of the table:
-// Kriger.Data and Kriger.MergedIndex give that numbering. Systems
-// and factors are stored as packed lower triangles (row i at i(i+1)/2).
+// the pairs that share a neighbourhood are ever computed, a small part of
+// all pairs when the neighbourhood is small against the data's extent, so
+// New does not pay for the table. The merged data are numbered in a spatial
+// order (recursive median splits; input order when the data already run
+// along drill holes), so that the entries of one neighbourhood lie in few
+// cache lines of the table: Kriger.Data and Kriger.MergedIndex give that
+// numbering. Systems and factors are stored as packed lower triangles (row
+// i at i(i+1)/2).
 //
 // Two engines solve the systems, each with its own kind of factorisation.
 //

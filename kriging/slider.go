@@ -38,8 +38,8 @@ import (
 
 // maxUpdates is the number of successive updates after which a factor is
 // computed anew, a guard against the build-up of rounding (each update adds
-// rounding of the order of ε·cond(K)): on the kriging benchmark's grids the
-// swept-work rule of worthSliding always refactorises first.
+// rounding of the order of ε·cond(K)); on grid rows the swept-work rule of
+// worthSliding usually refactorises earlier.
 const maxUpdates = 32
 
 // sweepRow is the overhead of sweeping one row of a deletion, in

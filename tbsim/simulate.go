@@ -422,8 +422,8 @@ func (s *sim) layout() {
 
 // autoTileRows sizes tiles so that the unconditional values of a tile (sub-
 // points × realisations) stay near 2¹⁸ values (2 MB, which stay in cache
-// while the tile's cells are conditioned; 2²⁰ was 6 % slower on the
-// benchmark and held 17 MB more in buffers), with enough tiles to keep
+// while the tile's cells are conditioned: larger tiles are slower on the
+// tbsim-cond benchmark and hold more buffers), with enough tiles to keep
 // every worker busy.
 func (s *sim) autoTileRows() int {
 	perRow := s.g.Size[0] * s.nsub * s.R
