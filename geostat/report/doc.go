@@ -40,3 +40,5 @@
 // The work runs over GOMAXPROCS goroutines, one realisation per unit of
 // work; the report does not depend on their number.
 package report
+
+//go:generate go run ./internal/genexample -out ../../report-example
