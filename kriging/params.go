@@ -84,7 +84,7 @@ type Params struct {
 // means a point).
 func (p *Params) discretisation() grid.BlockDiscretisation {
 	if p.Discretisation == (grid.BlockDiscretisation{}) {
-		return grid.Point
+		return grid.Point()
 	}
 	return p.Discretisation
 }

@@ -70,7 +70,7 @@ func DefaultParams() Params {
 		Lines:              DefaultLines,
 		Seed:               DefaultSeed,
 		Method:             kriging.Simple,
-		Discretisation:     grid.Point,
+		Discretisation:     grid.Point(),
 		NormalizeVariogram: true,
 	}
 }
