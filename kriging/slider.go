@@ -62,11 +62,8 @@ const aheadSteps = 4
 // factorisations in a cache found by an order-independent hash of the set.
 type slider struct {
 	targetSearch
+	setState // nb in the search's order (see track)
 
-	nb      []int32  // current neighbours, in the search's order
-	fresh   []int32  // neighbours not in the previous set
-	mark    []uint32 // generation marks per merged datum (see track)
-	gen     uint32
 	cache   *factorCache[ldlFactor]
 	cur     *ldlFactor // factorisation of nb (valid after a solved locate)
 	slot    int32      // cur's cache entry
@@ -114,13 +111,10 @@ func (k *Kriger) newSlider() *slider {
 	capacity := cacheCapacity(factorBytes(m, extra), cmp.Or(k.p.FactorCache, DefaultFactorCache))
 	return &slider{
 		targetSearch: k.newTargetSearch(m),
-		nb:           make([]int32, 0, m),
-		fresh:        make([]int32, 0, m),
-		mark:         make([]uint32, len(k.coords)/3),
+		setState:     k.newSetState(m),
 		cache: newFactorCache(capacity, func(f *ldlFactor) {
 			f.ord = make([]int32, 0, m)
-			f.l = make([]float64, linalg.PackedLen(m))
-			f.invd = make([]float64, m)
+			f.l, f.invd = newPacked(m)
 			if withY {
 				f.y = make([]float64, m)
 			}

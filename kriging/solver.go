@@ -42,12 +42,9 @@ type Solution struct {
 // Solver solved before.
 type Solver struct {
 	targetSearch
+	setState // nb increasing (see canonical)
 
-	nb    []int32  // current neighbours, increasing
-	spare []int32  // the other buffer of nb
-	fresh []int32  // neighbours not in the previous set (scratch of canonical)
-	mark  []uint32 // generation marks per merged datum (canonical)
-	gen   uint32
+	spare []int32 // the other buffer of nb
 	cache *factorCache[cholFactor]
 	cur   *cholFactor // factorisation of nb (valid after a solved locate)
 	slot  int32       // cur's cache entry
@@ -86,14 +83,11 @@ func (k *Kriger) NewSolver() *Solver {
 	capacity := cacheCapacity(factorBytes(m, extra), cmp.Or(k.p.FactorCache, DefaultFactorCache))
 	return &Solver{
 		targetSearch: k.newTargetSearch(m),
-		nb:           make([]int32, 0, m),
+		setState:     k.newSetState(m),
 		spare:        make([]int32, 0, m),
-		fresh:        make([]int32, 0, m),
-		mark:         make([]uint32, len(k.coords)/3),
 		cache: newFactorCache(capacity, func(f *cholFactor) {
 			f.nb = make([]int32, 0, m)
-			f.l = make([]float64, linalg.PackedLen(m))
-			f.invd = make([]float64, m)
+			f.l, f.invd = newPacked(m)
 			if ordinary {
 				f.ones = make([]float64, m)
 			}

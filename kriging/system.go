@@ -62,6 +62,28 @@ func (k *Kriger) newTargetSearch(m int) targetSearch {
 	}
 }
 
+// setState is an engine's current neighbour set and the generation marks
+// per merged datum that tell it from the previous one. Each engine has its
+// own, with its own marking scheme (Solver.canonical, slider.track).
+type setState struct {
+	nb    []int32  // current neighbours
+	fresh []int32  // neighbours not in the previous set
+	mark  []uint32 // generation marks per merged datum
+	gen   uint32
+}
+
+// newSetState returns the set state for sets of at most m of the k's
+// merged data.
+func (k *Kriger) newSetState(m int) setState {
+	return setState{nb: make([]int32, 0, m), fresh: make([]int32, 0, m), mark: make([]uint32, len(k.coords)/3)}
+}
+
+// newPacked returns the buffers of a packed factor of at most m rows and
+// its reciprocal diagonal.
+func newPacked(m int) (l, invd []float64) {
+	return make([]float64, linalg.PackedLen(m)), make([]float64, m)
+}
+
 // maxSystem returns the size of the largest kriging system of k: at most
 // MaxSamples neighbours and never more than the merged data.
 func (k *Kriger) maxSystem() int { return min(k.p.Search.MaxSamples, len(k.coords)/3) }

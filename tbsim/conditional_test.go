@@ -90,6 +90,19 @@ func TestConditionalMoments(t *testing.T) {
 	}
 }
 
+// dataAtCentres puts a datum of value value(c) at the centre of every
+// step-th cell c of g from first on, and returns the data and their cells.
+func dataAtCentres(g *grid.Grid, first, step int, value func(c int) float64) (coords, values []float64, cells []int) {
+	for c := first; c < g.NumCells(); c += step {
+		i, j, k := g.IJK(c)
+		p := g.CellCentre(i, j, k)
+		coords = append(coords, p[:]...)
+		values = append(values, value(c))
+		cells = append(cells, c)
+	}
+	return coords, values, cells
+}
+
 // Data are honoured exactly by simple kriging without nugget: cells whose
 // centres are data equal the datum in every realisation (Gaussian: 1e-9;
 // data units through the distribution round trip: 1e-9·(|z|+1)), with a
@@ -101,15 +114,7 @@ func TestDataHonoured(t *testing.T) {
 		structure(geostat.Spherical, 0, 0.6, 60, 40, 15, geostat.Rotation{DipAzimuth: 15}),
 		structure(geostat.Gaussian, 0, 0.4, 90, 90, 30, geostat.Rotation{}))
 	require.NoError(t, err)
-	var coords, values []float64
-	var cells []int
-	for c := 3; c < g.NumCells(); c += 17 {
-		i, j, k := g.IJK(c)
-		p := g.CellCentre(i, j, k)
-		coords = append(coords, p[:]...)
-		values = append(values, 1+math.Exp(math.Cos(float64(c))))
-		cells = append(cells, c)
-	}
+	coords, values, cells := dataAtCentres(g, 3, 17, func(c int) float64 { return 1 + math.Exp(math.Cos(float64(c))) })
 	z, pr, err := geostat.ScoreTable(values, nil)
 	require.NoError(t, err)
 	d, err := geostat.NewDistribution(z, pr, geostat.Tail{Bound: 0, Power: 1}, geostat.Tail{Bound: 10, Power: 1})
@@ -340,15 +345,7 @@ func TestLinearWithOrdinaryKriging(t *testing.T) {
 	v, err := geostat.NewVariogram(0, structure(geostat.Linear, 0, 1, 50, 50, 20, geostat.Rotation{}),
 		structure(geostat.Spherical, 0, 0.5, 40, 40, 20, geostat.Rotation{}))
 	require.NoError(t, err)
-	var coords, values []float64
-	var cells []int
-	for c := 5; c < g.NumCells(); c += 19 {
-		i, j, k := g.IJK(c)
-		p := g.CellCentre(i, j, k)
-		coords = append(coords, p[:]...)
-		values = append(values, math.Sin(float64(c)))
-		cells = append(cells, c)
-	}
+	coords, values, cells := dataAtCentres(g, 5, 19, func(c int) float64 { return math.Sin(float64(c)) })
 	p := DefaultParams()
 	p.Method = kriging.Ordinary
 	p.Realisations = 4

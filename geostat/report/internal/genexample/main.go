@@ -103,9 +103,10 @@ func run(dir string, seed uint64) error {
 }
 
 // drillholes samples a Gaussian field of model v (one unconditional
-// turning-bands realisation at the cell centres) along 45 vertical holes,
-// one sample per cell layer, as lognormal grades; the 15 holes clustered
-// in the richest corner get the declustering weight 0.4.
+// turning-bands realisation at the cell centres) along vertical holes, one
+// sample per cell layer, as lognormal grades: a regular pattern of collars
+// every 8 × 8 cells, jittered, and an infill pattern every 2 × 2 cells in
+// the north-east corner, whose samples get the declustering weight 0.25.
 func drillholes(ctx context.Context, g *grid.Grid, v *geostat.Variogram, seed uint64) (report.Data, error) {
 	prm := tbsim.DefaultParams()
 	prm.Realisations = 1
@@ -115,21 +116,28 @@ func drillholes(ctx context.Context, g *grid.Grid, v *geostat.Variogram, seed ui
 		return report.Data{}, fmt.Errorf("synthetic field: %w", err)
 	}
 	rng := rand.New(rand.NewPCG(seed, 1))
-	const holes = 45
-	var d report.Data
-	for h := range holes {
-		fi, fj := rng.Float64(), rng.Float64()
-		w := 1.0
-		if h < holes/3 {
-			fi, fj = 0.7+0.3*fi, 0.7+0.3*fj
-			w = 0.4
+	type collar struct {
+		i, j   int
+		weight float64
+	}
+	var collars []collar
+	for j := 4; j < g.Size[1]; j += 8 {
+		for i := 4; i < g.Size[0]; i += 8 {
+			collars = append(collars, collar{i + rng.IntN(3) - 1, j + rng.IntN(3) - 1, 1})
 		}
-		i, j := min(int(fi*float64(g.Size[0])), g.Size[0]-1), min(int(fj*float64(g.Size[1])), g.Size[1]-1)
+	}
+	for j := g.Size[1] * 3 / 4; j < g.Size[1]; j += 2 {
+		for i := g.Size[0] * 3 / 4; i < g.Size[0]; i += 2 {
+			collars = append(collars, collar{i, j, 0.25})
+		}
+	}
+	var d report.Data
+	for _, c := range collars {
 		for k := range g.Size[2] {
-			c := g.CellCentre(i, j, k)
-			d.Coords = append(d.Coords, c[:]...)
-			d.Values = append(d.Values, math.Exp(0.4+0.9*truth.Block[g.Index(i, j, k)]))
-			d.Weights = append(d.Weights, w)
+			p := g.CellCentre(c.i, c.j, k)
+			d.Coords = append(d.Coords, p[:]...)
+			d.Values = append(d.Values, math.Exp(0.4+0.9*truth.Block[g.Index(c.i, c.j, k)]))
+			d.Weights = append(d.Weights, c.weight)
 		}
 	}
 	return d, nil
