@@ -285,8 +285,8 @@ type Stats struct {
 	// Systems is the number of targets solved with at least one neighbour.
 	Systems int64
 	// Reused is the number of those whose factorisation was reused from an
-	// earlier target of the same Solver with the same neighbour set (see
-	// Params.FactorCache).
+	// earlier target with the same neighbour set, of the same Solver or of
+	// the same chunk of Estimate (see Params.FactorCache).
 	Reused int64
 	// Updated is the number of systems Estimate did not factorise anew but
 	// updated from the previous target's factorisation, deleting the
