@@ -65,13 +65,3 @@ func ExampleDistribution() {
 	// back: 2.0000
 	// F⁻¹(0.9) = 5.50
 }
-
-// Exp is the exponential behind the exponential and Gaussian correlations:
-// exactly 1 at 0, within 2 ulp of math.Exp elsewhere.
-func ExampleExp() {
-	fmt.Println(geostat.Exp(0), geostat.Exp(-3) == geostat.Correlation(geostat.Exponential, 0, 1))
-	fmt.Printf("%.12f\n", geostat.Exp(-1))
-	// Output:
-	// 1 true
-	// 0.367879441171
-}

@@ -3,6 +3,8 @@ package geostat
 import (
 	"fmt"
 	"math"
+
+	"github.com/geostat-engine/geostat/internal/fastexp"
 )
 
 // StructureType is the type of a variogram structure, as named by the
@@ -137,9 +139,9 @@ func Correlation(t StructureType, alpha int, r float64) float64 {
 		}
 		return 1 - r*(1.5-0.5*r*r)
 	case Exponential:
-		return Exp(-3 * r)
+		return fastexp.Exp(-3 * r)
 	case Gaussian:
-		return Exp(-3 * r * r)
+		return fastexp.Exp(-3 * r * r)
 	case Cubic:
 		if r >= 1 {
 			return 0

@@ -15,8 +15,9 @@ type BlockDiscretisation struct {
 	NZ int `json:"nz"`
 }
 
-// Point is the discretisation of a point support: one sub-point, the centre.
-var Point = BlockDiscretisation{1, 1, 1}
+// Point returns the discretisation of a point support: one sub-point, the
+// centre.
+func Point() BlockDiscretisation { return BlockDiscretisation{1, 1, 1} }
 
 // Validate checks that each count is in 1..9; the error names the field.
 func (b BlockDiscretisation) Validate() error {

@@ -116,7 +116,7 @@ func TestBlockDiscretisation(t *testing.T) {
 	assert.InDeltaSlice(t, want, off, 1e-12)
 	assert.Equal(t, 2, b.Nearest(), "first of the two sub-points nearest the centre")
 	assert.Equal(t, 13, BlockDiscretisation{3, 3, 3}.Nearest())
-	assert.Equal(t, 0, Point.Nearest())
+	assert.Equal(t, 0, Point().Nearest())
 
 	// The fine grid's cell centres are the sub-points of the coarse cells.
 	g, err := New([3]float64{5, 6, 7}, [3]int{3, 2, 2}, [3]float64{10, 30, 4}, geostat.Rotation{DipAzimuth: 40, Dip: 10})

@@ -143,34 +143,6 @@ func BenchmarkNew(b *testing.B) {
 	}
 }
 
-// BenchmarkCholesky32 factorises and solves a 32 × 32 kriging matrix.
-func BenchmarkCholesky32(b *testing.B) {
-	const n = 32
-	rng := rand.New(rand.NewPCG(1, 2))
-	pts := randomPoints(rng, n, 100, 100, 100)
-	v := spherical(b, 0.1, 0.9, 150)
-	a := make([]float64, n*n)
-	for i := 0; i < n; i++ {
-		for j := 0; j < n; j++ {
-			a[i*n+j] = v.Covariance([3]float64{pts[3*i], pts[3*i+1], pts[3*i+2]}, [3]float64{pts[3*j], pts[3*j+1], pts[3*j+2]})
-		}
-	}
-	packed := packLower(a, n)
-	l := make([]float64, len(packed))
-	inv := make([]float64, n)
-	x := make([]float64, n)
-	for b.Loop() {
-		copy(l, packed)
-		if !cholesky(l, n, inv) {
-			b.Fatal("not positive definite")
-		}
-		for i := range x {
-			x[i] = 1
-		}
-		solveCholesky(l, n, inv, x)
-	}
-}
-
 // BenchmarkSolve measures Solver.Solve (search, system, factorisation, one
 // right-hand side) on the benchmark data along a row of cell centres.
 func BenchmarkSolve(b *testing.B) {

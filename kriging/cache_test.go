@@ -3,6 +3,7 @@ package kriging
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/grid"
+	"github.com/geostat-engine/geostat/internal/linalg"
 )
 
 // TestFactorCacheMatchesFresh checks that a Solver reusing cached
@@ -86,14 +88,21 @@ func TestFactorCacheMatchesFresh(t *testing.T) {
 // chance.
 func TestFactorCacheReplacement(t *testing.T) {
 	const capacity = 5
-	c := newFactorCache(4, vectors{}, capacity)
+	c := newFactorCache(capacity, func(f *cholFactor) {
+		f.nb = make([]int32, 0, 4)
+		f.l = make([]float64, linalg.PackedLen(4))
+	})
 	require.Len(t, c.slots, capacity)
 	put := func(nb []int32) {
 		v, f := c.victim()
+		f.nb = append(f.nb[:0], nb...)
 		f.l[0] = float64(nb[0]) // a recognisable payload
-		c.insert(v, nb, hashSet(nb))
+		c.insert(v, hashSet(nb))
 	}
-	get := func(nb []int32) *factor { return c.lookup(nb, hashSet(nb)) }
+	get := func(nb []int32) *cholFactor {
+		_, f := c.lookup(hashSet(nb), func(f *cholFactor) bool { return slices.Equal(f.nb, nb) })
+		return f
+	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	var recent [][]int32
 	for trial := 0; trial < 2000; trial++ {
@@ -108,9 +117,9 @@ func TestFactorCacheReplacement(t *testing.T) {
 		// Every used slot is found by its set, and only used slots are.
 		used := 0
 		for i := range c.slots {
-			if f := &c.slots[i]; f.used {
+			if s := &c.slots[i]; s.used {
 				used++
-				require.Same(t, f, get(f.nb))
+				require.Same(t, &s.f, get(s.f.nb))
 			}
 		}
 		require.LessOrEqual(t, used, capacity)
@@ -138,14 +147,47 @@ func TestFactorCacheReplacement(t *testing.T) {
 	}
 }
 
-// TestFactorCacheBudget checks the memory bound of the cache size.
+// TestFactorCacheBudget fills every entry of the caches of a Solver and of
+// Estimate's slider for 400-neighbour systems, asked for 1000 entries, and
+// measures the bytes the runtime allocated for them: at most the 8 MiB
+// budget (plus 1 % for the allocator's size classes), and more than half of
+// it (the budget, not the request, bounds the cache). Small systems get the
+// entries asked for.
 func TestFactorCacheBudget(t *testing.T) {
-	assert.Len(t, newFactorCache(32, vectors{}, DefaultFactorCache).slots, DefaultFactorCache)
-	big := newFactorCache(400, vectors{ones: true}, 1000)
-	entry := 8*packedLen(400) + 8*400 + 8*400 + 96 + 8*400
-	assert.Len(t, big.slots, factorCacheBudget/entry)
-	assert.Len(t, newFactorCache(4000, vectors{}, 10).slots, 1)
 	rng := rand.New(rand.NewPCG(1, 1))
+	const m = 400
+	data := randomPoints(rng, m, 100, 100, 100)
+	values := make([]float64, m)
+	p := Params{Variogram: spherical(t, 0, 1, 50), Method: Ordinary, Search: wide(1000, m), FactorCache: 1000}
+	k := mustKriger(t, data, values, p)
+	allocated := func(fill func()) uint64 {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		fill()
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	s, e := k.NewSolver(), k.newSlider()
+	for name, fill := range map[string]func(){
+		"solver": func() {
+			for range s.cache.slots {
+				s.cache.victim()
+			}
+		},
+		"slider": func() {
+			for range e.cache.slots {
+				e.cache.victim()
+			}
+		},
+	} {
+		bytes := allocated(fill)
+		assert.LessOrEqual(t, bytes, uint64(factorCacheBudget*101/100), name)
+		assert.Greater(t, bytes, uint64(factorCacheBudget/2), name)
+	}
+	small := mustKriger(t, data[:3*40], values[:40], Params{Variogram: spherical(t, 0, 1, 50), Search: wide(1000, 32)})
+	assert.Len(t, small.NewSolver().cache.slots, DefaultFactorCache)
+	assert.Len(t, small.newSlider().cache.slots, DefaultFactorCache)
 	_, err := New(randomPoints(rng, 10, 1, 1, 1), nil, Params{Variogram: spherical(t, 0, 1, 5), Search: wide(5, 4), FactorCache: -1})
 	require.ErrorContains(t, err, "factor_cache")
 }

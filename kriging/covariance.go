@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 
 	"github.com/geostat-engine/geostat/geostat"
+	"github.com/geostat-engine/geostat/internal/fastexp"
+	"github.com/geostat-engine/geostat/internal/linalg"
 )
 
 // structure is one variogram structure prepared for kriging: its data
@@ -34,10 +36,10 @@ func sphericalRho2(r2 float64) float64 {
 }
 
 // exponentialRho2 is exp(−3r).
-func exponentialRho2(r2 float64) float64 { return geostat.Exp(-3 * math.Sqrt(r2)) }
+func exponentialRho2(r2 float64) float64 { return fastexp.Exp(-3 * math.Sqrt(r2)) }
 
 // gaussianRho2 is exp(−3r²).
-func gaussianRho2(r2 float64) float64 { return geostat.Exp(-3 * r2) }
+func gaussianRho2(r2 float64) float64 { return fastexp.Exp(-3 * r2) }
 
 // rho2 returns the structure's unit correlation (generalised covariance −r
 // for a linear structure) at squared reduced distance r2.
@@ -56,7 +58,7 @@ func (st *structure) rho2(r2 float64) float64 {
 // addRow adds c·ρ(|x_i − t|) to row[a] for every neighbour i = nb[a] and
 // the target t = (tx, ty, tz) in the structure's space, using r2 (at least
 // len(nb) long) as scratch, with the type switch outside the loops and the
-// exponentials of a row in one geostat.ExpSlice. Each term equals
+// exponentials of a row in one fastexp.Slice. Each term equals
 // st.c * st.rho2(r²) bit for bit.
 func (st *structure) addRow(row []float64, nb []int32, tx, ty, tz float64, r2 []float64) {
 	d, c := st.data, st.c
@@ -88,7 +90,7 @@ func (st *structure) addRow(row []float64, nb []int32, tx, ty, tz float64, r2 []
 		}
 		return
 	}
-	geostat.ExpSlice(r2)
+	fastexp.Slice(r2)
 	for a, v := range r2 {
 		row[a] += c * v
 	}
@@ -125,8 +127,8 @@ type covModel struct {
 
 	n int // merged data count
 	// table caches the structural covariances (no nugget) of pairs of
-	// merged data, or is nil: a packed lower triangle (see rowStart), the
-	// covariance of data i ≥ j in table[rowStart(i)+j], computed the first
+	// merged data, or is nil: a packed lower triangle (see linalg.RowStart), the
+	// covariance of data i ≥ j in table[linalg.RowStart(i)+j], computed the first
 	// time a system needs it (see tabled). Only pairs that share a
 	// neighbourhood are ever computed, a small part of all pairs, and
 	// untouched pages of the table are never even mapped. The merged data
@@ -145,7 +147,7 @@ type covModel struct {
 // so the table's content does not depend on the scheduling. The hot loops
 // (assemble, column) inline the lookup.
 func (m *covModel) tabled(i, j int) float64 {
-	e := &m.table[rowStart(i)+j]
+	e := &m.table[linalg.RowStart(i)+j]
 	w := e.Load()
 	if w == 0 {
 		w = m.fill(e, i, j)
@@ -251,7 +253,7 @@ func (m *covModel) pair(i, j int) float64 {
 }
 
 // makeTable allocates the covariance table, empty (see tabled).
-func (m *covModel) makeTable() { m.table = make([]atomic.Uint64, packedLen(m.n)) }
+func (m *covModel) makeTable() { m.table = make([]atomic.Uint64, linalg.PackedLen(m.n)) }
 
 // spatialOrder returns the merged data in a spatially coherent order: the
 // leaves, in tree order, of a recursive median split along the widest axis
@@ -357,20 +359,20 @@ func selectMedian(o []int32, h int, less func(x, y int32) bool) {
 }
 
 // assemble writes the kriging matrix of the neighbours nb, in that order,
-// into a (packed lower triangle, see rowStart): the structural covariances
+// into a (packed lower triangle, see linalg.RowStart): the structural covariances
 // plus shift everywhere and nugget + ridge on the diagonal. With the table,
 // nb must be increasing (see assembleTable for other orders). r2 (len(nb)
 // long) is scratch.
 func (m *covModel) assemble(a []float64, nb []int32, shift, ridge float64, r2 []float64) {
 	n := len(nb)
-	a = a[:packedLen(n)]
+	a = a[:linalg.PackedLen(n)]
 	diag := m.nugget + ridge
 	if m.table != nil {
 		// nb is increasing: entry (r, c ≤ r) is in the table row of nb[r].
 		for r, i := range nb {
 			cols := nb[:r+1]
-			dst := a[rowStart(r) : rowStart(r)+len(cols)]
-			row := m.table[rowStart(int(i)) : rowStart(int(i))+int(i)+1]
+			dst := a[linalg.RowStart(r) : linalg.RowStart(r)+len(cols)]
+			row := m.table[linalg.RowStart(int(i)) : linalg.RowStart(int(i))+int(i)+1]
 			for c, j := range cols {
 				e := &row[j]
 				w := e.Load()
@@ -392,11 +394,11 @@ func (m *covModel) assemble(a []float64, nb []int32, shift, ridge float64, r2 []
 	for s := range m.st {
 		st := &m.st[s]
 		for r, i := range nb {
-			st.addRowData(a[rowStart(r):rowStart(r)+r+1], nb[:r+1], i, r2)
+			st.addRowData(a[linalg.RowStart(r):linalg.RowStart(r)+r+1], nb[:r+1], i, r2)
 		}
 	}
 	for r := 0; r < n; r++ {
-		dst := a[rowStart(r) : rowStart(r)+r+1]
+		dst := a[linalg.RowStart(r) : linalg.RowStart(r)+r+1]
 		for c := range dst {
 			dst[c] += shift
 		}
@@ -405,13 +407,13 @@ func (m *covModel) assemble(a []float64, nb []int32, shift, ridge float64, r2 []
 }
 
 // assembleTable is assemble for a table and neighbours in any order (a
-// sliding Solver's exit order): each row is gathered like a column (see
+// slider's exit order): each row is gathered like a column (see
 // column). The entries of a neighbourhood lie in the same few cache lines of
 // the table whatever the order they are read in.
 func (m *covModel) assembleTable(a []float64, nb []int32, shift, ridge float64) {
 	diag := m.nugget + ridge
 	for r, i := range nb {
-		dst := a[rowStart(r) : rowStart(r)+r+1]
+		dst := a[linalg.RowStart(r) : linalg.RowStart(r)+r+1]
 		m.column(dst, i, nb[:r+1], nil)
 		if shift != 0 {
 			for c := range dst {
@@ -420,21 +422,6 @@ func (m *covModel) assembleTable(a []float64, nb []int32, shift, ridge float64) 
 		}
 		dst[r] += diag
 	}
-}
-
-// maxAbsLower returns the largest absolute entry of the n × n packed lower
-// triangle a.
-func maxAbsLower(a []float64, n int) float64 {
-	m := 0.0
-	for _, v := range a[:packedLen(n)] {
-		if v < 0 {
-			v = -v
-		}
-		if v > m {
-			m = v
-		}
-	}
-	return m
 }
 
 // rhs writes the structural covariances between the neighbours nb and the
@@ -493,7 +480,7 @@ func (m *covModel) column(out []float64, j int32, ord []int32, r2 []float64) {
 			d := int(i) - int(j)
 			lo := d & (d >> 63) // min(i, j) − j
 			hi, low := int(i)-lo, int(j)+lo
-			e := &t[rowStart(hi)+low]
+			e := &t[linalg.RowStart(hi)+low]
 			w := e.Load()
 			if w == 0 {
 				w = m.fill(e, hi, low)

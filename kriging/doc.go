@@ -101,25 +101,32 @@
 // merged data are at most Params.TableLimit (DefaultTableLimit = 4000), the
 // data-to-data covariances are kept in a table (a packed lower triangle),
 // each computed the first time a system needs it, and K is a gather: only
-// the pairs that share a neighbourhood are ever computed (about 9 % of the
-// pairs of the benchmark), so New does not pay for the table. The merged data are numbered in a spatial order (recursive median
-// splits; input order when the data already run along drill holes), so that
-// the entries of one neighbourhood lie in few cache lines of the table:
-// Kriger.Data and Kriger.MergedIndex give that numbering. Systems
-// and factors are stored as packed lower triangles (row i at i(i+1)/2).
+// the pairs that share a neighbourhood are ever computed, a small part of
+// all pairs when the neighbourhood is small against the data's extent, so
+// New does not pay for the table. The merged data are numbered in a spatial
+// order (recursive median splits; input order when the data already run
+// along drill holes), so that the entries of one neighbourhood lie in few
+// cache lines of the table: Kriger.Data and Kriger.MergedIndex give that
+// numbering. Systems and factors are stored as packed lower triangles (row
+// i at i(i+1)/2).
 //
-// A Solver keeps the factorisations of its Params.FactorCache (default
-// DefaultFactorCache = 256) most recently used neighbour sets, found by a
-// hash of the set, and reuses one whenever a target has the same neighbours
-// (Stats.Reused): the previous target's set, and on a grid often the set of
-// a cell of the previous row. For Solver.Solve the neighbours are put in
-// increasing index order first and a factorisation depends on the set
-// alone, so the weights depend only on the neighbour set and the target,
-// never on what the Solver solved before. Solving does not allocate in
-// steady state (cache entries are allocated as the cache first fills).
+// Two engines solve the systems, each with its own kind of factorisation.
 //
-// Estimate goes further: consecutive targets mostly differ by one to three
-// neighbours, so its Solvers update the previous target's factorisation
+// A Solver (Kriger.NewSolver, Solver.Solve) solves any sequence of targets.
+// It puts the neighbours in increasing index order and keeps the Cholesky
+// factorisations of its Params.FactorCache (default DefaultFactorCache =
+// 256) most recently used neighbour sets, found by a hash of the set; a
+// target with the same neighbours as an earlier one reuses its
+// factorisation (Stats.Reused): the previous target's set, and on a grid
+// often the set of a cell of the previous row. A factorisation depends on
+// the set alone, so the weights depend only on the neighbour set and the
+// target, never on what the Solver solved before. Solving does not
+// allocate in steady state (cache entries are allocated as the cache first
+// fills).
+//
+// Kriger.Estimate runs another engine, unexported, that exploits the order
+// of its targets: consecutive targets mostly differ by one to three
+// neighbours, so it updates the previous target's factorisation
 // (K = L D Lᵀ), deleting the neighbours that left and appending those that
 // arrived, instead of factorising anew (Stats.Updated); a target then costs
 // one forward substitution. The rows of a fresh factorisation are ordered by

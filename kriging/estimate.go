@@ -13,7 +13,10 @@ import (
 // handles at a time. Consecutive targets often share most of their
 // neighbours, so chunks keep the factorisations reused and updated from
 // target to target; that state is reset at the start of each chunk, so that
-// the output and even the Stats do not depend on the scheduling.
+// the output and even the Stats do not depend on the scheduling. 4096 is
+// many grid rows (a reset costs a few fresh factorisations among thousands
+// of updates) and still some chunks per worker on a grid of 10⁵ cells, for
+// balance and progress reports.
 const chunkSize = 4096
 
 // Output receives the per-target results of Estimate. Each non-nil slice must
@@ -113,14 +116,14 @@ func (k *Kriger) Estimate(ctx context.Context, targets []float64, out *Output, p
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s := k.newSolver(true)
-			defer s.Flush()
+			s := k.newSlider()
+			defer s.flush()
 			for {
 				c := int(next.Add(1) - 1)
 				if c >= chunks || ctx.Err() != nil {
 					return
 				}
-				s.resetReuse()
+				s.reset()
 				end := min((c+1)*chunkSize, nt)
 				for t := c * chunkSize; t < end; t++ {
 					s.estimateOne(targets, t, end, out)

@@ -242,7 +242,9 @@ func TestMinSamples(t *testing.T) {
 }
 
 // TestDeterministicAcrossGOMAXPROCS checks bit-identical output and
-// statistics for 1 and 2 workers, and agreement with sequential Solves
+// statistics for 1, 2, 4 and 7 workers over enough targets (ten chunks)
+// that workers take chunks in turns, so that each worker's sequence of
+// chunks differs between the settings, and agreement with sequential Solves
 // (to rounding: Estimate updates its factorisations).
 func TestDeterministicAcrossGOMAXPROCS(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
@@ -251,19 +253,21 @@ func TestDeterministicAcrossGOMAXPROCS(t *testing.T) {
 	for i := range values {
 		values[i] = rng.NormFloat64()
 	}
-	g, err := grid.New([3]float64{0, 0, 0}, [3]int{40, 30, 4}, [3]float64{25, 25, 50}, geostat.Rotation{})
+	g, err := grid.New([3]float64{0, 0, 0}, [3]int{120, 80, 4}, [3]float64{8, 12.5, 50}, geostat.Rotation{})
 	require.NoError(t, err)
 	targets := g.CellCentres(nil)
 	nt := len(targets) / 3
+	procs := []int{1, 2, 4, 7}
+	require.Greater(t, nt, (procs[len(procs)-1]+2)*chunkSize, "more chunks than workers")
 	for _, block := range []bool{false, true} {
 		p := Params{Variogram: twoStructure(t, 0.1), Method: Ordinary, Search: wide(300, 16)}
 		if block {
 			p.Discretisation, p.CellSize = grid.BlockDiscretisation{NX: 2, NY: 2, NZ: 2}, g.CellSize
 		}
-		var outs [2]Output
-		var stats [2]Stats
-		for i, procs := range []int{1, 2} {
-			old := runtime.GOMAXPROCS(procs)
+		outs := make([]Output, len(procs))
+		stats := make([]Stats, len(procs))
+		for i, n := range procs {
+			old := runtime.GOMAXPROCS(n)
 			k := mustKriger(t, data, values, p)
 			outs[i] = allOutputs(nt)
 			err := k.Estimate(t.Context(), targets, &outs[i], nil)
@@ -271,12 +275,14 @@ func TestDeterministicAcrossGOMAXPROCS(t *testing.T) {
 			require.NoError(t, err)
 			stats[i] = k.Stats()
 		}
-		for q := 0; q < nt; q++ {
-			require.Equal(t, math.Float64bits(outs[0].Estimate[q]), math.Float64bits(outs[1].Estimate[q]))
-			require.Equal(t, math.Float64bits(outs[0].Variance[q]), math.Float64bits(outs[1].Variance[q]))
-			require.Equal(t, math.Float64bits(outs[0].Slope[q]), math.Float64bits(outs[1].Slope[q]))
+		for i := 1; i < len(procs); i++ {
+			for q := 0; q < nt; q++ {
+				require.Equal(t, math.Float64bits(outs[0].Estimate[q]), math.Float64bits(outs[i].Estimate[q]), "%d workers, target %d", procs[i], q)
+				require.Equal(t, math.Float64bits(outs[0].Variance[q]), math.Float64bits(outs[i].Variance[q]), "%d workers, target %d", procs[i], q)
+				require.Equal(t, math.Float64bits(outs[0].Slope[q]), math.Float64bits(outs[i].Slope[q]), "%d workers, target %d", procs[i], q)
+			}
+			assert.Equal(t, stats[0], stats[i], "%d workers", procs[i])
 		}
-		assert.Equal(t, stats[0], stats[1])
 		assert.Greater(t, stats[0].Reused, int64(0))
 		assert.Greater(t, stats[0].Updated, int64(0))
 		// Point estimates equal the weights of Solve applied to the values.

@@ -18,11 +18,11 @@ type Kriger struct {
 	p       Params
 	coords  []float64 // merged data, flat xyz
 	values  []float64 // merged values, nil for a weights-only kriger
-	origin  []int32   // input datum → merged index (−1 when dropped)
+	merged  []int32   // input datum → merged index (−1 when dropped)
 	index   *neighbor.Index
 	cov     *covModel
 	nsub    int
-	setKeys []uint64        // random key per merged datum (Solver.track's set hash)
+	setKeys []uint64        // random key per merged datum (slider.track's set hash)
 	minimum int             // smallest neighbour count that gives an estimate
 	search3 geostat.Matrix3 // anisotropy of the search ellipsoid
 
@@ -127,15 +127,15 @@ func NewWithHoles(coords, values []float64, holes []int32, p Params) (*Kriger, e
 
 // merge drops NaN-valued data and merges exact duplicate coordinates, in
 // input order of first occurrence (New then renumbers them in a spatial
-// order), filling k.coords, k.values and k.origin.
+// order), filling k.coords, k.values and k.merged.
 // It returns the merged hole ids (nil when holes is nil).
 func (k *Kriger) merge(coords, values []float64, holes []int32) []int32 {
 	nin := len(coords) / 3
-	k.origin = make([]int32, nin)
+	k.merged = make([]int32, nin)
 	keep := make([]int32, 0, nin)
 	for i := 0; i < nin; i++ {
 		if values != nil && math.IsNaN(values[i]) {
-			k.origin[i] = -1
+			k.merged[i] = -1
 			k.dropped++
 			continue
 		}
@@ -169,8 +169,8 @@ func (k *Kriger) merge(coords, values []float64, holes []int32) []int32 {
 	count := []int{}
 	for _, i := range keep {
 		if r := rep[i]; r != i {
-			m := k.origin[r]
-			k.origin[i] = m
+			m := k.merged[r]
+			k.merged[i] = m
 			if values != nil {
 				k.values[m] += values[i]
 				count[m]++
@@ -178,7 +178,7 @@ func (k *Kriger) merge(coords, values []float64, holes []int32) []int32 {
 			k.duplicates++
 			continue
 		}
-		k.origin[i] = int32(len(k.coords) / 3)
+		k.merged[i] = int32(len(k.coords) / 3)
 		k.coords = append(k.coords, coords[3*i], coords[3*i+1], coords[3*i+2])
 		if values != nil {
 			k.values = append(k.values, values[i])
@@ -232,9 +232,9 @@ func (k *Kriger) permute(order []int32, mholes []int32) []int32 {
 		}
 		k.values = v
 	}
-	for d, m := range k.origin {
+	for d, m := range k.merged {
 		if m >= 0 {
-			k.origin[d] = inv[m]
+			k.merged[d] = inv[m]
 		}
 	}
 	if mholes == nil {
@@ -256,7 +256,7 @@ func (k *Kriger) Data() (coords []float64, values []float64) { return k.coords, 
 // MergedIndex returns, for every input datum, the index of the merged datum
 // that represents it, or −1 for a datum dropped for its NaN value. The slice
 // is shared; do not modify it.
-func (k *Kriger) MergedIndex() []int32 { return k.origin }
+func (k *Kriger) MergedIndex() []int32 { return k.merged }
 
 // Params returns the parameters the Kriger was built with.
 func (k *Kriger) Params() Params { return k.p }
@@ -285,8 +285,8 @@ type Stats struct {
 	// Systems is the number of targets solved with at least one neighbour.
 	Systems int64
 	// Reused is the number of those whose factorisation was reused from an
-	// earlier target of the same Solver with the same neighbour set (see
-	// Params.FactorCache).
+	// earlier target with the same neighbour set, of the same Solver or of
+	// the same chunk of Estimate (see Params.FactorCache).
 	Reused int64
 	// Updated is the number of systems Estimate did not factorise anew but
 	// updated from the previous target's factorisation, deleting the

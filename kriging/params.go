@@ -72,11 +72,12 @@ type Params struct {
 	// reused by any later target with the same neighbour set (for Solve,
 	// typically a cell of the next grid row; Estimate updates most of its
 	// factorisations in place, which leaves fewer to reuse): 0 means
-	// DefaultFactorCache. Set it to
-	// about 1.25 grid rows of targets for wider grids. An entry takes
-	// m(m+1)/2 + O(m) floats (m = MaxSamples), allocated as the cache
-	// fills, and a Solver keeps at most 8 MiB of them. It affects speed and
-	// memory only, never the results.
+	// DefaultFactorCache. Set it to about 1.25 grid rows of targets for
+	// wider grids. An entry takes m(m+1)/2 + O(m) floats (m = MaxSamples),
+	// allocated as the cache fills, and a Solver (or a worker of Estimate)
+	// keeps at most 8 MiB of them. It affects speed and memory, never
+	// Solve's results, and Estimate's only to rounding (a reused
+	// factorisation may be an updated one).
 	FactorCache int
 }
 
@@ -84,7 +85,7 @@ type Params struct {
 // means a point).
 func (p *Params) discretisation() grid.BlockDiscretisation {
 	if p.Discretisation == (grid.BlockDiscretisation{}) {
-		return grid.Point
+		return grid.Point()
 	}
 	return p.Discretisation
 }

@@ -54,14 +54,14 @@ func TestCanonical(t *testing.T) {
 	}
 }
 
-// TestTrack checks the marks and fresh lists of a sliding Solver's track
+// TestTrack checks the marks and fresh lists of Estimate's slider (track)
 // against set arithmetic over the same kind of sequences as TestCanonical,
 // also across the wrap of the generation counter and after an empty set.
 func TestTrack(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	coords := randomPoints(rng, 100, 10, 10, 10)
 	k := mustKriger(t, coords, nil, Params{Variogram: spherical(t, 0, 1, 5), Search: wide(5, 16)})
-	s := k.newSolver(true)
+	s := k.newSlider()
 	prev := []int32{}
 	wrapped := false
 	for trial := 0; trial < 3000; trial++ {
@@ -141,7 +141,7 @@ func TestNoAllocations(t *testing.T) {
 	p := Params{Variogram: twoStructure(t, 0.05), Method: Ordinary, Search: wide(60, 16),
 		Discretisation: grid.BlockDiscretisation{NX: 2, NY: 2, NZ: 2}, CellSize: [3]float64{5, 5, 2}}
 	k := mustKriger(t, coords, values, p)
-	s, e := k.NewSolver(), k.newSolver(true)
+	s, e := k.NewSolver(), k.newSlider()
 	targets := randomPoints(rng, 200, 100, 100, 20)
 	out := Output{Estimate: make([]float64, 200), Variance: make([]float64, 200), Slope: make([]float64, 200)}
 	for q := 0; q < 200; q++ { // warm up

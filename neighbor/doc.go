@@ -31,8 +31,7 @@
 // walking the tree: every point within 1.3 times the bound of a centre put a
 // little ahead of the target along its last step, rebuilt by one walk when a
 // target's bound leaves it. Consecutive grid nodes then scan a short
-// contiguous list (on the kriging benchmark's grid rows a list serves about
-// eight targets). A Searcher counts the points a list's build and scans
+// contiguous list, one list serving several targets. A Searcher counts the points a list's build and scans
 // examine against what walks would have, and pauses lists (for 32 targets,
 // doubling while they keep failing) where they do not pay: targets in
 // random order, or steps long against the neighbourhood. A

@@ -25,7 +25,7 @@ const localMargin = 0.3
 // localAhead is the fraction of the margin by which a new list's centre is
 // put ahead of the target, along the target's last step: targets of a batch
 // mostly keep going the same way, and a list they cross from back to front
-// serves about twice as many of them. It must stay below 1, so that the list
+// serves more of them than one centred on the target. It must stay below 1, so that the list
 // covers the target it is built for.
 const localAhead = 0.8
 

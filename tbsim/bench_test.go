@@ -145,10 +145,10 @@ func benchConditional(b *testing.B, disc grid.BlockDiscretisation, types [2]geos
 }
 
 func BenchmarkConditional(b *testing.B) {
-	benchConditional(b, grid.Point, [2]geostat.StructureType{geostat.Spherical, geostat.Spherical})
+	benchConditional(b, grid.Point(), [2]geostat.StructureType{geostat.Spherical, geostat.Spherical})
 }
 func BenchmarkConditionalSphExp(b *testing.B) {
-	benchConditional(b, grid.Point, [2]geostat.StructureType{geostat.Spherical, geostat.Exponential})
+	benchConditional(b, grid.Point(), [2]geostat.StructureType{geostat.Spherical, geostat.Exponential})
 }
 func BenchmarkConditionalBlock2(b *testing.B) {
 	benchConditional(b, grid.BlockDiscretisation{NX: 2, NY: 2, NZ: 2}, [2]geostat.StructureType{geostat.Spherical, geostat.Spherical})

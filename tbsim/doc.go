@@ -62,7 +62,7 @@
 // # Conditioning, transforms and outputs
 //
 // Run and Stream normal-score the data through the distribution, normalise
-// the variogram to unit sill (Params.NormalizeVariogram, the default),
+// the variogram to unit sill (Params.NormaliseVariogram, the default),
 // evaluate the same field at the merged data (kriging.Kriger.Data) and at
 // every sub-point of the target cells, and condition each sub-point x_k by
 //

@@ -44,10 +44,10 @@ type Params struct {
 	// the ellipsoid of the variogram structure with the longest major range,
 	// at most DefaultMaxSamples (32) samples and at least 1.
 	Search *neighbor.Params
-	// NormalizeVariogram scales the variogram to unit total sill before
+	// NormaliseVariogram scales the variogram to unit total sill before
 	// simulating in Gaussian space ("normalize_variogram_model", default
 	// true).
-	NormalizeVariogram bool
+	NormaliseVariogram bool
 	// SaveGaussian also produces the block Gaussian values and the point
 	// values in data and Gaussian units ("save_gaussian_results").
 	SaveGaussian bool
@@ -70,8 +70,8 @@ func DefaultParams() Params {
 		Lines:              DefaultLines,
 		Seed:               DefaultSeed,
 		Method:             kriging.Simple,
-		Discretisation:     grid.Point,
-		NormalizeVariogram: true,
+		Discretisation:     grid.Point(),
+		NormaliseVariogram: true,
 	}
 }
 

@@ -28,7 +28,7 @@ type ReproductionInput struct {
 	Realisations int
 	// Variogram is the Gaussian-space model the realisations should follow.
 	Variogram *geostat.Variogram
-	// Discretisation is the support of the values: grid.Point (or the zero
+	// Discretisation is the support of the values: grid.Point() (or the zero
 	// value) for point values, else the block discretisation whose sub-point
 	// means the values are.
 	Discretisation grid.BlockDiscretisation
@@ -92,7 +92,7 @@ func VariogramReproduction(ctx context.Context, in ReproductionInput) ([3]Experi
 	}
 	disc := in.Discretisation
 	if disc == (grid.BlockDiscretisation{}) {
-		disc = grid.Point
+		disc = grid.Point()
 	}
 	if err := disc.Validate(); err != nil {
 		return out, err

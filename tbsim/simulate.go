@@ -36,7 +36,7 @@ type Input struct {
 	// are dropped.
 	Values []float64
 	// Variogram is the variogram model (required). It is normalised to unit
-	// sill when Params.NormalizeVariogram is true.
+	// sill when Params.NormaliseVariogram is true.
 	Variogram *geostat.Variogram
 	// Distribution transforms data to normal scores and simulated Gaussian
 	// values back to data units. nil means the values are already Gaussian
@@ -142,7 +142,7 @@ func Run(ctx context.Context, in Input, p Params) (*Result, error) {
 // (tile cells × sub-points × realisations) plus the conditioning data.
 //
 // The pipeline (docs/math.md sections 0–4): data are normal-scored through
-// the distribution; the variogram is normalised (Params.NormalizeVariogram);
+// the distribution; the variogram is normalised (Params.NormaliseVariogram);
 // the unconditional field of every realisation is evaluated at the data and
 // at every sub-point of the target cells (Field, with the fine grid of
 // sub-points on the fast grid path); each cell is conditioned by kriging of
@@ -247,7 +247,7 @@ func prepare(ctx context.Context, in Input, p Params) (*sim, error) {
 		return nil, fmt.Errorf("filter: %d flags for %d target cells", len(in.Filter), s.nOut)
 	}
 	v := in.Variogram
-	if sill := v.TotalSill(); p.NormalizeVariogram {
+	if sill := v.TotalSill(); p.NormaliseVariogram {
 		if math.Abs(sill-1) > geostat.SillTolerance {
 			s.warn = append(s.warn, fmt.Sprintf("variogram normalised from total sill %g to 1", sill))
 		}
@@ -422,8 +422,8 @@ func (s *sim) layout() {
 
 // autoTileRows sizes tiles so that the unconditional values of a tile (sub-
 // points × realisations) stay near 2¹⁸ values (2 MB, which stay in cache
-// while the tile's cells are conditioned; 2²⁰ was 6 % slower on the
-// benchmark and held 17 MB more in buffers), with enough tiles to keep
+// while the tile's cells are conditioned: larger tiles are slower on the
+// tbsim-cond benchmark and hold more buffers), with enough tiles to keep
 // every worker busy.
 func (s *sim) autoTileRows() int {
 	perRow := s.g.Size[0] * s.nsub * s.R

@@ -39,4 +39,10 @@
 //
 // The work runs over GOMAXPROCS goroutines, one realisation per unit of
 // work; the report does not depend on their number.
+//
+// go generate ./geostat/report writes an example report of a conditional
+// simulation of synthetic drill holes into report-example/ at the
+// repository root (the program internal/genexample).
 package report
+
+//go:generate go run ./internal/genexample -out ../../report-example

@@ -147,7 +147,7 @@ func prepare(in *Input) (*prepared, error) {
 	}
 	p.disc = in.Discretisation
 	if p.disc == (grid.BlockDiscretisation{}) {
-		p.disc = grid.Point
+		p.disc = grid.Point()
 	}
 	if err := p.disc.Validate(); err != nil {
 		return nil, fmt.Errorf("report: block_discretization: %w", err)

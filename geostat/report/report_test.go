@@ -211,7 +211,7 @@ func TestComputeSynthetic(t *testing.T) {
 // A masked grid: statistics over the active cells only, variogram pairs
 // between active cells only.
 func TestComputeMasked(t *testing.T) {
-	s := makeSynth(t, [3]int{10, 8, 3}, [3]float64{10, 10, 5}, grid.Point, 3, 30, 5, 12)
+	s := makeSynth(t, [3]int{10, 8, 3}, [3]float64{10, 10, 5}, grid.Point(), 3, 30, 5, 12)
 	n := s.g.NumCells()
 	mask := make([]bool, n)
 	for c := range mask {
@@ -294,7 +294,7 @@ func TestComputeErrors(t *testing.T) {
 }
 
 func TestComputeProgressAndCancel(t *testing.T) {
-	s := makeSynth(t, [3]int{8, 8, 2}, [3]float64{10, 10, 5}, grid.Point, 3, 20, 4, 13)
+	s := makeSynth(t, [3]int{8, 8, 2}, [3]float64{10, 10, 5}, grid.Point(), 3, 20, 4, 13)
 	last, calls, total := 0, 0, 0
 	_, err := Compute(context.Background(), s.input(), func(done, tot int) {
 		require.Equal(t, last+1, done)

@@ -11,9 +11,9 @@ import (
 	"github.com/geostat-engine/geostat/grid"
 )
 
-// synth is a synthetic ensemble for tests and the example report: Gaussian
-// fields with an exponential covariance by the spectral method (sums of L
-// random cosines, Shinozuka's method; independent of package tbsim), a
+// synth is a synthetic ensemble for the tests: Gaussian fields with an
+// exponential covariance by the spectral method (sums of L random cosines,
+// Shinozuka's method; independent of package tbsim), a
 // "truth" field sampled by vertical drill holes as the data, and
 // realisations Y_r = ρ·T + √(1 − ρ²)·W_r that share the covariance and
 // resemble the truth, as conditional realisations would.

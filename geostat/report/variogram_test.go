@@ -53,7 +53,7 @@ func TestRegularised(t *testing.T) {
 	require.NoError(t, err)
 	g, err := grid.New([3]float64{}, [3]int{10, 10, 10}, [3]float64{5, 5, 2}, geostat.Rotation{DipAzimuth: 45})
 	require.NoError(t, err)
-	p := NewBlockAverager(v, g, grid.Point)
+	p := NewBlockAverager(v, g, grid.Point())
 	h := variogram.LagVector(g, [3]int{2, -1, 1})
 	assert.InDelta(t, v.GammaLag(h[0], h[1], h[2]), p.Regularised(h), 1e-15)
 

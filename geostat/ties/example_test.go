@@ -9,11 +9,16 @@ import (
 	"github.com/geostat-engine/geostat/neighbor"
 )
 
-// Three assays at the detection limit 0.01 along a drill hole, ordered by the
-// mean of their two nearest neighbours: 1.35 (between 2.5 and 0.2), 0.25
-// (between 0.2 and 0.3) and 1.05 (between 0.3 and 1.8). Untied values are
-// unchanged. The physical bound 0 makes the group at the global minimum
-// one-sided: 0.01 + (q − 1)·0.5·(0.2 − 0.01)/3.
+// Three assays at the detection limit 0.01 along a drill hole, every 2 m.
+// The search (radius 2.5 m, 2 samples) finds each datum's two neighbours in
+// the hole, so the local means are 1.35 (between 2.5 and 0.2) for the
+// second datum, 0.25 (between 0.2 and 0.3) for the fourth and 1.05 (between
+// 0.3 and 1.8) for the sixth: the ranks q are 3, 1 and 2 (the means differ,
+// so the seed plays no part). The physical bound 0 makes the group, at the
+// global minimum v = 0.01, one-sided with v⁺ = 0.2, k = 3 and τ = ½:
+// z'_q = 0.01 + (q − 1)·0.5·(0.2 − 0.01)/3 = 0.01 + (q − 1)·0.031667, that is
+// 0.0733 (q = 3), 0.0100 (q = 1) and 0.0417 (q = 2). Untied values are
+// unchanged.
 func ExampleBreak() {
 	values := []float64{2.5, 0.01, 0.2, 0.01, 0.3, 0.01, 1.8}
 	coords := make([]float64, 3*len(values))

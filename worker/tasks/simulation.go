@@ -138,7 +138,7 @@ func (s *simulation) run(ctx context.Context, env *Env, progress func(int, strin
 	}
 	tp := tbsim.DefaultParams()
 	tp.Realisations, tp.Lines, tp.Seed = p.Realisations, p.Lines, p.Seed
-	tp.Discretisation, tp.NormalizeVariogram = p.Discretisation, p.Normalise
+	tp.Discretisation, tp.NormaliseVariogram = p.Discretisation, p.Normalise
 	tp.SaveGaussian = p.SaveGaussian || p.VariogramReproduction || keep
 	if p.Ordinary {
 		tp.Method = kriging.Ordinary

@@ -1,4 +1,4 @@
-package kriging
+package linalg
 
 import (
 	"math"
@@ -32,9 +32,9 @@ func randomSPD(rng *rand.Rand, n int) ([]float64, *mat.SymDense) {
 }
 
 // packLower returns the lower triangle of the n × n row-major matrix a in
-// the packed layout of cholesky (row i at rowStart(i)).
+// the packed layout of Cholesky (row i at RowStart(i)).
 func packLower(a []float64, n int) []float64 {
-	p := make([]float64, 0, packedLen(n))
+	p := make([]float64, 0, PackedLen(n))
 	for i := 0; i < n; i++ {
 		p = append(p, a[i*n:i*n+i+1]...)
 	}
@@ -52,14 +52,14 @@ func TestCholeskyAgainstGonum(t *testing.T) {
 		// be read either.
 		a := append(packLower(full, n), math.NaN())
 		inv := make([]float64, n)
-		require.True(t, cholesky(a, n, inv))
+		require.True(t, Cholesky(a, n, inv))
 		var c mat.Cholesky
 		require.True(t, c.Factorize(s))
 		var l mat.TriDense
 		c.LTo(&l)
 		for i := 0; i < n; i++ {
 			for j := 0; j <= i; j++ {
-				require.InDelta(t, l.At(i, j), a[rowStart(i)+j], 1e-10*math.Max(1, math.Abs(l.At(i, j))), "n=%d L[%d][%d]", n, i, j)
+				require.InDelta(t, l.At(i, j), a[RowStart(i)+j], 1e-10*math.Max(1, math.Abs(l.At(i, j))), "n=%d L[%d][%d]", n, i, j)
 			}
 			require.InDelta(t, 1/l.At(i, i), inv[i], 1e-10)
 		}
@@ -69,7 +69,7 @@ func TestCholeskyAgainstGonum(t *testing.T) {
 		}
 		var want mat.VecDense
 		require.NoError(t, c.SolveVecTo(&want, mat.NewVecDense(n, append([]float64(nil), b...))))
-		solveCholesky(a, n, inv, b)
+		SolveCholesky(a, n, inv, b)
 		for i := range b {
 			require.InDelta(t, want.AtVec(i), b[i], 1e-9)
 		}
@@ -81,13 +81,36 @@ func TestCholeskyAgainstGonum(t *testing.T) {
 func TestCholeskyFailures(t *testing.T) {
 	inv := make([]float64, 3)
 	singular := []float64{1, 1, 1, 0.5, 0.5, 1} // rows 0 and 1 equal
-	assert.False(t, cholesky(singular, 3, inv))
+	assert.False(t, Cholesky(singular, 3, inv))
 	indefinite := []float64{1, 2, 1, 0, 0, 1}
-	assert.False(t, cholesky(indefinite, 3, inv))
+	assert.False(t, Cholesky(indefinite, 3, inv))
 	withNaN := []float64{1, math.NaN(), 1, 0, 0, 1}
-	assert.False(t, cholesky(withNaN, 3, inv))
+	assert.False(t, Cholesky(withNaN, 3, inv))
 	tiny := []float64{1, 1 - 1e-12, 1} // pivot 2e-12 relative: below the tolerance
-	assert.False(t, cholesky(tiny, 2, inv))
+	assert.False(t, Cholesky(tiny, 2, inv))
 	ok := []float64{1, 1 - 1e-6, 1}
-	assert.True(t, cholesky(ok, 2, inv))
+	assert.True(t, Cholesky(ok, 2, inv))
+}
+
+// BenchmarkCholesky32 factorises a random 32 × 32 positive definite matrix
+// and solves one right-hand side, the size of the kriging benchmark's
+// systems.
+func BenchmarkCholesky32(b *testing.B) {
+	const n = 32
+	rng := rand.New(rand.NewPCG(1, 2))
+	a, _ := randomSPD(rng, n)
+	packed := packLower(a, n)
+	l := make([]float64, len(packed))
+	inv := make([]float64, n)
+	x := make([]float64, n)
+	for b.Loop() {
+		copy(l, packed)
+		if !Cholesky(l, n, inv) {
+			b.Fatal("not positive definite")
+		}
+		for i := range x {
+			x[i] = 1
+		}
+		SolveCholesky(l, n, inv, x)
+	}
 }

@@ -1,4 +1,4 @@
-package geostat
+package fastexp
 
 import (
 	"math"
@@ -76,7 +76,7 @@ func BenchmarkExp(b *testing.B) {
 	for i := range x {
 		x[i] = -6 * float64(i) / 1024
 	}
-	b.Run("geostat", func(b *testing.B) {
+	b.Run("fastexp", func(b *testing.B) {
 		s := 0.0
 		for b.Loop() {
 			for _, v := range x {
@@ -85,12 +85,12 @@ func BenchmarkExp(b *testing.B) {
 		}
 		_ = s
 	})
-	b.Run("geostat-slice", func(b *testing.B) {
+	b.Run("fastexp-slice", func(b *testing.B) {
 		y := make([]float64, len(x))
 		s := 0.0
 		for b.Loop() {
 			copy(y, x)
-			ExpSlice(y)
+			Slice(y)
 			s += y[0]
 		}
 		_ = s

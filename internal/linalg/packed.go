@@ -1,31 +1,39 @@
-package kriging
+// Package linalg is the dense linear algebra of kriging: symmetric
+// positive definite systems stored as packed lower triangles, their
+// Cholesky factorisation and substitutions, and the L D Lᵀ form with row
+// deletions and appends that lets a factorisation follow a moving
+// neighbourhood (ldl.go).
+//
+// Matrices and factors are stored packed: the lower triangle row by row,
+// row i (columns 0..i) at offset RowStart(i) = i(i+1)/2, so that an n × n
+// system takes n(n+1)/2 floats and every row prefix is contiguous. The
+// kernels are plain loops over []float64 with fixed summation orders
+// (results depend on the inputs only), unrolled so that the compiler keeps
+// several partial sums in registers.
+package linalg
 
 import "math"
 
-// pivotTolerance is the relative size below which a Cholesky pivot counts as
+// PivotTolerance is the relative size below which a Cholesky pivot counts as
 // zero: the factorisation fails when the Schur complement of a diagonal entry
-// falls to pivotTolerance times that entry or less, i.e. when a datum is
+// falls to PivotTolerance times that entry or less, i.e. when a datum is
 // predictable from the others with a relative error variance of 1e-10 or less
 // (near-duplicate data, dense data under a Gaussian model without nugget).
-// The solver then regularises (see Kriger).
-const pivotTolerance = 1e-10
+// The caller then regularises (package kriging adds a ridge).
+const PivotTolerance = 1e-10
 
-// Matrices and factors are stored packed: the lower triangle row by row,
-// row i (columns 0..i) at offset rowStart(i) = i(i+1)/2, so that an n × n
-// system takes n(n+1)/2 floats and every row prefix is contiguous.
-
-// rowStart returns the offset of row i in packed lower-triangular storage.
+// RowStart returns the offset of row i in packed lower-triangular storage.
 // (i(i+1) is never negative, so the shift is the division without the
 // sign fix-up a signed /2 compiles to.)
-func rowStart(i int) int { return i * (i + 1) >> 1 }
+func RowStart(i int) int { return i * (i + 1) >> 1 }
 
-// packedLen returns the length of an n × n packed lower triangle.
-func packedLen(n int) int { return n * (n + 1) >> 1 }
+// PackedLen returns the length of an n × n packed lower triangle.
+func PackedLen(n int) int { return n * (n + 1) >> 1 }
 
-// cholesky factorises the symmetric positive definite n × n matrix held in a
-// (packed lower triangle, see rowStart) in place as a = L·Lᵀ, leaving L in a
+// Cholesky factorises the symmetric positive definite n × n matrix held in a
+// (packed lower triangle, see RowStart) in place as a = L·Lᵀ, leaving L in a
 // and 1/L_jj in invDiag. It returns false, leaving a partly overwritten, when
-// a pivot is not larger than pivotTolerance times its original diagonal entry
+// a pivot is not larger than PivotTolerance times its original diagonal entry
 // (or is NaN).
 //
 // This is the row-oriented (Cholesky–Banachiewicz) form: every inner product
@@ -36,18 +44,18 @@ func packedLen(n int) int { return n * (n + 1) >> 1 }
 // terms of the block's own small triangle, in increasing k. The inner
 // products of a block are computed two columns at a time (four sums per
 // pass, which the compiler keeps in registers).
-func cholesky(a []float64, n int, invDiag []float64) bool {
-	a = a[:packedLen(n)]
+func Cholesky(a []float64, n int, invDiag []float64) bool {
+	a = a[:PackedLen(n)]
 	invDiag = invDiag[:n]
 	i := 0
 	for ; i+2 <= n; i += 2 {
-		oi := rowStart(i)
+		oi := RowStart(i)
 		ri := a[oi : oi+i+1]
 		rk := a[oi+i+1 : oi+2*i+3]
 		j := 0
 		for ; j+4 <= i; j += 4 {
 			// Rows j..j+3 are contiguous: lengths j+1, j+2, j+3, j+4.
-			blk := a[rowStart(j) : rowStart(j)+4*j+10]
+			blk := a[RowStart(j) : RowStart(j)+4*j+10]
 			r0 := blk[:j]
 			r1 := blk[j+1 : 2*j+2]
 			r2 := blk[2*j+3 : 3*j+5]
@@ -75,7 +83,7 @@ func cholesky(a []float64, n int, invDiag []float64) bool {
 			bk[0], bk[1], bk[2], bk[3] = m0, m1, m2, m3
 		}
 		if j < i { // i is even, so two columns remain
-			blk := a[rowStart(j) : rowStart(j)+2*j+3]
+			blk := a[RowStart(j) : RowStart(j)+2*j+3]
 			r0 := blk[:j]
 			r1 := blk[j+1 : 2*j+3]
 			s0, t0, s1, t1 := dot2x2(ri[:j], rk[:j], r0, r1[:j])
@@ -98,7 +106,7 @@ func cholesky(a []float64, n int, invDiag []float64) bool {
 		}
 		orig := ri[i]
 		d := orig - sii
-		if !(d > pivotTolerance*math.Abs(orig)) {
+		if !(d > PivotTolerance*math.Abs(orig)) {
 			return false
 		}
 		l := math.Sqrt(d)
@@ -110,7 +118,7 @@ func cholesky(a []float64, n int, invDiag []float64) bool {
 		rk[i] = lki
 		orig = rk[i+1]
 		d = orig - skk - lki*lki
-		if !(d > pivotTolerance*math.Abs(orig)) {
+		if !(d > PivotTolerance*math.Abs(orig)) {
 			return false
 		}
 		l = math.Sqrt(d)
@@ -118,15 +126,15 @@ func cholesky(a []float64, n int, invDiag []float64) bool {
 		invDiag[i+1] = 1 / l
 	}
 	if i < n { // the last row of an odd n
-		oi := rowStart(i)
+		oi := RowStart(i)
 		ri := a[oi : oi+i+1]
 		for j := 0; j < i; j++ {
-			oj := rowStart(j)
-			ri[j] = (ri[j] - dot(ri[:j], a[oj:oj+j])) * invDiag[j]
+			oj := RowStart(j)
+			ri[j] = (ri[j] - Dot(ri[:j], a[oj:oj+j])) * invDiag[j]
 		}
 		orig := ri[i]
-		d := orig - dot(ri[:i], ri[:i])
-		if !(d > pivotTolerance*math.Abs(orig)) {
+		d := orig - Dot(ri[:i], ri[:i])
+		if !(d > PivotTolerance*math.Abs(orig)) {
 			return false
 		}
 		l := math.Sqrt(d)
@@ -151,24 +159,24 @@ func dot2x2(x, y, p, q []float64) (xp, yp, xq, yq float64) {
 	return
 }
 
-// solveCholesky overwrites x with the solution of L·Lᵀ·x = x for the packed
-// factor left by cholesky.
-func solveCholesky(l []float64, n int, invDiag, x []float64) {
-	forward(l, n, invDiag, x)
-	backward(l, n, invDiag, x)
+// SolveCholesky overwrites x with the solution of L·Lᵀ·x = x for the packed
+// factor left by Cholesky.
+func SolveCholesky(l []float64, n int, invDiag, x []float64) {
+	Forward(l, n, invDiag, x)
+	Backward(l, n, invDiag, x)
 }
 
-// forward overwrites x with the solution of L·y = x for the packed factor
-// left by cholesky, four rows at a time: their inner products over the
+// Forward overwrites x with the solution of L·y = x for the packed factor
+// left by Cholesky, four rows at a time: their inner products over the
 // solved prefix share the loads of y.
-func forward(l []float64, n int, invDiag, x []float64) {
+func Forward(l []float64, n int, invDiag, x []float64) {
 	x = x[:n]
 	invDiag = invDiag[:n]
-	l = l[:packedLen(n)]
+	l = l[:PackedLen(n)]
 	i := 0
 	for ; i+4 <= n; i += 4 {
 		// Rows i..i+3 are contiguous: lengths i+1, i+2, i+3, i+4.
-		blk := l[rowStart(i) : rowStart(i)+4*i+10]
+		blk := l[RowStart(i) : RowStart(i)+4*i+10]
 		r0 := blk[:i+1]
 		r1 := blk[i+1 : 2*i+3]
 		r2 := blk[2*i+3 : 3*i+6]
@@ -189,27 +197,27 @@ func forward(l []float64, n int, invDiag, x []float64) {
 		x[i], x[i+1], x[i+2], x[i+3] = y0, y1, y2, y3
 	}
 	for ; i < n; i++ {
-		x[i] = (x[i] - dot(l[rowStart(i):rowStart(i)+i], x[:i])) * invDiag[i]
+		x[i] = (x[i] - Dot(l[RowStart(i):RowStart(i)+i], x[:i])) * invDiag[i]
 	}
 }
 
-// backward overwrites y with the solution of Lᵀ·x = y for the packed factor
-// left by cholesky, from the last row up, by columns of Lᵀ (rows of L, read
+// Backward overwrites y with the solution of Lᵀ·x = y for the packed factor
+// left by Cholesky, from the last row up, by columns of Lᵀ (rows of L, read
 // contiguously): the rows not a multiple of four first, then four at a
 // time, their updates of the remaining prefix fused into one pass.
-func backward(l []float64, n int, invDiag, x []float64) {
+func Backward(l []float64, n int, invDiag, x []float64) {
 	x = x[:n]
 	invDiag = invDiag[:n]
-	l = l[:packedLen(n)]
+	l = l[:PackedLen(n)]
 	i := n - 1
 	for ; (i+1)%4 != 0; i-- {
 		xi := x[i] * invDiag[i]
 		x[i] = xi
-		axpy(-xi, l[rowStart(i):rowStart(i)+i], x[:i])
+		Axpy(-xi, l[RowStart(i):RowStart(i)+i], x[:i])
 	}
 	for ; i >= 3; i -= 4 {
 		// Rows i−3..i are contiguous: lengths i−2, i−1, i, i+1.
-		o := rowStart(i - 3)
+		o := RowStart(i - 3)
 		blk := l[o : o+4*i-2]
 		r0 := blk[:i-3]
 		r1 := blk[i-2 : 2*i-4]
@@ -228,9 +236,9 @@ func backward(l []float64, n int, invDiag, x []float64) {
 	}
 }
 
-// dot returns Σ a_k b_k over len(a) terms (len(b) ≥ len(a)) with four
+// Dot returns Σ a_k b_k over len(a) terms (len(b) ≥ len(a)) with four
 // partial sums, a fixed summation order that does not depend on the caller.
-func dot(a, b []float64) float64 {
+func Dot(a, b []float64) float64 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3 float64
 	k := 0
@@ -247,19 +255,34 @@ func dot(a, b []float64) float64 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// axpy performs y += alpha·x over len(x) terms (len(y) ≥ len(x)).
-func axpy(alpha float64, x, y []float64) {
+// Axpy performs y += alpha·x over len(x) terms (len(y) ≥ len(x)).
+func Axpy(alpha float64, x, y []float64) {
 	y = y[:len(x)]
 	for k, v := range x {
 		y[k] += alpha * v
 	}
 }
 
-// ones returns a slice of n ones.
-func ones(n int) []float64 {
+// Ones returns a slice of n ones.
+func Ones(n int) []float64 {
 	v := make([]float64, n)
 	for i := range v {
 		v[i] = 1
 	}
 	return v
+}
+
+// MaxAbsLower returns the largest absolute entry of the n × n packed lower
+// triangle a.
+func MaxAbsLower(a []float64, n int) float64 {
+	m := 0.0
+	for _, v := range a[:PackedLen(n)] {
+		if v < 0 {
+			v = -v
+		}
+		if v > m {
+			m = v
+		}
+	}
+	return m
 }
