@@ -33,7 +33,7 @@ func main() {
 	flag.StringVar(&opts.TokensFile, "tokens", "", "JSON tokens file (default: $GEOSTAT_TOKEN, else a generated development token)")
 	flag.StringVar(&opts.ObjectsURL, "objects-url", "", "base URL of a remote Geoscience Object API to use instead of the embedded store")
 	flag.StringVar(&opts.ObjectsToken, "objects-token", "", "bearer token for -objects-url")
-	flag.StringVar(&opts.SchemasDir, "schemas", "", "evo schema directory (default: $GEOSTAT_SCHEMAS_DIR or ../shared/evo-schemas)")
+	flag.StringVar(&opts.SchemasDir, "schemas", "", "evo schema directory overriding the schemas built into the worker (default: $GEOSTAT_SCHEMAS_DIR, else the built-in set)")
 	flag.StringVar(&opts.PublicURL, "public-url", "", "base URL in the links the worker hands out (default: from each request)")
 	flag.IntVar(&opts.MaxJobs, "max-jobs", service.DefaultMaxJobs, "compute jobs run at once; the rest wait as requested")
 	flag.IntVar(&opts.Threads, "threads", 0, "cores one job computes with (0 = all)")

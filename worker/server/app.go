@@ -47,9 +47,11 @@ type Options struct {
 	// The worker then serves no object routes of its own.
 	ObjectsURL   string
 	ObjectsToken string
-	// SchemasDir is the evo schema tree used to validate stored objects;
-	// empty means objects.FindSchemasDir. When no schemas are found the
-	// embedded store accepts objects without schema validation (logged).
+	// SchemasDir overrides the evo schemas embedded in the binary with a
+	// directory (the evo-schemas directory or its schema subdirectory);
+	// empty means $GEOSTAT_SCHEMAS_DIR (read with Getenv) and, without it,
+	// the embedded set. Every stored object is validated: a directory that
+	// holds no schemas is an error of New.
 	SchemasDir string
 	// PublicURL is the base of the URLs the worker hands out (signed blob
 	// URLs, object links); empty means the scheme and Host of each request.
@@ -113,7 +115,7 @@ type Deps struct {
 	// Auth authenticates requests (Auth.RequireOrg, Auth.RequireWorkspace,
 	// PrincipalFrom).
 	Auth *Auth
-	// Schemas validates object documents; nil when no schemas were found.
+	// Schemas validates object documents (never nil).
 	Schemas *objects.Schemas
 	// Logger is the application's logger.
 	Logger *slog.Logger
@@ -205,7 +207,11 @@ func New(opts Options) (*App, error) {
 	if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("server: data directory: %w", err)
 	}
-	a.loadSchemas()
+	schemas, err := objects.OpenSchemas(opts.SchemasDir, opts.Getenv)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	a.schemas = schemas
 	if err := a.setupAuth(); err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
@@ -248,24 +254,6 @@ func New(opts Options) (*App, error) {
 		ErrorLog:          slog.NewLogLogger(a.logger.Handler(), slog.LevelWarn),
 	}
 	return a, nil
-}
-
-func (a *App) loadSchemas() {
-	dir := a.opts.SchemasDir
-	if dir == "" {
-		d, err := objects.FindSchemasDir()
-		if err != nil {
-			a.logger.Warn("schema validation disabled: no schemas found", "err", err)
-			return
-		}
-		dir = d
-	}
-	s, err := objects.LoadSchemas(dir)
-	if err != nil {
-		a.logger.Warn("schema validation disabled", "err", err)
-		return
-	}
-	a.schemas = s
 }
 
 func (a *App) setupAuth() error {
@@ -337,7 +325,7 @@ func (a *App) Auth() *Auth { return a.auth }
 func (a *App) Run(ctx context.Context) error {
 	errc := make(chan error, 1)
 	go func() { errc <- a.srv.Serve(a.ln) }()
-	a.logger.Info("geostat worker listening", "addr", a.Addr(), "embedded_store", a.embedded != nil, "schema_validation", a.schemas != nil)
+	a.logger.Info("geostat worker listening", "addr", a.Addr(), "embedded_store", a.embedded != nil, "schemas", a.schemas.Source())
 	select {
 	case err := <-errc:
 		if errors.Is(err, http.ErrServerClosed) {
