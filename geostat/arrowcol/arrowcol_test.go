@@ -1,4 +1,4 @@
-package geostat
+package arrowcol
 
 import (
 	"math"
@@ -12,7 +12,7 @@ import (
 
 func TestArrowZeroCopy(t *testing.T) {
 	vals := []float64{1, math.NaN(), 3.5, -2}
-	arr := ArrowFloat64(vals)
+	arr := Float64Array(vals)
 	defer arr.Release()
 	require.Equal(t, 4, arr.Len())
 	assert.Equal(t, 0, arr.NullN())
@@ -24,7 +24,7 @@ func TestArrowZeroCopy(t *testing.T) {
 	back := Float64s(arr)
 	assert.Same(t, &vals[0], &back[0])
 
-	empty := ArrowFloat64(nil)
+	empty := Float64Array(nil)
 	defer empty.Release()
 	assert.Equal(t, 0, empty.Len())
 	assert.Empty(t, Float64s(empty))

@@ -1,4 +1,9 @@
-package geostat
+// Package arrowcol holds the zero-copy adapters between []float64 and Apache
+// Arrow Float64 columns, for callers that hold their data as Arrow. The
+// numerical packages (geostat, neighbor, kriging, tbsim, geostat/ties) work
+// on plain []float64 and do not import Arrow; this package keeps Arrow out of
+// their dependencies.
+package arrowcol
 
 import (
 	"math"
@@ -9,11 +14,11 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/memory"
 )
 
-// ArrowFloat64 returns an Arrow Float64 array that views values without
+// Float64Array returns an Arrow Float64 array that views values without
 // copying. NaN stays NaN (the array has no validity bitmap). The caller must
 // keep values alive and unmodified while the array is in use; call Release
 // on the array when done.
-func ArrowFloat64(values []float64) *array.Float64 {
+func Float64Array(values []float64) *array.Float64 {
 	var b []byte
 	if len(values) > 0 {
 		b = unsafe.Slice((*byte)(unsafe.Pointer(&values[0])), len(values)*8)
