@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/geostat-engine/geostat/bench/cases"
 	"github.com/geostat-engine/geostat/bench/harness"
 	"github.com/geostat-engine/geostat/geostat/report"
+	"github.com/geostat-engine/geostat/geostat/synthetic"
 	"github.com/geostat-engine/geostat/grid"
 	"github.com/geostat-engine/geostat/tbsim"
 )
@@ -24,7 +24,7 @@ func reportScenario() harness.Scenario {
 }
 
 func setupReport(ctx context.Context, cfg harness.Config) (*harness.Workload, error) {
-	c, err := cases.New(cases.Kriging(cfg.Size, cfg.Seed))
+	c, err := synthetic.New(synthetic.Kriging(cfg.Size, cfg.Seed))
 	if err != nil {
 		return nil, err
 	}

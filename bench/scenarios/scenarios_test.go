@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/geostat-engine/geostat/bench/cases"
+	"github.com/geostat-engine/geostat/geostat/synthetic"
 	"github.com/geostat-engine/geostat/neighbor"
 )
 
@@ -46,7 +46,7 @@ func TestCheckValues(t *testing.T) {
 // The knn sanity check is a real oracle: it accepts the library's means and
 // catches a wrong one.
 func TestKNNOracle(t *testing.T) {
-	c, err := cases.New(cases.KNN(cases.Small, 3))
+	c, err := synthetic.New(synthetic.KNN(synthetic.Small, 3))
 	require.NoError(t, err)
 	targets := c.Grid.CellCentres(nil)
 	out := make([]float64, len(targets)/3)

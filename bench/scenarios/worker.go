@@ -13,8 +13,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/geostat-engine/geostat/bench/cases"
 	"github.com/geostat-engine/geostat/bench/harness"
+	"github.com/geostat-engine/geostat/geostat/synthetic"
 	"github.com/geostat-engine/geostat/worker/demo"
 	"github.com/geostat-engine/geostat/worker/objects"
 	"github.com/geostat-engine/geostat/worker/server"
@@ -37,7 +37,7 @@ func workerE2E() harness.Scenario {
 }
 
 func setupWorkerE2E(ctx context.Context, cfg harness.Config) (*harness.Workload, error) {
-	c, err := cases.New(cases.Simulation(cfg.Size, cfg.Seed))
+	c, err := synthetic.New(synthetic.Simulation(cfg.Size, cfg.Seed))
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/geostat-engine/geostat/bench/cases"
+	"github.com/geostat-engine/geostat/geostat/synthetic"
 	"github.com/geostat-engine/geostat/worker/store"
 )
 
@@ -19,11 +19,11 @@ const (
 
 // Case is the synthetic case the demo is built from: 1,500 drill-hole
 // samples under a 60 × 60 × 12 grid of 1000 × 1000 × 200 m.
-func Case() (*cases.Case, error) {
-	s := cases.Simulation(cases.Small, cases.DefaultSeed)
+func Case() (*synthetic.Case, error) {
+	s := synthetic.Simulation(synthetic.Small, synthetic.DefaultSeed)
 	s.Samples = 1500
 	s.GridSize = [3]int{60, 60, 12}
-	return cases.New(s)
+	return synthetic.New(s)
 }
 
 // Seed stores the demo set in a workspace: every blob, then every object by

@@ -1,4 +1,4 @@
-package cases
+package synthetic
 
 import "math/rand/v2"
 

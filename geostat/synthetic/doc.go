@@ -1,5 +1,5 @@
-// Package cases builds the deterministic synthetic data sets of the geostat
-// benchmarks: a drill-hole-like point set with downhole intervals, a skewed
+// Package synthetic builds deterministic synthetic data sets for the geostat
+// benchmarks and the worker's demo: a drill-hole-like point set with downhole intervals, a skewed
 // (lognormal-like) grade that is correlated in space, regular and masked
 // grids over the same box, a two-structure anisotropic rotated variogram in
 // Gaussian units and the distribution table of the grades.
@@ -23,4 +23,4 @@
 // (sources / grid cells). Medium cases live in a 1000 × 1000 × 200 m box;
 // large ones in a 2500 × 4000 × 200 m box, so that data density and cell
 // size stay those of the medium case.
-package cases
+package synthetic

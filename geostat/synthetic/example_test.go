@@ -1,13 +1,13 @@
-package cases_test
+package synthetic_test
 
 import (
 	"fmt"
 
-	"github.com/geostat-engine/geostat/bench/cases"
+	"github.com/geostat-engine/geostat/geostat/synthetic"
 )
 
 func ExampleNew() {
-	c, err := cases.New(cases.Kriging(cases.Medium, cases.DefaultSeed))
+	c, err := synthetic.New(synthetic.Kriging(synthetic.Medium, synthetic.DefaultSeed))
 	if err != nil {
 		panic(err)
 	}
