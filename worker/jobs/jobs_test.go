@@ -215,7 +215,7 @@ func TestShutdownLogsWhatItWaitsForAndEachFate(t *testing.T) {
 		<-sink.seen // the announcement is logged before anything ends
 		close(release)
 		m.Wait(context.Background(), b.ID) // b has ended
-		cancel() // the "timeout" for job a
+		cancel()                           // the "timeout" for job a
 	}()
 	m.Shutdown(ctx)
 
