@@ -6,6 +6,7 @@
 package jobs
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -226,7 +227,7 @@ func (m *Manager) run(ctx context.Context, j *job) {
 	j.rec.FinishedAt = &now
 	switch {
 	case err == nil:
-		b, merr := json.Marshal(result)
+		b, merr := marshal(result, "")
 		if merr != nil {
 			err = merr
 			break
@@ -442,9 +443,22 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
+// marshal encodes v without HTML escaping, so that the URLs of a result
+// (signed URLs carry & in their query) read as they are, not as \u0026.
+func marshal(v any, indent string) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", indent)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
 // persist writes a record atomically (temporary file, fsync, rename).
 func (m *Manager) persist(r Record) error {
-	b, err := json.MarshalIndent(r, "", "  ")
+	b, err := marshal(r, "  ")
 	if err != nil {
 		return fmt.Errorf("jobs: %w", err)
 	}
