@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -230,4 +232,22 @@ func TestShutdownLogsWhatItWaitsForAndEachFate(t *testing.T) {
 	rc, _ := m.Get(c.ID)
 	assert.Equal(t, Failed, rc.Status)
 	assert.Less(t, strings.Index(out, "shutting down:"), strings.Index(out, "shutdown: job ended"), out)
+}
+
+// Results keep their URLs readable: & < > are not escaped as \u0026 etc.,
+// neither in the record nor in its file.
+func TestResultsAreNotHTMLEscaped(t *testing.T) {
+	dir := t.TempDir()
+	m, err := NewManager(Options{Dir: dir})
+	require.NoError(t, err)
+	const u = "http://h/file?op=view&se=1&sig=<x>"
+	r, err := m.Submit("o", "geostatistics", "x", "", func(context.Context, func(int, string)) (any, error) {
+		return map[string]string{"view": u}, nil
+	})
+	require.NoError(t, err)
+	got := wait(t, m, r.ID)
+	assert.Contains(t, string(got.Result), u)
+	saved, err := os.ReadFile(filepath.Join(dir, r.ID+".json"))
+	require.NoError(t, err)
+	assert.Contains(t, string(saved), u)
 }
