@@ -281,7 +281,19 @@ func (a *app) run(ctx context.Context, args []string) int {
 			code = exitRegression
 		}
 	}
+	fmt.Fprintf(a.stdout, "\n%s\n", verdictLine(code))
 	return code
+}
+
+// verdictLine is the last line of "bench run": a machine-readable verdict
+// that scripts can read even through "go run", which turns every non-zero
+// exit status into 1: "bench verdict: ok|failed|slower (exit status N)".
+func verdictLine(code int) string {
+	word := map[int]string{exitOK: "ok", exitFailed: "failed", exitRegression: "slower"}[code]
+	if word == "" {
+		word = "usage"
+	}
+	return fmt.Sprintf("bench verdict: %s (exit status %d)", word, code)
 }
 
 // profiles wires -cpuprofile and -memprofile into the measurement.

@@ -200,11 +200,13 @@ func TestCompareExitsOnRegression(t *testing.T) {
 	code := a.main(context.Background(), append(args, "-compare", rewrite("fast.json", 0.01)))
 	assert.Equal(t, exitRegression, code, out.String())
 	assert.Contains(t, out.String(), "SLOWER")
+	assert.True(t, strings.HasSuffix(out.String(), "\nbench verdict: slower (exit status 3)\n"), out.String())
 
 	out.Reset()
 	code = a.main(context.Background(), append(args, "-compare", rewrite("slow.json", 100), "-tolerance", "1.1"))
 	assert.Equal(t, exitOK, code, out.String())
 	assert.Contains(t, out.String(), "ok")
+	assert.True(t, strings.HasSuffix(out.String(), "\nbench verdict: ok (exit status 0)\n"), out.String())
 
 	// A baseline that does not validate is refused.
 	bad := filepath.Join(dir, "bad.json")

@@ -87,3 +87,10 @@ func TestCheckGaussianField(t *testing.T) {
 	}
 	assert.ErrorContains(t, checkGaussianField(v), "variance")
 }
+
+func TestPlural(t *testing.T) {
+	assert.Equal(t, "1 sub-point", plural(1, "sub-point"))
+	assert.Equal(t, "8 sub-points", plural(8, "sub-point"))
+	assert.Equal(t, "0 realisations", plural(int64(0), "realisation"))
+	assert.Equal(t, "1 realisation", plural(int64(1), "realisation"))
+}

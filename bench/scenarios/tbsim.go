@@ -82,8 +82,9 @@ func setupTBSim(_ context.Context, cfg harness.Config, kind tbsimKind) (*harness
 	}
 	var res *tbsim.Result
 	w := &harness.Workload{
-		Info: fmt.Sprintf("%s, %d cells (%v), %d sub-points per cell, %d realisations, %d lines, %d structures",
-			conditioning, cells, c.Grid.Size, sub, p.Realisations, p.Lines, len(in.Variogram.Structures)),
+		Info: fmt.Sprintf("%s, %d cells (%v), %s per cell, %s, %s, %s",
+			conditioning, cells, c.Grid.Size, plural(sub, "sub-point"), plural(p.Realisations, "realisation"),
+			plural(p.Lines, "line"), plural(len(in.Variogram.Structures), "structure")),
 		Items: int64(cells),
 		Unit:  "cells",
 		Counts: []harness.Count{

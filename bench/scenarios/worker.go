@@ -86,8 +86,8 @@ func setupWorkerE2E(ctx context.Context, cfg harness.Config) (*harness.Workload,
 		simSeconds float64
 	)
 	w := &harness.Workload{
-		Info: fmt.Sprintf("%d objects and %d blobs (%d bytes) up, %d data, %d cells (%v), %d realisations, 500 lines; ensemble down",
-			len(set.Objects), len(set.Keys), upload, len(c.Grades), cells, c.Grid.Size, realisations),
+		Info: fmt.Sprintf("%d objects and %d blobs (%d bytes) up, %d data, %d cells (%v), %s, 500 lines; ensemble down",
+			len(set.Objects), len(set.Keys), upload, len(c.Grades), cells, c.Grid.Size, plural(realisations, "realisation")),
 		Items: int64(cells),
 		Unit:  "cells",
 		Counts: []harness.Count{
