@@ -123,7 +123,7 @@ const runFunction = `run() {  # run PATH BODY: submit a task, wait for its job, 
   fi
   cat "$out"; echo
   view=$(sed -n 's/.*"view": *"\([^"]*\)".*/\1/p' "$out" | head -n 1)
-  if [ -n "$view" ]; then echo "The report page, to open in a browser (the link works for an hour): $view"; fi
+  if [ -n "$view" ]; then printf '%s\n\n' "The report page, to open in a browser (the link works for an hour): $view"; fi
   rm -f "$out"
 }
 `
