@@ -13,9 +13,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/geostat-engine/geostat/bench/cases"
 	"github.com/geostat-engine/geostat/bench/harness"
 	"github.com/geostat-engine/geostat/bench/schema"
+	"github.com/geostat-engine/geostat/geostat/synthetic"
 )
 
 // Exit codes.
@@ -71,7 +71,7 @@ func (a *app) list() {
 // runOptions are the parsed arguments of "run".
 type runOptions struct {
 	names      []string
-	size       cases.Size
+	size       synthetic.Size
 	runs       int
 	threads    int
 	seed       uint64
@@ -91,7 +91,7 @@ func parseRunArgs(args []string) (runOptions, error) {
 	size := fs.String("size", "medium", "")
 	fs.IntVar(&o.runs, "runs", 3, "")
 	fs.IntVar(&o.threads, "threads", 0, "")
-	fs.Uint64Var(&o.seed, "seed", cases.DefaultSeed, "")
+	fs.Uint64Var(&o.seed, "seed", synthetic.DefaultSeed, "")
 	fs.StringVar(&o.jsonPath, "json", "", "")
 	fs.StringVar(&o.compare, "compare", "", "")
 	fs.Float64Var(&o.tolerance, "tolerance", 1.25, "")
@@ -131,7 +131,7 @@ func parseRunArgs(args []string) (runOptions, error) {
 		return o, err
 	}
 	var err error
-	if o.size, err = cases.ParseSize(*size); err != nil {
+	if o.size, err = synthetic.ParseSize(*size); err != nil {
 		return o, fmt.Errorf("-size: %w", err)
 	}
 	switch {
@@ -281,7 +281,19 @@ func (a *app) run(ctx context.Context, args []string) int {
 			code = exitRegression
 		}
 	}
+	fmt.Fprintf(a.stdout, "\n%s\n", verdictLine(code))
 	return code
+}
+
+// verdictLine is the last line of "bench run": a machine-readable verdict
+// that scripts can read even through "go run", which turns every non-zero
+// exit status into 1: "bench verdict: ok|failed|slower (exit status N)".
+func verdictLine(code int) string {
+	word := map[int]string{exitOK: "ok", exitFailed: "failed", exitRegression: "slower"}[code]
+	if word == "" {
+		word = "usage"
+	}
+	return fmt.Sprintf("bench verdict: %s (exit status %d)", word, code)
 }
 
 // profiles wires -cpuprofile and -memprofile into the measurement.

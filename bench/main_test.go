@@ -13,28 +13,28 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/geostat-engine/geostat/bench/cases"
 	"github.com/geostat-engine/geostat/bench/harness"
 	"github.com/geostat-engine/geostat/bench/scenarios"
 	"github.com/geostat-engine/geostat/bench/schema"
+	"github.com/geostat-engine/geostat/geostat/synthetic"
 )
 
 func TestParseRunArgs(t *testing.T) {
 	o, err := parseRunArgs([]string{"knn", "kriging-sk", "-size", "small", "-runs=2", "-threads", "1", "-json", "out.json"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"knn", "kriging-sk"}, o.names)
-	assert.Equal(t, cases.Small, o.size)
+	assert.Equal(t, synthetic.Small, o.size)
 	assert.Equal(t, 2, o.runs)
 	assert.Equal(t, 1, o.threads)
 	assert.Equal(t, "out.json", o.jsonPath)
 	assert.Equal(t, 1.25, o.tolerance)
-	assert.Equal(t, cases.DefaultSeed, o.seed)
+	assert.Equal(t, synthetic.DefaultSeed, o.seed)
 
 	// Flags before, among and after the names; -- ends the flags.
 	o, err = parseRunArgs([]string{"-size=large", "knn", "--compare", "b.json", "all", "-tolerance", "1.5", "--", "-odd"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"knn", "all", "-odd"}, o.names)
-	assert.Equal(t, cases.Large, o.size)
+	assert.Equal(t, synthetic.Large, o.size)
 	assert.Equal(t, "b.json", o.compare)
 	assert.Equal(t, 1.5, o.tolerance)
 	assert.Equal(t, 3, o.runs)
@@ -200,11 +200,13 @@ func TestCompareExitsOnRegression(t *testing.T) {
 	code := a.main(context.Background(), append(args, "-compare", rewrite("fast.json", 0.01)))
 	assert.Equal(t, exitRegression, code, out.String())
 	assert.Contains(t, out.String(), "SLOWER")
+	assert.True(t, strings.HasSuffix(out.String(), "\nbench verdict: slower (exit status 3)\n"), out.String())
 
 	out.Reset()
 	code = a.main(context.Background(), append(args, "-compare", rewrite("slow.json", 100), "-tolerance", "1.1"))
 	assert.Equal(t, exitOK, code, out.String())
 	assert.Contains(t, out.String(), "ok")
+	assert.True(t, strings.HasSuffix(out.String(), "\nbench verdict: ok (exit status 0)\n"), out.String())
 
 	// A baseline that does not validate is refused.
 	bad := filepath.Join(dir, "bad.json")

@@ -1,8 +1,8 @@
 // Package geostat is the vocabulary of the geostat engine: the rotation
 // convention of the geoscience objects, anisotropy ellipsoids, variogram
 // models with their covariances, the non-parametric distribution with its
-// normal-score transform, and zero-copy adapters between []float64 and Arrow
-// columns.
+// normal-score transform. It does not import Apache Arrow: the column
+// adapters live in package geostat/arrowcol.
 //
 // It imports no other package of the project; every other package speaks in
 // its terms.

@@ -10,6 +10,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -25,29 +26,50 @@ import (
 )
 
 func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+// run is the worker's main: it returns the exit status (0 after a clean
+// stop, 1 when the worker cannot start or fails, 2 for bad flags).
+func run(args []string) int {
 	var opts service.Options
 	var seedDemo bool
 	var maxMemory string
-	flag.StringVar(&opts.Addr, "addr", server.DefaultAddr, "listen address host:port")
-	flag.StringVar(&opts.DataDir, "data", server.DefaultDataDir, "data directory of the embedded store, jobs and files")
-	flag.StringVar(&opts.TokensFile, "tokens", "", "JSON tokens file (default: $GEOSTAT_TOKEN, else a generated development token)")
-	flag.StringVar(&opts.ObjectsURL, "objects-url", "", "base URL of a remote Geoscience Object API to use instead of the embedded store")
-	flag.StringVar(&opts.ObjectsToken, "objects-token", "", "bearer token for -objects-url")
-	flag.StringVar(&opts.SchemasDir, "schemas", "", "evo schema directory (default: $GEOSTAT_SCHEMAS_DIR or ../shared/evo-schemas)")
-	flag.StringVar(&opts.PublicURL, "public-url", "", "base URL in the links the worker hands out (default: from each request)")
-	flag.IntVar(&opts.MaxJobs, "max-jobs", service.DefaultMaxJobs, "compute jobs run at once; the rest wait as requested")
-	flag.IntVar(&opts.Threads, "threads", 0, "cores one job computes with (0 = all)")
-	flag.StringVar(&maxMemory, "max-memory", "", "largest estimated memory of one job, e.g. 8GiB or 512MiB (default: 75% of the machine's memory)")
-	flag.DurationVar(&opts.SyncWait, "sync-wait", service.DefaultSyncWait, "how long a /geostat submit waits for its job before answering 303")
-	flag.DurationVar(&opts.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "on SIGTERM, how long running jobs may finish before they are interrupted")
-	flag.BoolVar(&seedDemo, "demo", false, "seed an empty data directory with a demo workspace and print curl commands for every task")
-	flag.Parse()
-
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "usage: worker [flags]\n\n"+
+			"Serves the geostatistics compute tasks over HTTP on a geoscience-object store (go run ./worker).\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&opts.Addr, "addr", server.DefaultAddr, "listen address host:port")
+	fs.StringVar(&opts.DataDir, "data", server.DefaultDataDir, "data directory of the embedded store, jobs and files (one worker per directory)")
+	fs.StringVar(&opts.TokensFile, "tokens", "", "JSON tokens file (default: $GEOSTAT_TOKEN, else a generated development token)")
+	fs.StringVar(&opts.ObjectsURL, "objects-url", "", "base URL of a remote Geoscience Object API to use instead of the embedded store")
+	fs.StringVar(&opts.ObjectsToken, "objects-token", "", "bearer token for -objects-url")
+	fs.StringVar(&opts.SchemasDir, "schemas", "", "evo schema directory overriding the schemas built into the worker (default: $GEOSTAT_SCHEMAS_DIR, else the built-in set)")
+	fs.StringVar(&opts.PublicURL, "public-url", "", "base URL in the links the worker hands out (default: from each request)")
+	fs.IntVar(&opts.MaxJobs, "max-jobs", service.DefaultMaxJobs, "compute jobs run at once; the rest wait as requested")
+	fs.IntVar(&opts.Threads, "threads", 0, "cores one job computes with (0 = all)")
+	fs.StringVar(&maxMemory, "max-memory", "", "largest estimated memory of one job, e.g. 8GiB or 512MiB (default: 75% of the machine's memory)")
+	fs.DurationVar(&opts.SyncWait, "sync-wait", service.DefaultSyncWait, "how long a /geostat submit waits for its job before answering 303")
+	fs.DurationVar(&opts.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "on SIGINT or SIGTERM, how long running jobs may finish before they are recorded as interrupted")
+	fs.BoolVar(&seedDemo, "demo", false, "seed the demo workspace (kept when it is there from an earlier run) and print curl commands for every task")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "worker: unexpected argument %q (flags only)\n", fs.Arg(0))
+		fs.Usage()
+		return 2
+	}
 	if maxMemory != "" {
 		n, err := parseBytes(maxMemory)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "geostat: -max-memory:", err)
-			os.Exit(2)
+			return 2
 		}
 		opts.MaxMemory = n
 	}
@@ -55,25 +77,29 @@ func main() {
 	s, err := service.New(opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "geostat:", err)
-		os.Exit(1)
+		return 1
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if seedDemo {
-		if err := s.SeedDemo(ctx); err != nil {
+		n, err := s.SeedDemo(ctx)
+		if err != nil {
 			fmt.Fprintln(os.Stderr, "geostat:", err)
-			os.Exit(1)
+			s.Stop(context.Background())
+			return 1
 		}
-		fmt.Print(demoHint(s, opts))
+		fmt.Print(demoHint(s, opts, n))
 	}
 	if err := s.Run(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "geostat:", err)
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }
 
-// demoHint prints the demo's curl commands with the token to use.
-func demoHint(s *service.Service, opts service.Options) string {
+// demoHint prints the demo's curl commands with the token to use; created
+// is the number of demo objects SeedDemo stored (0: reused).
+func demoHint(s *service.Service, opts service.Options, created int) string {
 	token := "$GEOSTAT_TOKEN"
 	if opts.TokensFile == "" && os.Getenv(server.TokenEnv) == "" {
 		abs, _ := filepath.Abs(filepath.Join(opts.DataDir, server.DevTokenFile))
@@ -81,7 +107,14 @@ func demoHint(s *service.Service, opts service.Options) string {
 	} else if opts.TokensFile != "" {
 		token = "<a token of " + opts.TokensFile + ">"
 	}
-	return "\nThe demo workspace is ready. Run every task with:\n\n" + demo.Commands(s.URL(), token) + "\n"
+	ready := "The demo workspace is ready."
+	if created == 0 {
+		ready = "The demo workspace from an earlier -demo run is there; reusing it as it is."
+	}
+	return "\n" + ready + " In another shell, paste these commands to run every task:\n\n" + demo.Commands(s.URL(), token) +
+		"\nThe two simulation-report tasks print a line \"The report page, to open in a browser ...: URL\":\n" +
+		"open that URL in a browser (it needs no token and works for an hour; it is links.view of the job's results).\n" +
+		"Stop the worker with Ctrl-C.\n\n"
 }
 
 // parseBytes reads a size such as 512MiB, 8GiB, 2GB or a plain byte count.

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/geostat-engine/geostat/bench/cases"
+	"github.com/geostat-engine/geostat/geostat/synthetic"
 )
 
 func TestSummarise(t *testing.T) {
@@ -86,7 +86,7 @@ func scenarioOf(w *Workload) Scenario {
 
 func TestMeasure(t *testing.T) {
 	var log, bar bytes.Buffer
-	res, err := Measure(context.Background(), scenarioOf(workload(nil, nil)), Config{Size: cases.Small},
+	res, err := Measure(context.Background(), scenarioOf(workload(nil, nil)), Config{Size: synthetic.Small},
 		Options{Runs: 3, Log: &log, Progress: NewProgress(&bar)})
 	require.NoError(t, err)
 	assert.Equal(t, 3, res.Runs)

@@ -3,13 +3,13 @@ package harness
 import (
 	"context"
 
-	"github.com/geostat-engine/geostat/bench/cases"
+	"github.com/geostat-engine/geostat/geostat/synthetic"
 )
 
 // Config is what a scenario's set-up gets from the command line.
 type Config struct {
 	// Size selects the case sizes.
-	Size cases.Size
+	Size synthetic.Size
 	// Seed drives the synthetic case.
 	Seed uint64
 }

@@ -34,3 +34,12 @@ func minMax(v []float64) (lo, hi float64) {
 	}
 	return lo, hi
 }
+
+// plural renders a count with its noun, singular for 1 ("1 realisation",
+// "10 realisations").
+func plural[N int | int64](n N, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

@@ -1,5 +1,5 @@
 // Package scenarios is the registry of the bench command's scenarios: what
-// each one generates (bench/cases), what it times and how it checks its
+// each one generates (geostat/synthetic), what it times and how it checks its
 // result before any figure is reported.
 //
 // A scenario whose library is not in the module yet is registered without

@@ -7,10 +7,10 @@ import (
 	"math"
 	"slices"
 
-	"github.com/geostat-engine/geostat/bench/cases"
 	"github.com/geostat-engine/geostat/bench/harness"
 	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/geostat/declus"
+	"github.com/geostat-engine/geostat/geostat/synthetic"
 	"github.com/geostat-engine/geostat/neighbor"
 )
 
@@ -33,7 +33,7 @@ func idwScenario() harness.Scenario {
 }
 
 func setupIDW(_ context.Context, cfg harness.Config) (*harness.Workload, error) {
-	c, err := cases.New(cases.KNN(cfg.Size, cfg.Seed))
+	c, err := synthetic.New(synthetic.KNN(cfg.Size, cfg.Seed))
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +69,7 @@ func setupIDW(_ context.Context, cfg harness.Config) (*harness.Workload, error) 
 // idwOracle recomputes the estimate of a spread of targets by brute force:
 // the MaxSamples nearest sources in anisotropic distance ≤ 1 (ties by
 // index), weights 1/h^power summed directly.
-func idwOracle(c *cases.Case, targets, out []float64) error {
+func idwOracle(c *synthetic.Case, targets, out []float64) error {
 	a, err := knnParams.Ellipsoid.Anisotropy()
 	if err != nil {
 		return err
@@ -122,7 +122,7 @@ func declusteringScenario() harness.Scenario {
 }
 
 func setupDeclustering(_ context.Context, cfg harness.Config) (*harness.Workload, error) {
-	c, err := cases.New(cases.KNN(cfg.Size, cfg.Seed))
+	c, err := synthetic.New(synthetic.KNN(cfg.Size, cfg.Seed))
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +206,7 @@ func declusCellScenario() harness.Scenario {
 }
 
 func setupDeclusCell(_ context.Context, cfg harness.Config) (*harness.Workload, error) {
-	c, err := cases.New(cases.KNN(cfg.Size, cfg.Seed))
+	c, err := synthetic.New(synthetic.KNN(cfg.Size, cfg.Seed))
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +266,7 @@ func normalScoreScenario() harness.Scenario {
 }
 
 func setupNormalScore(_ context.Context, cfg harness.Config) (*harness.Workload, error) {
-	c, err := cases.New(cases.KNN(cfg.Size, cfg.Seed))
+	c, err := synthetic.New(synthetic.KNN(cfg.Size, cfg.Seed))
 	if err != nil {
 		return nil, err
 	}

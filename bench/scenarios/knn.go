@@ -7,16 +7,16 @@ import (
 	"slices"
 	"time"
 
-	"github.com/geostat-engine/geostat/bench/cases"
 	"github.com/geostat-engine/geostat/bench/harness"
 	"github.com/geostat-engine/geostat/geostat"
+	"github.com/geostat-engine/geostat/geostat/synthetic"
 	"github.com/geostat-engine/geostat/neighbor"
 )
 
 // knnParams is the neighbourhood of the neighbor issue's benchmark: k = 16,
 // ranges (300, 200, 50), rotation (30, 20, 10).
 var knnParams = neighbor.Params{
-	Ellipsoid:  geostat.Ellipsoid{Major: 300, SemiMajor: 200, Minor: 50, Rotation: cases.ModelRotation},
+	Ellipsoid:  geostat.Ellipsoid{Major: 300, SemiMajor: 200, Minor: 50, Rotation: synthetic.ModelRotation},
 	MaxSamples: 16,
 	MinSamples: 1,
 }
@@ -34,7 +34,7 @@ func knn() harness.Scenario {
 }
 
 func setupKNN(_ context.Context, cfg harness.Config) (*harness.Workload, error) {
-	c, err := cases.New(cases.KNN(cfg.Size, cfg.Seed))
+	c, err := synthetic.New(synthetic.KNN(cfg.Size, cfg.Seed))
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +76,7 @@ func setupKNN(_ context.Context, cfg harness.Config) (*harness.Workload, error) 
 
 // knnOracle recomputes the mean of a spread of targets by brute force: the
 // MaxSamples nearest sources in anisotropic distance ≤ 1, ties by index.
-func knnOracle(c *cases.Case, targets, out []float64) error {
+func knnOracle(c *synthetic.Case, targets, out []float64) error {
 	a, err := knnParams.Ellipsoid.Anisotropy()
 	if err != nil {
 		return err

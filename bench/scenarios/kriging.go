@@ -6,8 +6,8 @@ import (
 	"math"
 	"time"
 
-	"github.com/geostat-engine/geostat/bench/cases"
 	"github.com/geostat-engine/geostat/bench/harness"
+	"github.com/geostat-engine/geostat/geostat/synthetic"
 	"github.com/geostat-engine/geostat/grid"
 	"github.com/geostat-engine/geostat/kriging"
 	"github.com/geostat-engine/geostat/neighbor"
@@ -24,7 +24,7 @@ const (
 // krigingSearch is the kriging issue's neighbourhood: the longest
 // structure's ellipsoid, at most 32 samples.
 func krigingSearch() neighbor.Params {
-	return neighbor.Params{Ellipsoid: cases.SearchEllipsoid(), MaxSamples: 32, MinSamples: 4}
+	return neighbor.Params{Ellipsoid: synthetic.SearchEllipsoid(), MaxSamples: 32, MinSamples: 4}
 }
 
 func krigingScenario(name string, kind krigingKind) harness.Scenario {
@@ -42,7 +42,7 @@ func krigingScenario(name string, kind krigingKind) harness.Scenario {
 }
 
 func setupKriging(_ context.Context, cfg harness.Config, kind krigingKind) (*harness.Workload, error) {
-	c, err := cases.New(cases.Kriging(cfg.Size, cfg.Seed))
+	c, err := synthetic.New(synthetic.Kriging(cfg.Size, cfg.Seed))
 	if err != nil {
 		return nil, err
 	}

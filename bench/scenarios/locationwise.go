@@ -16,9 +16,9 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/geostat-engine/geostat/bench/cases"
 	"github.com/geostat-engine/geostat/bench/harness"
 	"github.com/geostat-engine/geostat/geostat/ensemble"
+	"github.com/geostat-engine/geostat/geostat/synthetic"
 	"github.com/geostat-engine/geostat/worker/objects"
 )
 
@@ -36,11 +36,11 @@ var locationWiseOps = ensemble.Operations{
 }
 
 // locationWiseCells is the number of cells of the ensemble at each size.
-func locationWiseCells(z cases.Size) int {
+func locationWiseCells(z synthetic.Size) int {
 	switch z {
-	case cases.Small:
+	case synthetic.Small:
 		return 20_000
-	case cases.Medium:
+	case synthetic.Medium:
 		return 1_000_000
 	}
 	return 10_000_000
@@ -287,7 +287,7 @@ func setupLocationWise(_ context.Context, cfg harness.Config) (*harness.Workload
 	// timed once here (it holds the whole ensemble, so not at large size
 	// and not inside the runs, whose peak memory is measured).
 	readTable := math.NaN()
-	if cfg.Size != cases.Large {
+	if cfg.Size != synthetic.Large {
 		t0 := time.Now()
 		t, err := objects.ReadTable(f, blob.Size, objects.Float64Spec("cell_attributes[0].values", R, int64(cells)))
 		if err != nil {

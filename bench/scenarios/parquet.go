@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/geostat-engine/geostat/bench/cases"
 	"github.com/geostat-engine/geostat/bench/harness"
+	"github.com/geostat-engine/geostat/geostat/synthetic"
 	"github.com/geostat-engine/geostat/worker/objects"
 )
 
@@ -20,24 +20,24 @@ const parquetBlock = 50000
 // ensembleShape is the simulation output the Parquet scenarios write and
 // read: one row per cell of the simulation case's grid, one float64 column
 // per realisation.
-func ensembleShape(z cases.Size) (rows, cols int) {
-	s := cases.Simulation(z, 0)
+func ensembleShape(z synthetic.Size) (rows, cols int) {
+	s := synthetic.Simulation(z, 0)
 	return s.GridSize[0] * s.GridSize[1] * s.GridSize[2], simulationRealisations(z)
 }
 
 // simulationRealisations is the number of realisations of the simulation
 // scenarios (10 at medium and large, as in the tbsim issue).
-func simulationRealisations(z cases.Size) int {
-	if z == cases.Small {
+func simulationRealisations(z synthetic.Size) int {
+	if z == synthetic.Small {
 		return 2
 	}
 	return 10
 }
 
 // ensembleColumns returns the ensemble of the simulation case's size in
-// data units (cases.Case.Ensemble).
+// data units (synthetic.Case.Ensemble).
 func ensembleColumns(cfg harness.Config) ([][]float64, error) {
-	c, err := cases.New(cases.Simulation(cfg.Size, cfg.Seed))
+	c, err := synthetic.New(synthetic.Simulation(cfg.Size, cfg.Seed))
 	if err != nil {
 		return nil, err
 	}

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/geostat-engine/geostat/bench/cases"
 	"github.com/geostat-engine/geostat/bench/harness"
 	"github.com/geostat-engine/geostat/geostat/report"
+	"github.com/geostat-engine/geostat/geostat/synthetic"
 	"github.com/geostat-engine/geostat/grid"
 	"github.com/geostat-engine/geostat/tbsim"
 )
@@ -24,7 +24,7 @@ func reportScenario() harness.Scenario {
 }
 
 func setupReport(ctx context.Context, cfg harness.Config) (*harness.Workload, error) {
-	c, err := cases.New(cases.Kriging(cfg.Size, cfg.Seed))
+	c, err := synthetic.New(synthetic.Kriging(cfg.Size, cfg.Seed))
 	if err != nil {
 		return nil, err
 	}
@@ -60,8 +60,8 @@ func setupReport(ctx context.Context, cfg harness.Config) (*harness.Workload, er
 		html, doc bytes.Buffer
 	)
 	w := &harness.Workload{
-		Info: fmt.Sprintf("%d data, %d cells (%v), %d realisations x 4 ensembles, block 2x2x2",
-			len(c.Grades), cells, c.Grid.Size, p.Realisations),
+		Info: fmt.Sprintf("%d data, %d cells (%v), %s x 4 ensembles, block 2x2x2",
+			len(c.Grades), cells, c.Grid.Size, plural(p.Realisations, "realisation")),
 		Items:  int64(cells),
 		Unit:   "cells",
 		Counts: []harness.Count{{Name: "ensemble values", PerRun: float64(4 * cells * p.Realisations)}},

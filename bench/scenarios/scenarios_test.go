@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/geostat-engine/geostat/bench/cases"
 	"github.com/geostat-engine/geostat/geostat/declus"
+	"github.com/geostat-engine/geostat/geostat/synthetic"
 	"github.com/geostat-engine/geostat/neighbor"
 )
 
@@ -47,7 +47,7 @@ func TestCheckValues(t *testing.T) {
 // The knn sanity check is a real oracle: it accepts the library's means and
 // catches a wrong one.
 func TestKNNOracle(t *testing.T) {
-	c, err := cases.New(cases.KNN(cases.Small, 3))
+	c, err := synthetic.New(synthetic.KNN(synthetic.Small, 3))
 	require.NoError(t, err)
 	targets := c.Grid.CellCentres(nil)
 	out := make([]float64, len(targets)/3)
@@ -92,7 +92,7 @@ func TestCheckGaussianField(t *testing.T) {
 // The idw and declustering checks are real oracles: they accept the
 // library's results and catch a wrong one.
 func TestInputsOracles(t *testing.T) {
-	c, err := cases.New(cases.KNN(cases.Small, 3))
+	c, err := synthetic.New(synthetic.KNN(synthetic.Small, 3))
 	require.NoError(t, err)
 	targets := c.Grid.CellCentres(nil)
 	out := make([]float64, len(targets)/3)
@@ -108,4 +108,11 @@ func TestInputsOracles(t *testing.T) {
 	require.NoError(t, checkInfluence(ix, targets, r.Weights))
 	r.Weights[5], r.Weights[6] = r.Weights[6], r.Weights[5]
 	assert.ErrorContains(t, checkInfluence(ix, targets, r.Weights), "recomputed")
+}
+
+func TestPlural(t *testing.T) {
+	assert.Equal(t, "1 sub-point", plural(1, "sub-point"))
+	assert.Equal(t, "8 sub-points", plural(8, "sub-point"))
+	assert.Equal(t, "0 realisations", plural(int64(0), "realisation"))
+	assert.Equal(t, "1 realisation", plural(int64(1), "realisation"))
 }

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/geostat-engine/geostat/bench/cases"
 	"github.com/geostat-engine/geostat/bench/harness"
 	"github.com/geostat-engine/geostat/geostat"
+	"github.com/geostat-engine/geostat/geostat/synthetic"
 	"github.com/geostat-engine/geostat/grid"
 	"github.com/geostat-engine/geostat/kriging"
 	"github.com/geostat-engine/geostat/tbsim"
@@ -43,7 +43,7 @@ func tbsimScenario(name string, kind tbsimKind) harness.Scenario {
 // spherical structure of unit sill with the case's short ranges.
 func uncondVariogram() *geostat.Variogram {
 	v, err := geostat.NewVariogram(0, geostat.Structure{Type: geostat.Spherical, Contribution: 1,
-		Ellipsoid: geostat.Ellipsoid{Major: 150, SemiMajor: 100, Minor: 30, Rotation: cases.ModelRotation}})
+		Ellipsoid: geostat.Ellipsoid{Major: 150, SemiMajor: 100, Minor: 30, Rotation: synthetic.ModelRotation}})
 	if err != nil {
 		panic("scenarios: the unconditional variogram is invalid: " + err.Error())
 	}
@@ -51,7 +51,7 @@ func uncondVariogram() *geostat.Variogram {
 }
 
 func setupTBSim(_ context.Context, cfg harness.Config, kind tbsimKind) (*harness.Workload, error) {
-	c, err := cases.New(cases.Simulation(cfg.Size, cfg.Seed))
+	c, err := synthetic.New(synthetic.Simulation(cfg.Size, cfg.Seed))
 	if err != nil {
 		return nil, err
 	}
@@ -82,8 +82,9 @@ func setupTBSim(_ context.Context, cfg harness.Config, kind tbsimKind) (*harness
 	}
 	var res *tbsim.Result
 	w := &harness.Workload{
-		Info: fmt.Sprintf("%s, %d cells (%v), %d sub-points per cell, %d realisations, %d lines, %d structures",
-			conditioning, cells, c.Grid.Size, sub, p.Realisations, p.Lines, len(in.Variogram.Structures)),
+		Info: fmt.Sprintf("%s, %d cells (%v), %s per cell, %s, %s, %s",
+			conditioning, cells, c.Grid.Size, plural(sub, "sub-point"), plural(p.Realisations, "realisation"),
+			plural(p.Lines, "line"), plural(len(in.Variogram.Structures), "structure")),
 		Items: int64(cells),
 		Unit:  "cells",
 		Counts: []harness.Count{

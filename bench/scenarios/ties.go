@@ -6,9 +6,9 @@ import (
 	"math"
 	"slices"
 
-	"github.com/geostat-engine/geostat/bench/cases"
 	"github.com/geostat-engine/geostat/bench/harness"
 	"github.com/geostat-engine/geostat/geostat"
+	"github.com/geostat-engine/geostat/geostat/synthetic"
 	"github.com/geostat-engine/geostat/geostat/ties"
 	"github.com/geostat-engine/geostat/neighbor"
 )
@@ -23,7 +23,7 @@ const (
 // tiesSearch is the local-mean neighbourhood: the 8 nearest values within
 // the short structure's ellipsoid.
 var tiesSearch = neighbor.Params{
-	Ellipsoid:  geostat.Ellipsoid{Major: 150, SemiMajor: 100, Minor: 30, Rotation: cases.ModelRotation},
+	Ellipsoid:  geostat.Ellipsoid{Major: 150, SemiMajor: 100, Minor: 30, Rotation: synthetic.ModelRotation},
 	MaxSamples: 8,
 }
 
@@ -36,12 +36,12 @@ func breakTies() harness.Scenario {
 }
 
 func setupBreakTies(_ context.Context, cfg harness.Config) (*harness.Workload, error) {
-	c, err := cases.New(cases.Simulation(cfg.Size, cfg.Seed))
+	c, err := synthetic.New(synthetic.Simulation(cfg.Size, cfg.Seed))
 	if err != nil {
 		return nil, err
 	}
 	coords := c.Grid.CellCentres(nil)
-	values, rounded := cases.RoundSome(cfg.Seed, c.GradesAt(coords), tiedFraction, tiedStep)
+	values, rounded := synthetic.RoundSome(cfg.Seed, c.GradesAt(coords), tiedFraction, tiedStep)
 	var out []float64
 	w := &harness.Workload{
 		Info: fmt.Sprintf("%d values at cell centres (%v), %d rounded to %g, local means of %d within (%g, %g, %g)",

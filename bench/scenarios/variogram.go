@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/geostat-engine/geostat/bench/cases"
 	"github.com/geostat-engine/geostat/bench/harness"
 	"github.com/geostat-engine/geostat/geostat"
+	"github.com/geostat-engine/geostat/geostat/synthetic"
 	"github.com/geostat-engine/geostat/geostat/variogram"
 )
 
@@ -15,7 +15,7 @@ import (
 // benchmark: the three axes of the case model's rotation, 20 lags of 10 m,
 // tolerances 22.5°, bandwidth 20 m and band height 10 m.
 func variogramParams() variogram.Params {
-	m := cases.ModelRotation.Matrix()
+	m := synthetic.ModelRotation.Matrix()
 	var dirs []variogram.Direction
 	for a := range 3 {
 		u := [3]float64{m[a], m[3+a], m[6+a]}
@@ -41,7 +41,7 @@ func variogramExperimental() harness.Scenario {
 }
 
 func setupVariogramExperimental(_ context.Context, cfg harness.Config) (*harness.Workload, error) {
-	c, err := cases.New(cases.KNN(cfg.Size, cfg.Seed))
+	c, err := synthetic.New(synthetic.KNN(cfg.Size, cfg.Seed))
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +105,7 @@ func variogramFit() harness.Scenario {
 }
 
 func setupVariogramFit(ctx context.Context, cfg harness.Config) (*harness.Workload, error) {
-	c, err := cases.New(cases.KNN(cfg.Size, cfg.Seed))
+	c, err := synthetic.New(synthetic.KNN(cfg.Size, cfg.Seed))
 	if err != nil {
 		return nil, err
 	}

@@ -13,8 +13,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/geostat-engine/geostat/bench/cases"
 	"github.com/geostat-engine/geostat/bench/harness"
+	"github.com/geostat-engine/geostat/geostat/synthetic"
 	"github.com/geostat-engine/geostat/worker/demo"
 	"github.com/geostat-engine/geostat/worker/objects"
 	"github.com/geostat-engine/geostat/worker/server"
@@ -37,7 +37,7 @@ func workerE2E() harness.Scenario {
 }
 
 func setupWorkerE2E(ctx context.Context, cfg harness.Config) (*harness.Workload, error) {
-	c, err := cases.New(cases.Simulation(cfg.Size, cfg.Seed))
+	c, err := synthetic.New(synthetic.Simulation(cfg.Size, cfg.Seed))
 	if err != nil {
 		return nil, err
 	}
@@ -86,8 +86,8 @@ func setupWorkerE2E(ctx context.Context, cfg harness.Config) (*harness.Workload,
 		simSeconds float64
 	)
 	w := &harness.Workload{
-		Info: fmt.Sprintf("%d objects and %d blobs (%d bytes) up, %d data, %d cells (%v), %d realisations, 500 lines; ensemble down",
-			len(set.Objects), len(set.Keys), upload, len(c.Grades), cells, c.Grid.Size, realisations),
+		Info: fmt.Sprintf("%d objects and %d blobs (%d bytes) up, %d data, %d cells (%v), %s, 500 lines; ensemble down",
+			len(set.Objects), len(set.Keys), upload, len(c.Grades), cells, c.Grid.Size, plural(realisations, "realisation")),
 		Items: int64(cells),
 		Unit:  "cells",
 		Counts: []harness.Count{

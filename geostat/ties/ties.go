@@ -7,9 +7,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/apache/arrow/go/v15/arrow/array"
-
-	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/neighbor"
 )
 
@@ -195,20 +192,6 @@ func Break(ctx context.Context, values, coords []float64, p *neighbor.Params, op
 		}
 	}
 	return out, nil
-}
-
-// BreakArrow is Break over an Arrow Float64 column. Nulls are treated as
-// NaN and come back as NaN (the result has no validity bitmap); the result
-// views a new Go slice, release it when done.
-func BreakArrow(ctx context.Context, values *array.Float64, coords []float64, p *neighbor.Params, opts Options) (*array.Float64, error) {
-	if values == nil {
-		return nil, fmt.Errorf("ties: values: nil column")
-	}
-	out, err := Break(ctx, geostat.Float64s(values), coords, p, opts)
-	if err != nil {
-		return nil, err
-	}
-	return geostat.ArrowFloat64(out), nil
 }
 
 // check validates the inputs of Break.

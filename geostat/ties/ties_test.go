@@ -10,8 +10,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/apache/arrow/go/v15/arrow/array"
-	"github.com/apache/arrow/go/v15/arrow/memory"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -514,8 +512,6 @@ func TestBreakErrors(t *testing.T) {
 	inf := math.Inf(-1)
 	_, err = ties.Break(ctx, []float64{1, 1}, nil, nil, ties.Options{LowerBound: &inf})
 	require.ErrorContains(t, err, "lower_bound")
-	_, err = ties.BreakArrow(ctx, nil, nil, nil, ties.Options{})
-	require.ErrorContains(t, err, "values")
 }
 
 // NaN data are neither tied nor neighbours (the index leaves them out); a
@@ -528,24 +524,6 @@ func TestBreakNaNNotNeighbour(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, math.IsNaN(out[2]))
 	assert.Less(t, out[0], out[1]) // m = 0 vs m = 2
-}
-
-func TestBreakArrow(t *testing.T) {
-	b := array.NewFloat64Builder(memory.DefaultAllocator)
-	defer b.Release()
-	b.AppendValues([]float64{2, 2, 0, 1}, []bool{true, true, false, true})
-	col := b.NewFloat64Array()
-	defer col.Release()
-	out, err := ties.BreakArrow(context.Background(), col, nil, nil, ties.Options{})
-	require.NoError(t, err)
-	defer out.Release()
-	got := geostat.Float64s(out)
-	require.Len(t, got, 4)
-	assert.True(t, math.IsNaN(got[2]))
-	assert.Equal(t, 1.0, got[3])
-	pair := []float64{got[0], got[1]}
-	slices.Sort(pair)
-	assert.Equal(t, []float64{1.875, 2.125}, pair)
 }
 
 func TestBreakProgressAndCancel(t *testing.T) {

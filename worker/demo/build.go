@@ -12,8 +12,8 @@ import (
 	"math"
 	"sort"
 
-	"github.com/geostat-engine/geostat/bench/cases"
 	"github.com/geostat-engine/geostat/geostat"
+	"github.com/geostat-engine/geostat/geostat/synthetic"
 	"github.com/geostat-engine/geostat/grid"
 	"github.com/geostat-engine/geostat/worker/objects"
 	"github.com/google/uuid"
@@ -127,7 +127,7 @@ func (b *builder) spatial(doc map[string]any, box map[string]any) map[string]any
 }
 
 // Build makes the demo set from a synthetic case with the Holes layout.
-func Build(c *cases.Case) (*Set, error) {
+func Build(c *synthetic.Case) (*Set, error) {
 	if c.Intervals == nil {
 		return nil, fmt.Errorf("demo: the case needs drill holes")
 	}
@@ -276,7 +276,7 @@ func variogramDoc(v *geostat.Variogram) map[string]any {
 	return doc
 }
 
-func (b *builder) distributionDoc(c *cases.Case) (map[string]any, error) {
+func (b *builder) distributionDoc(c *synthetic.Case) (map[string]any, error) {
 	d := c.Distribution
 	z := make([]float64, d.Len())
 	p := make([]float64, d.Len())
@@ -290,8 +290,8 @@ func (b *builder) distributionDoc(c *cases.Case) (map[string]any, error) {
 	doc := b.spatial(envelope(objects.KindDistribution, "1.2.0", "Cu distribution", "Grade distribution of the samples, power-model tails"), pointsBox(c.Coords))
 	doc["cdf"] = map[string]any{
 		"values":                   el,
-		"lower_tail_extrapolation": map[string]any{"power_model": map[string]any{"min": d.Min(), "power": cases.LowerTailPower}},
-		"upper_tail_extrapolation": map[string]any{"power_model": map[string]any{"max": d.Max(), "power": cases.UpperTailPower}},
+		"lower_tail_extrapolation": map[string]any{"power_model": map[string]any{"min": d.Min(), "power": synthetic.LowerTailPower}},
+		"upper_tail_extrapolation": map[string]any{"power_model": map[string]any{"max": d.Max(), "power": synthetic.UpperTailPower}},
 	}
 	doc["is_declustered"] = false
 	doc["support"] = "point"

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/geostat-engine/geostat/bench/cases"
+	"github.com/geostat-engine/geostat/geostat/synthetic"
 	"github.com/geostat-engine/geostat/worker/store"
 )
 
@@ -19,31 +19,44 @@ const (
 
 // Case is the synthetic case the demo is built from: 1,500 drill-hole
 // samples under a 60 × 60 × 12 grid of 1000 × 1000 × 200 m.
-func Case() (*cases.Case, error) {
-	s := cases.Simulation(cases.Small, cases.DefaultSeed)
+func Case() (*synthetic.Case, error) {
+	s := synthetic.Simulation(synthetic.Small, synthetic.DefaultSeed)
 	s.Samples = 1500
 	s.GridSize = [3]int{60, 60, 12}
-	return cases.New(s)
+	return synthetic.New(s)
 }
 
 // Seed stores the demo set in a workspace: every blob, then every object by
-// path. It fails when an object already exists there (seed an empty data
-// directory).
-func Seed(ctx context.Context, st store.Store, ws store.Workspace, by store.User, set *Set) error {
+// path. An object that already exists at its path is kept as it is (with
+// whatever earlier demo runs wrote into it), so seeding again reuses the
+// workspace. It returns the number of objects it stored (0 when the whole
+// demo was there already).
+func Seed(ctx context.Context, st store.Store, ws store.Workspace, by store.User, set *Set) (int, error) {
+	var missing []Object
+	for _, o := range set.Objects {
+		_, err := st.GetObject(ctx, ws, store.Ref{Path: o.Path})
+		if err == nil {
+			continue
+		}
+		if e := store.AsError(err); e == nil || e.Status != 404 {
+			return 0, fmt.Errorf("demo: reading %s: %w", o.Path, err)
+		}
+		missing = append(missing, o)
+	}
+	if len(missing) == 0 {
+		return 0, nil
+	}
 	for _, k := range set.Keys {
 		if err := st.PutBlob(ctx, ws, k, bytes.NewReader(set.Blobs[k])); err != nil {
-			return fmt.Errorf("demo: storing blob %s: %w", k, err)
+			return 0, fmt.Errorf("demo: storing blob %s: %w", k, err)
 		}
 	}
-	for _, o := range set.Objects {
-		if _, err := st.GetObject(ctx, ws, store.Ref{Path: o.Path}); err == nil {
-			return fmt.Errorf("demo: %s already exists: -demo seeds an empty data directory", o.Path)
-		}
+	for i, o := range missing {
 		if _, err := st.PutObject(ctx, ws, store.PutRequest{Path: o.Path, Object: o.Doc, By: by}); err != nil {
-			return fmt.Errorf("demo: storing %s: %w", o.Path, err)
+			return i, fmt.Errorf("demo: storing %s: %w", o.Path, err)
 		}
 	}
-	return nil
+	return len(missing), nil
 }
 
 // Call is one compute-task request on the demo workspace.
@@ -62,19 +75,15 @@ func (c Call) Path() string { return "/compute/orgs/" + Org + "/" + c.Topic + "/
 // expression of the bearer token. A small function, run, posts a task with
 // curl and, when the answer is a 303 to a job, polls the job status until
 // it finishes and prints the results, so that the commands can be pasted
-// at once.
+// at once. run keeps its answers in a temporary file of its own (mktemp),
+// gives up with a message when the worker stops answering (10 failed polls
+// in a row, or a request without an answer for 5 minutes) or a job is not
+// done after an hour, and prints the report page's view URL (links.view)
+// when a result has one.
 func Commands(base, token string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "export GEOSTAT=%s TOKEN=%s\n", base, token)
-	b.WriteString(`run() {  # run PATH BODY: submit a task, wait for its job, print the result
-  local loc
-  loc=$(curl -s -o /tmp/geostat-answer -D - -X POST "$GEOSTAT$1" -H "Authorization: Bearer $TOKEN" \
-    -H 'Content-Type: application/json' -d "$2" | tr -d '\r' | sed -n 's/^[Ll]ocation: //p')
-  if [ -z "$loc" ]; then cat /tmp/geostat-answer; echo; return; fi
-  until curl -s "$GEOSTAT$loc" -H "Authorization: Bearer $TOKEN" | grep -qE '"status": *"(succeeded|failed|cancelled)"'; do sleep 1; done
-  curl -s "$GEOSTAT${loc%/status}" -H "Authorization: Bearer $TOKEN"; echo
-}
-`)
+	b.WriteString(runFunction)
 	for _, c := range Calls(base) {
 		fmt.Fprintf(&b, "\n# %s\n", c.Title)
 		// Single-quote the body for the shell: quotes inside become '\'' and
@@ -85,6 +94,39 @@ func Commands(base, token string) string {
 	}
 	return b.String()
 }
+
+// runFunction is the shell helper of Commands (POSIX sh with local, as in
+// bash, dash and zsh).
+const runFunction = `run() {  # run PATH BODY: submit a task, wait for its job, print the result
+  local out loc view fails=0 polls=0
+  out=$(mktemp) || return 1
+  loc=$(curl -sS --max-time 300 -o "$out" -D - -X POST "$GEOSTAT$1" -H "Authorization: Bearer $TOKEN" \
+    -H 'Content-Type: application/json' -d "$2" | tr -d '\r' | sed -n 's/^[Ll]ocation: //p')
+  if [ -n "$loc" ]; then
+    while :; do
+      if curl -sSf --max-time 30 -o "$out" "$GEOSTAT$loc" -H "Authorization: Bearer $TOKEN"; then
+        fails=0
+        grep -qE '"status": *"(succeeded|failed|cancelled)"' "$out" && break
+      else
+        fails=$((fails + 1))
+        if [ "$fails" -ge 10 ]; then
+          echo "run: the worker at $GEOSTAT stopped answering; giving up on $GEOSTAT$loc" >&2; rm -f "$out"; return 1
+        fi
+      fi
+      polls=$((polls + 1))
+      if [ "$polls" -ge 3600 ]; then
+        echo "run: the job is not done after an hour; giving up (follow it with: curl -H \"Authorization: Bearer \$TOKEN\" $GEOSTAT$loc)" >&2; rm -f "$out"; return 1
+      fi
+      sleep 1
+    done
+    curl -sS --max-time 30 -o "$out" "$GEOSTAT${loc%/status}" -H "Authorization: Bearer $TOKEN"
+  fi
+  cat "$out"; echo
+  view=$(sed -n 's/.*"view": *"\([^"]*\)".*/\1/p' "$out" | head -n 1)
+  if [ -n "$view" ]; then printf '%s\n\n' "The report page, to open in a browser (the link works for an hour): $view"; fi
+  rm -f "$out"
+}
+`
 
 // Calls returns the demo's task requests for a worker at base, in an order
 // that works (the report follows the simulation it validates).

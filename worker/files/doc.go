@@ -39,6 +39,7 @@
 //
 //	PUT       /file/v2/content/{org}/{ws}/{file_id}/{version_id}?op=upload&se=..&sig=..    store the version's bytes (whole body) -> 201
 //	GET, HEAD /file/v2/content/{org}/{ws}/{file_id}/{version_id}?op=download&se=..&sig=..  the bytes (Range honoured)
+//	GET, HEAD /file/v2/content/{org}/{ws}/{file_id}/{version_id}?op=view&se=..&sig=..      the bytes inline, for a browser (ViewCSP)
 //
 // A PUT on the API reserves a version and answers with its upload URL; the
 // version becomes visible (listed, readable, the latest) once its content has

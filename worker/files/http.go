@@ -209,10 +209,16 @@ func (a *api) upload(w http.ResponseWriter, r *http.Request) {
 	server.WriteJSON(w, http.StatusCreated, rec)
 }
 
-// download serves GET and HEAD on a signed download URL, honouring Range
-// and conditional requests; the body is offered as an attachment.
+// download serves GET and HEAD on a signed download or view URL, honouring
+// Range and conditional requests. A download URL offers the body as an
+// attachment; a view URL shows it inline under ViewCSP. Both send
+// X-Content-Type-Options: nosniff.
 func (a *api) download(w http.ResponseWriter, r *http.Request) {
-	ref, err := a.contentRef(r, opDownload)
+	op := opDownload
+	if r.URL.Query().Get("op") == opView {
+		op = opView
+	}
+	ref, err := a.contentRef(r, op)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -232,7 +238,13 @@ func (a *api) download(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", rec.ContentType)
 	h.Set("ETag", `"`+rec.VersionID+`"`)
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": rec.Name}))
+	if op == opView {
+		h.Set("Content-Security-Policy", ViewCSP)
+		h.Set("Content-Disposition", mime.FormatMediaType("inline", map[string]string{"filename": rec.Name}))
+		h.Set("Cache-Control", "private, no-store")
+	} else {
+		h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": rec.Name}))
+	}
 	http.ServeContent(w, r, "", rec.CreatedAt, f)
 }
 

@@ -2,6 +2,7 @@ package files_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -15,6 +16,7 @@ import (
 	"github.com/geostat-engine/geostat/worker/files"
 	"github.com/geostat-engine/geostat/worker/server"
 	"github.com/geostat-engine/geostat/worker/store"
+	"github.com/geostat-engine/geostat/worker/workertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -462,4 +464,59 @@ func assertNoTempFiles(t *testing.T, dataDir string) {
 	entries, err := os.ReadDir(filepath.Join(dataDir, "files", "tmp"))
 	require.NoError(t, err)
 	assert.Empty(t, entries)
+}
+
+// A view URL shows a page inline in a browser, without a token, under a
+// policy that lets inline CSS and SVG through and runs no script.
+func TestViewURL(t *testing.T) {
+	e := start(t, files.Options{})
+	page := `<!DOCTYPE html><html><head><style>body{background:#fff}h1{color:#123456}</style></head><body>` +
+		`<h1 id="title">Report</h1><svg data-plot="p" width="200" height="100"><rect width="150" height="80" style="fill:#c33"/></svg>` +
+		`<script>document.getElementById('title').setAttribute('data-script-ran', 'yes')</script></body></html>`
+	up := e.put("reports/view.html", []byte(page), "text/html; charset=utf-8")
+	view, err := e.store.ViewURL(e.app.URL(), org, wsID, up.FileID, up.VersionID, time.Minute)
+	require.NoError(t, err)
+
+	r := e.do("", http.MethodGet, view, nil)
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	assert.Equal(t, page, string(r.body))
+	assert.Equal(t, "text/html; charset=utf-8", r.header.Get("Content-Type"))
+	assert.Equal(t, "nosniff", r.header.Get("X-Content-Type-Options"))
+	assert.Equal(t, files.ViewCSP, r.header.Get("Content-Security-Policy"))
+	assert.True(t, strings.HasPrefix(r.header.Get("Content-Disposition"), "inline"), r.header.Get("Content-Disposition"))
+	csp := files.ViewCSP
+	assert.Contains(t, csp, "default-src 'none'")
+	assert.Contains(t, csp, "style-src 'unsafe-inline'")
+	assert.NotContains(t, csp, "script-src")
+
+	// The operation is signed: a view URL is not a download URL, nor the
+	// reverse; an expired view URL is refused.
+	sig := server.TypeBadSignature
+	expectProblem(t, e.do("", http.MethodGet, strings.Replace(view, "op=view", "op=download", 1), nil), 403, sig)
+	rec := e.record("reports/view.html", "")
+	expectProblem(t, e.do("", http.MethodGet, strings.Replace(rec.DownloadURL, "op=download", "op=view", 1), nil), 403, sig)
+	expired, err := e.store.ViewURL(e.app.URL(), org, wsID, up.FileID, up.VersionID, -2*time.Second)
+	require.NoError(t, err)
+	expectProblem(t, e.do("", http.MethodGet, expired, nil), 403, sig)
+	_, err = e.store.ViewURL(e.app.URL(), org, wsID, up.FileID, "v1", time.Minute)
+	assert.Error(t, err)
+
+	// In Chromium: the page renders (title and SVG in the DOM), its script
+	// does not run.
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	dom, err := workertest.Browser(ctx, t, view, "--dump-dom")
+	require.NoError(t, err)
+	assert.Contains(t, string(dom), `<h1 id="title">Report</h1>`, "%s", dom)
+	assert.Contains(t, string(dom), `data-plot="p"`)
+	assert.NotContains(t, string(dom), `data-script-ran="yes"`, "the page's script ran")
+	// The check can fail: the same page from a file URL runs its script.
+	local := filepath.Join(t.TempDir(), "page.html")
+	require.NoError(t, os.WriteFile(local, []byte(page), 0o644))
+	dom, err = workertest.Browser(ctx, t, "file://"+local, "--dump-dom")
+	require.NoError(t, err)
+	assert.Contains(t, string(dom), `data-script-ran="yes"`)
+	colours, err := workertest.ScreenshotColours(ctx, t, view, 400, 300)
+	require.NoError(t, err)
+	assert.Greater(t, colours, 2, "the screenshot shows the page's colours")
 }

@@ -22,6 +22,7 @@ const SigningKeyFile = "signing-key"
 const (
 	opUpload   = "upload"
 	opDownload = "download"
+	opView     = "view"
 )
 
 // contentPrefix is the path prefix of the signed content URLs.

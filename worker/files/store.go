@@ -835,6 +835,24 @@ func (s *Store) DownloadURL(baseURL string, rec *Record, ttl time.Duration) stri
 	return s.signedURL(baseURL, opDownload, versionRef{org: rec.Org, ws: rec.Workspace, file: rec.ID, version: vid}, ttl)
 }
 
+// ViewURL returns a signed URL, valid for ttl, that shows one version of a
+// file in a browser: the same content route as DownloadURL with op=view,
+// served inline (no attachment) under a Content-Security-Policy that allows
+// inline CSS and SVG and no scripts, plugins, frames or outside resources
+// (ViewCSP). The file is given by org, workspace, file id and version id.
+func (s *Store) ViewURL(baseURL, org, ws, id, versionID string, ttl time.Duration) (string, error) {
+	vid, err := parseVersionID(versionID)
+	if err != nil {
+		return "", fmt.Errorf("files: view URL: %w", err)
+	}
+	return s.signedURL(baseURL, opView, versionRef{org: org, ws: ws, file: id, version: vid}, ttl), nil
+}
+
+// ViewCSP is the Content-Security-Policy of a view URL's answer: the page's
+// own inline styles and inline SVG, data: images, nothing else (no script
+// runs; the page is sandboxed, so it has no origin of its own either).
+const ViewCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; sandbox"
+
 // FileURL returns the API URL of a file (GET for its record, which needs a
 // token), by id: baseURL/file/v2/orgs/{org}/workspaces/{ws}/files/{id}.
 func FileURL(baseURL string, rec *Record) string {

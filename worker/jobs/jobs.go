@@ -6,6 +6,7 @@
 package jobs
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -188,7 +189,9 @@ func (m *Manager) Submit(org, topic, task, user string, fn Func) (Record, error)
 	}
 	m.jobs[j.rec.ID] = j
 	m.queue = append(m.queue, j)
-	m.opts.Logger.Info("job requested", "job_id", j.rec.ID, "task", task, "topic", topic)
+	// Logged before schedule starts the job, so "task submitted" always
+	// precedes "job started" in the log.
+	m.opts.Logger.Info("task submitted", "job_id", j.rec.ID, "topic", topic, "task", task, "org", org)
 	m.schedule()
 	return j.rec, nil
 }
@@ -224,7 +227,7 @@ func (m *Manager) run(ctx context.Context, j *job) {
 	j.rec.FinishedAt = &now
 	switch {
 	case err == nil:
-		b, merr := json.Marshal(result)
+		b, merr := marshal(result, "")
 		if merr != nil {
 			err = merr
 			break
@@ -361,13 +364,17 @@ func (m *Manager) List(org string) []Record {
 	return out
 }
 
-// Shutdown stops accepting jobs, cancels queued ones, lets running jobs
-// finish until ctx ends, then cancels them and waits for them to return.
-// Jobs still unfinished after that are recorded as interrupted by the next
-// NewManager. It is idempotent.
+// Shutdown stops accepting jobs, fails queued ones as interrupted, lets
+// running jobs finish until ctx ends, then cancels them (recorded as failed,
+// interrupted) and waits for them to return. It logs at once what it waits
+// for ("shutting down: waiting up to 10s for 2 running jobs", the time from
+// ctx's deadline), then the fate of each job it found queued or running. It
+// is idempotent.
 func (m *Manager) Shutdown(ctx context.Context) {
 	m.mu.Lock()
+	first := !m.closed
 	m.closed = true
+	var queued, running []*job
 	for _, j := range m.queue {
 		if j.rec.Status == Requested {
 			now := time.Now().UTC()
@@ -375,31 +382,83 @@ func (m *Manager) Shutdown(ctx context.Context) {
 			j.rec.Error = &Problem{Type: ErrorBase + "/interrupted", Title: "Job Interrupted", Status: 503, Detail: "the worker shut down before this job started; submit it again"}
 			close(j.done)
 			_ = m.persist(j.rec)
+			queued = append(queued, j)
 		}
 	}
 	m.queue = nil
+	for _, j := range m.jobs {
+		if j.rec.Status == InProgress || j.rec.Status == Cancelling {
+			running = append(running, j)
+		}
+	}
+	sort.Slice(running, func(a, b int) bool { return running[a].rec.CreatedAt.Before(running[b].rec.CreatedAt) })
 	m.mu.Unlock()
+	log := m.opts.Logger
+	if first {
+		wait := "until the jobs end"
+		if d, ok := ctx.Deadline(); ok {
+			wait = "up to " + time.Until(d).Round(time.Second).String()
+		}
+		log.Info(fmt.Sprintf("shutting down: waiting %s for %s", wait, plural(len(running), "running job", "running jobs")),
+			"running", len(running), "queued", len(queued))
+		for _, j := range queued {
+			log.Info("shutdown: queued job failed as interrupted (never started; submit it again)", "job_id", j.rec.ID, "task", j.rec.Task)
+		}
+	}
 	done := make(chan struct{})
 	go func() { m.wg.Wait(); close(done) }()
 	select {
 	case <-done:
-		return
 	case <-ctx.Done():
+		m.mu.Lock()
+		for _, j := range m.jobs {
+			if (j.rec.Status == InProgress || j.rec.Status == Cancelling) && j.cancel != nil {
+				j.interrupted = true
+				j.cancel()
+			}
+		}
+		m.mu.Unlock()
+		<-done
+	}
+	if !first {
+		return
 	}
 	m.mu.Lock()
-	for _, j := range m.jobs {
-		if (j.rec.Status == InProgress || j.rec.Status == Cancelling) && j.cancel != nil {
-			j.interrupted = true
-			j.cancel()
+	defer m.mu.Unlock()
+	for _, j := range running {
+		switch {
+		case j.interrupted:
+			log.Info("shutdown: job interrupted at the timeout, recorded as failed (submit it again)", "job_id", j.rec.ID, "task", j.rec.Task)
+		default:
+			log.Info("shutdown: job ended before the timeout", "job_id", j.rec.ID, "task", j.rec.Task, "status", string(j.rec.Status))
 		}
 	}
-	m.mu.Unlock()
-	<-done
+}
+
+// plural renders n with the singular or plural noun.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// marshal encodes v without HTML escaping, so that the URLs of a result
+// (signed URLs carry & in their query) read as they are, not as \u0026.
+func marshal(v any, indent string) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", indent)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // persist writes a record atomically (temporary file, fsync, rename).
 func (m *Manager) persist(r Record) error {
-	b, err := json.MarshalIndent(r, "", "  ")
+	b, err := marshal(r, "  ")
 	if err != nil {
 		return fmt.Errorf("jobs: %w", err)
 	}

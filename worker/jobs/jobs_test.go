@@ -3,6 +3,11 @@ package jobs
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -141,4 +146,108 @@ func TestShutdownInterruptsRunningJobs(t *testing.T) {
 	_, err = m.Submit("o", "t", "x", "", nil)
 	assert.ErrorIs(t, err, ErrClosed)
 	m.Shutdown(ctx) // idempotent
+}
+
+// logSink is a concurrency-safe log destination that signals the first line
+// containing a marker.
+type logSink struct {
+	mu     sync.Mutex
+	buf    strings.Builder
+	marker string
+	seen   chan struct{}
+	once   sync.Once
+}
+
+func newLogSink(marker string) *logSink { return &logSink{marker: marker, seen: make(chan struct{})} }
+
+func (l *logSink) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf.Write(p)
+	if l.marker != "" && strings.Contains(string(p), l.marker) {
+		l.once.Do(func() { close(l.seen) })
+	}
+	return len(p), nil
+}
+
+func (l *logSink) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func TestSubmittedIsLoggedBeforeStarted(t *testing.T) {
+	sink := newLogSink("")
+	m, err := NewManager(Options{Dir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(sink, nil))})
+	require.NoError(t, err)
+	for range 20 {
+		r, err := m.Submit("org", "geostatistics", "knn", "u", func(context.Context, func(int, string)) (any, error) { return 1, nil })
+		require.NoError(t, err)
+		wait(t, m, r.ID)
+		out := sink.String()
+		sub := strings.Index(out, `msg="task submitted" job_id=`+r.ID)
+		start := strings.Index(out, `msg="job started" job_id=`+r.ID)
+		require.True(t, sub >= 0 && start >= 0, out)
+		require.Less(t, sub, start, out)
+	}
+}
+
+func TestShutdownLogsWhatItWaitsForAndEachFate(t *testing.T) {
+	sink := newLogSink("shutting down:")
+	m, err := NewManager(Options{Dir: t.TempDir(), MaxJobs: 2, Logger: slog.New(slog.NewTextHandler(sink, nil))})
+	require.NoError(t, err)
+	startedA, startedB, release := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	a, _ := m.Submit("o", "geostatistics", "slow", "", func(ctx context.Context, _ func(int, string)) (any, error) {
+		close(startedA)
+		<-ctx.Done() // ends only when Shutdown cancels it
+		return nil, ctx.Err()
+	})
+	b, _ := m.Submit("o", "geostatistics", "quick", "", func(context.Context, func(int, string)) (any, error) {
+		close(startedB)
+		<-release
+		return 1, nil
+	})
+	<-startedA
+	<-startedB
+	c, _ := m.Submit("o", "geostatistics", "queued", "", func(context.Context, func(int, string)) (any, error) { return 1, nil })
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	go func() {
+		<-sink.seen // the announcement is logged before anything ends
+		close(release)
+		m.Wait(context.Background(), b.ID) // b has ended
+		cancel()                           // the "timeout" for job a
+	}()
+	m.Shutdown(ctx)
+
+	out := sink.String()
+	assert.Contains(t, out, `msg="shutting down: waiting up to 10s for 2 running jobs"`)
+	assert.Contains(t, out, `msg="shutdown: queued job failed as interrupted (never started; submit it again)" job_id=`+c.ID)
+	assert.Contains(t, out, `msg="shutdown: job interrupted at the timeout, recorded as failed (submit it again)" job_id=`+a.ID)
+	assert.Contains(t, out, `msg="shutdown: job ended before the timeout" job_id=`+b.ID+" task=quick status=succeeded")
+	ra, _ := m.Get(a.ID)
+	assert.Equal(t, Failed, ra.Status)
+	assert.Contains(t, ra.Error.Type, "interrupted")
+	rc, _ := m.Get(c.ID)
+	assert.Equal(t, Failed, rc.Status)
+	assert.Less(t, strings.Index(out, "shutting down:"), strings.Index(out, "shutdown: job ended"), out)
+}
+
+// Results keep their URLs readable: & < > are not escaped as \u0026 etc.,
+// neither in the record nor in its file.
+func TestResultsAreNotHTMLEscaped(t *testing.T) {
+	dir := t.TempDir()
+	m, err := NewManager(Options{Dir: dir})
+	require.NoError(t, err)
+	const u = "http://h/file?op=view&se=1&sig=<x>"
+	r, err := m.Submit("o", "geostatistics", "x", "", func(context.Context, func(int, string)) (any, error) {
+		return map[string]string{"view": u}, nil
+	})
+	require.NoError(t, err)
+	got := wait(t, m, r.ID)
+	assert.Contains(t, string(got.Result), u)
+	saved, err := os.ReadFile(filepath.Join(dir, r.ID+".json"))
+	require.NoError(t, err)
+	assert.Contains(t, string(saved), u)
 }

@@ -37,6 +37,7 @@
 //
 // Schemas registers every schema file under SchemaBaseURL + $id and validates
 // documents with a draft 2020-12 validator (format assertions on).
-// FindSchemasDir locates ../shared/evo-schemas next to the module root, or
-// $GEOSTAT_SCHEMAS_DIR.
+// The schemas are embedded in the binary (package evoschemas, EmbeddedSchemas);
+// OpenSchemas loads a directory instead when one is named (-schemas or
+// $GEOSTAT_SCHEMAS_DIR).
 package objects

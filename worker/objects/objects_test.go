@@ -75,15 +75,78 @@ func TestSchemaValidationReportsPath(t *testing.T) {
 	assert.True(t, se.NotFound)
 }
 
-func TestFindSchemasDirEnvOverride(t *testing.T) {
-	dir := objecttest.Schemas(t).Dir()
-	t.Setenv(objects.SchemasDirEnv, filepath.Dir(dir))
-	got, err := objects.FindSchemasDir()
+func TestEmbeddedSchemas(t *testing.T) {
+	s, err := objects.EmbeddedSchemas()
 	require.NoError(t, err)
-	assert.Equal(t, dir, got, "the evo-schemas directory resolves to its schema subdirectory")
-	t.Setenv(objects.SchemasDirEnv, t.TempDir())
-	_, err = objects.FindSchemasDir()
-	assert.ErrorContains(t, err, objects.SchemasDirEnv)
+	assert.Equal(t, objects.EmbeddedSchemasSource, s.Source())
+	for _, id := range []string{
+		"/objects/pointset/1.3.0/pointset.schema.json",
+		"/objects/regular-masked-3d-grid/1.3.0/regular-masked-3d-grid.schema.json",
+		"/objects/experimental-variogram/1.0.0/experimental-variogram.schema.json",
+		"/elements/float-array-1/1.0.1/float-array-1.schema.json",
+	} {
+		assert.True(t, s.Has(id), id)
+	}
+	// A pointset without locations is refused by the embedded set.
+	doc := objecttest.NewBlobs().Pointset("1.3.0", samplePoints())
+	delete(doc, "locations")
+	d, err := objects.DecodeJSON(objecttest.JSON(doc))
+	require.NoError(t, err)
+	var se *objects.SchemaError
+	require.True(t, errors.As(s.Validate(d), &se))
+	assert.False(t, se.NotFound)
+}
+
+// writeOnlySchema writes an evo-schemas-like directory holding one object
+// schema that requires a numeric "n".
+func writeOnlySchema(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	dir := filepath.Join(root, "schema", "objects", "only", "1.0.0")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	schema := `{"$schema": "https://json-schema.org/draft/2020-12/schema",
+		"$id": "/objects/only/1.0.0/only.schema.json",
+		"type": "object", "required": ["schema", "n"], "properties": {"n": {"type": "number"}}}`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "only.schema.json"), []byte(schema), 0o644))
+	return root
+}
+
+func TestOpenSchemasOverride(t *testing.T) {
+	root := writeOnlySchema(t)
+	noEnv := func(string) string { return "" }
+	env := func(k string) string {
+		if k == objects.SchemasDirEnv {
+			return root
+		}
+		return ""
+	}
+	const only = "/objects/only/1.0.0/only.schema.json"
+	const pointset = "/objects/pointset/1.3.0/pointset.schema.json"
+
+	s, err := objects.OpenSchemas("", noEnv)
+	require.NoError(t, err)
+	assert.Equal(t, objects.EmbeddedSchemasSource, s.Source(), "neither flag nor environment: the embedded set")
+	assert.True(t, s.Has(pointset))
+
+	for name, open := range map[string]func() (*objects.Schemas, error){
+		"directory":           func() (*objects.Schemas, error) { return objects.OpenSchemas(root, noEnv) },
+		"schema subdirectory": func() (*objects.Schemas, error) { return objects.OpenSchemas(filepath.Join(root, "schema"), noEnv) },
+		"environment":         func() (*objects.Schemas, error) { return objects.OpenSchemas("", env) },
+		"flag over environment": func() (*objects.Schemas, error) {
+			return objects.OpenSchemas(root, func(string) string { return t.TempDir() })
+		},
+	} {
+		s, err := open()
+		require.NoError(t, err, name)
+		assert.Equal(t, filepath.Join(root, "schema"), s.Source(), name)
+		assert.True(t, s.Has(only), name)
+		assert.False(t, s.Has(pointset), "%s: the override replaces the embedded set", name)
+		assert.NoError(t, s.Validate(map[string]any{"schema": only, "n": 1.0}), name)
+		assert.Error(t, s.Validate(map[string]any{"schema": only, "n": "one"}), name)
+	}
+
+	_, err = objects.OpenSchemas(t.TempDir(), noEnv)
+	assert.ErrorContains(t, err, objects.SchemasDirEnv, "a directory without schemas is an error, never validation off")
 }
 
 func TestDecodeDispatch(t *testing.T) {

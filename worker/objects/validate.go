@@ -1,7 +1,6 @@
 package objects
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -12,40 +11,49 @@ import (
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/geostat-engine/geostat/worker/objects/evoschemas"
 )
 
 // SchemaBaseURL is the synthetic base under which every schema file is
 // registered: its root-relative $id is appended (docs/objects.md 1.1).
 const SchemaBaseURL = "https://schemas.local"
 
-// SchemasDirEnv names the environment variable that overrides where the
-// schemas are found (the evo-schemas directory or its schema subdirectory).
+// SchemasDirEnv names the environment variable that overrides the embedded
+// schemas with a directory (the evo-schemas directory or its schema
+// subdirectory).
 const SchemasDirEnv = "GEOSTAT_SCHEMAS_DIR"
 
-// modulePath is the project's module path, used to find the module root.
-const modulePath = "github.com/geostat-engine/geostat"
+// EmbeddedSchemasSource is what Schemas.Source reports for the schemas
+// embedded in the binary (package evoschemas).
+const EmbeddedSchemasSource = "embedded"
 
-// FindSchemasDir returns the directory holding the schema tree
-// (objects/, components/, elements/): $GEOSTAT_SCHEMAS_DIR when set, else
-// ../shared/evo-schemas/schema next to the module root found by walking up
-// from the working directory.
-func FindSchemasDir() (string, error) {
-	if d := os.Getenv(SchemasDirEnv); d != "" {
-		return schemaSubdir(d)
+// EmbeddedSchemas loads the schemas embedded in the binary (package
+// evoschemas).
+func EmbeddedSchemas() (*Schemas, error) {
+	return LoadSchemasFS(evoschemas.FS(), EmbeddedSchemasSource)
+}
+
+// OpenSchemas loads the schemas the worker validates with: those in dir when
+// it is not empty, else those in $GEOSTAT_SCHEMAS_DIR when getenv (nil means
+// os.Getenv) gives it, else the embedded set. A directory may be the
+// evo-schemas directory or its schema subdirectory. There is no way to get
+// no schemas: a directory that holds none is an error.
+func OpenSchemas(dir string, getenv func(string) string) (*Schemas, error) {
+	if getenv == nil {
+		getenv = os.Getenv
 	}
-	wd, err := os.Getwd()
+	if dir == "" {
+		dir = getenv(SchemasDirEnv)
+	}
+	if dir == "" {
+		return EmbeddedSchemas()
+	}
+	sub, err := schemaSubdir(dir)
 	if err != nil {
-		return "", fmt.Errorf("finding schemas: %w", err)
+		return nil, err
 	}
-	for dir := wd; ; dir = filepath.Dir(dir) {
-		if isModuleRoot(dir) {
-			return schemaSubdir(filepath.Join(dir, "..", "shared", "evo-schemas"))
-		}
-		if filepath.Dir(dir) == dir {
-			break
-		}
-	}
-	return "", fmt.Errorf("finding schemas: no %s module root above %s; set %s", modulePath, wd, SchemasDirEnv)
+	return LoadSchemas(sub)
 }
 
 // schemaSubdir accepts either the evo-schemas directory or its schema/
@@ -60,29 +68,14 @@ func schemaSubdir(d string) (string, error) {
 			return abs, nil
 		}
 	}
-	return "", fmt.Errorf("finding schemas: %s holds no schema tree (objects/...); set %s", d, SchemasDirEnv)
-}
-
-func isModuleRoot(dir string) bool {
-	f, err := os.Open(filepath.Join(dir, "go.mod"))
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if line := strings.TrimSpace(sc.Text()); strings.HasPrefix(line, "module ") {
-			return strings.TrimSpace(strings.TrimPrefix(line, "module ")) == modulePath
-		}
-	}
-	return false
+	return "", fmt.Errorf("schemas: %s holds no schema tree (objects/, components/, elements/); name the evo-schemas directory or its schema subdirectory (-schemas or %s), or set neither to use the embedded schemas", d, SchemasDirEnv)
 }
 
 // Schemas validates object documents against the geoscience object JSON
 // schemas (draft 2020-12, format assertions on). Object schemas are compiled
 // on first use; a Schemas is safe for concurrent use.
 type Schemas struct {
-	dir      string
+	source   string
 	mu       sync.Mutex
 	compiler *jsonschema.Compiler
 	ids      map[string]bool
@@ -92,18 +85,24 @@ type Schemas struct {
 // LoadSchemas registers every *.json file under dir as SchemaBaseURL + its
 // $id.
 func LoadSchemas(dir string) (*Schemas, error) {
+	return LoadSchemasFS(os.DirFS(dir), dir)
+}
+
+// LoadSchemasFS registers every *.json file of fsys as SchemaBaseURL + its
+// $id; source names the set in errors and in Source.
+func LoadSchemasFS(fsys fs.FS, source string) (*Schemas, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
-	s := &Schemas{dir: dir, compiler: c, ids: map[string]bool{}, compiled: map[string]*jsonschema.Schema{}}
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+	s := &Schemas{source: source, compiler: c, ids: map[string]bool{}, compiled: map[string]*jsonschema.Schema{}}
+	err := fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if d.IsDir() || !strings.HasSuffix(path, ".json") {
 			return nil
 		}
-		data, err := os.ReadFile(path)
+		data, err := fs.ReadFile(fsys, path)
 		if err != nil {
 			return err
 		}
@@ -126,16 +125,17 @@ func LoadSchemas(dir string) (*Schemas, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("loading schemas from %s: %w", dir, err)
+		return nil, fmt.Errorf("loading schemas from %s: %w", source, err)
 	}
 	if len(s.ids) == 0 {
-		return nil, fmt.Errorf("loading schemas from %s: no schema files", dir)
+		return nil, fmt.Errorf("loading schemas from %s: no schema files", source)
 	}
 	return s, nil
 }
 
-// Dir returns the directory the schemas were loaded from.
-func (s *Schemas) Dir() string { return s.dir }
+// Source returns where the schemas were loaded from: a directory, or
+// EmbeddedSchemasSource.
+func (s *Schemas) Source() string { return s.source }
 
 // Has reports whether a schema with this $id is registered.
 func (s *Schemas) Has(id string) bool { return s.ids[id] }

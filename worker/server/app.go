@@ -47,9 +47,11 @@ type Options struct {
 	// The worker then serves no object routes of its own.
 	ObjectsURL   string
 	ObjectsToken string
-	// SchemasDir is the evo schema tree used to validate stored objects;
-	// empty means objects.FindSchemasDir. When no schemas are found the
-	// embedded store accepts objects without schema validation (logged).
+	// SchemasDir overrides the evo schemas embedded in the binary with a
+	// directory (the evo-schemas directory or its schema subdirectory);
+	// empty means $GEOSTAT_SCHEMAS_DIR (read with Getenv) and, without it,
+	// the embedded set. Every stored object is validated: a directory that
+	// holds no schemas is an error of New.
 	SchemasDir string
 	// PublicURL is the base of the URLs the worker hands out (signed blob
 	// URLs, object links); empty means the scheme and Host of each request.
@@ -66,6 +68,14 @@ type Options struct {
 	// ShutdownTimeout bounds the graceful shutdown Run performs when its
 	// context ends.
 	ShutdownTimeout time.Duration
+	// Listener, when set, is an already bound listener to serve on (Addr is
+	// then not used); the App closes it on Stop or when New fails. Without
+	// it New binds Addr, before it touches the data directory.
+	Listener net.Listener
+	// DataDirLock, when set, is the caller's lock of DataDir (LockDataDir);
+	// the caller releases it. Without it New takes the lock itself (right
+	// after binding the listener) and Stop releases it.
+	DataDirLock *DataDirLock
 	// Logger receives structured logs (default: text to stderr).
 	Logger *slog.Logger
 	// Stdout receives the development-token hint (default os.Stderr).
@@ -113,7 +123,7 @@ type Deps struct {
 	// Auth authenticates requests (Auth.RequireOrg, Auth.RequireWorkspace,
 	// PrincipalFrom).
 	Auth *Auth
-	// Schemas validates object documents; nil when no schemas were found.
+	// Schemas validates object documents (never nil).
 	Schemas *objects.Schemas
 	// Logger is the application's logger.
 	Logger *slog.Logger
@@ -189,23 +199,52 @@ type App struct {
 	srv      *http.Server
 	sem      chan struct{}
 
+	lock     *DataDirLock // released by Stop when New took it
 	stopOnce sync.Once
 	stopErr  error
 	running  chan struct{}
 }
 
-// New builds the application and binds its listener (so Addr is known before
-// Run).
-func New(opts Options) (*App, error) {
+// New builds the application. It binds its listener first (so Addr is known
+// before Run, and a busy port fails before anything is created in the data
+// directory), then locks the data directory (one worker per directory, see
+// LockDataDir), then opens the store.
+func New(opts Options) (_ *App, err error) {
 	opts.setDefaults()
 	if err := opts.validate(); err != nil {
+		if opts.Listener != nil {
+			opts.Listener.Close()
+		}
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	a := &App{opts: opts, logger: opts.Logger, sem: make(chan struct{}, opts.MaxConcurrent), running: make(chan struct{})}
-	if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
-		return nil, fmt.Errorf("server: data directory: %w", err)
+	ln := opts.Listener
+	if ln == nil {
+		if ln, err = net.Listen("tcp", opts.Addr); err != nil {
+			return nil, fmt.Errorf("server: listen: %w", err)
+		}
 	}
-	a.loadSchemas()
+	a := &App{opts: opts, logger: opts.Logger, sem: make(chan struct{}, opts.MaxConcurrent), running: make(chan struct{}), ln: ln}
+	defer func() {
+		if err != nil {
+			ln.Close()
+			if a.store != nil {
+				a.store.Close()
+			}
+			if a.lock != nil {
+				a.lock.Release()
+			}
+		}
+	}()
+	schemas, err := objects.OpenSchemas(opts.SchemasDir, opts.Getenv)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	a.schemas = schemas
+	if opts.DataDirLock == nil {
+		if a.lock, err = LockDataDir(opts.DataDir); err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
+	}
 	if err := a.setupAuth(); err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
@@ -215,13 +254,17 @@ func New(opts Options) (*App, error) {
 	}
 	a.signer = &signer{key: key, now: time.Now}
 	if opts.ObjectsURL != "" {
-		a.store, err = store.NewRemote(opts.ObjectsURL, opts.ObjectsToken, nil)
+		remote, err := store.NewRemote(opts.ObjectsURL, opts.ObjectsToken, nil)
+		if err != nil {
+			return nil, fmt.Errorf("server: store: %w", err)
+		}
+		a.store = remote
 	} else {
-		a.embedded, err = store.OpenEmbedded(store.EmbeddedOptions{Dir: opts.DataDir, Schemas: a.schemas})
-		a.store = a.embedded
-	}
-	if err != nil {
-		return nil, fmt.Errorf("server: store: %w", err)
+		embedded, err := store.OpenEmbedded(store.EmbeddedOptions{Dir: opts.DataDir, Schemas: a.schemas})
+		if err != nil {
+			return nil, fmt.Errorf("server: store: %w", err)
+		}
+		a.embedded, a.store = embedded, embedded
 	}
 	a.mux = http.NewServeMux()
 	a.routes = &recordingMux{mux: a.mux}
@@ -235,12 +278,6 @@ func New(opts Options) (*App, error) {
 		opts.ExtraRoutes(a.routes, a.Deps())
 	}
 	a.handler = a.middleware(a.mux)
-	ln, err := net.Listen("tcp", opts.Addr)
-	if err != nil {
-		a.store.Close()
-		return nil, fmt.Errorf("server: listen: %w", err)
-	}
-	a.ln = ln
 	a.srv = &http.Server{
 		Handler:           a.handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -248,24 +285,6 @@ func New(opts Options) (*App, error) {
 		ErrorLog:          slog.NewLogLogger(a.logger.Handler(), slog.LevelWarn),
 	}
 	return a, nil
-}
-
-func (a *App) loadSchemas() {
-	dir := a.opts.SchemasDir
-	if dir == "" {
-		d, err := objects.FindSchemasDir()
-		if err != nil {
-			a.logger.Warn("schema validation disabled: no schemas found", "err", err)
-			return
-		}
-		dir = d
-	}
-	s, err := objects.LoadSchemas(dir)
-	if err != nil {
-		a.logger.Warn("schema validation disabled", "err", err)
-		return
-	}
-	a.schemas = s
 }
 
 func (a *App) setupAuth() error {
@@ -337,7 +356,7 @@ func (a *App) Auth() *Auth { return a.auth }
 func (a *App) Run(ctx context.Context) error {
 	errc := make(chan error, 1)
 	go func() { errc <- a.srv.Serve(a.ln) }()
-	a.logger.Info("geostat worker listening", "addr", a.Addr(), "embedded_store", a.embedded != nil, "schema_validation", a.schemas != nil)
+	a.logger.Info("geostat worker listening", "addr", a.Addr(), "embedded_store", a.embedded != nil, "schemas", a.schemas.Source())
 	select {
 	case err := <-errc:
 		if errors.Is(err, http.ErrServerClosed) {
@@ -367,6 +386,11 @@ func (a *App) Stop(ctx context.Context) error {
 		a.ln.Close()
 		if cerr := a.store.Close(); err == nil {
 			err = cerr
+		}
+		if a.lock != nil {
+			if lerr := a.lock.Release(); err == nil {
+				err = lerr
+			}
 		}
 		a.stopErr = err
 		close(a.running)

@@ -49,8 +49,12 @@ func TestExtraRoutesAndLimiter(t *testing.T) {
 	r.json(t, &got)
 	assert.Equal(t, app.URL(), got["base"])
 	expectProblem(t, c.do(http.MethodPost, compute+"fail", nil), 422, store.TypeValidation)
-	expectProblem(t, newClient(t, app, "").do(http.MethodPost, compute+"knn", nil), 401, store.TypeMissingToken)
-	expectProblem(t, c.do(http.MethodPost, "/compute/orgs/acme/geostatistics/knn", nil), 422, store.TypeValidation)
+	// Auth failures on a compute route carry compute problem types.
+	expectProblem(t, newClient(t, app, "").do(http.MethodPost, compute+"knn", nil), 401, server.ComputeAuthErrorBase+store.TypeMissingToken)
+	expectProblem(t, newClient(t, app, "wrong-token").do(http.MethodPost, compute+"knn", nil), 401, server.ComputeAuthErrorBase+store.TypeInvalidToken)
+	expectProblem(t, c.do(http.MethodPost, "/compute/orgs/acme/geostatistics/knn", nil), 422, server.ComputeAuthErrorBase+store.TypeValidation)
+	// The same failure on an object route keeps the object area's type.
+	expectProblem(t, newClient(t, app, "wrong-token").do(http.MethodGet, wsPrefix+"/objects", nil), 401, store.TypeInvalidToken)
 	expectProblem(t, c.do(http.MethodGet, compute+"knn", nil), 405, server.TypeMethodNotAllowed)
 
 	// With one slot taken, the next request gets 503; /healthz still answers.

@@ -239,13 +239,30 @@ func WithPrincipal(ctx context.Context, p *Principal) context.Context {
 	return context.WithValue(ctx, principalKey{}, p)
 }
 
+// ComputeAuthErrorBase is the base of the problem types of authentication
+// and authorisation failures on the compute routes (/compute/...): the
+// suffix is that of the object area (e.g. /auth/invalid-token), the base
+// the compute area's, so a compute client sees a compute error type.
+const ComputeAuthErrorBase = ErrorBase + "/compute"
+
+// authProblem renders an auth failure of the middleware under the problem
+// types of the route's area: ComputeAuthErrorBase for /compute/ routes,
+// ObjectErrorBase elsewhere.
+func authProblem(r *http.Request, err error) Problem {
+	p := ProblemFor(err)
+	if e := store.AsError(err); e != nil && strings.HasPrefix(r.URL.Path, "/compute/") {
+		p.Type = ComputeAuthErrorBase + e.Type
+	}
+	return p
+}
+
 // Authenticated wraps h so it runs only for a valid token (401 otherwise),
 // with the principal in the request context.
 func (a *Auth) Authenticated(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := a.Authenticate(r)
 		if err != nil {
-			writeProblem(w, ProblemFor(err))
+			writeProblem(w, authProblem(r, err))
 			return
 		}
 		h.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
@@ -259,11 +276,11 @@ func (a *Auth) RequireOrg(h http.Handler) http.Handler {
 	return a.Authenticated(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		org := r.PathValue("org_id")
 		if !objects.IsUUID(org) {
-			writeProblem(w, ProblemFor(store.ErrValidation(fmt.Sprintf("org_id %q is not a UUID", org))))
+			writeProblem(w, authProblem(r, store.ErrValidation(fmt.Sprintf("org_id %q is not a UUID", org))))
 			return
 		}
 		if !PrincipalFrom(r.Context()).InOrg(org) {
-			writeProblem(w, ProblemFor(store.ErrNotFound("", fmt.Sprintf("organisation %s not found", org))))
+			writeProblem(w, authProblem(r, store.ErrNotFound("", fmt.Sprintf("organisation %s not found", org))))
 			return
 		}
 		h.ServeHTTP(w, r)
@@ -279,13 +296,13 @@ func (a *Auth) RequireWorkspace(min Role, h http.Handler) http.Handler {
 		org, ws := r.PathValue("org_id"), r.PathValue("workspace_id")
 		for name, v := range map[string]string{"org_id": org, "workspace_id": ws} {
 			if !objects.IsUUID(v) {
-				writeProblem(w, ProblemFor(store.ErrValidation(fmt.Sprintf("%s %q is not a UUID", name, v))))
+				writeProblem(w, authProblem(r, store.ErrValidation(fmt.Sprintf("%s %q is not a UUID", name, v))))
 				return
 			}
 		}
 		role, ok := PrincipalFrom(r.Context()).Role(org, ws)
 		if !ok {
-			writeProblem(w, ProblemFor(store.ErrNotFound("", fmt.Sprintf("workspace %s not found", ws))))
+			writeProblem(w, authProblem(r, store.ErrNotFound("", fmt.Sprintf("workspace %s not found", ws))))
 			return
 		}
 		if !role.AtLeast(min) {
@@ -298,7 +315,7 @@ func (a *Auth) RequireWorkspace(min Role, h http.Handler) http.Handler {
 			e := store.NewError(http.StatusForbidden, store.TypeInsufficient, "Insufficient Role.",
 				fmt.Sprintf("this operation needs the role %s or higher", min))
 			e.Extra = map[string]any{"your_role": role, "permitted_roles": permitted}
-			writeProblem(w, ProblemFor(e))
+			writeProblem(w, authProblem(r, e))
 			return
 		}
 		h.ServeHTTP(w, r)

@@ -339,7 +339,12 @@ func TestDevToken(t *testing.T) {
 	assert.NotContains(t, out.String(), token, "the token itself is never printed")
 	assert.Equal(t, http.StatusOK, newClient(t, app, token).do(http.MethodGet, wsPrefix+"/objects", nil).status)
 
-	// A second start on the same directory reuses the token.
+	// A second start on the same directory reuses the token. While the first
+	// App runs, the directory is locked.
+	_, err = server.New(server.Options{Addr: "127.0.0.1:0", DataDir: dir, Getenv: noEnv, Stdout: &out, Logger: app.Deps().Logger})
+	require.ErrorIs(t, err, server.ErrDataDirInUse)
+	assert.ErrorContains(t, err, fmt.Sprintf("(pid %d)", os.Getpid()))
+	require.NoError(t, app.Stop(t.Context()))
 	out.Reset()
 	app3, err := server.New(server.Options{Addr: "127.0.0.1:0", DataDir: dir, Getenv: noEnv, Stdout: &out, Logger: app.Deps().Logger})
 	require.NoError(t, err)

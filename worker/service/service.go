@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -67,10 +68,14 @@ type Service struct {
 	metrics *metrics.Metrics
 	routes  []string
 	openapi []byte
+	lock    *server.DataDirLock
 }
 
-// New builds the worker and binds its listener.
-func New(opts Options) (*Service, error) {
+// New builds the worker. It binds its listener first, so that a busy port
+// fails before anything is created in the data directory, then locks the
+// data directory (one worker per directory: a second one fails at once,
+// naming the directory and the holder's PID), then opens the stores.
+func New(opts Options) (_ *Service, err error) {
 	if opts.MaxJobs <= 0 {
 		opts.MaxJobs = DefaultMaxJobs
 	}
@@ -86,13 +91,35 @@ func New(opts Options) (*Service, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	s := &Service{opts: opts, metrics: metrics.New()}
+	if opts.Addr == "" {
+		opts.Addr = server.DefaultAddr
+	}
+	ln := opts.Listener
+	if ln == nil {
+		if ln, err = net.Listen("tcp", opts.Addr); err != nil {
+			return nil, fmt.Errorf("service: listen: %w", err)
+		}
+	}
+	lock, err := server.LockDataDir(opts.DataDir)
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("service: %w", err)
+	}
+	handedOver := false
+	defer func() {
+		if err != nil {
+			if !handedOver {
+				ln.Close()
+			}
+			lock.Release()
+		}
+	}()
+	s := &Service{opts: opts, metrics: metrics.New(), lock: lock}
 	// Result blobs are spooled in DATA/tmp, whose leftovers the embedded
 	// store clears when it opens.
 	if err := os.MkdirAll(s.tmpDir(), 0o755); err != nil {
 		return nil, fmt.Errorf("service: %w", err)
 	}
-	var err error
 	if s.files, err = files.Open(opts.DataDir); err != nil {
 		return nil, fmt.Errorf("service: %w", err)
 	}
@@ -116,13 +143,17 @@ func New(opts Options) (*Service, error) {
 			extra(mux, deps)
 		}
 	}
+	so.Listener, so.DataDirLock = ln, lock
+	handedOver = true // server.New closes the listener when it fails
 	if s.app, err = server.New(so); err != nil {
+		s.jobs.Shutdown(context.Background())
 		return nil, err
 	}
 	s.routes = s.app.Routes()
 	doc, err := openapi.Document(s.routes, Version)
 	if err != nil {
 		s.app.Stop(context.Background())
+		s.jobs.Shutdown(context.Background())
 		return nil, err
 	}
 	if s.openapi, err = json.MarshalIndent(doc, "", "  "); err != nil {
@@ -139,7 +170,7 @@ func (s *Service) register(mux server.Router, deps server.Deps) {
 		MaxMemory: s.opts.MaxMemory,
 		Logger:    deps.Logger,
 		PublicURL: s.opts.PublicURL,
-		Files:     reportFiles{s.files},
+		Files:     reportFiles{fs: s.files, expiry: urlExpiry(s.opts.URLExpiry)},
 	}
 	tasks.Register(mux, deps, tasks.ComputeOptions{Env: env, Jobs: s.jobs, SyncWait: s.opts.SyncWait, OnSubmit: s.metrics.Submitted})
 	files.Register(mux, deps, s.files, files.Options{URLExpiry: s.opts.URLExpiry, MaxUploadBytes: s.opts.MaxBlobBytes})
@@ -149,6 +180,15 @@ func (s *Service) register(mux server.Router, deps server.Deps) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(s.openapi)
 	})))
+}
+
+// urlExpiry is the validity of signed URLs (Options.URLExpiry or its
+// default).
+func urlExpiry(d time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return server.DefaultURLExpiry
 }
 
 func (s *Service) tmpDir() string { return filepath.Join(s.opts.DataDir, "tmp") }
@@ -170,7 +210,14 @@ func (s *Service) dashboard(w http.ResponseWriter, r *http.Request) {
 }
 
 // reportFiles stores the validation reports in the file area.
-type reportFiles struct{ fs *files.Store }
+type reportFiles struct {
+	fs     *files.Store
+	expiry time.Duration // of the signed view URLs
+}
+
+func (f reportFiles) ViewURL(base, org, ws, id, version string) (string, error) {
+	return f.fs.ViewURL(base, org, ws, id, version, f.expiry)
+}
 
 func (f reportFiles) PutFile(ctx context.Context, org, ws, path string, content io.Reader, contentType string, by store.User) (string, string, error) {
 	rec, err := f.fs.Put(ctx, org, ws, path, content, contentType, by)
@@ -206,6 +253,7 @@ func (s *Service) Run(ctx context.Context) error {
 		sctx, cancel := context.WithTimeout(context.Background(), s.shutdownTimeout())
 		defer cancel()
 		s.jobs.Shutdown(sctx)
+		s.lock.Release()
 		return err
 	case <-ctx.Done():
 	}
@@ -214,7 +262,10 @@ func (s *Service) Run(ctx context.Context) error {
 	sctx, cancel := context.WithTimeout(context.Background(), s.shutdownTimeout())
 	defer cancel()
 	s.jobs.Shutdown(sctx)
-	return <-errc
+	err := <-errc
+	// The data directory is released only once no job can write to it.
+	s.lock.Release()
+	return err
 }
 
 func (s *Service) shutdownTimeout() time.Duration {
@@ -228,6 +279,7 @@ func (s *Service) shutdownTimeout() time.Duration {
 func (s *Service) Stop(ctx context.Context) error {
 	err := s.app.Stop(ctx)
 	s.jobs.Shutdown(ctx)
+	s.lock.Release()
 	return err
 }
 
@@ -246,16 +298,18 @@ func (s *Service) Routes() []string { return s.routes }
 // OpenAPI returns the OpenAPI document.
 func (s *Service) OpenAPI() []byte { return s.openapi }
 
-// SeedDemo stores the demo workspace (see package demo) in the embedded
-// store; it fails when the demo objects already exist.
-func (s *Service) SeedDemo(ctx context.Context) error {
+// SeedDemo stores the demo workspace (see package demo) in the object
+// store. Objects of the demo that exist already are kept, so running it on
+// a data directory it seeded before reuses the workspace. It returns the
+// number of objects it stored (0: the whole demo was there).
+func (s *Service) SeedDemo(ctx context.Context) (int, error) {
 	c, err := demo.Case()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	set, err := demo.Build(c)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	return demo.Seed(ctx, s.app.Store(), store.Workspace{Org: demo.Org, ID: demo.Workspace}, server.LocalUser, set)
 }

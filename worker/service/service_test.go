@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/geostat-engine/geostat/worker/demo"
+	"github.com/geostat-engine/geostat/worker/files"
 	"github.com/geostat-engine/geostat/worker/server"
 	"github.com/geostat-engine/geostat/worker/service"
 	"github.com/geostat-engine/geostat/worker/tasks"
@@ -108,8 +109,12 @@ func TestOpenAPIListsEveryRoute(t *testing.T) {
 func TestDemo(t *testing.T) {
 	s, c, _ := start(t, t.TempDir(), service.Options{SyncWait: 2 * time.Minute})
 	ctx := context.Background()
-	require.NoError(t, s.SeedDemo(ctx))
-	require.Error(t, s.SeedDemo(ctx), "a second seed refuses to overwrite")
+	n, err := s.SeedDemo(ctx)
+	require.NoError(t, err)
+	require.Positive(t, n)
+	n, err = s.SeedDemo(ctx)
+	require.NoError(t, err, "seeding again reuses the workspace")
+	assert.Zero(t, n, "nothing is stored again")
 	cmds := demo.Commands(c.Base, token)
 	for _, call := range demo.Calls(c.Base) {
 		assert.Contains(t, cmds, call.Path())
@@ -133,9 +138,10 @@ func TestDemo(t *testing.T) {
 		if call.Task == "simulation-report" && call.Topic == "geostatistics" {
 			var rep struct {
 				ValidationReport struct{ Reference string } `json:"validation_report"`
-				Links            struct{ Dashboard string }
+				Links            struct{ Dashboard, View string }
 			}
 			require.NoError(t, json.Unmarshal(results, &rep))
+			checkReportView(t, rep.Links.View, c.Base)
 			page, err := c.Do(ctx, http.MethodGet, rep.Links.Dashboard, nil)
 			require.NoError(t, err)
 			require.Equal(t, http.StatusOK, page.Status)
@@ -157,7 +163,8 @@ func TestConcurrentTasksAndRestart(t *testing.T) {
 	dir := t.TempDir()
 	s, c, stop := start(t, dir, service.Options{MaxJobs: 2})
 	ctx := context.Background()
-	require.NoError(t, s.SeedDemo(ctx))
+	_, err := s.SeedDemo(ctx)
+	require.NoError(t, err)
 	url := func(p string) string {
 		return c.Base + "/geoscience-object/orgs/" + demo.Org + "/workspaces/" + demo.Workspace + "/objects/path/" + p
 	}
@@ -212,7 +219,8 @@ func TestShutdownInterruptsRunningJobs(t *testing.T) {
 	dir := t.TempDir()
 	s, c, stop := start(t, dir, service.Options{Options: server.Options{ShutdownTimeout: 300 * time.Millisecond}})
 	ctx := context.Background()
-	require.NoError(t, s.SeedDemo(ctx))
+	_, err := s.SeedDemo(ctx)
+	require.NoError(t, err)
 	grid := "/geoscience-object/orgs/" + demo.Org + "/workspaces/" + demo.Workspace + "/objects/path/" + demo.GridPath
 	before, err := c.Do(ctx, http.MethodGet, grid, nil)
 	require.NoError(t, err)
@@ -252,4 +260,37 @@ func TestShutdownInterruptsRunningJobs(t *testing.T) {
 	require.NoError(t, before.JSON(&b))
 	require.NoError(t, after.JSON(&a))
 	assert.Equal(t, b.VersionID, a.VersionID, "the target is unchanged")
+}
+
+// checkReportView opens a report's view link as a browser would: without a
+// token, inline, with nosniff and the view policy; in Chromium the page lays
+// out its plots and a screenshot of it is not blank.
+func checkReportView(t *testing.T, view, base string) {
+	t.Helper()
+	require.True(t, strings.HasPrefix(view, base+"/file/v2/content/"), "links.view %q", view)
+	require.Contains(t, view, "op=view&", "a plain URL, not JSON-escaped")
+	resp, err := http.Get(view)
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	assert.Equal(t, "text/html; charset=utf-8", resp.Header.Get("Content-Type"))
+	assert.Equal(t, "nosniff", resp.Header.Get("X-Content-Type-Options"))
+	assert.Equal(t, files.ViewCSP, resp.Header.Get("Content-Security-Policy"))
+	assert.True(t, strings.HasPrefix(resp.Header.Get("Content-Disposition"), "inline"))
+	assert.Contains(t, string(body), "<svg")
+	assert.NotContains(t, string(body), "<script", "the report has no script")
+	if workertest.Chromium() == "" {
+		t.Log("chromium not installed: the report view is not opened in a browser")
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	dom, err := workertest.Browser(ctx, t, view, "--dump-dom")
+	require.NoError(t, err)
+	assert.Contains(t, string(dom), "data-plot=", "the page's plots are in the browser's DOM")
+	colours, err := workertest.ScreenshotColours(ctx, t, view, 1280, 1600)
+	require.NoError(t, err)
+	assert.Greater(t, colours, 50, "the screenshot looks blank")
 }

@@ -23,8 +23,8 @@ import (
 type EmbeddedOptions struct {
 	// Dir is the data directory (created if missing).
 	Dir string
-	// Schemas validates documents on write. Nil disables schema validation
-	// (documents are still checked for finite numbers and data keys).
+	// Schemas validates documents on write; nil means the schemas embedded
+	// in the binary (objects.EmbeddedSchemas). Every document is validated.
 	Schemas *objects.Schemas
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -102,6 +102,13 @@ type versionFile struct {
 func OpenEmbedded(opts EmbeddedOptions) (*Embedded, error) {
 	if opts.Dir == "" {
 		return nil, errors.New("store: embedded store needs a directory")
+	}
+	if opts.Schemas == nil {
+		sch, err := objects.EmbeddedSchemas()
+		if err != nil {
+			return nil, fmt.Errorf("store: %w", err)
+		}
+		opts.Schemas = sch
 	}
 	s := &Embedded{dir: opts.Dir, schemas: opts.Schemas, now: opts.Now, spaces: map[Workspace]*space{}}
 	if s.now == nil {
@@ -343,17 +350,15 @@ func (s *Embedded) validateDocument(ws Workspace, body []byte) (map[string]any, 
 	if len(invalid) > 0 {
 		return nil, nil, ErrInvalidKey(invalid)
 	}
-	if s.schemas != nil {
-		if err := s.schemas.Validate(doc); err != nil {
-			var se *objects.SchemaError
-			if errors.As(err, &se) {
-				if se.NotFound {
-					return nil, nil, ErrSchemaNotFound(schema)
-				}
-				return nil, nil, ErrInvalidObject(se.Detail, se.JSONPath, se.SchemaPath)
+	if err := s.schemas.Validate(doc); err != nil {
+		var se *objects.SchemaError
+		if errors.As(err, &se) {
+			if se.NotFound {
+				return nil, nil, ErrSchemaNotFound(schema)
 			}
-			return nil, nil, ErrInternal(err)
+			return nil, nil, ErrInvalidObject(se.Detail, se.JSONPath, se.SchemaPath)
 		}
+		return nil, nil, ErrInternal(err)
 	}
 	var missing []string
 	for _, k := range keys {

@@ -25,9 +25,6 @@ var ws = store.Workspace{Org: "11111111-1111-4111-8111-111111111111", ID: "22222
 // startWorker runs the worker's own object API over real HTTP on 127.0.0.1.
 func startWorker(t *testing.T) *server.App {
 	t.Helper()
-	if _, err := objects.FindSchemasDir(); err != nil {
-		t.Fatalf("the evo schemas are needed: %v", err)
-	}
 	app := workertest.StartApp(t, server.Options{}, token)
 	return app
 }

@@ -186,7 +186,6 @@ func (c *compute) submit(w http.ResponseWriter, r *http.Request, topic string) {
 		fail(&StatusError{Status: http.StatusServiceUnavailable, Type: ComputeErrorBase + "/unavailable", Title: "Service Unavailable.", Detail: err.Error()})
 		return
 	}
-	c.log.Info("task submitted", "job_id", rec.ID, "topic", topic, "task", task, "org", org)
 	location := fmt.Sprintf("/compute/orgs/%s/%s/%s/%s/status", org, topic, task, rec.ID)
 	if topic == TopicSeed && !preferAsync(r) {
 		ctx, cancel := context.WithTimeout(r.Context(), c.opts.SyncWait)

@@ -24,8 +24,11 @@ type ReportFiles interface {
 	// public base URL.
 	FileURL(base, org, ws, id, version string) string
 	// DashboardURL is the worker route that serves the latest version of a
-	// report as a page.
+	// report as a page (it needs the Authorization header).
 	DashboardURL(base, org, ws, id string) string
+	// ViewURL is a short-lived signed URL that shows one version of a
+	// report in a browser, without a token.
+	ViewURL(base, org, ws, id, version string) (string, error)
 	// CheckPath reports whether a file path is valid.
 	CheckPath(path string) error
 }
@@ -176,14 +179,14 @@ func (pl *reportPlan) runSeed(ctx context.Context, progress func(int, string)) (
 	if err != nil {
 		return nil, err
 	}
-	rep, fileURL, dash, err := pl.writeReport(ctx, progress, in, ref.Org, ref.Workspace, pl.p.File)
+	rep, fileURL, links, err := pl.writeReport(ctx, progress, in, ref.Org, ref.Workspace, pl.p.File)
 	if err != nil {
 		return nil, err
 	}
 	out := pl.env.seedResult(w, "Simulation report completed successfully.")
 	out["validation_summary"] = map[string]any{"reference_mean": rep.Summary.ReferenceMean, "mean": rep.Summary.Mean, "verdict": rep.Summary.Verdict}
 	out["validation_report"] = map[string]any{"reference": fileURL}
-	out["links"] = map[string]any{"dashboard": dash}
+	out["links"] = links
 	return out, nil
 }
 
@@ -258,14 +261,14 @@ func (pl *reportPlan) runCurrent(ctx context.Context, progress func(int, string)
 	}
 	tref := p.SimulationTarget
 	file := path.Join("reports", safeName(pl.target.Object.Name)+"-validation.html")
-	rep, fileURL, dash, err := pl.writeReport(ctx, progress, in, tref.Org, tref.Workspace, file)
+	rep, fileURL, links, err := pl.writeReport(ctx, progress, in, tref.Org, tref.Workspace, file)
 	if err != nil {
 		return nil, err
 	}
 	return map[string]any{
 		"validation_summary": map[string]any{"reference_mean": rep.Summary.ReferenceMean, "mean": rep.Summary.Mean, "verdict": rep.Summary.Verdict},
 		"validation_report":  map[string]any{"reference": fileURL},
-		"links":              map[string]any{"dashboard": dash},
+		"links":              links,
 	}, nil
 }
 
@@ -285,28 +288,36 @@ func safeName(n string) string {
 }
 
 // writeReport computes the report and stores its page (and its JSON next to
-// it) in the file area.
-func (pl *reportPlan) writeReport(ctx context.Context, progress func(int, string), in *report.Input, org, ws, file string) (*report.Report, string, string, error) {
+// it) in the file area. It returns the report, the API URL of the stored
+// page and the result's links: "view", a short-lived signed URL that opens
+// this version of the page in a browser without a token, and "dashboard",
+// the worker route that shows the latest version to a caller with a token.
+func (pl *reportPlan) writeReport(ctx context.Context, progress func(int, string), in *report.Input, org, ws, file string) (*report.Report, string, map[string]any, error) {
 	progress(75, "computing the report")
 	rep, err := report.Compute(ctx, in, scaleProgress(progress, 75, 92, "computing the report"))
 	if err != nil {
-		return nil, "", "", err
+		return nil, "", nil, err
 	}
 	var page, doc bytes.Buffer
 	if err := rep.WriteHTML(&page); err != nil {
-		return nil, "", "", err
+		return nil, "", nil, err
 	}
 	if err := rep.WriteJSON(&doc); err != nil {
-		return nil, "", "", err
+		return nil, "", nil, err
 	}
 	progress(95, "storing the report")
 	id, ver, err := pl.env.Files.PutFile(ctx, org, ws, file, &page, "text/html; charset=utf-8", pl.req.User)
 	if err != nil {
-		return nil, "", "", fmt.Errorf("storing the report: %w", err)
+		return nil, "", nil, fmt.Errorf("storing the report: %w", err)
 	}
 	jsonPath := strings.TrimSuffix(file, path.Ext(file)) + ".json"
 	if _, _, err := pl.env.Files.PutFile(ctx, org, ws, jsonPath, &doc, "application/json", pl.req.User); err != nil {
-		return nil, "", "", fmt.Errorf("storing the report data: %w", err)
+		return nil, "", nil, fmt.Errorf("storing the report data: %w", err)
 	}
-	return rep, pl.env.Files.FileURL(pl.env.PublicURL, org, ws, id, ver), pl.env.Files.DashboardURL(pl.env.PublicURL, org, ws, id), nil
+	view, err := pl.env.Files.ViewURL(pl.env.PublicURL, org, ws, id, ver)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	links := map[string]any{"view": view, "dashboard": pl.env.Files.DashboardURL(pl.env.PublicURL, org, ws, id)}
+	return rep, pl.env.Files.FileURL(pl.env.PublicURL, org, ws, id, ver), links, nil
 }

@@ -350,21 +350,15 @@ var (
 	schemasErr  error
 )
 
-// Schemas loads the evo schemas once per test binary (objects.FindSchemasDir)
-// and fails the test, rather than skipping it, when they are missing: CI has
-// them next to the repository.
+// Schemas loads the schemas embedded in the binary once per test binary
+// (objects.EmbeddedSchemas) and fails the test if they do not load.
 func Schemas(tb testing.TB) *objects.Schemas {
 	tb.Helper()
 	schemasOnce.Do(func() {
-		dir, err := objects.FindSchemasDir()
-		if err != nil {
-			schemasErr = err
-			return
-		}
-		schemas, schemasErr = objects.LoadSchemas(dir)
+		schemas, schemasErr = objects.EmbeddedSchemas()
 	})
 	if schemasErr != nil {
-		tb.Fatalf("the evo schemas are needed: ../shared/evo-schemas next to the repository, or set %s: %v", objects.SchemasDirEnv, schemasErr)
+		tb.Fatalf("loading the embedded evo schemas: %v", schemasErr)
 	}
 	return schemas
 }
