@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"github.com/geostat-engine/geostat/worker/problem"
 	"io"
 	"log/slog"
 	"net/http"
@@ -51,14 +52,14 @@ func TestExtraRoutesAndLimiter(t *testing.T) {
 	expectProblem(t, c.do(http.MethodPost, compute+"fail", nil), 422, store.TypeValidation)
 	expectProblem(t, newClient(t, app, "").do(http.MethodPost, compute+"knn", nil), 401, store.TypeMissingToken)
 	expectProblem(t, c.do(http.MethodPost, "/compute/orgs/acme/geostatistics/knn", nil), 422, store.TypeValidation)
-	expectProblem(t, c.do(http.MethodGet, compute+"knn", nil), 405, server.TypeMethodNotAllowed)
+	expectProblem(t, c.do(http.MethodGet, compute+"knn", nil), 405, problem.MethodNotAllowed)
 
 	// With one slot taken, the next request gets 503; /healthz still answers.
 	done := make(chan *response)
 	go func() { done <- c.do(http.MethodPost, compute+"slow", nil) }()
 	<-entered
 	r = c.do(http.MethodGet, wsPrefix+"/objects", nil)
-	expectProblem(t, r, http.StatusServiceUnavailable, server.TypeUnavailable)
+	expectProblem(t, r, http.StatusServiceUnavailable, problem.Unavailable)
 	assert.Equal(t, "1", r.header.Get("Retry-After"))
 	assert.Equal(t, http.StatusOK, c.do(http.MethodGet, "/healthz", nil).status)
 	close(release)
@@ -107,7 +108,7 @@ func TestRemoteStoreMode(t *testing.T) {
 	rec := c.postObject("p.json", mustJSON(doc))
 
 	app := startApp(t, server.Options{ObjectsURL: upstream.URL(), ObjectsToken: testToken})
-	expectProblem(t, newClient(t, app, testToken).do(http.MethodGet, wsPrefix+"/objects", nil), 404, server.TypeRouteNotFound)
+	expectProblem(t, newClient(t, app, testToken).do(http.MethodGet, wsPrefix+"/objects", nil), 404, problem.RouteNotFound)
 	v, err := app.Store().GetObject(t.Context(), testWS, store.Ref{ID: *rec.ObjectID})
 	require.NoError(t, err)
 	assert.Equal(t, rec.VersionID, v.VersionID)

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/geostat-engine/geostat/worker/problem"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -96,6 +97,17 @@ func (p *Principal) Role(org, ws string) (Role, bool) {
 		}
 	}
 	return "", false
+}
+
+// OwnsAnOrg reports whether the caller is owner of every workspace of some
+// organisation (an operator of the worker).
+func (p *Principal) OwnsAnOrg() bool {
+	for _, m := range p.orgs {
+		if m[Any] == RoleOwner {
+			return true
+		}
+	}
+	return false
 }
 
 // InOrg reports whether the caller has a role in any workspace of org.
@@ -245,7 +257,7 @@ func (a *Auth) Authenticated(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := a.Authenticate(r)
 		if err != nil {
-			writeProblem(w, ProblemFor(err))
+			problem.Write(w, problem.From(err))
 			return
 		}
 		h.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
@@ -259,11 +271,11 @@ func (a *Auth) RequireOrg(h http.Handler) http.Handler {
 	return a.Authenticated(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		org := r.PathValue("org_id")
 		if !objects.IsUUID(org) {
-			writeProblem(w, ProblemFor(store.ErrValidation(fmt.Sprintf("org_id %q is not a UUID", org))))
+			problem.Write(w, problem.From(store.ErrValidation(fmt.Sprintf("org_id %q is not a UUID", org))))
 			return
 		}
 		if !PrincipalFrom(r.Context()).InOrg(org) {
-			writeProblem(w, ProblemFor(store.ErrNotFound("", fmt.Sprintf("organisation %s not found", org))))
+			problem.Write(w, problem.From(store.ErrNotFound("", fmt.Sprintf("organisation %s not found", org))))
 			return
 		}
 		h.ServeHTTP(w, r)
@@ -279,13 +291,13 @@ func (a *Auth) RequireWorkspace(min Role, h http.Handler) http.Handler {
 		org, ws := r.PathValue("org_id"), r.PathValue("workspace_id")
 		for name, v := range map[string]string{"org_id": org, "workspace_id": ws} {
 			if !objects.IsUUID(v) {
-				writeProblem(w, ProblemFor(store.ErrValidation(fmt.Sprintf("%s %q is not a UUID", name, v))))
+				problem.Write(w, problem.From(store.ErrValidation(fmt.Sprintf("%s %q is not a UUID", name, v))))
 				return
 			}
 		}
 		role, ok := PrincipalFrom(r.Context()).Role(org, ws)
 		if !ok {
-			writeProblem(w, ProblemFor(store.ErrNotFound("", fmt.Sprintf("workspace %s not found", ws))))
+			problem.Write(w, problem.From(store.ErrNotFound("", fmt.Sprintf("workspace %s not found", ws))))
 			return
 		}
 		if !role.AtLeast(min) {
@@ -298,7 +310,7 @@ func (a *Auth) RequireWorkspace(min Role, h http.Handler) http.Handler {
 			e := store.NewError(http.StatusForbidden, store.TypeInsufficient, "Insufficient Role.",
 				fmt.Sprintf("this operation needs the role %s or higher", min))
 			e.Extra = map[string]any{"your_role": role, "permitted_roles": permitted}
-			writeProblem(w, ProblemFor(e))
+			problem.Write(w, problem.From(e))
 			return
 		}
 		h.ServeHTTP(w, r)

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"github.com/geostat-engine/geostat/worker/problem"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -166,12 +167,12 @@ func TestSeedErrorRows(t *testing.T) {
 	})
 	t.Run("405 with Allow, 404 route", func(t *testing.T) {
 		r := c.do(http.MethodPut, wsPrefix+"/objects/"+*first.ObjectID, good)
-		expectProblem(t, r, 405, server.TypeMethodNotAllowed)
+		expectProblem(t, r, 405, problem.MethodNotAllowed)
 		allow := r.header.Get("Allow")
 		for _, m := range []string{"GET", "POST", "DELETE"} {
 			assert.Contains(t, allow, m)
 		}
-		expectProblem(t, c.do(http.MethodGet, "/nothing/here", nil), 404, server.TypeRouteNotFound)
+		expectProblem(t, c.do(http.MethodGet, "/nothing/here", nil), 404, problem.RouteNotFound)
 	})
 	t.Run("gzip bodies", func(t *testing.T) {
 		var zb bytes.Buffer
@@ -188,14 +189,14 @@ func TestBodyLimits(t *testing.T) {
 	c := newClient(t, app, testToken)
 	big := append([]byte(`{"schema": "x", "pad": "`), bytes.Repeat([]byte("x"), 2000)...)
 	big = append(big, `"}`...)
-	p := expectProblem(t, c.do(http.MethodPost, wsPrefix+"/objects/path/big.json", big), 413, server.TypePayloadTooLarge)
+	p := expectProblem(t, c.do(http.MethodPost, wsPrefix+"/objects/path/big.json", big), 413, problem.PayloadTooLarge)
 	assert.Contains(t, p["detail"], "1000")
 	// A gzip bomb is cut at the decompressed limit.
 	var zb bytes.Buffer
 	zw := gzip.NewWriter(&zb)
 	zw.Write(big)
 	zw.Close()
-	expectProblem(t, c.do(http.MethodPost, wsPrefix+"/objects/path/big.json", zb.Bytes(), "Content-Encoding", "gzip"), 413, server.TypePayloadTooLarge)
+	expectProblem(t, c.do(http.MethodPost, wsPrefix+"/objects/path/big.json", zb.Bytes(), "Content-Encoding", "gzip"), 413, problem.PayloadTooLarge)
 
 	data := bytes.Repeat([]byte("z"), 100)
 	name := sha256Hex(data)
@@ -203,8 +204,8 @@ func TestBodyLimits(t *testing.T) {
 	var resp []store.DataResponse
 	c.do(http.MethodPut, wsPrefix+"/data", body).json(t, &resp)
 	anon := &client{t: t, base: c.base}
-	expectProblem(t, anon.do(http.MethodPut, *resp[0].UploadURL, data), 413, server.TypePayloadTooLarge)
-	expectProblem(t, anon.do(http.MethodPut, *resp[0].UploadURL+"&comp=block&blockid=QUFB", data), 413, server.TypePayloadTooLarge)
+	expectProblem(t, anon.do(http.MethodPut, *resp[0].UploadURL, data), 413, problem.PayloadTooLarge)
+	expectProblem(t, anon.do(http.MethodPut, *resp[0].UploadURL+"&comp=block&blockid=QUFB", data), 413, problem.PayloadTooLarge)
 }
 
 func TestUploadDigestAndSignature(t *testing.T) {
@@ -236,10 +237,10 @@ func TestUploadDigestAndSignature(t *testing.T) {
 	expectProblem(t, anon.do(http.MethodPut, u+"&comp=appendblock", data), 400, store.TypeBadRequest)
 
 	// Tampered or mismatched signatures: 403.
-	expectProblem(t, anon.do(http.MethodPut, strings.Replace(u, "sig=", "sig=0", 1), data), 403, server.TypeBadSignature)
-	expectProblem(t, anon.do(http.MethodPut, strings.Replace(u, name, strings.Repeat("0", 64), 1), data), 403, server.TypeBadSignature)
-	expectProblem(t, anon.do(http.MethodGet, u, nil), 403, server.TypeBadSignature) // an upload URL does not download
-	expectProblem(t, anon.do(http.MethodPut, strings.Replace(u, "se=", "se=1", 1), data), 403, server.TypeBadSignature)
+	expectProblem(t, anon.do(http.MethodPut, strings.Replace(u, "sig=", "sig=0", 1), data), 403, problem.BadSignature)
+	expectProblem(t, anon.do(http.MethodPut, strings.Replace(u, name, strings.Repeat("0", 64), 1), data), 403, problem.BadSignature)
+	expectProblem(t, anon.do(http.MethodGet, u, nil), 403, problem.BadSignature) // an upload URL does not download
+	expectProblem(t, anon.do(http.MethodPut, strings.Replace(u, "se=", "se=1", 1), data), 403, problem.BadSignature)
 
 	// The right bytes: stored.
 	require.Equal(t, http.StatusCreated, anon.do(http.MethodPut, u, data).status)

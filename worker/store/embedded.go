@@ -455,7 +455,7 @@ func (s *Embedded) PutObject(ctx context.Context, ws Workspace, req PutRequest) 
 			if o != nil {
 				cur = o.latest.VersionID
 			}
-			return nil, ErrModified(fmt.Sprintf("If-Match %q is not the latest version %q", want, cur)).with("latest_version_id", cur)
+			return nil, with(ErrModified(fmt.Sprintf("If-Match %q is not the latest version %q", want, cur)), "latest_version_id", cur)
 		}
 	}
 	if o != nil && schemaKind(o.latest.Schema) != schemaKind(schema) {

@@ -32,8 +32,8 @@ func NormalizeBlobName(name string) (string, error) {
 // ErrDigestMismatch reports uploaded bytes whose SHA-256 differs from the
 // blob's name; nothing is kept.
 func ErrDigestMismatch(name, got string) *Error {
-	return ErrBadRequest(fmt.Sprintf("the uploaded bytes hash to %s, not to the blob name %s; nothing was stored", got, name)).
-		with("expected", name).with("actual", got)
+	e := ErrBadRequest(fmt.Sprintf("the uploaded bytes hash to %s, not to the blob name %s; nothing was stored", got, name))
+	return with(with(e, "expected", name), "actual", got)
 }
 
 func (s *Embedded) blobPath(ws Workspace, name string) string {

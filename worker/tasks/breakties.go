@@ -46,7 +46,8 @@ func PrepareBreakTies(ctx context.Context, env *Env, req Request) (Plan, error) 
 			}
 		}
 	}
-	if err := env.memoryCheck("source", float64(len(pl.coords))*8*6); err != nil {
+	// Output: one float64 column over the locations.
+	if err := env.admit(req, "source", float64(len(pl.coords))*8*6, float64(len(pl.coords)/3)*8); err != nil {
 		return nil, err
 	}
 	return pl, nil

@@ -28,9 +28,10 @@ func PrepareKNN(ctx context.Context, env *Env, req Request) (Plan, error) {
 	if pl.endpoints, err = loadEndpoints(ctx, env, req, p.Source, p.Target, pointKinds); err != nil {
 		return nil, err
 	}
-	// Memory: the index and the targets' coordinates and estimates.
+	// Memory: the index and the targets' coordinates and estimates; disk:
+	// one float64 column over the targets.
 	nSrc, nTgt := pl.sizes()
-	if err := env.memoryCheck("target", nSrc*80+nTgt*48); err != nil {
+	if err := env.admit(req, "target", nSrc*80+nTgt*48, nTgt*8); err != nil {
 		return nil, err
 	}
 	return pl, nil

@@ -137,9 +137,11 @@ type KrigingParams struct {
 	Outputs        []string
 }
 
-// KrigingOutputs are the optional diagnostics the kriging task can write,
-// each as an attribute named <name>_<output>.
-var KrigingOutputs = []string{"variance", "samples", "mean_distance", "slope", "efficiency"}
+// KrigingOutputs returns the optional diagnostics the kriging task can
+// write, each as an attribute named <name>_<output>.
+func KrigingOutputs() []string {
+	return []string{"variance", "samples", "mean_distance", "slope", "efficiency"}
+}
 
 // body returns the parameters object: the body itself, or its "parameters"
 // member when the body is {"parameters": {...}}.
@@ -465,11 +467,11 @@ func DecodeKriging(raw []byte) (*KrigingParams, error) {
 	if f.unmarshal("outputs", &out.Outputs) {
 		for i, o := range out.Outputs {
 			known := false
-			for _, k := range KrigingOutputs {
+			for _, k := range KrigingOutputs() {
 				known = known || k == o
 			}
 			if !known {
-				p.add(fmt.Sprintf("%s[%d]", f.name("outputs"), i), "unknown output %q (want one of %s)", o, strings.Join(KrigingOutputs, ", "))
+				p.add(fmt.Sprintf("%s[%d]", f.name("outputs"), i), "unknown output %q (want one of %s)", o, strings.Join(KrigingOutputs(), ", "))
 			}
 		}
 	}

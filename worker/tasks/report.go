@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/geostat-engine/geostat/worker/problem"
 	"io"
 	"path"
 	"strings"
@@ -59,7 +60,7 @@ func PrepareReport(ctx context.Context, env *Env, req Request) (Plan, error) {
 		return nil, err
 	}
 	if env.Files == nil {
-		return nil, &StatusError{Status: 501, Type: ComputeErrorBase + "/not-implemented", Title: "Not Implemented.",
+		return nil, &StatusError{Status: 501, Type: problem.ComputeNotImplemented, Title: "Not Implemented.",
 			Detail: "this worker has no file area to store reports in"}
 	}
 	pl := &reportPlan{env: env, req: req, p: p}
@@ -125,11 +126,16 @@ func PrepareReport(ctx context.Context, env *Env, req Request) (Plan, error) {
 		}
 	}
 	cells, _ := pl.target.Object.ExpectedLength(pl.target.Object.AttributeLists()[0])
-	if err := env.memoryCheck("number_of_simulations", float64(cells)*float64(p.NumberOfSimulations)*8*5); err != nil {
+	// Disk: the report page and its JSON, bounded by reportDiskBytes.
+	if err := env.admit(req, "number_of_simulations", float64(cells)*float64(p.NumberOfSimulations)*8*5, reportDiskBytes); err != nil {
 		return nil, err
 	}
 	return pl, nil
 }
+
+// reportDiskBytes bounds the size of a validation report (page and JSON):
+// its figures are summaries, not per-cell data.
+const reportDiskBytes = 4 << 20
 
 // checkReportPath checks a report file path of the seed's shape.
 func checkReportPath(files ReportFiles, field, p string) error {
