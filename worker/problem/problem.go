@@ -237,18 +237,18 @@ func Internal() Problem {
 		Detail: "the server could not complete the request"}
 }
 
-// From returns the document of err: the first Carrier in its chain, 413 for
-// a body over http.MaxBytesReader's limit, else Internal (the cause is not
-// shown).
+// From returns the document of err: 413 for a body over
+// http.MaxBytesReader's limit (whatever wraps it), else the first Carrier in
+// its chain, else Internal (the cause is not shown).
 func From(err error) Problem {
-	var c Carrier
-	if errors.As(err, &c) {
-		return c.Problem()
-	}
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		return Problem{Type: PayloadTooLarge, Title: "Payload Too Large.", Status: http.StatusRequestEntityTooLarge,
 			Detail: "the request body exceeds the limit of " + strconv.FormatInt(mbe.Limit, 10) + " bytes"}
+	}
+	var c Carrier
+	if errors.As(err, &c) {
+		return c.Problem()
 	}
 	return Internal()
 }

@@ -166,7 +166,9 @@ func TestConcurrentTasksAndRestart(t *testing.T) {
 				err = fmt.Errorf("job %s: %s", job.Status, job.Error)
 			}
 			errs[i] = err
-			jobs[i] = string(job.Results)
+			if job != nil {
+				jobs[i] = string(job.Results)
+			}
 		}(i)
 	}
 	wg.Wait()

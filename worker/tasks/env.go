@@ -145,9 +145,40 @@ func loadObject(ctx context.Context, env *Env, access Access, org, field string,
 		return nil, invalid(field, "object not found: %s", ref.Raw)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", field, err)
+		return nil, objectData(field, ref.Raw, err)
+	}
+	// Lengths against the geometry are checked here, at submit, not when
+	// the job reads the data.
+	if err := v.Object.CheckLengths(); err != nil {
+		return nil, objectData(field, ref.Raw, &objects.DataError{Err: err})
 	}
 	return v, nil
+}
+
+// objectData classifies an error met reading a task field's object: the
+// object's own unusable document or data is a 422 naming the field, the
+// object and the member; anything else (a failure to read) is wrapped as it
+// is.
+func objectData(field, object string, err error) error {
+	if !objects.IsDataError(err) {
+		return fmt.Errorf("%s: %w", field, err)
+	}
+	p := problem.From(err)
+	extra := map[string]any{"field": field, "object": object}
+	if m, ok := p.Extra["member"]; ok {
+		extra["member"] = m
+	}
+	return &problem.Error{Status: http.StatusUnprocessableEntity, Type: problem.ComputeInvalidData, Title: "Invalid Object Data.",
+		Detail: fmt.Sprintf("%s: the object %s cannot be used: %v", field, object, err), Extra: extra, Err: err}
+}
+
+// dataOf is objectData for a loaded version.
+func dataOf(field string, v *Version, err error) error {
+	name := v.Path
+	if name == "" {
+		name = v.ObjectID
+	}
+	return objectData(field, name, err)
 }
 
 func invalid(field, format string, args ...any) error {
@@ -218,19 +249,19 @@ func applyFilter(ctx context.Context, field string, v *Version, f *Filter, n int
 		case a.Type == objects.AttributeCategory:
 			c, err := v.Object.ReadCategory(ctx, v.Blobs, a)
 			if err != nil {
-				return nil, err
+				return nil, dataOf(field, v, err)
 			}
 			return &Column{Keys: c.Keys, Names: c.Names, Valid: c.Valid}, nil
 		case a.IsContinuous() && a.Width() == 1, a.Type == objects.AttributeInteger:
 			cols, err := v.Object.ReadContinuous(ctx, v.Blobs, a)
 			if err != nil {
-				return nil, err
+				return nil, dataOf(field, v, err)
 			}
 			return &Column{Numeric: cols[0]}, nil
 		case a.Type == objects.AttributeBool:
 			vals, valid, err := v.Object.ReadBool(ctx, v.Blobs, a)
 			if err != nil {
-				return nil, err
+				return nil, dataOf(field, v, err)
 			}
 			num := make([]float64, len(vals))
 			for i := range vals {
@@ -305,7 +336,7 @@ func (ep *endpoints) estimationData(ctx context.Context, src Source, tgt Target)
 		return
 	}
 	if targets, err = ep.target.Object.Locations(ctx, ep.target.Blobs); err != nil {
-		err = fmt.Errorf("target: %w", err)
+		err = dataOf("target", ep.target, err)
 		return
 	}
 	keep, err = applyFilter(ctx, "target.filter", ep.target, tgt.Filter, len(targets)/3)

@@ -220,7 +220,7 @@ func (pl *reportPlan) runCurrent(ctx context.Context, progress func(int, string)
 	var weights []float64
 	if pl.weights != nil {
 		if weights, err = readColumn(ctx, pl.source, pl.weights); err != nil {
-			return nil, fmt.Errorf("distribution.weights: %w", err)
+			return nil, dataOf("distribution.weights", pl.source, err)
 		}
 	}
 	// The reference distribution is the data's own (declustered when
@@ -238,7 +238,7 @@ func (pl *reportPlan) runCurrent(ctx context.Context, progress func(int, string)
 	for i, a := range pl.ensembles {
 		cols, err := pl.target.Object.ReadContinuous(ctx, pl.target.Blobs, a)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", ensembleFields[i], err)
+			return nil, dataOf(ensembleFields[i], pl.target, err)
 		}
 		for _, c := range cols {
 			ens[i] = append(ens[i], c...)
