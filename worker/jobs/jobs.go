@@ -122,6 +122,9 @@ type job struct {
 	fn     Func
 	cancel context.CancelFunc
 	done   chan struct{}
+	// started is closed when the job leaves the queue (it starts, or it is
+	// cancelled or interrupted before it started).
+	started chan struct{}
 	// interrupted is set when Shutdown cancels the job.
 	interrupted bool
 }
@@ -172,8 +175,9 @@ func NewManager(opts Options) (*Manager, error) {
 			opts.Logger.Warn("skipping unreadable job record", "file", e.Name(), "err", err)
 			continue
 		}
-		j := &job{rec: r, done: make(chan struct{})}
+		j := &job{rec: r, done: make(chan struct{}), started: make(chan struct{})}
 		close(j.done)
+		close(j.started)
 		if !r.Status.Finished() {
 			now := opts.Now().UTC()
 			j.rec.Status, j.rec.FinishedAt = Failed, &now
@@ -250,7 +254,7 @@ func (m *Manager) Submit(spec Spec, fn Func) (Record, error) {
 		return Record{}, ErrTooLarge
 	}
 	m.prune()
-	j := &job{fn: fn, done: make(chan struct{}), rec: Record{
+	j := &job{fn: fn, done: make(chan struct{}), started: make(chan struct{}), rec: Record{
 		ID: newID(), Org: spec.Org, Topic: spec.Topic, Task: spec.Task, Workspace: spec.Workspace, User: spec.User,
 		Memory: spec.Memory, Status: Requested, Message: "Job requested", CreatedAt: m.opts.Now().UTC(),
 	}}
@@ -294,6 +298,7 @@ func (m *Manager) schedule() {
 		}
 		m.running++
 		m.memory += j.rec.Memory
+		close(j.started)
 		m.wg.Add(1)
 		go m.run(ctx, j)
 	}
@@ -440,6 +445,7 @@ func (m *Manager) Cancel(id string) bool {
 		now := m.opts.Now().UTC()
 		j.rec.Status, j.rec.Message, j.rec.FinishedAt = Cancelled, "Job cancelled", &now
 		close(j.done)
+		close(j.started)
 		if err := m.persist(j.rec); err != nil {
 			m.opts.Logger.Error("persisting job", "job_id", id, "err", err)
 		}
@@ -471,6 +477,26 @@ func (m *Manager) Wait(ctx context.Context, id string) (Record, bool) {
 	return r, r.Status.Finished()
 }
 
+// WaitStarted blocks until the job has left the queue (it runs, or it
+// ended before it could start) or ctx ends, and returns its record and
+// whether it left the queue.
+func (m *Manager) WaitStarted(ctx context.Context, id string) (Record, bool) {
+	m.mu.Lock()
+	j, ok := m.jobs[id]
+	m.mu.Unlock()
+	if !ok {
+		return Record{}, false
+	}
+	select {
+	case <-j.started:
+	case <-ctx.Done():
+		r, _ := m.Get(id)
+		return r, false
+	}
+	r, _ := m.Get(id)
+	return r, true
+}
+
 // List returns the records of an organisation's jobs, newest first.
 func (m *Manager) List(org string) []Record {
 	m.mu.Lock()
@@ -498,6 +524,7 @@ func (m *Manager) Shutdown(ctx context.Context) {
 			j.rec.Status, j.rec.FinishedAt, j.rec.Message = Failed, &now, "Job failed"
 			j.rec.Error = interrupted(Requested)
 			close(j.done)
+			close(j.started)
 			if err := m.persist(j.rec); err != nil {
 				m.opts.Logger.Error("persisting job", "job_id", j.rec.ID, "err", err)
 			}

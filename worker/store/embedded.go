@@ -59,6 +59,10 @@ type Embedded struct {
 	// the new version file is written and fsynced but not yet renamed into
 	// place). Tests use it to simulate a crash.
 	hook func(point string)
+
+	// blobMu serialises blob commits, so that the check that a blob is new
+	// and its rename into place are one step (blobs are immutable).
+	blobMu sync.Mutex
 }
 
 type space struct {

@@ -36,6 +36,27 @@ func ErrDigestMismatch(name, got string) *Error {
 	return with(with(e, "expected", name), "actual", got)
 }
 
+// ErrBlobExists reports different bytes uploaded under the name of an
+// existing blob: blobs are immutable (409); nothing was stored.
+func ErrBlobExists(name string) *Error {
+	return with(NewError(http.StatusConflict, TypeBlobExists, "Blob Already Exists.",
+		fmt.Sprintf("blob %s already exists with other content; blobs are immutable, upload under a new name", name)), "name", name)
+}
+
+// fileDigest returns the SHA-256 hex digest of a file's content.
+func fileDigest(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
 func (s *Embedded) blobPath(ws Workspace, name string) string {
 	return filepath.Join(s.dir, "blobs", ws.Org, ws.ID, name[:2], name)
 }
@@ -101,8 +122,22 @@ func (s *Embedded) commitBlob(ws Workspace, name string, f *os.File, h hash.Hash
 		return ErrDigestMismatch(name, got)
 	}
 	dst := s.blobPath(ws, name)
+	s.blobMu.Lock()
+	defer s.blobMu.Unlock()
 	if _, err := os.Stat(dst); err == nil {
 		f.Close()
+		// Blobs are immutable: the same bytes again are a no-op, different
+		// bytes under an existing (UUID) name a conflict.
+		if objects.IsSHA256Key(name) {
+			return nil
+		}
+		have, err := fileDigest(dst)
+		if err != nil {
+			return ErrStorage(err)
+		}
+		if have != got {
+			return ErrBlobExists(name)
+		}
 		return nil
 	}
 	if s.hook != nil {
