@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"fmt"
 	"github.com/geostat-engine/geostat/worker/problem"
@@ -349,4 +350,34 @@ func TestDevToken(t *testing.T) {
 	assert.Equal(t, tokenBytes, again)
 	require.NoError(t, app3.Stop(t.Context()))
 	require.NoError(t, app3.Stop(t.Context()), "Stop is idempotent")
+}
+
+// TestBlobsAreImmutable uploads a UUID-named blob, then other bytes under
+// the same name (whole and in blocks): 409 and the first bytes kept; the
+// same bytes again are accepted.
+func TestBlobsAreImmutable(t *testing.T) {
+	app := startApp(t, server.Options{})
+	c := newClient(t, app, testToken)
+	name := "7a3c2a9e-5b1f-4c4e-9d7e-3f2a1b0c9d8e"
+	body, _ := json.Marshal([]store.DataRequest{{Name: name}})
+	var resp []store.DataResponse
+	c.do(http.MethodPut, wsPrefix+"/data", body).json(t, &resp)
+	require.NotNil(t, resp[0].UploadURL)
+	u := *resp[0].UploadURL
+	anon := &client{t: t, base: c.base}
+	first, other := []byte("the first bytes"), []byte("other bytes, same name")
+	require.Equal(t, http.StatusCreated, anon.do(http.MethodPut, u, first).status)
+	p := expectProblem(t, anon.do(http.MethodPut, u, other), http.StatusConflict, store.TypeBlobExists)
+	assert.Contains(t, p["detail"], "immutable")
+	id := blockID(0)
+	require.Equal(t, 201, anon.do(http.MethodPut, u+"&comp=block&blockid="+urlQueryEscape(id), other).status)
+	expectProblem(t, anon.do(http.MethodPut, u+"&comp=blocklist", []byte(blockListXML([]string{id}))), http.StatusConflict, store.TypeBlobExists)
+	require.Equal(t, http.StatusCreated, anon.do(http.MethodPut, u, first).status, "the same bytes again are a no-op")
+	rc, err := app.Store().OpenBlob(context.Background(), testWS, nil, name)
+	require.NoError(t, err)
+	defer rc.Close()
+	got := make([]byte, rc.Size())
+	_, err = rc.ReadAt(got, 0)
+	require.NoError(t, err)
+	assert.Equal(t, first, got, "the first bytes are kept")
 }
