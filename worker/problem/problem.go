@@ -256,14 +256,15 @@ func From(err error) Problem {
 // StatusOf is the HTTP status From gives err.
 func StatusOf(err error) int { return From(err).Status }
 
-// Write answers p as application/problem+json with the status p.Status.
+// Write answers p as application/problem+json with the status p.Status
+// (<, > and & left readable).
 // Headers describing a body that is not sent (Content-Length, ETag,
 // Content-Disposition, Last-Modified) are removed.
 func Write(w http.ResponseWriter, p Problem) {
-	data, err := json.Marshal(p)
+	data, err := marshal(p)
 	if err != nil || p.Status < 400 || p.Status > 599 {
 		p = Internal()
-		data, _ = json.Marshal(p)
+		data, _ = marshal(p)
 	}
 	h := w.Header()
 	for _, k := range []string{"Content-Length", "ETag", "Content-Disposition", "Last-Modified"} {
