@@ -463,38 +463,34 @@ func (m *Manager) Cancel(id string) bool {
 // Wait blocks until the job finishes or ctx ends, and returns its record
 // and whether it finished.
 func (m *Manager) Wait(ctx context.Context, id string) (Record, bool) {
-	m.mu.Lock()
-	j, ok := m.jobs[id]
-	m.mu.Unlock()
-	if !ok {
-		return Record{}, false
-	}
-	select {
-	case <-j.done:
-	case <-ctx.Done():
-	}
-	r, _ := m.Get(id)
-	return r, r.Status.Finished()
+	r, ok := m.await(ctx, id, func(j *job) chan struct{} { return j.done })
+	return r, ok && r.Status.Finished()
 }
 
 // WaitStarted blocks until the job has left the queue (it runs, or it
 // ended before it could start) or ctx ends, and returns its record and
 // whether it left the queue.
 func (m *Manager) WaitStarted(ctx context.Context, id string) (Record, bool) {
+	return m.await(ctx, id, func(j *job) chan struct{} { return j.started })
+}
+
+// await blocks until the channel event picks of the job is closed or ctx
+// ends, and returns the job's record and whether the event happened.
+func (m *Manager) await(ctx context.Context, id string, event func(*job) chan struct{}) (Record, bool) {
 	m.mu.Lock()
 	j, ok := m.jobs[id]
 	m.mu.Unlock()
 	if !ok {
 		return Record{}, false
 	}
+	happened := true
 	select {
-	case <-j.started:
+	case <-event(j):
 	case <-ctx.Done():
-		r, _ := m.Get(id)
-		return r, false
+		happened = false
 	}
 	r, _ := m.Get(id)
-	return r, true
+	return r, happened
 }
 
 // List returns the records of an organisation's jobs, newest first.

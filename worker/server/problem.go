@@ -20,25 +20,17 @@ func WriteProblem(w http.ResponseWriter, r *http.Request, logger *slog.Logger, e
 	problem.Write(w, p)
 }
 
-// marshalJSON encodes without HTML escaping (<, >, & stay readable).
-func marshalJSON(v any) ([]byte, error) {
+// WriteJSON writes v as a JSON response with the given status, without
+// HTML escaping (<, >, & stay readable).
+func WriteJSON(w http.ResponseWriter, status int, v any) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
-
-// WriteJSON writes v as a JSON response with the given status.
-func WriteJSON(w http.ResponseWriter, status int, v any) {
-	data, err := marshalJSON(v)
-	if err != nil {
 		problem.Write(w, problem.Internal())
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	w.Write(append(data, '\n'))
+	w.Write(buf.Bytes())
 }

@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/geostat-engine/geostat/worker/jobs"
 	"github.com/geostat-engine/geostat/worker/problem"
 	"github.com/geostat-engine/geostat/worker/server"
 	"github.com/geostat-engine/geostat/worker/service"
@@ -42,14 +39,7 @@ func TestMain(m *testing.M) {
 // runChild runs a worker on 127.0.0.1:0 over dir (with the demo seeded when
 // asked), prints its URL and serves until SIGTERM or SIGKILL.
 func runChild(dir string, seed bool) int {
-	s, err := service.New(service.Options{Threads: 1, Options: server.Options{
-		Addr: "127.0.0.1:0", DataDir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Stdout: io.Discard,
-		Getenv: func(k string) string {
-			if k == server.TokenEnv {
-				return token
-			}
-			return ""
-		}}})
+	s, err := service.New(testOptions(dir, service.Options{Threads: 1}))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child worker:", err)
 		return 1
@@ -154,12 +144,7 @@ func TestCrashInterruptedJobReadsLikeShutdown(t *testing.T) {
 	assert.Equal(t, http.StatusServiceUnavailable, crashDoc.Status)
 
 	// The same simulation interrupted by a shutdown reads the same.
-	shut := submit(t, c, "geostatistics", "conditional-turning-bands", heavySimulation(c.Base))
-	wctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	rec, started := s.Jobs().WaitStarted(wctx, jobID(shut))
-	require.True(t, started)
-	require.Equal(t, jobs.InProgress, rec.Status)
+	shut := startHeavy(t, s, c)
 	stop()
 	_, c2, _ := start(t, dir, service.Options{})
 	assert.Equal(t, crashDoc, jobError(t, c2, shut), "crash and shutdown interruptions read the same")

@@ -5,8 +5,6 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -16,7 +14,6 @@ import (
 
 	"github.com/geostat-engine/geostat/worker/demo"
 	"github.com/geostat-engine/geostat/worker/jobs"
-	"github.com/geostat-engine/geostat/worker/server"
 	"github.com/geostat-engine/geostat/worker/service"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -148,23 +145,11 @@ func FuzzJobAndReportRoutes(f *testing.F) {
 // startFuzz builds a worker (not serving: the fuzz target calls its handler)
 // with the demo seeded and one finished knn job, whose id it returns.
 func startFuzz(f *testing.F) (*service.Service, string) {
-	s, err := service.New(service.Options{Options: server.Options{
-		Addr: "127.0.0.1:0", DataDir: f.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Stdout: io.Discard,
-		Getenv: func(k string) string {
-			if k == server.TokenEnv {
-				return token
-			}
-			return ""
-		}}})
+	s, err := service.New(testOptions(f.TempDir(), service.Options{}))
 	require.NoError(f, err)
 	f.Cleanup(func() { s.Stop(context.Background()) })
 	require.NoError(f, s.SeedDemo(context.Background()))
-	var knn demo.Call
-	for _, call := range demo.Calls("http://example.test") {
-		if call.Topic == "geostatistics" && call.Task == "knn" {
-			knn = call
-		}
-	}
+	knn := demoCall(f, "http://example.test", "geostatistics", "knn")
 	req := httptest.NewRequest(http.MethodPost, knn.Path(), bytes.NewReader(knn.Body))
 	req.Header.Set("Authorization", "Bearer "+token)
 	rec := httptest.NewRecorder()

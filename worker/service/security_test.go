@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,6 +14,7 @@ import (
 	"time"
 
 	"github.com/geostat-engine/geostat/worker/demo"
+	"github.com/geostat-engine/geostat/worker/jobs"
 	"github.com/geostat-engine/geostat/worker/server"
 	"github.com/geostat-engine/geostat/worker/service"
 	"github.com/geostat-engine/geostat/worker/store"
@@ -58,26 +57,10 @@ func startRoles(t *testing.T, dir string, opts service.Options) (*service.Servic
 	require.NoError(t, err)
 	tokens := filepath.Join(t.TempDir(), "tokens.json")
 	require.NoError(t, os.WriteFile(tokens, b, 0o600))
-	opts.Addr = "127.0.0.1:0"
-	opts.DataDir = dir
 	opts.TokensFile = tokens
 	opts.MetricsToken = metricsTok
-	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	opts.Stdout = io.Discard
 	opts.Getenv = func(string) string { return "" }
-	s, err := service.New(opts)
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cancel()
-			require.NoError(t, <-done)
-		})
-	}
-	t.Cleanup(stop)
+	s, stop := run(t, testOptions(dir, opts))
 	clients := map[string]*workertest.Client{}
 	for _, tok := range []string{ownerTok, editorTok, viewerTok, strangerTok, outsiderTok, metricsTok, ""} {
 		clients[tok] = &workertest.Client{Base: s.URL(), Token: tok}
@@ -98,6 +81,47 @@ func heavySimulation(base string) []byte {
 		"distribution": demoURL(base, demo.DistributionPath), "variogram_model": demoURL(base, demo.VariogramPath),
 		"realizations": 100, "number_of_lines": 1000, "block_discretization": map[string]any{"nx": 4, "ny": 4, "nz": 4}}})
 	return body
+}
+
+// demoCall returns the demo's call of a topic and task.
+func demoCall(t testing.TB, base, topic, task string) demo.Call {
+	t.Helper()
+	for _, call := range demo.Calls(base) {
+		if call.Topic == topic && call.Task == task {
+			return call
+		}
+	}
+	t.Fatalf("the demo has no %s/%s call", topic, task)
+	return demo.Call{}
+}
+
+// startHeavy submits heavySimulation and waits (bounded) for the event of
+// its job starting; it returns the job status URL.
+func startHeavy(t *testing.T, s *service.Service, c *workertest.Client) string {
+	t.Helper()
+	status := submit(t, c, "geostatistics", "conditional-turning-bands", heavySimulation(c.Base))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rec, started := s.Jobs().WaitStarted(ctx, jobID(status))
+	require.True(t, started, "the job did not start")
+	require.Equal(t, jobs.InProgress, rec.Status)
+	return status
+}
+
+// knnBothTopics runs the demo's knn task on both topics (asynchronously)
+// and returns the status URLs of the two succeeded jobs.
+func knnBothTopics(t *testing.T, c *workertest.Client) []string {
+	t.Helper()
+	var out []string
+	for _, topic := range []string{"geostat", "geostatistics"} {
+		call := demoCall(t, c.Base, topic, "knn")
+		u := submit(t, c, call.Topic, call.Task, call.Body, "Prefer", "respond-async")
+		job, err := c.Follow(context.Background(), u)
+		require.NoError(t, err)
+		require.Equal(t, "succeeded", job.Status, "%s", job.Error)
+		out = append(out, u)
+	}
+	return out
 }
 
 // submit posts a task and returns the job status URL of its 303.
@@ -134,17 +158,7 @@ func TestJobRoutesCheckWorkspaceRole(t *testing.T) {
 	ctx := context.Background()
 	require.NoError(t, s.SeedDemo(ctx))
 	owner := cs[ownerTok]
-	var statusURLs []string
-	for _, call := range demo.Calls(owner.Base) {
-		if call.Task == "knn" { // one call of each topic
-			statusURLs = append(statusURLs, submit(t, owner, call.Topic, call.Task, call.Body, "Prefer", "respond-async"))
-		}
-	}
-	require.Len(t, statusURLs, 2)
-	for _, status := range statusURLs {
-		job, err := owner.Follow(ctx, status)
-		require.NoError(t, err)
-		require.Equal(t, "succeeded", job.Status, "%s", job.Error)
+	for _, status := range knnBothTopics(t, owner) {
 		results := strings.TrimSuffix(status, "/status")
 		for _, tok := range []string{ownerTok, editorTok, viewerTok} {
 			expectStatus(t, cs[tok], http.MethodGet, status, http.StatusOK, tok+" reads the status")
@@ -164,11 +178,9 @@ func TestJobRoutesCheckWorkspaceRole(t *testing.T) {
 
 	// A running job: the viewer's cancel is refused and the job keeps
 	// running; the editor's cancels it.
-	status := submit(t, owner, "geostatistics", "conditional-turning-bands", heavySimulation(owner.Base))
+	status := startHeavy(t, s, owner)
 	wctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	_, started := s.Jobs().WaitStarted(wctx, jobID(status))
-	require.True(t, started)
 	expectStatus(t, cs[viewerTok], http.MethodDelete, strings.TrimSuffix(status, "/status"), http.StatusForbidden, "a viewer cannot cancel a running job")
 	rec, _ := s.Jobs().Get(jobID(status))
 	assert.Equal(t, "in progress", string(rec.Status))
@@ -198,18 +210,8 @@ func TestFloodFromOneTokenKeepsOthersServed(t *testing.T) {
 	ctx := context.Background()
 	require.NoError(t, s.SeedDemo(ctx))
 	owner := cs[ownerTok]
-	heavy := submit(t, owner, "geostatistics", "conditional-turning-bands", heavySimulation(owner.Base))
-	wctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	_, started := s.Jobs().WaitStarted(wctx, jobID(heavy))
-	require.True(t, started)
-
-	var knn demo.Call
-	for _, call := range demo.Calls(owner.Base) {
-		if call.Topic == "geostat" && call.Task == "knn" {
-			knn = call
-		}
-	}
+	startHeavy(t, s, owner)
+	knn := demoCall(t, owner.Base, "geostat", "knn")
 	floodCtx, stopFlood := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	var answered atomic.Int64
@@ -282,11 +284,9 @@ func TestMemoryAdmissionAndMetrics(t *testing.T) {
 	s, cs, _ := startRoles(t, t.TempDir(), service.Options{Threads: 1, MaxJobs: 2, MaxMemory: need + need/2})
 	require.NoError(t, s.SeedDemo(ctx))
 	owner := cs[ownerTok]
-	a := submit(t, owner, "geostatistics", "conditional-turning-bands", heavySimulation(owner.Base))
+	a := startHeavy(t, s, owner)
 	wctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	_, started := s.Jobs().WaitStarted(wctx, jobID(a))
-	require.True(t, started)
 	b := submit(t, owner, "geostatistics", "conditional-turning-bands", heavySimulation(owner.Base))
 	r := expectStatus(t, owner, http.MethodGet, b, http.StatusAccepted, "the second job waits")
 	var st struct{ Status, Message string }
@@ -303,7 +303,7 @@ func TestMemoryAdmissionAndMetrics(t *testing.T) {
 
 	// The first ends: the second starts.
 	expectStatus(t, owner, http.MethodDelete, strings.TrimSuffix(a, "/status"), http.StatusNoContent, "cancel the first")
-	_, started = s.Jobs().WaitStarted(wctx, jobID(b))
+	_, started := s.Jobs().WaitStarted(wctx, jobID(b))
 	require.True(t, started)
 	recB, _ := s.Jobs().Get(jobID(b))
 	assert.NotEqual(t, "requested", string(recB.Status))
@@ -325,17 +325,7 @@ func TestJobRecordsArePrunedAfterRetention(t *testing.T) {
 	s, cs, stop := startRoles(t, dir, service.Options{JobRetention: 30 * 24 * time.Hour})
 	ctx := context.Background()
 	require.NoError(t, s.SeedDemo(ctx))
-	owner := cs[ownerTok]
-	var statusURLs []string
-	for _, call := range demo.Calls(owner.Base) {
-		if call.Task == "knn" {
-			u := submit(t, owner, call.Topic, call.Task, call.Body, "Prefer", "respond-async")
-			job, err := owner.Follow(ctx, u)
-			require.NoError(t, err)
-			require.Equal(t, "succeeded", job.Status)
-			statusURLs = append(statusURLs, u)
-		}
-	}
+	statusURLs := knnBothTopics(t, cs[ownerTok])
 	stop()
 	// Age the first record: finished 31 days ago.
 	path := filepath.Join(dir, "jobs", jobID(statusURLs[0])+".json")

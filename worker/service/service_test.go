@@ -24,20 +24,36 @@ import (
 
 const token = "service-test-token"
 
-// start runs a Service on 127.0.0.1:0 over dir until the test ends (or
-// until the returned stop is called).
-func start(t *testing.T, dir string, opts service.Options) (*service.Service, *workertest.Client, func()) {
-	t.Helper()
+// testOptions completes opts for a test worker over dir: 127.0.0.1:0,
+// discarded logs and, unless opts has its own Getenv, GEOSTAT_TOKEN=token.
+func testOptions(dir string, opts service.Options) service.Options {
 	opts.Addr = "127.0.0.1:0"
 	opts.DataDir = dir
 	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	opts.Stdout = io.Discard
-	opts.Getenv = func(k string) string {
-		if k == server.TokenEnv {
-			return token
+	if opts.Getenv == nil {
+		opts.Getenv = func(k string) string {
+			if k == server.TokenEnv {
+				return token
+			}
+			return ""
 		}
-		return ""
 	}
+	return opts
+}
+
+// start runs a Service on 127.0.0.1:0 over dir until the test ends (or
+// until the returned stop is called).
+func start(t *testing.T, dir string, opts service.Options) (*service.Service, *workertest.Client, func()) {
+	t.Helper()
+	s, stop := run(t, testOptions(dir, opts))
+	return s, &workertest.Client{Base: s.URL(), Token: token}, stop
+}
+
+// run runs a Service until the test ends (or until the returned stop is
+// called).
+func run(t *testing.T, opts service.Options) (*service.Service, func()) {
+	t.Helper()
 	s, err := service.New(opts)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -51,7 +67,7 @@ func start(t *testing.T, dir string, opts service.Options) (*service.Service, *w
 		})
 	}
 	t.Cleanup(stop)
-	return s, &workertest.Client{Base: s.URL(), Token: token}, stop
+	return s, stop
 }
 
 func TestOpenAPIListsEveryRoute(t *testing.T) {
