@@ -39,6 +39,7 @@ func main() {
 	flag.IntVar(&opts.Threads, "threads", 0, "cores one job computes with (0 = all)")
 	flag.StringVar(&maxMemory, "max-memory", "", "estimated memory the running jobs may need together, e.g. 8GiB or 512MiB (default: 75% of the machine's memory)")
 	flag.IntVar(&opts.MaxPerPrincipal, "max-requests-per-token", server.DefaultMaxPerPrincipal, "in-flight requests of one token (429 above); waiting for a job does not count")
+	flag.IntVar(&opts.MaxJobsPerUser, "max-jobs-per-user", service.DefaultMaxJobsPerUser, "queued and running jobs of one user (429 above)")
 	flag.StringVar(&opts.MetricsToken, "metrics-token", "", "bearer token that may read /metrics (owner tokens always may)")
 	flag.DurationVar(&opts.JobRetention, "job-retention", service.DefaultJobRetention, "how long finished job records are kept (queued and running jobs never expire)")
 	flag.DurationVar(&opts.SyncWait, "sync-wait", service.DefaultSyncWait, "how long a /geostat submit waits for its job before answering 303")

@@ -12,7 +12,8 @@
 // exceeds MaxMemory on its own must be refused before Submit.
 //
 // Finished records are pruned once older than Options.Retention; queued and
-// running jobs never are.
+// running jobs never are. Options.MaxPerUser bounds the unfinished jobs of
+// one user, so that one caller cannot fill the queue.
 package jobs
 
 import (
@@ -104,6 +105,9 @@ type Options struct {
 	MaxMemory int64
 	// Retention is how long finished records are kept (0 = forever).
 	Retention time.Duration
+	// MaxPerUser bounds the unfinished (queued and running) jobs of one
+	// user (0 = unbounded): Submit refuses more with ErrBusy.
+	MaxPerUser int
 	// Now is the clock (default time.Now); tests set it.
 	Now func() time.Time
 }
@@ -243,6 +247,10 @@ var ErrClosed = errors.New("jobs: the worker is shutting down")
 // Options.MaxMemory on its own: it could never start.
 var ErrTooLarge = errors.New("jobs: the job's memory estimate exceeds the limit")
 
+// ErrBusy is returned by Submit when the user already has
+// Options.MaxPerUser unfinished jobs.
+var ErrBusy = errors.New("jobs: this user has too many jobs queued or running")
+
 // Submit records a new job and schedules it. It returns the job's record.
 func (m *Manager) Submit(spec Spec, fn Func) (Record, error) {
 	m.mu.Lock()
@@ -252,6 +260,9 @@ func (m *Manager) Submit(spec Spec, fn Func) (Record, error) {
 	}
 	if m.opts.MaxMemory > 0 && spec.Memory > m.opts.MaxMemory {
 		return Record{}, ErrTooLarge
+	}
+	if m.opts.MaxPerUser > 0 && m.unfinished(spec.User) >= m.opts.MaxPerUser {
+		return Record{}, fmt.Errorf("%w (%d)", ErrBusy, m.opts.MaxPerUser)
 	}
 	m.prune()
 	j := &job{fn: fn, done: make(chan struct{}), started: make(chan struct{}), rec: Record{
@@ -266,6 +277,17 @@ func (m *Manager) Submit(spec Spec, fn Func) (Record, error) {
 	m.opts.Logger.Info("job requested", "job_id", j.rec.ID, "task", spec.Task, "topic", spec.Topic)
 	m.schedule()
 	return j.rec, nil
+}
+
+// unfinished counts the queued and running jobs of a user; m.mu is held.
+func (m *Manager) unfinished(user string) int {
+	n := 0
+	for _, j := range m.jobs {
+		if j.rec.User == user && !j.rec.Status.Finished() {
+			n++
+		}
+	}
+	return n
 }
 
 // fits reports whether a job's estimate fits beside the running jobs'.

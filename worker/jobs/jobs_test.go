@@ -234,3 +234,29 @@ func TestRetentionPrunesFinishedRecordsOnly(t *testing.T) {
 	_, ok = m2.Get(queued.ID)
 	assert.True(t, ok)
 }
+
+func TestMaxPerUserBoundsUnfinishedJobs(t *testing.T) {
+	m, err := NewManager(Options{Dir: t.TempDir(), MaxJobs: 1, MaxPerUser: 2})
+	require.NoError(t, err)
+	started := make(chan string, 1)
+	release := make(chan struct{})
+	quick := func(context.Context, func(int, string)) (any, error) { return 1, nil }
+	a := Spec{Org: "o", Topic: "t", Task: "x", User: "a"}
+	first, err := m.Submit(a, blocker(started, release, "first"))
+	require.NoError(t, err)
+	<-started
+	second, err := m.Submit(a, quick) // queued behind the first
+	require.NoError(t, err)
+	_, err = m.Submit(a, quick)
+	assert.ErrorIs(t, err, ErrBusy, "a third unfinished job of the same user")
+	b := a
+	b.User = "b"
+	other, err := m.Submit(b, quick)
+	require.NoError(t, err, "another user is not held back")
+	close(release)
+	for _, id := range []string{first.ID, second.ID, other.ID} {
+		assert.Equal(t, Succeeded, wait(t, m, id).Status)
+	}
+	_, err = m.Submit(a, quick)
+	assert.NoError(t, err, "finished jobs do not count")
+}

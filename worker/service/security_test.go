@@ -342,3 +342,24 @@ func TestJobRecordsArePrunedAfterRetention(t *testing.T) {
 	assert.NoFileExists(t, path)
 	expectStatus(t, cs2[ownerTok], http.MethodGet, statusURLs[1], http.StatusOK, "kept")
 }
+
+// TestJobsPerUserBounded: one user's unfinished jobs are bounded (429
+// beyond -max-jobs-per-user); another user still submits.
+func TestJobsPerUserBounded(t *testing.T) {
+	s, cs, _ := startRoles(t, t.TempDir(), service.Options{MaxJobs: 1, Threads: 1, MaxJobsPerUser: 2,
+		Options: server.Options{ShutdownTimeout: 200 * time.Millisecond}})
+	require.NoError(t, s.SeedDemo(context.Background()))
+	owner := cs[ownerTok]
+	startHeavy(t, s, owner)
+	knn := demoCall(t, owner.Base, "geostatistics", "knn")
+	submit(t, owner, knn.Topic, knn.Task, knn.Body) // queued: the owner's second
+	once := *owner
+	once.NoRetry = true
+	r, err := once.Do(context.Background(), http.MethodPost, knn.Path(), knn.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusTooManyRequests, r.Status, "%s", r.Body)
+	assert.Equal(t, "application/problem+json", r.Header.Get("Content-Type"))
+	assert.Contains(t, string(r.Body), "too many jobs")
+	assert.NotEmpty(t, r.Header.Get("Retry-After"))
+	submit(t, cs[editorTok], knn.Topic, knn.Task, knn.Body) // another user
+}

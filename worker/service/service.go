@@ -44,6 +44,8 @@ const (
 	DefaultMemoryFraction = 0.75
 	// DefaultJobRetention is how long finished job records are kept.
 	DefaultJobRetention = 30 * 24 * time.Hour
+	// DefaultMaxJobsPerUser bounds the queued and running jobs of one user.
+	DefaultMaxJobsPerUser = 100
 )
 
 // Options configure a Service: the server's options plus the compute
@@ -63,6 +65,9 @@ type Options struct {
 	// JobRetention is how long finished job records are kept (0 = 30 days;
 	// negative = forever). Queued and running jobs are never pruned.
 	JobRetention time.Duration
+	// MaxJobsPerUser bounds the queued and running jobs of one user; more
+	// are refused with 429 (0 = 100, negative = unbounded).
+	MaxJobsPerUser int
 	// MetricsToken, when set, is a bearer token that may read /metrics
 	// besides the owner tokens (for a scraper that needs no other access).
 	MetricsToken string
@@ -99,6 +104,9 @@ func New(opts Options) (*Service, error) {
 	if opts.JobRetention == 0 {
 		opts.JobRetention = DefaultJobRetention
 	}
+	if opts.MaxJobsPerUser == 0 {
+		opts.MaxJobsPerUser = DefaultMaxJobsPerUser
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
@@ -114,7 +122,7 @@ func New(opts Options) (*Service, error) {
 	}
 	logger := opts.Logger
 	if s.jobs, err = jobs.NewManager(jobs.Options{Dir: filepath.Join(opts.DataDir, "jobs"), MaxJobs: opts.MaxJobs, Logger: logger,
-		MaxMemory: opts.MaxMemory, Retention: max(opts.JobRetention, 0),
+		MaxMemory: opts.MaxMemory, Retention: max(opts.JobRetention, 0), MaxPerUser: max(opts.MaxJobsPerUser, 0),
 		OnFinish: func(r jobs.Record, d time.Duration) { s.metrics.JobFinished(r.Topic, r.Task, string(r.Status), d) }}); err != nil {
 		return nil, fmt.Errorf("service: %w", err)
 	}

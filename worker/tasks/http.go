@@ -177,6 +177,11 @@ func (c *compute) submit(w http.ResponseWriter, r *http.Request, topic string) {
 		return plan.Run(geostat.WithWorkers(ctx, env.Threads), progress)
 	})
 	switch {
+	case errors.Is(err, jobs.ErrBusy):
+		w.Header().Set("Retry-After", "10")
+		fail(&StatusError{Status: http.StatusTooManyRequests, Type: problem.TooManyRequests, Title: "Too Many Requests.",
+			Detail: "you have too many jobs queued or running; wait for some to finish: " + err.Error()})
+		return
 	case errors.Is(err, jobs.ErrTooLarge):
 		fail(&ValidationError{Params: []InvalidParam{{Name: "parameters", Reason: fmt.Sprintf(
 			"the job needs about %.1f GiB of memory, more than the worker's limit", float64(needs.Memory)/(1<<30))}}})
