@@ -2,10 +2,13 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"github.com/geostat-engine/geostat/worker/problem"
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -115,3 +118,62 @@ func TestRemoteStoreMode(t *testing.T) {
 }
 
 func mustJSON(doc map[string]any) []byte { return objecttest.JSON(doc) }
+
+// TestPerCallerLimitAndDetach: one token holding its two slots gets 429 for
+// a third request while another token is served; a handler that detaches
+// gives its slots back.
+func TestPerCallerLimitAndDetach(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan struct{}, 4)
+	tokens := writeTokens(t, []server.TokenEntry{
+		{Token: "alice", User: store.User{ID: "00000000-0000-4000-8000-0000000000a1"}, Orgs: map[string]map[string]server.Role{org: {server.Any: server.RoleOwner}}},
+		{Token: "bob", User: store.User{ID: "00000000-0000-4000-8000-0000000000b1"}, Orgs: map[string]map[string]server.Role{org: {server.Any: server.RoleOwner}}},
+	})
+	app := startApp(t, server.Options{
+		MaxConcurrent: 8, MaxPerPrincipal: 2, TokensFile: tokens,
+		ExtraRoutes: func(mux server.Router, d server.Deps) {
+			mux.Handle("POST /compute/orgs/{org_id}/geostatistics/{task}", d.Auth.RequireOrg(http.HandlerFunc(
+				func(w http.ResponseWriter, r *http.Request) {
+					if r.PathValue("task") == "detached" {
+						server.Detach(r)
+					}
+					entered <- struct{}{}
+					<-release
+					w.WriteHeader(http.StatusNoContent)
+				})))
+		},
+	})
+	alice, bob := newClient(t, app, "alice"), newClient(t, app, "bob")
+	const compute = "/compute/orgs/" + org + "/geostatistics/"
+	done := make(chan *response, 4)
+	for range 2 {
+		go func() { done <- alice.do(http.MethodPost, compute+"slow", nil) }()
+		<-entered
+	}
+	r := alice.do(http.MethodGet, wsPrefix+"/objects", nil)
+	expectProblem(t, r, http.StatusTooManyRequests, problem.TooManyRequests)
+	assert.Equal(t, "1", r.header.Get("Retry-After"))
+	assert.Equal(t, http.StatusOK, bob.do(http.MethodGet, wsPrefix+"/objects", nil).status, "another token is served")
+	// Detached handlers hold no slot: bob can have two waiting and still
+	// be served.
+	for range 2 {
+		go func() { done <- bob.do(http.MethodPost, compute+"detached", nil) }()
+		<-entered
+	}
+	assert.Equal(t, http.StatusOK, bob.do(http.MethodGet, wsPrefix+"/objects", nil).status, "detached requests hold no slot")
+	close(release)
+	for range 4 {
+		assert.Equal(t, http.StatusNoContent, (<-done).status)
+	}
+	assert.Equal(t, http.StatusOK, alice.do(http.MethodGet, wsPrefix+"/objects", nil).status, "slots are given back")
+}
+
+// writeTokens writes a tokens file and returns its path.
+func writeTokens(t *testing.T, entries []server.TokenEntry) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "tokens.json")
+	data, err := json.Marshal(entries)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, data, 0o600))
+	return path
+}
