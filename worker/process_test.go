@@ -21,8 +21,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/geostat-engine/geostat/worker/problem"
 	"github.com/geostat-engine/geostat/worker/server"
-	"github.com/geostat-engine/geostat/worker/store"
 )
 
 // These tests run the worker as a real process: the test binary re-executes
@@ -189,20 +189,20 @@ func TestWorkerFromRootValidatesWithBuiltInSchemas(t *testing.T) {
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		defer resp.Body.Close()
-		var problem map[string]any
-		require.NoError(t, json.NewDecoder(resp.Body).Decode(&problem))
-		return resp.StatusCode, problem
+		var prob map[string]any
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&prob))
+		return resp.StatusCode, prob
 	}
 	// A pointset without locations and with a name of the wrong type.
-	status, problem := post("bad.json", map[string]any{"schema": "/objects/pointset/1.3.0/pointset.schema.json", "name": 5,
+	status, prob := post("bad.json", map[string]any{"schema": "/objects/pointset/1.3.0/pointset.schema.json", "name": 5,
 		"uuid": nil, "bounding_box": map[string]any{"min_x": 0, "max_x": 1, "min_y": 0, "max_y": 1, "min_z": 0, "max_z": 1},
 		"coordinate_reference_system": map[string]any{"epsg_code": 32650}})
-	assert.Equal(t, http.StatusBadRequest, status, "%v", problem)
-	assert.Equal(t, server.ObjectErrorBase+store.TypeInvalidObject, problem["type"])
+	assert.Equal(t, http.StatusBadRequest, status, "%v", prob)
+	assert.Equal(t, problem.ObjectInvalidObject, prob["type"])
 	// An unknown schema id is not stored either.
-	status, problem = post("unknown.json", map[string]any{"schema": "/objects/unknown/1.0.0/unknown.schema.json", "name": "x"})
-	assert.Equal(t, http.StatusNotFound, status, "%v", problem)
-	assert.Equal(t, server.ObjectErrorBase+store.TypeSchemaNotFound, problem["type"])
+	status, prob = post("unknown.json", map[string]any{"schema": "/objects/unknown/1.0.0/unknown.schema.json", "name": "x"})
+	assert.Equal(t, http.StatusNotFound, status, "%v", prob)
+	assert.Equal(t, problem.ObjectSchemaNotFound, prob["type"])
 	_, stderr := p.output()
 	assert.Contains(t, stderr, "schemas=embedded")
 

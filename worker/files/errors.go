@@ -5,54 +5,29 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/geostat-engine/geostat/worker/server"
+	"github.com/geostat-engine/geostat/worker/problem"
 )
 
-// ErrorBase is the base of the file area's problem types (seed 7.4).
-const ErrorBase = server.ErrorBase + "/file-api"
-
-// Problem types of the file area. Seed 7.4 names only invalid-path; the
-// others follow its pattern.
+// Problem types of the file area (defined once in package problem).
 const (
 	// TypeInvalidPath: leading or trailing spaces (with the preview flag),
 	// invalid symbols, empty segments, a name too long (400).
-	TypeInvalidPath = ErrorBase + "/files/invalid-path"
+	TypeInvalidPath = problem.FileInvalidPath
 	// TypeNotFound: no live file or version with this id or path (404).
-	TypeNotFound = ErrorBase + "/files/not-found"
+	TypeNotFound = problem.FileNotFound
 	// TypeVersionExists: content uploaded twice for one version (409);
 	// versions are immutable.
-	TypeVersionExists = ErrorBase + "/files/version-exists"
+	TypeVersionExists = problem.FileVersionExists
 	// TypeValidation: a malformed request (ids, version ids, paging) (422).
-	TypeValidation = ErrorBase + "/validation"
+	TypeValidation = problem.FileValidation
 	// TypeInternal: an unexpected server or storage error (500).
-	TypeInternal = ErrorBase + "/internal"
+	TypeInternal = problem.FileInternal
 )
 
-// Error is an error of the file area in the shape of a problem-details
-// response: the HTTP status, the full problem type URI, a title and a
-// detail. Err, when set, is the cause and is never shown to clients.
-type Error struct {
-	Status int
-	Type   string
-	Title  string
-	Detail string
-	Err    error
-}
-
-// Error returns "files: " and the detail (or title), with the cause if any.
-func (e *Error) Error() string {
-	msg := "files: " + e.Detail
-	if e.Detail == "" {
-		msg = "files: " + e.Title
-	}
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
-	}
-	return msg
-}
-
-// Unwrap returns the cause.
-func (e *Error) Unwrap() error { return e.Err }
+// Error is an error of the file area: a problem.Error whose type is one of
+// the Type constants. Err, when set, is the cause and is never shown to
+// clients.
+type Error = problem.Error
 
 // IsNotFound reports whether err is a 404 of the file area.
 func IsNotFound(err error) bool {
@@ -82,5 +57,5 @@ func errInternal(what string, cause error) *Error {
 }
 
 func errSignature(detail string) *Error {
-	return &Error{Status: http.StatusForbidden, Type: server.TypeBadSignature, Title: "Authentication Failed.", Detail: detail}
+	return &Error{Status: http.StatusForbidden, Type: problem.BadSignature, Title: "Authentication Failed.", Detail: detail}
 }

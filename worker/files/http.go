@@ -1,14 +1,13 @@
 package files
 
 import (
-	"encoding/json"
-	"errors"
 	"log/slog"
 	"mime"
 	"net/http"
 	"strconv"
 	"time"
 
+	"github.com/geostat-engine/geostat/worker/problem"
 	"github.com/geostat-engine/geostat/worker/server"
 	"github.com/geostat-engine/geostat/worker/store"
 )
@@ -249,34 +248,14 @@ func (a *api) download(w http.ResponseWriter, r *http.Request) {
 }
 
 // fail writes err as problem JSON whose status member equals the HTTP
-// status: an *Error as it is, a body over the limit 413, anything else 500
-// (logged, the cause not shown).
+// status (see problem.From); server errors are logged, the cause not shown.
 func (a *api) fail(w http.ResponseWriter, r *http.Request, err error) {
-	var p server.Problem
-	var mbe *http.MaxBytesError
-	var fe *Error
-	switch {
-	case errors.As(err, &mbe):
-		p = server.ProblemFor(mbe)
-	case errors.As(err, &fe):
-		p = server.Problem{Type: fe.Type, Title: fe.Title, Status: fe.Status, Detail: fe.Detail}
-	default:
-		p = server.Problem{Type: TypeInternal, Title: "An Error Occurred.", Status: http.StatusInternalServerError,
-			Detail: "the server could not complete the request"}
-	}
+	p := problem.From(err)
 	if p.Status >= 500 {
+		if p.Type == problem.ObjectInternal { // a fault of the worker
+			p.Type = TypeInternal
+		}
 		a.logger.Error("file request failed", "method", r.Method, "route", r.Pattern, "status", p.Status, "err", err)
 	}
-	data, merr := json.Marshal(p)
-	if merr != nil {
-		data = []byte(`{"type":"` + TypeInternal + `","title":"An Error Occurred.","status":500,"detail":null}`)
-		p.Status = http.StatusInternalServerError
-	}
-	h := w.Header()
-	for _, k := range []string{"Content-Length", "ETag", "Content-Disposition", "Last-Modified"} {
-		h.Del(k)
-	}
-	h.Set("Content-Type", "application/problem+json")
-	w.WriteHeader(p.Status)
-	w.Write(append(data, '\n'))
+	problem.Write(w, p)
 }

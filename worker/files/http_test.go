@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/geostat-engine/geostat/worker/files"
+	"github.com/geostat-engine/geostat/worker/problem"
 	"github.com/geostat-engine/geostat/worker/server"
 	"github.com/geostat-engine/geostat/worker/store"
 	"github.com/geostat-engine/geostat/worker/workertest"
@@ -254,7 +255,7 @@ func TestInvalidPaths(t *testing.T) {
 	bad := func(path string, hdr ...string) {
 		t.Helper()
 		r := e.do(ownerTok, http.MethodPut, prefix+"/files/path/"+path, nil, hdr...)
-		expectProblem(t, r, 400, server.ErrorBase+"/file-api/files/invalid-path")
+		expectProblem(t, r, 400, problem.Base+"/file-api/files/invalid-path")
 	}
 	bad(escape("a/b?.txt"))
 	bad(escape(`a\b.txt`))
@@ -307,7 +308,7 @@ func TestRoles(t *testing.T) {
 		{http.MethodDelete, "/files/path/r.txt"},
 		{http.MethodDelete, "/files/" + up.FileID},
 	} {
-		p := expectProblem(t, e.do(viewTok, req.method, prefix+req.path, nil), 403, server.ObjectErrorBase+store.TypeInsufficient)
+		p := expectProblem(t, e.do(viewTok, req.method, prefix+req.path, nil), 403, store.TypeInsufficient)
 		assert.Equal(t, "viewer", p["your_role"])
 		assert.ElementsMatch(t, []any{"owner", "editor"}, p["permitted_roles"])
 	}
@@ -317,24 +318,24 @@ func TestRoles(t *testing.T) {
 	// No role in the workspace: 404, for reads and writes.
 	other := "/file/v2/orgs/" + org + "/workspaces/" + otherWS
 	for _, tok := range []string{viewTok, editTok} {
-		expectProblem(t, e.do(tok, http.MethodGet, other+"/files", nil), 404, server.ObjectErrorBase+store.TypeNotFound)
-		expectProblem(t, e.do(tok, http.MethodPut, other+"/files/path/x.txt", nil), 404, server.ObjectErrorBase+store.TypeNotFound)
-		expectProblem(t, e.do(tok, http.MethodGet, other+"/files/"+up.FileID, nil), 404, server.ObjectErrorBase+store.TypeNotFound)
+		expectProblem(t, e.do(tok, http.MethodGet, other+"/files", nil), 404, store.TypeNotFound)
+		expectProblem(t, e.do(tok, http.MethodPut, other+"/files/path/x.txt", nil), 404, store.TypeNotFound)
+		expectProblem(t, e.do(tok, http.MethodGet, other+"/files/"+up.FileID, nil), 404, store.TypeNotFound)
 	}
 	// The owner of every workspace finds nothing there: files belong to
 	// their workspace.
 	expectProblem(t, e.do(ownerTok, http.MethodGet, other+"/files/"+up.FileID, nil), 404, files.TypeNotFound)
 	// No or an unknown token: 401.
-	expectProblem(t, e.do("", http.MethodGet, prefix+"/files", nil), 401, server.ObjectErrorBase+store.TypeMissingToken)
-	expectProblem(t, e.do("nope", http.MethodGet, prefix+"/files/path/r.txt", nil), 401, server.ObjectErrorBase+store.TypeInvalidToken)
+	expectProblem(t, e.do("", http.MethodGet, prefix+"/files", nil), 401, store.TypeMissingToken)
+	expectProblem(t, e.do("nope", http.MethodGet, prefix+"/files/path/r.txt", nil), 401, store.TypeInvalidToken)
 	// Not UUIDs: 422.
-	expectProblem(t, e.do(ownerTok, http.MethodGet, "/file/v2/orgs/acme/workspaces/"+wsID+"/files", nil), 422, server.ObjectErrorBase+store.TypeValidation)
+	expectProblem(t, e.do(ownerTok, http.MethodGet, "/file/v2/orgs/acme/workspaces/"+wsID+"/files", nil), 422, store.TypeValidation)
 }
 
 func TestSignedURLs(t *testing.T) {
 	e := start(t, files.Options{})
 	up := e.reserve(ownerTok, "s.txt")
-	sig := server.TypeBadSignature
+	sig := problem.BadSignature
 
 	// Tampered upload URLs: another version, another file, a changed
 	// expiry, the signature of another operation.
@@ -405,7 +406,7 @@ func TestSignedURLs(t *testing.T) {
 func TestUploadTooLargeKeepsNothing(t *testing.T) {
 	e := start(t, files.Options{MaxUploadBytes: 1000})
 	up := e.reserve(ownerTok, "big.bin")
-	expectProblem(t, e.do("", http.MethodPut, up.UploadURL, content(5000, 1)), 413, server.TypePayloadTooLarge)
+	expectProblem(t, e.do("", http.MethodPut, up.UploadURL, content(5000, 1)), 413, problem.PayloadTooLarge)
 	expectProblem(t, e.get(ownerTok, "big.bin", ""), 404, files.TypeNotFound)
 	assert.Equal(t, 0, e.list("").Total)
 	// The reservation survives: the same URL takes a body within the limit.
@@ -491,7 +492,7 @@ func TestViewURL(t *testing.T) {
 
 	// The operation is signed: a view URL is not a download URL, nor the
 	// reverse; an expired view URL is refused.
-	sig := server.TypeBadSignature
+	sig := problem.BadSignature
 	expectProblem(t, e.do("", http.MethodGet, strings.Replace(view, "op=view", "op=download", 1), nil), 403, sig)
 	rec := e.record("reports/view.html", "")
 	expectProblem(t, e.do("", http.MethodGet, strings.Replace(rec.DownloadURL, "op=download", "op=view", 1), nil), 403, sig)

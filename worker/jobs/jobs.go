@@ -2,7 +2,18 @@
 // (the rest wait as "requested"), with progress, cancellation and records
 // that persist under the data directory. After a restart, finished jobs
 // still answer and jobs that were queued or running are failed with an
-// error saying they were interrupted.
+// error saying they were interrupted (503, the same as a job the worker
+// interrupted when it shut down).
+//
+// Admission accounts for memory: each job declares an estimate of its
+// need, and a queued job starts only when its estimate fits beside those of
+// the jobs already running (Options.MaxMemory); until then it waits in
+// first-in first-out order, its message saying why. A job whose estimate
+// exceeds MaxMemory on its own must be refused before Submit.
+//
+// Finished records are pruned once older than Options.Retention; queued and
+// running jobs never are. Options.MaxPerUser bounds the unfinished jobs of
+// one user, so that one caller cannot fill the queue.
 package jobs
 
 import (
@@ -14,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -22,6 +34,7 @@ import (
 	"time"
 
 	"github.com/geostat-engine/geostat/worker/internal/atomicfile"
+	"github.com/geostat-engine/geostat/worker/problem"
 )
 
 // Status is a job's state, spelled as the compute API spells it.
@@ -40,30 +53,30 @@ const (
 // Finished reports whether the status is final.
 func (s Status) Finished() bool { return s == Succeeded || s == Failed || s == Cancelled }
 
-// Problem is the problem-details error of a failed job.
-type Problem struct {
-	Type   string `json:"type"`
-	Title  string `json:"title"`
-	Status int    `json:"status"`
-	Detail string `json:"detail,omitempty"`
-}
+// Problem is the problem-details error of a failed job: the document an
+// error carrying one (a problem.Carrier) gives, else a 500 task-failed.
+type Problem = problem.Problem
 
-// ProblemError is implemented by errors that know their problem shape.
-type ProblemError interface {
-	error
-	Problem() Problem
+// interrupted is the error of a job the worker stopped before it finished:
+// the same 503 whether the worker shut down (Shutdown) or crashed (found
+// unfinished by NewManager).
+func interrupted(while Status) *Problem {
+	return &Problem{Type: problem.ComputeInterrupted, Title: "Job Interrupted.", Status: http.StatusServiceUnavailable,
+		Detail: "the job was interrupted: the worker stopped while it was " + string(while) + "; submit it again"}
 }
-
-// ErrorBase prefixes the problem types of job errors.
-var ErrorBase = "https://errors.geostat-engine.dev/compute"
 
 // Record is the persisted state of a job.
 type Record struct {
-	ID         string          `json:"id"`
-	Org        string          `json:"org"`
-	Topic      string          `json:"topic"`
-	Task       string          `json:"task"`
-	User       string          `json:"user,omitempty"`
+	ID    string `json:"id"`
+	Org   string `json:"org"`
+	Topic string `json:"topic"`
+	Task  string `json:"task"`
+	// Workspace is the workspace of the job's target: the job belongs to
+	// it, and its routes check the caller's role there.
+	Workspace string `json:"workspace,omitempty"`
+	User      string `json:"user,omitempty"`
+	// Memory is the job's estimated memory need in bytes.
+	Memory     int64           `json:"memory,omitempty"`
 	Status     Status          `json:"status"`
 	Progress   int             `json:"progress"`
 	Message    string          `json:"message"`
@@ -88,6 +101,25 @@ type Options struct {
 	Logger *slog.Logger
 	// OnFinish, when set, is called once per job that reaches a final state.
 	OnFinish func(r Record, d time.Duration)
+	// MaxMemory bounds the sum of the memory estimates of the running jobs
+	// (0 = unbounded): a queued job starts only when it fits beside them.
+	MaxMemory int64
+	// Retention is how long finished records are kept (0 = forever).
+	Retention time.Duration
+	// MaxPerUser bounds the unfinished (queued and running) jobs of one
+	// user (0 = unbounded): Submit refuses more with ErrBusy.
+	MaxPerUser int
+	// Now is the clock (default time.Now); tests set it.
+	Now func() time.Time
+}
+
+// Spec describes a job to Submit.
+type Spec struct {
+	Org, Topic, Task, User string
+	// Workspace is the workspace of the job's target.
+	Workspace string
+	// Memory is the estimated memory need in bytes.
+	Memory int64
 }
 
 type job struct {
@@ -95,6 +127,9 @@ type job struct {
 	fn     Func
 	cancel context.CancelFunc
 	done   chan struct{}
+	// started is closed when the job leaves the queue (it starts, or it is
+	// cancelled or interrupted before it started).
+	started chan struct{}
 	// interrupted is set when Shutdown cancels the job.
 	interrupted bool
 }
@@ -106,8 +141,10 @@ type Manager struct {
 	jobs    map[string]*job
 	queue   []*job
 	running int
-	closed  bool
-	wg      sync.WaitGroup
+	// memory is the sum of the running jobs' estimates.
+	memory int64
+	closed bool
+	wg     sync.WaitGroup
 }
 
 // NewManager loads the records in opts.Dir (creating it), failing the ones
@@ -118,6 +155,9 @@ func NewManager(opts Options) (*Manager, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(discard{}, nil))
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("jobs: %w", err)
@@ -140,21 +180,52 @@ func NewManager(opts Options) (*Manager, error) {
 			opts.Logger.Warn("skipping unreadable job record", "file", e.Name(), "err", err)
 			continue
 		}
-		j := &job{rec: r, done: make(chan struct{})}
+		j := &job{rec: r, done: make(chan struct{}), started: make(chan struct{})}
 		close(j.done)
+		close(j.started)
 		if !r.Status.Finished() {
-			now := time.Now().UTC()
+			now := opts.Now().UTC()
 			j.rec.Status, j.rec.FinishedAt = Failed, &now
 			j.rec.Message = "Job failed"
-			j.rec.Error = &Problem{Type: ErrorBase + "/interrupted", Title: "Job Interrupted", Status: 500,
-				Detail: "the worker stopped while this job was " + string(r.Status) + "; submit it again"}
+			j.rec.Error = interrupted(r.Status)
 			if err := m.persist(j.rec); err != nil {
 				return nil, err
 			}
 		}
 		m.jobs[r.ID] = j
 	}
+	m.mu.Lock()
+	m.prune()
+	m.mu.Unlock()
 	return m, nil
+}
+
+// prune deletes the finished records older than the retention; m.mu is
+// held.
+func (m *Manager) prune() {
+	if m.opts.Retention <= 0 {
+		return
+	}
+	cutoff := m.opts.Now().Add(-m.opts.Retention)
+	for id, j := range m.jobs {
+		r := j.rec
+		if !r.Status.Finished() || r.FinishedAt == nil || !r.FinishedAt.Before(cutoff) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(m.opts.Dir, id+".json")); err != nil && !errors.Is(err, os.ErrNotExist) {
+			m.opts.Logger.Error("pruning job record", "job_id", id, "err", err)
+			continue
+		}
+		delete(m.jobs, id)
+	}
+}
+
+// Prune deletes the finished records older than Options.Retention (it also
+// runs at start-up and on every Submit).
+func (m *Manager) Prune() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.prune()
 }
 
 type discard struct{}
@@ -173,16 +244,31 @@ func newID() string {
 // ErrClosed is returned by Submit after Shutdown.
 var ErrClosed = errors.New("jobs: the worker is shutting down")
 
+// ErrTooLarge is returned by Submit for a job whose memory estimate exceeds
+// Options.MaxMemory on its own: it could never start.
+var ErrTooLarge = errors.New("jobs: the job's memory estimate exceeds the limit")
+
+// ErrBusy is returned by Submit when the user already has
+// Options.MaxPerUser unfinished jobs.
+var ErrBusy = errors.New("jobs: this user has too many jobs queued or running")
+
 // Submit records a new job and schedules it. It returns the job's record.
-func (m *Manager) Submit(org, topic, task, user string, fn Func) (Record, error) {
+func (m *Manager) Submit(spec Spec, fn Func) (Record, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
 		return Record{}, ErrClosed
 	}
-	j := &job{fn: fn, done: make(chan struct{}), rec: Record{
-		ID: newID(), Org: org, Topic: topic, Task: task, User: user,
-		Status: Requested, Message: "Job requested", CreatedAt: time.Now().UTC(),
+	if m.opts.MaxMemory > 0 && spec.Memory > m.opts.MaxMemory {
+		return Record{}, ErrTooLarge
+	}
+	if m.opts.MaxPerUser > 0 && m.unfinished(spec.User) >= m.opts.MaxPerUser {
+		return Record{}, fmt.Errorf("%w (%d)", ErrBusy, m.opts.MaxPerUser)
+	}
+	m.prune()
+	j := &job{fn: fn, done: make(chan struct{}), started: make(chan struct{}), rec: Record{
+		ID: newID(), Org: spec.Org, Topic: spec.Topic, Task: spec.Task, Workspace: spec.Workspace, User: spec.User,
+		Memory: spec.Memory, Status: Requested, Message: "Job requested", CreatedAt: m.opts.Now().UTC(),
 	}}
 	if err := m.persist(j.rec); err != nil {
 		return Record{}, err
@@ -191,30 +277,91 @@ func (m *Manager) Submit(org, topic, task, user string, fn Func) (Record, error)
 	m.queue = append(m.queue, j)
 	// Logged before schedule starts the job, so "task submitted" always
 	// precedes "job started" in the log.
-	m.opts.Logger.Info("task submitted", "job_id", j.rec.ID, "topic", topic, "task", task, "org", org)
+	m.opts.Logger.Info("task submitted", "job_id", j.rec.ID, "topic", spec.Topic, "task", spec.Task, "org", spec.Org)
 	m.schedule()
 	return j.rec, nil
 }
 
-// schedule starts queued jobs while slots are free; m.mu is held.
+// unfinished counts the queued and running jobs of a user; m.mu is held.
+func (m *Manager) unfinished(user string) int {
+	n := 0
+	for _, j := range m.jobs {
+		if j.rec.User == user && !j.rec.Status.Finished() {
+			n++
+		}
+	}
+	return n
+}
+
+// fits reports whether a job's estimate fits beside the running jobs'.
+func (m *Manager) fits(j *job) bool {
+	return m.opts.MaxMemory <= 0 || m.running == 0 || m.memory+j.rec.Memory <= m.opts.MaxMemory
+}
+
+// schedule starts queued jobs, in order, while a slot is free and the
+// memory of the head of the queue fits; m.mu is held.
 func (m *Manager) schedule() {
+	for len(m.queue) > 0 && m.queue[0].rec.Status != Requested {
+		m.queue = m.queue[1:]
+	}
 	for m.running < m.opts.MaxJobs && len(m.queue) > 0 {
 		j := m.queue[0]
-		m.queue = m.queue[1:]
 		if j.rec.Status != Requested {
+			m.queue = m.queue[1:]
 			continue
 		}
+		if !m.fits(j) {
+			break
+		}
+		m.queue = m.queue[1:]
 		ctx, cancel := context.WithCancel(context.Background())
 		j.cancel = cancel
-		now := time.Now().UTC()
+		now := m.opts.Now().UTC()
 		j.rec.Status, j.rec.StartedAt, j.rec.Message = InProgress, &now, "Job in progress"
 		if err := m.persist(j.rec); err != nil {
 			m.opts.Logger.Error("persisting job", "job_id", j.rec.ID, "err", err)
 		}
 		m.running++
+		m.memory += j.rec.Memory
+		close(j.started)
 		m.wg.Add(1)
 		go m.run(ctx, j)
 	}
+	m.explainQueue()
+}
+
+// explainQueue sets the message of the queued jobs: waiting for a slot, or
+// for memory when the head of the queue does not fit beside the running
+// jobs; m.mu is held.
+func (m *Manager) explainQueue() {
+	for i, j := range m.queue {
+		if j.rec.Status != Requested {
+			continue
+		}
+		msg := "Job requested: waiting for a free slot"
+		switch {
+		case i == 0 && m.running < m.opts.MaxJobs && !m.fits(j):
+			msg = fmt.Sprintf("Job requested: waiting for memory (needs %s; running jobs hold %s of the %s limit)",
+				gib(j.rec.Memory), gib(m.memory), gib(m.opts.MaxMemory))
+		case i > 0:
+			msg = fmt.Sprintf("Job requested: %d job(s) ahead in the queue", i)
+		}
+		j.rec.Message = msg
+	}
+}
+
+func gib(n int64) string { return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30)) }
+
+// Counts returns the number of running and queued jobs.
+func (m *Manager) Counts() (running, queued int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, j := range m.queue {
+		if j.rec.Status == Requested {
+			queued++
+		}
+	}
+	return m.running, queued
 }
 
 func (m *Manager) run(ctx context.Context, j *job) {
@@ -223,7 +370,7 @@ func (m *Manager) run(ctx context.Context, j *job) {
 	m.opts.Logger.Info("job started", "job_id", j.rec.ID, "task", j.rec.Task)
 	result, err := m.call(ctx, j)
 	m.mu.Lock()
-	now := time.Now().UTC()
+	now := m.opts.Now().UTC()
 	j.rec.FinishedAt = &now
 	switch {
 	case err == nil:
@@ -235,7 +382,7 @@ func (m *Manager) run(ctx context.Context, j *job) {
 		j.rec.Status, j.rec.Progress, j.rec.Message, j.rec.Result = Succeeded, 100, "Job succeeded", b
 	case j.interrupted:
 		j.rec.Status, j.rec.Message = Failed, "Job failed"
-		j.rec.Error = &Problem{Type: ErrorBase + "/interrupted", Title: "Job Interrupted", Status: 503, Detail: "the worker shut down while this job was running; submit it again"}
+		j.rec.Error = interrupted(InProgress)
 		err = nil
 	case ctx.Err() != nil && (j.rec.Status == Cancelling || errors.Is(err, context.Canceled)):
 		j.rec.Status, j.rec.Message = Cancelled, "Job cancelled"
@@ -251,6 +398,7 @@ func (m *Manager) run(ctx context.Context, j *job) {
 	j.cancel()
 	close(j.done)
 	m.running--
+	m.memory -= rec.Memory
 	m.schedule()
 	m.mu.Unlock()
 	m.opts.Logger.Info("job finished", "job_id", rec.ID, "task", rec.Task, "status", string(rec.Status), "seconds", time.Since(start).Seconds())
@@ -285,13 +433,15 @@ func (m *Manager) call(ctx context.Context, j *job) (res any, err error) {
 	})
 }
 
+// toProblem is the error of a job whose function failed: the document err
+// carries (a user's bad data is a 4xx), else 500 task-failed.
 func toProblem(err error) *Problem {
-	var pe ProblemError
-	if errors.As(err, &pe) {
-		p := pe.Problem()
+	var c problem.Carrier
+	if errors.As(err, &c) {
+		p := c.Problem()
 		return &p
 	}
-	return &Problem{Type: ErrorBase + "/task-failed", Title: "Task Failed", Status: 500, Detail: err.Error()}
+	return &Problem{Type: problem.ComputeTaskFailed, Title: "Task Failed.", Status: http.StatusInternalServerError, Detail: err.Error()}
 }
 
 // Get returns a job's record.
@@ -317,15 +467,17 @@ func (m *Manager) Cancel(id string) bool {
 	}
 	switch j.rec.Status {
 	case Requested:
-		now := time.Now().UTC()
+		now := m.opts.Now().UTC()
 		j.rec.Status, j.rec.Message, j.rec.FinishedAt = Cancelled, "Job cancelled", &now
 		close(j.done)
+		close(j.started)
 		if err := m.persist(j.rec); err != nil {
 			m.opts.Logger.Error("persisting job", "job_id", id, "err", err)
 		}
 		if m.opts.OnFinish != nil {
 			go m.opts.OnFinish(j.rec, 0)
 		}
+		m.schedule() // a job behind it may fit now
 	case InProgress:
 		j.rec.Status, j.rec.Message = Cancelling, "Job cancelling"
 		j.cancel()
@@ -336,18 +488,34 @@ func (m *Manager) Cancel(id string) bool {
 // Wait blocks until the job finishes or ctx ends, and returns its record
 // and whether it finished.
 func (m *Manager) Wait(ctx context.Context, id string) (Record, bool) {
+	r, ok := m.await(ctx, id, func(j *job) chan struct{} { return j.done })
+	return r, ok && r.Status.Finished()
+}
+
+// WaitStarted blocks until the job has left the queue (it runs, or it
+// ended before it could start) or ctx ends, and returns its record and
+// whether it left the queue.
+func (m *Manager) WaitStarted(ctx context.Context, id string) (Record, bool) {
+	return m.await(ctx, id, func(j *job) chan struct{} { return j.started })
+}
+
+// await blocks until the channel event picks of the job is closed or ctx
+// ends, and returns the job's record and whether the event happened.
+func (m *Manager) await(ctx context.Context, id string, event func(*job) chan struct{}) (Record, bool) {
 	m.mu.Lock()
 	j, ok := m.jobs[id]
 	m.mu.Unlock()
 	if !ok {
 		return Record{}, false
 	}
+	happened := true
 	select {
-	case <-j.done:
+	case <-event(j):
 	case <-ctx.Done():
+		happened = false
 	}
 	r, _ := m.Get(id)
-	return r, r.Status.Finished()
+	return r, happened
 }
 
 // List returns the records of an organisation's jobs, newest first.
@@ -377,11 +545,14 @@ func (m *Manager) Shutdown(ctx context.Context) {
 	var queued, running []*job
 	for _, j := range m.queue {
 		if j.rec.Status == Requested {
-			now := time.Now().UTC()
+			now := m.opts.Now().UTC()
 			j.rec.Status, j.rec.FinishedAt, j.rec.Message = Failed, &now, "Job failed"
-			j.rec.Error = &Problem{Type: ErrorBase + "/interrupted", Title: "Job Interrupted", Status: 503, Detail: "the worker shut down before this job started; submit it again"}
+			j.rec.Error = interrupted(Requested)
 			close(j.done)
-			_ = m.persist(j.rec)
+			close(j.started)
+			if err := m.persist(j.rec); err != nil {
+				m.opts.Logger.Error("persisting job", "job_id", j.rec.ID, "err", err)
+			}
 			queued = append(queued, j)
 		}
 	}

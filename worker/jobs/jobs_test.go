@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/geostat-engine/geostat/worker/problem"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -34,7 +35,7 @@ func wait(t *testing.T, m *Manager, id string) Record {
 func TestSubmitSucceedsAndFails(t *testing.T) {
 	m, err := NewManager(Options{Dir: t.TempDir()})
 	require.NoError(t, err)
-	r, err := m.Submit("org", "geostatistics", "knn", "u1", func(ctx context.Context, progress func(int, string)) (any, error) {
+	r, err := m.Submit(Spec{Org: "org", Topic: "geostatistics", Task: "knn", User: "u1"}, func(ctx context.Context, progress func(int, string)) (any, error) {
 		progress(50, "half way")
 		return map[string]string{"message": "done"}, nil
 	})
@@ -45,18 +46,18 @@ func TestSubmitSucceedsAndFails(t *testing.T) {
 	assert.Equal(t, 100, got.Progress)
 	assert.JSONEq(t, `{"message": "done"}`, string(got.Result))
 
-	r, _ = m.Submit("org", "geostatistics", "knn", "u1", func(context.Context, func(int, string)) (any, error) { return nil, teapot{} })
+	r, _ = m.Submit(Spec{Org: "org", Topic: "geostatistics", Task: "knn", User: "u1"}, func(context.Context, func(int, string)) (any, error) { return nil, teapot{} })
 	got = wait(t, m, r.ID)
 	assert.Equal(t, Failed, got.Status)
 	assert.Equal(t, 418, got.Error.Status)
 
-	r, _ = m.Submit("org", "geostatistics", "knn", "u1", func(context.Context, func(int, string)) (any, error) { panic("boom") })
+	r, _ = m.Submit(Spec{Org: "org", Topic: "geostatistics", Task: "knn", User: "u1"}, func(context.Context, func(int, string)) (any, error) { panic("boom") })
 	got = wait(t, m, r.ID)
 	assert.Equal(t, Failed, got.Status)
 	assert.Contains(t, got.Error.Detail, "boom")
 	assert.Equal(t, 500, got.Error.Status)
 
-	r, _ = m.Submit("org", "geostatistics", "knn", "u1", func(context.Context, func(int, string)) (any, error) { return nil, errors.New("plain") })
+	r, _ = m.Submit(Spec{Org: "org", Topic: "geostatistics", Task: "knn", User: "u1"}, func(context.Context, func(int, string)) (any, error) { return nil, errors.New("plain") })
 	got = wait(t, m, r.ID)
 	assert.Equal(t, "plain", got.Error.Detail)
 	assert.Len(t, m.List("org"), 4)
@@ -72,9 +73,9 @@ func TestQueueAndCancel(t *testing.T) {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}
-	a, _ := m.Submit("o", "t", "x", "", long)
+	a, _ := m.Submit(Spec{Org: "o", Topic: "t", Task: "x", User: ""}, long)
 	<-started
-	b, _ := m.Submit("o", "t", "x", "", func(context.Context, func(int, string)) (any, error) { return 1, nil })
+	b, _ := m.Submit(Spec{Org: "o", Topic: "t", Task: "x", User: ""}, func(context.Context, func(int, string)) (any, error) { return 1, nil })
 	rb, _ := m.Get(b.ID)
 	assert.Equal(t, Requested, rb.Status, "the second job waits for the slot")
 	ra, _ := m.Get(a.ID)
@@ -87,8 +88,8 @@ func TestQueueAndCancel(t *testing.T) {
 
 	// Cancelling a queued job.
 	block := make(chan struct{})
-	c, _ := m.Submit("o", "t", "x", "", func(ctx context.Context, _ func(int, string)) (any, error) { <-block; return 1, nil })
-	d, _ := m.Submit("o", "t", "x", "", func(context.Context, func(int, string)) (any, error) { return 1, nil })
+	c, _ := m.Submit(Spec{Org: "o", Topic: "t", Task: "x", User: ""}, func(ctx context.Context, _ func(int, string)) (any, error) { <-block; return 1, nil })
+	d, _ := m.Submit(Spec{Org: "o", Topic: "t", Task: "x", User: ""}, func(context.Context, func(int, string)) (any, error) { return 1, nil })
 	m.Cancel(d.ID)
 	assert.Equal(t, Cancelled, wait(t, m, d.ID).Status)
 	close(block)
@@ -99,10 +100,10 @@ func TestRestartKeepsRecordsAndInterruptsUnfinished(t *testing.T) {
 	dir := t.TempDir()
 	m, err := NewManager(Options{Dir: dir, MaxJobs: 1})
 	require.NoError(t, err)
-	done, _ := m.Submit("o", "t", "x", "", func(context.Context, func(int, string)) (any, error) { return "ok", nil })
+	done, _ := m.Submit(Spec{Org: "o", Topic: "t", Task: "x", User: ""}, func(context.Context, func(int, string)) (any, error) { return "ok", nil })
 	wait(t, m, done.ID)
 	started := make(chan struct{})
-	running, _ := m.Submit("o", "t", "x", "", func(ctx context.Context, _ func(int, string)) (any, error) {
+	running, _ := m.Submit(Spec{Org: "o", Topic: "t", Task: "x", User: ""}, func(ctx context.Context, _ func(int, string)) (any, error) {
 		close(started)
 		<-ctx.Done()
 		return nil, ctx.Err()
@@ -119,7 +120,8 @@ func TestRestartKeepsRecordsAndInterruptsUnfinished(t *testing.T) {
 	r, ok = m2.Get(running.ID)
 	require.True(t, ok)
 	assert.Equal(t, Failed, r.Status)
-	assert.Contains(t, r.Error.Detail, "stopped while this job was in progress")
+	assert.Equal(t, *interrupted(InProgress), *r.Error, "a crash reads as a shutdown interruption")
+	assert.Equal(t, 503, r.Error.Status)
 	m.Cancel(running.ID)
 	wait(t, m, running.ID)
 }
@@ -128,22 +130,24 @@ func TestShutdownInterruptsRunningJobs(t *testing.T) {
 	m, err := NewManager(Options{Dir: t.TempDir(), MaxJobs: 1})
 	require.NoError(t, err)
 	started := make(chan struct{})
-	a, _ := m.Submit("o", "t", "x", "", func(ctx context.Context, _ func(int, string)) (any, error) {
+	a, _ := m.Submit(Spec{Org: "o", Topic: "t", Task: "x", User: ""}, func(ctx context.Context, _ func(int, string)) (any, error) {
 		close(started)
 		<-ctx.Done()
 		return nil, ctx.Err()
 	})
 	<-started
-	b, _ := m.Submit("o", "t", "x", "", func(context.Context, func(int, string)) (any, error) { return 1, nil })
+	b, _ := m.Submit(Spec{Org: "o", Topic: "t", Task: "x", User: ""}, func(context.Context, func(int, string)) (any, error) { return 1, nil })
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	m.Shutdown(ctx)
 	ra, _ := m.Get(a.ID)
 	assert.Equal(t, Failed, ra.Status)
-	assert.Contains(t, ra.Error.Title, "Interrupted")
+	assert.Equal(t, problem.ComputeInterrupted, ra.Error.Type)
+	assert.Equal(t, 503, ra.Error.Status)
 	rb, _ := m.Get(b.ID)
 	assert.Equal(t, Failed, rb.Status)
-	_, err = m.Submit("o", "t", "x", "", nil)
+	assert.Equal(t, 503, rb.Error.Status)
+	_, err = m.Submit(Spec{Org: "o", Topic: "t", Task: "x", User: ""}, nil)
 	assert.ErrorIs(t, err, ErrClosed)
 	m.Shutdown(ctx) // idempotent
 }
@@ -181,7 +185,7 @@ func TestSubmittedIsLoggedBeforeStarted(t *testing.T) {
 	m, err := NewManager(Options{Dir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(sink, nil))})
 	require.NoError(t, err)
 	for range 20 {
-		r, err := m.Submit("org", "geostatistics", "knn", "u", func(context.Context, func(int, string)) (any, error) { return 1, nil })
+		r, err := m.Submit(Spec{Org: "org", Topic: "geostatistics", Task: "knn", User: "u"}, func(context.Context, func(int, string)) (any, error) { return 1, nil })
 		require.NoError(t, err)
 		wait(t, m, r.ID)
 		out := sink.String()
@@ -197,19 +201,19 @@ func TestShutdownLogsWhatItWaitsForAndEachFate(t *testing.T) {
 	m, err := NewManager(Options{Dir: t.TempDir(), MaxJobs: 2, Logger: slog.New(slog.NewTextHandler(sink, nil))})
 	require.NoError(t, err)
 	startedA, startedB, release := make(chan struct{}), make(chan struct{}), make(chan struct{})
-	a, _ := m.Submit("o", "geostatistics", "slow", "", func(ctx context.Context, _ func(int, string)) (any, error) {
+	a, _ := m.Submit(Spec{Org: "o", Topic: "geostatistics", Task: "slow", User: ""}, func(ctx context.Context, _ func(int, string)) (any, error) {
 		close(startedA)
 		<-ctx.Done() // ends only when Shutdown cancels it
 		return nil, ctx.Err()
 	})
-	b, _ := m.Submit("o", "geostatistics", "quick", "", func(context.Context, func(int, string)) (any, error) {
+	b, _ := m.Submit(Spec{Org: "o", Topic: "geostatistics", Task: "quick", User: ""}, func(context.Context, func(int, string)) (any, error) {
 		close(startedB)
 		<-release
 		return 1, nil
 	})
 	<-startedA
 	<-startedB
-	c, _ := m.Submit("o", "geostatistics", "queued", "", func(context.Context, func(int, string)) (any, error) { return 1, nil })
+	c, _ := m.Submit(Spec{Org: "o", Topic: "geostatistics", Task: "queued", User: ""}, func(context.Context, func(int, string)) (any, error) { return 1, nil })
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -241,7 +245,7 @@ func TestResultsAreNotHTMLEscaped(t *testing.T) {
 	m, err := NewManager(Options{Dir: dir})
 	require.NoError(t, err)
 	const u = "http://h/file?op=view&se=1&sig=<x>"
-	r, err := m.Submit("o", "geostatistics", "x", "", func(context.Context, func(int, string)) (any, error) {
+	r, err := m.Submit(Spec{Org: "o", Topic: "geostatistics", Task: "x", User: ""}, func(context.Context, func(int, string)) (any, error) {
 		return map[string]string{"view": u}, nil
 	})
 	require.NoError(t, err)
@@ -250,4 +254,117 @@ func TestResultsAreNotHTMLEscaped(t *testing.T) {
 	saved, err := os.ReadFile(filepath.Join(dir, r.ID+".json"))
 	require.NoError(t, err)
 	assert.Contains(t, string(saved), u)
+}
+
+// blocker is a job function that signals its start and returns when
+// released (or cancelled).
+func blocker(started chan<- string, release <-chan struct{}, name string) Func {
+	return func(ctx context.Context, _ func(int, string)) (any, error) {
+		started <- name
+		select {
+		case <-release:
+			return name, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func TestMemoryAdmissionCountsRunningJobs(t *testing.T) {
+	m, err := NewManager(Options{Dir: t.TempDir(), MaxJobs: 4, MaxMemory: 100})
+	require.NoError(t, err)
+	started := make(chan string, 4)
+	releaseA, releaseB := make(chan struct{}), make(chan struct{})
+	spec := Spec{Org: "o", Topic: "t", Task: "x"}
+	spec.Memory = 60
+	a, err := m.Submit(spec, blocker(started, releaseA, "a"))
+	require.NoError(t, err)
+	require.Equal(t, "a", <-started)
+	// 60 + 50 > 100: b fits alone but not beside a, so it waits although
+	// slots are free, and says why.
+	spec.Memory = 50
+	b, err := m.Submit(spec, blocker(started, releaseB, "b"))
+	require.NoError(t, err)
+	rb, _ := m.Get(b.ID)
+	assert.Equal(t, Requested, rb.Status)
+	assert.Contains(t, rb.Message, "waiting for memory")
+	running, queued := m.Counts()
+	assert.Equal(t, [2]int{1, 1}, [2]int{running, queued})
+	// A small job behind b waits too (first in, first out).
+	spec.Memory = 10
+	c, err := m.Submit(spec, func(context.Context, func(int, string)) (any, error) { return "c", nil })
+	require.NoError(t, err)
+	rc, _ := m.Get(c.ID)
+	assert.Equal(t, Requested, rc.Status)
+	// Never fits: refused.
+	spec.Memory = 101
+	_, err = m.Submit(spec, nil)
+	assert.ErrorIs(t, err, ErrTooLarge)
+	// a ends: b starts, then c (50 + 10 fit).
+	close(releaseA)
+	assert.Equal(t, Succeeded, wait(t, m, a.ID).Status)
+	require.Equal(t, "b", <-started)
+	assert.Equal(t, Succeeded, wait(t, m, c.ID).Status)
+	close(releaseB)
+	assert.Equal(t, Succeeded, wait(t, m, b.ID).Status)
+	running, queued = m.Counts()
+	assert.Equal(t, [2]int{0, 0}, [2]int{running, queued})
+}
+
+func TestRetentionPrunesFinishedRecordsOnly(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	m, err := NewManager(Options{Dir: dir, MaxJobs: 1, Retention: 30 * 24 * time.Hour, Now: clock})
+	require.NoError(t, err)
+	spec := Spec{Org: "o", Topic: "t", Task: "x"}
+	old, _ := m.Submit(spec, func(context.Context, func(int, string)) (any, error) { return 1, nil })
+	wait(t, m, old.ID)
+	started := make(chan string, 1)
+	release := make(chan struct{})
+	running, _ := m.Submit(spec, blocker(started, release, "r"))
+	<-started
+	queued, _ := m.Submit(spec, func(context.Context, func(int, string)) (any, error) { return 1, nil })
+	now = now.Add(31 * 24 * time.Hour)
+	m.Prune()
+	_, ok := m.Get(old.ID)
+	assert.False(t, ok, "a finished job past the retention is pruned")
+	assert.NoFileExists(t, filepath.Join(dir, old.ID+".json"))
+	for _, id := range []string{running.ID, queued.ID} {
+		_, ok := m.Get(id)
+		assert.True(t, ok, "running and queued jobs are never pruned")
+	}
+	close(release)
+	wait(t, m, queued.ID)
+	// A job finished a day ago is kept, also across a restart.
+	m2, err := NewManager(Options{Dir: dir, Retention: 30 * 24 * time.Hour, Now: func() time.Time { return now.Add(24 * time.Hour) }})
+	require.NoError(t, err)
+	_, ok = m2.Get(queued.ID)
+	assert.True(t, ok)
+}
+
+func TestMaxPerUserBoundsUnfinishedJobs(t *testing.T) {
+	m, err := NewManager(Options{Dir: t.TempDir(), MaxJobs: 1, MaxPerUser: 2})
+	require.NoError(t, err)
+	started := make(chan string, 1)
+	release := make(chan struct{})
+	quick := func(context.Context, func(int, string)) (any, error) { return 1, nil }
+	a := Spec{Org: "o", Topic: "t", Task: "x", User: "a"}
+	first, err := m.Submit(a, blocker(started, release, "first"))
+	require.NoError(t, err)
+	<-started
+	second, err := m.Submit(a, quick) // queued behind the first
+	require.NoError(t, err)
+	_, err = m.Submit(a, quick)
+	assert.ErrorIs(t, err, ErrBusy, "a third unfinished job of the same user")
+	b := a
+	b.User = "b"
+	other, err := m.Submit(b, quick)
+	require.NoError(t, err, "another user is not held back")
+	close(release)
+	for _, id := range []string{first.ID, second.ID, other.ID} {
+		assert.Equal(t, Succeeded, wait(t, m, id).Status)
+	}
+	_, err = m.Submit(a, quick)
+	assert.NoError(t, err, "finished jobs do not count")
 }

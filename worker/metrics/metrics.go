@@ -1,5 +1,6 @@
 // Package metrics holds the worker's Prometheus metrics: compute jobs by
-// task and status, job durations, and HTTP requests by route pattern and
+// task and status, job durations by task, running and queued jobs, and HTTP
+// requests by route pattern and
 // status code (never by raw path), plus the Go runtime and process
 // collectors. Each Metrics has its own registry: no global state.
 package metrics
@@ -74,6 +75,16 @@ func (m *Metrics) Request(method, pattern string, code int, d time.Duration) {
 	}
 	m.requests.WithLabelValues(method, pattern, strconv.Itoa(code)).Inc()
 	m.latency.WithLabelValues(pattern).Observe(d.Seconds())
+}
+
+// WatchJobs adds the gauges geostat_jobs_running and geostat_jobs_queued,
+// read from counts at every scrape.
+func (m *Metrics) WatchJobs(counts func() (running, queued int)) {
+	m.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "geostat_jobs_running", Help: "Compute jobs running now."},
+			func() float64 { r, _ := counts(); return float64(r) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "geostat_jobs_queued", Help: "Compute jobs waiting to start (for a slot or for memory)."},
+			func() float64 { _, q := counts(); return float64(q) }))
 }
 
 // Registry returns the underlying registry (for tests and extra collectors).

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/http"
 
+	"github.com/geostat-engine/geostat/worker/problem"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
 	"github.com/parquet-go/parquet-go/format"
@@ -345,4 +347,40 @@ func appendValue(col *Column, v parquet.Value, prealloc int) {
 		}
 		col.String = append(col.String, s)
 	}
+}
+
+// Problem is the document of an unusable blob: 422, naming the element.
+func (e *BlobError) Problem() problem.Problem {
+	return problem.Problem{Type: problem.ComputeInvalidData, Title: "Invalid Object Data.", Status: http.StatusUnprocessableEntity,
+		Detail: e.Error(), Extra: map[string]any{"member": e.Element}}
+}
+
+// DataError is an object whose document or data cannot be used: a length
+// that differs from the geometry, a non-finite coordinate, a malformed
+// member. It is the user's data, not a fault of the worker: 422.
+type DataError struct {
+	Err error
+}
+
+// Error implements error.
+func (e *DataError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *DataError) Unwrap() error { return e.Err }
+
+// Problem is the 422 document.
+func (e *DataError) Problem() problem.Problem {
+	return problem.Problem{Type: problem.ComputeInvalidData, Title: "Invalid Object Data.", Status: http.StatusUnprocessableEntity,
+		Detail: e.Error()}
+}
+
+// invalidData marks err as the object's data being unusable.
+func invalidData(err error) error { return &DataError{Err: err} }
+
+// IsDataError reports whether err is an object's unusable document or data
+// (a *DataError or *BlobError) rather than a failure to read it.
+func IsDataError(err error) bool {
+	var d *DataError
+	var b *BlobError
+	return errors.As(err, &d) || errors.As(err, &b)
 }

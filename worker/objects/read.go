@@ -31,7 +31,7 @@ type BlobOpener interface {
 func ReadElement(ctx context.Context, blobs BlobOpener, e Element) (*Table, error) {
 	spec, err := e.Spec()
 	if err != nil {
-		return nil, err
+		return nil, invalidData(err)
 	}
 	if e.Data == "" {
 		if e.Length == 0 {
@@ -41,7 +41,7 @@ func ReadElement(ctx context.Context, blobs BlobOpener, e Element) (*Table, erro
 			}
 			return t, nil
 		}
-		return nil, fmt.Errorf("%s: data is null but length is %d", e.Path, e.Length)
+		return nil, invalidData(fmt.Errorf("%s: data is null but length is %d", e.Path, e.Length))
 	}
 	f, err := blobs.OpenBlob(ctx, e.Data)
 	if err != nil {
@@ -65,7 +65,7 @@ func readXYZ(ctx context.Context, blobs BlobOpener, e Element) ([]float64, error
 	xyz := InterleaveXYZ(cols[0], cols[1], cols[2])
 	for i, v := range xyz {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("%s: row %d has a non-finite coordinate", e.Path, i/3)
+			return nil, invalidData(fmt.Errorf("%s: row %d has a non-finite coordinate", e.Path, i/3))
 		}
 	}
 	return xyz, nil
@@ -78,7 +78,7 @@ func readXYZ(ctx context.Context, blobs BlobOpener, e Element) ([]float64, error
 func (o *Object) Locations(ctx context.Context, blobs BlobOpener) ([]float64, error) {
 	lists := o.AttributeLists()
 	if len(lists) == 0 {
-		return nil, fmt.Errorf("%s objects have no locations", o.Schema.Kind)
+		return nil, invalidData(fmt.Errorf("%s objects have no locations", o.Schema.Kind))
 	}
 	return o.ListLocations(ctx, blobs, lists[0])
 }
@@ -87,7 +87,7 @@ func (o *Object) Locations(ctx context.Context, blobs BlobOpener) ([]float64, er
 // list (vertex_attributes: the grid's vertices, x fastest).
 func (o *Object) ListLocations(ctx context.Context, blobs BlobOpener, list string) ([]float64, error) {
 	if !o.hasList(list) {
-		return nil, fmt.Errorf("%s has no attribute list %q", o.Schema.Kind, list)
+		return nil, invalidData(fmt.Errorf("%s has no attribute list %q", o.Schema.Kind, list))
 	}
 	switch {
 	case o.Pointset != nil:
@@ -109,7 +109,7 @@ func (o *Object) ListLocations(ctx context.Context, blobs BlobOpener, list strin
 		}
 		return g.CellCentres(nil), nil
 	}
-	return nil, fmt.Errorf("%s has no attribute list %q", o.Schema.Kind, list)
+	return nil, invalidData(fmt.Errorf("%s has no attribute list %q", o.Schema.Kind, list))
 }
 
 // vertices returns the world positions of the grid's corners, x fastest.
@@ -134,7 +134,7 @@ func (g *Grid) vertices() ([]float64, error) {
 // checks that its count of true values equals number_of_active_cells.
 func (g *Grid) ReadMask(ctx context.Context, blobs BlobOpener) ([]bool, error) {
 	if !g.Masked {
-		return nil, errors.New("grid is not masked")
+		return nil, invalidData(errors.New("grid is not masked"))
 	}
 	t, err := ReadElement(ctx, blobs, *g.Mask.Values)
 	if err != nil {
@@ -142,7 +142,7 @@ func (g *Grid) ReadMask(ctx context.Context, blobs BlobOpener) ([]bool, error) {
 	}
 	c := &t.Columns[0]
 	if c.HasNulls() {
-		return nil, fmt.Errorf("mask.values: contains nulls")
+		return nil, invalidData(fmt.Errorf("mask.values: contains nulls"))
 	}
 	var n int64
 	for _, b := range c.Bool {
@@ -151,7 +151,7 @@ func (g *Grid) ReadMask(ctx context.Context, blobs BlobOpener) ([]bool, error) {
 		}
 	}
 	if n != g.NumberOfActiveCells {
-		return nil, fmt.Errorf("mask.values: %d active cells, number_of_active_cells is %d", n, g.NumberOfActiveCells)
+		return nil, invalidData(fmt.Errorf("mask.values: %d active cells, number_of_active_cells is %d", n, g.NumberOfActiveCells))
 	}
 	return c.Bool, nil
 }
@@ -168,7 +168,7 @@ func (g *Grid) MaskedGeometry(ctx context.Context, blobs BlobOpener) (*grid.Mask
 	}
 	m, err := grid.NewMasked(gg, mask)
 	if err != nil {
-		return nil, fmt.Errorf("mask: %w", err)
+		return nil, invalidData(fmt.Errorf("mask: %w", err))
 	}
 	return m, nil
 }
@@ -180,7 +180,7 @@ func (g *Grid) MaskedGeometry(ctx context.Context, blobs BlobOpener) (*grid.Mask
 // (docs/objects.md 1.4).
 func (o *Object) ReadContinuous(ctx context.Context, blobs BlobOpener, a *Attribute) ([][]float64, error) {
 	if a.Values == nil || !(a.IsContinuous() || a.Type == AttributeInteger) {
-		return nil, fmt.Errorf("attribute %s: type %q is not continuous", a.label(), a.Type)
+		return nil, invalidData(fmt.Errorf("attribute %s: type %q is not continuous", a.label(), a.Type))
 	}
 	if err := o.checkAttributeLength(a); err != nil {
 		return nil, err
@@ -210,7 +210,7 @@ func (o *Object) ReadContinuous(ctx context.Context, blobs BlobOpener, a *Attrib
 				out[i][r] = f
 			}
 		default:
-			return nil, fmt.Errorf("%s: column %d is %s, not numeric", a.Values.Path, i, c.Type)
+			return nil, invalidData(fmt.Errorf("%s: column %d is %s, not numeric", a.Values.Path, i, c.Type))
 		}
 	}
 	return out, nil
@@ -228,7 +228,7 @@ type Category struct {
 // are null or equal to a nan_description value are not Valid.
 func (o *Object) ReadCategory(ctx context.Context, blobs BlobOpener, a *Attribute) (*Category, error) {
 	if a.Type != AttributeCategory || a.Values == nil || a.Table == nil {
-		return nil, fmt.Errorf("attribute %s: type %q is not category", a.label(), a.Type)
+		return nil, invalidData(fmt.Errorf("attribute %s: type %q is not category", a.label(), a.Type))
 	}
 	if err := o.checkAttributeLength(a); err != nil {
 		return nil, err
@@ -257,7 +257,7 @@ func ReadLookupTable(ctx context.Context, blobs BlobOpener, e Element) (map[int6
 	}
 	keys, vals := &t.Columns[0], &t.Columns[1]
 	if keys.HasNulls() {
-		return nil, fmt.Errorf("%s: null keys", e.Path)
+		return nil, invalidData(fmt.Errorf("%s: null keys", e.Path))
 	}
 	out := make(map[int64]string, len(keys.Int64))
 	for i, k := range keys.Int64 {
@@ -270,7 +270,7 @@ func ReadLookupTable(ctx context.Context, blobs BlobOpener, e Element) (map[int6
 // false.
 func (o *Object) ReadBool(ctx context.Context, blobs BlobOpener, a *Attribute) (values, valid []bool, err error) {
 	if a.Type != AttributeBool || a.Values == nil {
-		return nil, nil, fmt.Errorf("attribute %s: type %q is not bool", a.label(), a.Type)
+		return nil, nil, invalidData(fmt.Errorf("attribute %s: type %q is not bool", a.label(), a.Type))
 	}
 	if err := o.checkAttributeLength(a); err != nil {
 		return nil, nil, err
@@ -293,7 +293,7 @@ func (o *Object) checkAttributeLength(a *Attribute) error {
 		return err
 	}
 	if a.Values.Length != want {
-		return fmt.Errorf("attribute %s: length %d does not match the geometry (%d %s)", a.label(), a.Values.Length, want, o.unitName(a.List))
+		return invalidData(fmt.Errorf("attribute %s: length %d does not match the geometry (%d %s)", a.label(), a.Values.Length, want, o.unitName(a.List)))
 	}
 	return nil
 }
@@ -321,15 +321,15 @@ func (d *Distribution) Build(ctx context.Context, blobs BlobOpener) (*geostat.Di
 	}
 	lower, err := geostat.DecodeTail(d.LowerTail, false)
 	if err != nil {
-		return nil, fmt.Errorf("cdf.lower_tail_extrapolation: %w", err)
+		return nil, invalidData(fmt.Errorf("cdf.lower_tail_extrapolation: %w", err))
 	}
 	upper, err := geostat.DecodeTail(d.UpperTail, true)
 	if err != nil {
-		return nil, fmt.Errorf("cdf.upper_tail_extrapolation: %w", err)
+		return nil, invalidData(fmt.Errorf("cdf.upper_tail_extrapolation: %w", err))
 	}
 	dist, err := geostat.NewDistribution(values, probs, lower, upper)
 	if err != nil {
-		return nil, fmt.Errorf("cdf: %w", err)
+		return nil, invalidData(fmt.Errorf("cdf: %w", err))
 	}
 	return dist, nil
 }
@@ -338,7 +338,7 @@ func (d *Distribution) Build(ctx context.Context, blobs BlobOpener) (*geostat.Di
 // object's JSON (geostat.DecodeVariogram).
 func (o *Object) DecodeVariogram() (*geostat.DecodedVariogram, error) {
 	if o.Variogram == nil {
-		return nil, fmt.Errorf("%s is not a variogram", o.Schema)
+		return nil, invalidData(fmt.Errorf("%s is not a variogram", o.Schema))
 	}
 	raw, err := o.JSON()
 	if err != nil {

@@ -2,8 +2,11 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/geostat-engine/geostat/worker/problem"
 	"io"
 	"log/slog"
 	"net"
@@ -26,6 +29,7 @@ const (
 	DefaultMaxBlobBytes    = 16 << 30
 	DefaultURLExpiry       = time.Hour
 	DefaultMaxConcurrent   = 64
+	DefaultMaxPerPrincipal = 16
 	DefaultShutdownTimeout = 10 * time.Second
 )
 
@@ -65,6 +69,13 @@ type Options struct {
 	// MaxConcurrent bounds in-flight requests (503 above); /healthz is
 	// exempt.
 	MaxConcurrent int
+	// MaxPerPrincipal bounds the in-flight requests of one caller (429
+	// above), so that one token cannot take every slot: callers are told
+	// apart by their Authorization header (its digest), callers without
+	// one by their address. A handler that waits without using the server
+	// (a synchronous submit waiting for its job) gives its slots back with
+	// Detach.
+	MaxPerPrincipal int
 	// ShutdownTimeout bounds the graceful shutdown Run performs when its
 	// context ends.
 	ShutdownTimeout time.Duration
@@ -151,6 +162,9 @@ func (o *Options) setDefaults() {
 	if o.MaxConcurrent == 0 {
 		o.MaxConcurrent = DefaultMaxConcurrent
 	}
+	if o.MaxPerPrincipal == 0 {
+		o.MaxPerPrincipal = DefaultMaxPerPrincipal
+	}
 	if o.ShutdownTimeout == 0 {
 		o.ShutdownTimeout = DefaultShutdownTimeout
 	}
@@ -169,7 +183,7 @@ func (o *Options) validate() error {
 	if _, _, err := net.SplitHostPort(o.Addr); err != nil {
 		return fmt.Errorf("addr %q: %w", o.Addr, err)
 	}
-	if o.MaxObjectBytes < 0 || o.MaxBlobBytes < 0 || o.MaxConcurrent < 0 || o.URLExpiry < 0 || o.ShutdownTimeout < 0 {
+	if o.MaxObjectBytes < 0 || o.MaxBlobBytes < 0 || o.MaxConcurrent < 0 || o.MaxPerPrincipal < 0 || o.URLExpiry < 0 || o.ShutdownTimeout < 0 {
 		return errors.New("limits must not be negative")
 	}
 	if (o.ObjectsURL == "") != (o.ObjectsToken == "") {
@@ -197,7 +211,7 @@ type App struct {
 	handler  http.Handler
 	ln       net.Listener
 	srv      *http.Server
-	sem      chan struct{}
+	limits   *limiter
 
 	lock     *DataDirLock // released by Stop when New took it
 	stopOnce sync.Once
@@ -223,7 +237,7 @@ func New(opts Options) (_ *App, err error) {
 			return nil, fmt.Errorf("server: listen: %w", err)
 		}
 	}
-	a := &App{opts: opts, logger: opts.Logger, sem: make(chan struct{}, opts.MaxConcurrent), running: make(chan struct{}), ln: ln}
+	a := &App{opts: opts, logger: opts.Logger, limits: newLimiter(opts.MaxConcurrent, opts.MaxPerPrincipal), running: make(chan struct{}), ln: ln}
 	defer func() {
 		if err != nil {
 			ln.Close()
@@ -420,7 +434,75 @@ func (s *statusRecorder) Write(p []byte) (int, error) {
 
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-// middleware is the HTTP plumbing in one place: the concurrency limit, the
+// limiter bounds the in-flight requests, in all and per caller.
+type limiter struct {
+	global       chan struct{}
+	perPrincipal int
+	mu           sync.Mutex
+	inFlight     map[string]int
+}
+
+func newLimiter(global, perPrincipal int) *limiter {
+	return &limiter{global: make(chan struct{}, global), perPrincipal: perPrincipal, inFlight: map[string]int{}}
+}
+
+// callerKey tells callers apart without authenticating them: the digest of
+// the Authorization header, else the remote address's host.
+func callerKey(r *http.Request) string {
+	if h := r.Header.Get("Authorization"); h != "" {
+		d := sha256.Sum256([]byte(h))
+		return "token:" + hex.EncodeToString(d[:16])
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return "addr:" + host
+}
+
+// acquire takes a global slot and one of the caller's; it returns the
+// release function (idempotent) or the problem to answer.
+func (l *limiter) acquire(key string) (func(), *problem.Problem) {
+	select {
+	case l.global <- struct{}{}:
+	default:
+		return nil, &problem.Problem{Type: problem.Unavailable, Title: "Service Unavailable.", Status: http.StatusServiceUnavailable,
+			Detail: "too many requests in flight; retry later"}
+	}
+	l.mu.Lock()
+	if l.inFlight[key] >= l.perPrincipal {
+		l.mu.Unlock()
+		<-l.global
+		return nil, &problem.Problem{Type: problem.TooManyRequests, Title: "Too Many Requests.", Status: http.StatusTooManyRequests,
+			Detail: fmt.Sprintf("this caller already has %d requests in flight; retry later", l.perPrincipal)}
+	}
+	l.inFlight[key]++
+	l.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.mu.Lock()
+			if l.inFlight[key]--; l.inFlight[key] <= 0 {
+				delete(l.inFlight, key)
+			}
+			l.mu.Unlock()
+			<-l.global
+		})
+	}, nil
+}
+
+type releaseKey struct{}
+
+// Detach gives back the in-flight slots r holds: for a handler about to
+// wait for long without using the server (a synchronous submit waiting for
+// its job), so that waiting does not count against the request limits.
+func Detach(r *http.Request) {
+	if release, ok := r.Context().Value(releaseKey{}).(func()); ok {
+		release()
+	}
+}
+
+// middleware is the HTTP plumbing in one place: the concurrency limits, the
 // problem JSON of unknown routes and wrong methods (with Allow), and an
 // access log by route pattern (never the raw path or query: signed URLs
 // carry credentials in the query).
@@ -429,27 +511,32 @@ func (a *App) middleware(mux *http.ServeMux) http.Handler {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w}
 		if r.URL.Path != "/healthz" {
-			select {
-			case a.sem <- struct{}{}:
-				defer func() { <-a.sem }()
-			default:
+			release, p := a.limits.acquire(callerKey(r))
+			if p != nil {
 				w.Header().Set("Retry-After", "1")
-				writeProblem(rec, Problem{Type: TypeUnavailable, Title: "Service Unavailable.", Status: http.StatusServiceUnavailable,
-					Detail: "too many requests in flight; retry later"})
+				problem.Write(rec, *p)
+				a.observe(r, rec.status, start)
 				return
 			}
+			defer release()
+			r = r.WithContext(context.WithValue(r.Context(), releaseKey{}, release))
 		}
 		if _, pattern := mux.Handler(r); pattern == "" {
 			a.routeMiss(rec, r, mux)
 		} else {
 			mux.ServeHTTP(rec, r)
 		}
-		d := time.Since(start)
-		a.logger.Debug("request", "method", r.Method, "route", r.Pattern, "status", rec.status, "duration", d)
-		if a.opts.OnRequest != nil {
-			a.opts.OnRequest(r.Method, r.Pattern, rec.status, d)
-		}
+		a.observe(r, rec.status, start)
 	})
+}
+
+// observe logs an answered request and reports it to OnRequest.
+func (a *App) observe(r *http.Request, status int, start time.Time) {
+	d := time.Since(start)
+	a.logger.Debug("request", "method", r.Method, "route", r.Pattern, "status", status, "duration", d)
+	if a.opts.OnRequest != nil {
+		a.opts.OnRequest(r.Method, r.Pattern, status, d)
+	}
 }
 
 // routeMiss renders the mux's 404 / 405 (and redirects) as problem JSON.
@@ -459,10 +546,10 @@ func (a *App) routeMiss(w http.ResponseWriter, r *http.Request, mux *http.ServeM
 	switch cap.status {
 	case http.StatusMethodNotAllowed:
 		w.Header().Set("Allow", cap.header.Get("Allow"))
-		writeProblem(w, Problem{Type: TypeMethodNotAllowed, Title: "Method Not Allowed.", Status: http.StatusMethodNotAllowed,
+		problem.Write(w, problem.Problem{Type: problem.MethodNotAllowed, Title: "Method Not Allowed.", Status: http.StatusMethodNotAllowed,
 			Detail: fmt.Sprintf("%s is not allowed here; allowed: %s", r.Method, cap.header.Get("Allow"))})
 	case http.StatusNotFound:
-		writeProblem(w, Problem{Type: TypeRouteNotFound, Title: "Not Found.", Status: http.StatusNotFound,
+		problem.Write(w, problem.Problem{Type: problem.RouteNotFound, Title: "Not Found.", Status: http.StatusNotFound,
 			Detail: "no route for " + r.Method + " " + r.URL.Path})
 	default:
 		for k, v := range cap.header {

@@ -2,9 +2,13 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
+	"github.com/geostat-engine/geostat/worker/problem"
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -50,19 +54,19 @@ func TestExtraRoutesAndLimiter(t *testing.T) {
 	assert.Equal(t, app.URL(), got["base"])
 	expectProblem(t, c.do(http.MethodPost, compute+"fail", nil), 422, store.TypeValidation)
 	// Auth failures on a compute route carry compute problem types.
-	expectProblem(t, newClient(t, app, "").do(http.MethodPost, compute+"knn", nil), 401, server.ComputeAuthErrorBase+store.TypeMissingToken)
-	expectProblem(t, newClient(t, app, "wrong-token").do(http.MethodPost, compute+"knn", nil), 401, server.ComputeAuthErrorBase+store.TypeInvalidToken)
-	expectProblem(t, c.do(http.MethodPost, "/compute/orgs/acme/geostatistics/knn", nil), 422, server.ComputeAuthErrorBase+store.TypeValidation)
+	expectProblem(t, newClient(t, app, "").do(http.MethodPost, compute+"knn", nil), 401, problem.ComputeBase+"/auth/missing-token")
+	expectProblem(t, newClient(t, app, "wrong-token").do(http.MethodPost, compute+"knn", nil), 401, problem.ComputeBase+"/auth/invalid-token")
+	expectProblem(t, c.do(http.MethodPost, "/compute/orgs/acme/geostatistics/knn", nil), 422, problem.ComputeBase+"/validation")
 	// The same failure on an object route keeps the object area's type.
 	expectProblem(t, newClient(t, app, "wrong-token").do(http.MethodGet, wsPrefix+"/objects", nil), 401, store.TypeInvalidToken)
-	expectProblem(t, c.do(http.MethodGet, compute+"knn", nil), 405, server.TypeMethodNotAllowed)
+	expectProblem(t, c.do(http.MethodGet, compute+"knn", nil), 405, problem.MethodNotAllowed)
 
 	// With one slot taken, the next request gets 503; /healthz still answers.
 	done := make(chan *response)
 	go func() { done <- c.do(http.MethodPost, compute+"slow", nil) }()
 	<-entered
 	r = c.do(http.MethodGet, wsPrefix+"/objects", nil)
-	expectProblem(t, r, http.StatusServiceUnavailable, server.TypeUnavailable)
+	expectProblem(t, r, http.StatusServiceUnavailable, problem.Unavailable)
 	assert.Equal(t, "1", r.header.Get("Retry-After"))
 	assert.Equal(t, http.StatusOK, c.do(http.MethodGet, "/healthz", nil).status)
 	close(release)
@@ -111,10 +115,69 @@ func TestRemoteStoreMode(t *testing.T) {
 	rec := c.postObject("p.json", mustJSON(doc))
 
 	app := startApp(t, server.Options{ObjectsURL: upstream.URL(), ObjectsToken: testToken})
-	expectProblem(t, newClient(t, app, testToken).do(http.MethodGet, wsPrefix+"/objects", nil), 404, server.TypeRouteNotFound)
+	expectProblem(t, newClient(t, app, testToken).do(http.MethodGet, wsPrefix+"/objects", nil), 404, problem.RouteNotFound)
 	v, err := app.Store().GetObject(t.Context(), testWS, store.Ref{ID: *rec.ObjectID})
 	require.NoError(t, err)
 	assert.Equal(t, rec.VersionID, v.VersionID)
 }
 
 func mustJSON(doc map[string]any) []byte { return objecttest.JSON(doc) }
+
+// TestPerCallerLimitAndDetach: one token holding its two slots gets 429 for
+// a third request while another token is served; a handler that detaches
+// gives its slots back.
+func TestPerCallerLimitAndDetach(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan struct{}, 4)
+	tokens := writeTokens(t, []server.TokenEntry{
+		{Token: "alice", User: store.User{ID: "00000000-0000-4000-8000-0000000000a1"}, Orgs: map[string]map[string]server.Role{org: {server.Any: server.RoleOwner}}},
+		{Token: "bob", User: store.User{ID: "00000000-0000-4000-8000-0000000000b1"}, Orgs: map[string]map[string]server.Role{org: {server.Any: server.RoleOwner}}},
+	})
+	app := startApp(t, server.Options{
+		MaxConcurrent: 8, MaxPerPrincipal: 2, TokensFile: tokens,
+		ExtraRoutes: func(mux server.Router, d server.Deps) {
+			mux.Handle("POST /compute/orgs/{org_id}/geostatistics/{task}", d.Auth.RequireOrg(http.HandlerFunc(
+				func(w http.ResponseWriter, r *http.Request) {
+					if r.PathValue("task") == "detached" {
+						server.Detach(r)
+					}
+					entered <- struct{}{}
+					<-release
+					w.WriteHeader(http.StatusNoContent)
+				})))
+		},
+	})
+	alice, bob := newClient(t, app, "alice"), newClient(t, app, "bob")
+	const compute = "/compute/orgs/" + org + "/geostatistics/"
+	done := make(chan *response, 4)
+	for range 2 {
+		go func() { done <- alice.do(http.MethodPost, compute+"slow", nil) }()
+		<-entered
+	}
+	r := alice.do(http.MethodGet, wsPrefix+"/objects", nil)
+	expectProblem(t, r, http.StatusTooManyRequests, problem.TooManyRequests)
+	assert.Equal(t, "1", r.header.Get("Retry-After"))
+	assert.Equal(t, http.StatusOK, bob.do(http.MethodGet, wsPrefix+"/objects", nil).status, "another token is served")
+	// Detached handlers hold no slot: bob can have two waiting and still
+	// be served.
+	for range 2 {
+		go func() { done <- bob.do(http.MethodPost, compute+"detached", nil) }()
+		<-entered
+	}
+	assert.Equal(t, http.StatusOK, bob.do(http.MethodGet, wsPrefix+"/objects", nil).status, "detached requests hold no slot")
+	close(release)
+	for range 4 {
+		assert.Equal(t, http.StatusNoContent, (<-done).status)
+	}
+	assert.Equal(t, http.StatusOK, alice.do(http.MethodGet, wsPrefix+"/objects", nil).status, "slots are given back")
+}
+
+// writeTokens writes a tokens file and returns its path.
+func writeTokens(t *testing.T, entries []server.TokenEntry) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "tokens.json")
+	data, err := json.Marshal(entries)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, data, 0o600))
+	return path
+}

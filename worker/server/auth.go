@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/geostat-engine/geostat/worker/problem"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -96,6 +97,17 @@ func (p *Principal) Role(org, ws string) (Role, bool) {
 		}
 	}
 	return "", false
+}
+
+// OwnsAnOrg reports whether the caller is owner of every workspace of some
+// organisation (an operator of the worker).
+func (p *Principal) OwnsAnOrg() bool {
+	for _, m := range p.orgs {
+		if m[Any] == RoleOwner {
+			return true
+		}
+	}
+	return false
 }
 
 // InOrg reports whether the caller has a role in any workspace of org.
@@ -239,19 +251,16 @@ func WithPrincipal(ctx context.Context, p *Principal) context.Context {
 	return context.WithValue(ctx, principalKey{}, p)
 }
 
-// ComputeAuthErrorBase is the base of the problem types of authentication
-// and authorisation failures on the compute routes (/compute/...): the
-// suffix is that of the object area (e.g. /auth/invalid-token), the base
-// the compute area's, so a compute client sees a compute error type.
-const ComputeAuthErrorBase = ErrorBase + "/compute"
-
 // authProblem renders an auth failure of the middleware under the problem
-// types of the route's area: ComputeAuthErrorBase for /compute/ routes,
-// ObjectErrorBase elsewhere.
-func authProblem(r *http.Request, err error) Problem {
-	p := ProblemFor(err)
-	if e := store.AsError(err); e != nil && strings.HasPrefix(r.URL.Path, "/compute/") {
-		p.Type = ComputeAuthErrorBase + e.Type
+// types of the route's area: on /compute/ routes the object area's base is
+// swapped for the compute area's (e.g. compute/auth/invalid-token), so a
+// compute client sees a compute error type.
+func authProblem(r *http.Request, err error) problem.Problem {
+	p := problem.From(err)
+	if strings.HasPrefix(r.URL.Path, "/compute/") {
+		if rest, ok := strings.CutPrefix(p.Type, problem.ObjectBase); ok {
+			p.Type = problem.ComputeBase + rest
+		}
 	}
 	return p
 }
@@ -262,7 +271,7 @@ func (a *Auth) Authenticated(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := a.Authenticate(r)
 		if err != nil {
-			writeProblem(w, authProblem(r, err))
+			problem.Write(w, authProblem(r, err))
 			return
 		}
 		h.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
@@ -276,11 +285,11 @@ func (a *Auth) RequireOrg(h http.Handler) http.Handler {
 	return a.Authenticated(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		org := r.PathValue("org_id")
 		if !objects.IsUUID(org) {
-			writeProblem(w, authProblem(r, store.ErrValidation(fmt.Sprintf("org_id %q is not a UUID", org))))
+			problem.Write(w, authProblem(r, store.ErrValidation(fmt.Sprintf("org_id %q is not a UUID", org))))
 			return
 		}
 		if !PrincipalFrom(r.Context()).InOrg(org) {
-			writeProblem(w, authProblem(r, store.ErrNotFound("", fmt.Sprintf("organisation %s not found", org))))
+			problem.Write(w, authProblem(r, store.ErrNotFound("", fmt.Sprintf("organisation %s not found", org))))
 			return
 		}
 		h.ServeHTTP(w, r)
@@ -296,13 +305,13 @@ func (a *Auth) RequireWorkspace(min Role, h http.Handler) http.Handler {
 		org, ws := r.PathValue("org_id"), r.PathValue("workspace_id")
 		for name, v := range map[string]string{"org_id": org, "workspace_id": ws} {
 			if !objects.IsUUID(v) {
-				writeProblem(w, authProblem(r, store.ErrValidation(fmt.Sprintf("%s %q is not a UUID", name, v))))
+				problem.Write(w, authProblem(r, store.ErrValidation(fmt.Sprintf("%s %q is not a UUID", name, v))))
 				return
 			}
 		}
 		role, ok := PrincipalFrom(r.Context()).Role(org, ws)
 		if !ok {
-			writeProblem(w, authProblem(r, store.ErrNotFound("", fmt.Sprintf("workspace %s not found", ws))))
+			problem.Write(w, authProblem(r, store.ErrNotFound("", fmt.Sprintf("workspace %s not found", ws))))
 			return
 		}
 		if !role.AtLeast(min) {
@@ -315,7 +324,7 @@ func (a *Auth) RequireWorkspace(min Role, h http.Handler) http.Handler {
 			e := store.NewError(http.StatusForbidden, store.TypeInsufficient, "Insufficient Role.",
 				fmt.Sprintf("this operation needs the role %s or higher", min))
 			e.Extra = map[string]any{"your_role": role, "permitted_roles": permitted}
-			writeProblem(w, authProblem(r, e))
+			problem.Write(w, authProblem(r, e))
 			return
 		}
 		h.ServeHTTP(w, r)

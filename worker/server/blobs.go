@@ -9,6 +9,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"github.com/geostat-engine/geostat/worker/problem"
 	"io"
 	"net/http"
 	"net/url"
@@ -102,7 +103,7 @@ type signatureError struct{ detail string }
 func (e *signatureError) Error() string { return e.detail }
 
 func writeSignatureProblem(w http.ResponseWriter, err error) {
-	writeProblem(w, Problem{Type: TypeBadSignature, Title: "Authentication Failed.", Status: http.StatusForbidden, Detail: err.Error()})
+	problem.Write(w, problem.Problem{Type: problem.BadSignature, Title: "Authentication Failed.", Status: http.StatusForbidden, Detail: err.Error()})
 }
 
 // blobUpload serves PUT on a signed upload URL: a whole-body upload, or the

@@ -38,9 +38,10 @@
 // # Errors
 //
 // Errors are problem-details JSON (application/problem+json) whose status
-// member equals the HTTP status. Types are ObjectErrorBase + the seed 7.3
-// suffix (ErrorBase is https://errors.geostat-engine.dev); HTTP-level errors
-// (404 unknown route, 405 with Allow, 413, 503) use ErrorBase + "/http/...".
+// member equals the HTTP status, rendered by package problem, where every
+// type URI is defined: the object area's are problem.ObjectBase + the seed
+// 7.3 suffix; HTTP-level errors (404 unknown route, 405 with Allow, 413,
+// 503) are problem.HTTPBase + "/...".
 //
 // # Extension point for the compute tasks
 //

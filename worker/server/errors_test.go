@@ -3,8 +3,10 @@ package server_test
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/geostat-engine/geostat/worker/problem"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -166,12 +168,12 @@ func TestSeedErrorRows(t *testing.T) {
 	})
 	t.Run("405 with Allow, 404 route", func(t *testing.T) {
 		r := c.do(http.MethodPut, wsPrefix+"/objects/"+*first.ObjectID, good)
-		expectProblem(t, r, 405, server.TypeMethodNotAllowed)
+		expectProblem(t, r, 405, problem.MethodNotAllowed)
 		allow := r.header.Get("Allow")
 		for _, m := range []string{"GET", "POST", "DELETE"} {
 			assert.Contains(t, allow, m)
 		}
-		expectProblem(t, c.do(http.MethodGet, "/nothing/here", nil), 404, server.TypeRouteNotFound)
+		expectProblem(t, c.do(http.MethodGet, "/nothing/here", nil), 404, problem.RouteNotFound)
 	})
 	t.Run("gzip bodies", func(t *testing.T) {
 		var zb bytes.Buffer
@@ -188,14 +190,14 @@ func TestBodyLimits(t *testing.T) {
 	c := newClient(t, app, testToken)
 	big := append([]byte(`{"schema": "x", "pad": "`), bytes.Repeat([]byte("x"), 2000)...)
 	big = append(big, `"}`...)
-	p := expectProblem(t, c.do(http.MethodPost, wsPrefix+"/objects/path/big.json", big), 413, server.TypePayloadTooLarge)
+	p := expectProblem(t, c.do(http.MethodPost, wsPrefix+"/objects/path/big.json", big), 413, problem.PayloadTooLarge)
 	assert.Contains(t, p["detail"], "1000")
 	// A gzip bomb is cut at the decompressed limit.
 	var zb bytes.Buffer
 	zw := gzip.NewWriter(&zb)
 	zw.Write(big)
 	zw.Close()
-	expectProblem(t, c.do(http.MethodPost, wsPrefix+"/objects/path/big.json", zb.Bytes(), "Content-Encoding", "gzip"), 413, server.TypePayloadTooLarge)
+	expectProblem(t, c.do(http.MethodPost, wsPrefix+"/objects/path/big.json", zb.Bytes(), "Content-Encoding", "gzip"), 413, problem.PayloadTooLarge)
 
 	data := bytes.Repeat([]byte("z"), 100)
 	name := sha256Hex(data)
@@ -203,8 +205,8 @@ func TestBodyLimits(t *testing.T) {
 	var resp []store.DataResponse
 	c.do(http.MethodPut, wsPrefix+"/data", body).json(t, &resp)
 	anon := &client{t: t, base: c.base}
-	expectProblem(t, anon.do(http.MethodPut, *resp[0].UploadURL, data), 413, server.TypePayloadTooLarge)
-	expectProblem(t, anon.do(http.MethodPut, *resp[0].UploadURL+"&comp=block&blockid=QUFB", data), 413, server.TypePayloadTooLarge)
+	expectProblem(t, anon.do(http.MethodPut, *resp[0].UploadURL, data), 413, problem.PayloadTooLarge)
+	expectProblem(t, anon.do(http.MethodPut, *resp[0].UploadURL+"&comp=block&blockid=QUFB", data), 413, problem.PayloadTooLarge)
 }
 
 func TestUploadDigestAndSignature(t *testing.T) {
@@ -236,10 +238,10 @@ func TestUploadDigestAndSignature(t *testing.T) {
 	expectProblem(t, anon.do(http.MethodPut, u+"&comp=appendblock", data), 400, store.TypeBadRequest)
 
 	// Tampered or mismatched signatures: 403.
-	expectProblem(t, anon.do(http.MethodPut, strings.Replace(u, "sig=", "sig=0", 1), data), 403, server.TypeBadSignature)
-	expectProblem(t, anon.do(http.MethodPut, strings.Replace(u, name, strings.Repeat("0", 64), 1), data), 403, server.TypeBadSignature)
-	expectProblem(t, anon.do(http.MethodGet, u, nil), 403, server.TypeBadSignature) // an upload URL does not download
-	expectProblem(t, anon.do(http.MethodPut, strings.Replace(u, "se=", "se=1", 1), data), 403, server.TypeBadSignature)
+	expectProblem(t, anon.do(http.MethodPut, strings.Replace(u, "sig=", "sig=0", 1), data), 403, problem.BadSignature)
+	expectProblem(t, anon.do(http.MethodPut, strings.Replace(u, name, strings.Repeat("0", 64), 1), data), 403, problem.BadSignature)
+	expectProblem(t, anon.do(http.MethodGet, u, nil), 403, problem.BadSignature) // an upload URL does not download
+	expectProblem(t, anon.do(http.MethodPut, strings.Replace(u, "se=", "se=1", 1), data), 403, problem.BadSignature)
 
 	// The right bytes: stored.
 	require.Equal(t, http.StatusCreated, anon.do(http.MethodPut, u, data).status)
@@ -353,4 +355,34 @@ func TestDevToken(t *testing.T) {
 	assert.Equal(t, tokenBytes, again)
 	require.NoError(t, app3.Stop(t.Context()))
 	require.NoError(t, app3.Stop(t.Context()), "Stop is idempotent")
+}
+
+// TestBlobsAreImmutable uploads a UUID-named blob, then other bytes under
+// the same name (whole and in blocks): 409 and the first bytes kept; the
+// same bytes again are accepted.
+func TestBlobsAreImmutable(t *testing.T) {
+	app := startApp(t, server.Options{})
+	c := newClient(t, app, testToken)
+	name := "7a3c2a9e-5b1f-4c4e-9d7e-3f2a1b0c9d8e"
+	body, _ := json.Marshal([]store.DataRequest{{Name: name}})
+	var resp []store.DataResponse
+	c.do(http.MethodPut, wsPrefix+"/data", body).json(t, &resp)
+	require.NotNil(t, resp[0].UploadURL)
+	u := *resp[0].UploadURL
+	anon := &client{t: t, base: c.base}
+	first, other := []byte("the first bytes"), []byte("other bytes, same name")
+	require.Equal(t, http.StatusCreated, anon.do(http.MethodPut, u, first).status)
+	p := expectProblem(t, anon.do(http.MethodPut, u, other), http.StatusConflict, store.TypeBlobExists)
+	assert.Contains(t, p["detail"], "immutable")
+	id := blockID(0)
+	require.Equal(t, 201, anon.do(http.MethodPut, u+"&comp=block&blockid="+urlQueryEscape(id), other).status)
+	expectProblem(t, anon.do(http.MethodPut, u+"&comp=blocklist", []byte(blockListXML([]string{id}))), http.StatusConflict, store.TypeBlobExists)
+	require.Equal(t, http.StatusCreated, anon.do(http.MethodPut, u, first).status, "the same bytes again are a no-op")
+	rc, err := app.Store().OpenBlob(context.Background(), testWS, nil, name)
+	require.NoError(t, err)
+	defer rc.Close()
+	got := make([]byte, rc.Size())
+	_, err = rc.ReadAt(got, 0)
+	require.NoError(t, err)
+	assert.Equal(t, first, got, "the first bytes are kept")
 }

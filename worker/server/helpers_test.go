@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/geostat-engine/geostat/worker/problem"
 	"io"
 	"net/http"
 	"strings"
@@ -99,7 +100,7 @@ func expectProblem(t *testing.T, r *response, status int, typ string) map[string
 	require.Equal(t, status, r.status, "body: %s", r.body)
 	p := r.problem(t)
 	if !strings.HasPrefix(typ, "https://") {
-		typ = server.ObjectErrorBase + typ
+		typ = problem.ObjectBase + typ
 	}
 	require.Equal(t, typ, p["type"])
 	return p

@@ -8,6 +8,8 @@ package service
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,6 +20,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/geostat-engine/geostat/worker/demo"
@@ -37,9 +40,13 @@ const Version = "0.1.0"
 const (
 	DefaultMaxJobs  = 2
 	DefaultSyncWait = 60 * time.Second
-	// DefaultMemoryFraction of the machine's memory bounds one job's
-	// estimated need when MaxMemory is 0.
+	// DefaultMemoryFraction of the machine's memory bounds the estimated
+	// needs of the running jobs together when MaxMemory is 0.
 	DefaultMemoryFraction = 0.75
+	// DefaultJobRetention is how long finished job records are kept.
+	DefaultJobRetention = 30 * 24 * time.Hour
+	// DefaultMaxJobsPerUser bounds the queued and running jobs of one user.
+	DefaultMaxJobsPerUser = 100
 )
 
 // Options configure a Service: the server's options plus the compute
@@ -51,9 +58,20 @@ type Options struct {
 	MaxJobs int
 	// Threads bounds the cores one job computes with (0 = all).
 	Threads int
-	// MaxMemory bounds a job's estimated memory need in bytes; a job above
-	// it is refused at submit with 422 (0 = 75 % of the machine's memory).
+	// MaxMemory bounds the estimated memory needs of the running jobs
+	// together, in bytes (0 = 75 % of the machine's memory): a job above it
+	// on its own is refused at submit with 422, one that fits alone but not
+	// beside the running jobs waits queued.
 	MaxMemory int64
+	// JobRetention is how long finished job records are kept (0 = 30 days;
+	// negative = forever). Queued and running jobs are never pruned.
+	JobRetention time.Duration
+	// MaxJobsPerUser bounds the queued and running jobs of one user; more
+	// are refused with 429 (0 = 100, negative = unbounded).
+	MaxJobsPerUser int
+	// MetricsToken, when set, is a bearer token that may read /metrics
+	// besides the owner tokens (for a scraper that needs no other access).
+	MetricsToken string
 	// SyncWait is how long a submit of the seed's shape waits for its job
 	// before answering 303 (default 60 s).
 	SyncWait time.Duration
@@ -87,6 +105,12 @@ func New(opts Options) (_ *Service, err error) {
 	}
 	if opts.DataDir == "" {
 		opts.DataDir = server.DefaultDataDir
+	}
+	if opts.JobRetention == 0 {
+		opts.JobRetention = DefaultJobRetention
+	}
+	if opts.MaxJobsPerUser == 0 {
+		opts.MaxJobsPerUser = DefaultMaxJobsPerUser
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -125,9 +149,11 @@ func New(opts Options) (_ *Service, err error) {
 	}
 	logger := opts.Logger
 	if s.jobs, err = jobs.NewManager(jobs.Options{Dir: filepath.Join(opts.DataDir, "jobs"), MaxJobs: opts.MaxJobs, Logger: logger,
+		MaxMemory: opts.MaxMemory, Retention: max(opts.JobRetention, 0), MaxPerUser: max(opts.MaxJobsPerUser, 0),
 		OnFinish: func(r jobs.Record, d time.Duration) { s.metrics.JobFinished(r.Topic, r.Task, string(r.Status), d) }}); err != nil {
 		return nil, fmt.Errorf("service: %w", err)
 	}
+	s.metrics.WatchJobs(s.jobs.Counts)
 	so := opts.Options
 	onRequest := so.OnRequest
 	so.OnRequest = func(method, pattern string, status int, d time.Duration) {
@@ -171,11 +197,12 @@ func (s *Service) register(mux server.Router, deps server.Deps) {
 		Logger:    deps.Logger,
 		PublicURL: s.opts.PublicURL,
 		Files:     reportFiles{fs: s.files, expiry: urlExpiry(s.opts.URLExpiry)},
+		FreeDisk:  func() (int64, error) { return freeDisk(s.opts.DataDir) },
 	}
 	tasks.Register(mux, deps, tasks.ComputeOptions{Env: env, Jobs: s.jobs, SyncWait: s.opts.SyncWait, OnSubmit: s.metrics.Submitted})
 	files.Register(mux, deps, s.files, files.Options{URLExpiry: s.opts.URLExpiry, MaxUploadBytes: s.opts.MaxBlobBytes})
 	mux.Handle("GET /compute/orgs/{org_id}/reports/{workspace_id}/{file_id}", deps.Auth.RequireWorkspace(server.RoleViewer, http.HandlerFunc(s.dashboard)))
-	mux.Handle("GET /metrics", deps.Auth.Authenticated(s.metrics.Handler()))
+	mux.Handle("GET /metrics", s.metricsAccess(deps.Auth, s.metrics.Handler()))
 	mux.Handle("GET /openapi.json", deps.Auth.Authenticated(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(s.openapi)
@@ -189,6 +216,34 @@ func urlExpiry(d time.Duration) time.Duration {
 		return d
 	}
 	return server.DefaultURLExpiry
+}
+
+// metricsAccess lets through the -metrics-token and tokens that own every
+// workspace of some organisation (operators); any other valid token is 403,
+// no token 401.
+func (s *Service) metricsAccess(auth *server.Auth, h http.Handler) http.Handler {
+	metricsDigest := sha256.Sum256([]byte(s.opts.MetricsToken))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.opts.MetricsToken != "" {
+			scheme, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+			d := sha256.Sum256([]byte(strings.TrimSpace(tok)))
+			if strings.EqualFold(scheme, "Bearer") && subtle.ConstantTimeCompare(d[:], metricsDigest[:]) == 1 {
+				h.ServeHTTP(w, r)
+				return
+			}
+		}
+		p, err := auth.Authenticate(r)
+		if err != nil {
+			server.WriteProblem(w, r, s.opts.Logger, err)
+			return
+		}
+		if !p.OwnsAnOrg() {
+			server.WriteProblem(w, r, s.opts.Logger, store.NewError(http.StatusForbidden, store.TypeInsufficient, "Insufficient Role.",
+				"/metrics needs an owner token (the owner of every workspace of an organisation) or the -metrics-token"))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 func (s *Service) tmpDir() string { return filepath.Join(s.opts.DataDir, "tmp") }
@@ -333,4 +388,13 @@ func machineMemory() int64 {
 		}
 	}
 	return 0
+}
+
+// freeDisk returns the bytes available to the worker in dir's file system.
+func freeDisk(dir string) (int64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, err
+	}
+	return int64(st.Bavail) * int64(st.Bsize), nil
 }

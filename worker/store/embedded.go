@@ -59,6 +59,10 @@ type Embedded struct {
 	// the new version file is written and fsynced but not yet renamed into
 	// place). Tests use it to simulate a crash.
 	hook func(point string)
+
+	// blobMu serialises blob commits, so that the check that a blob is new
+	// and its rename into place are one step (blobs are immutable).
+	blobMu sync.Mutex
 }
 
 type space struct {
@@ -460,7 +464,7 @@ func (s *Embedded) PutObject(ctx context.Context, ws Workspace, req PutRequest) 
 			if o != nil {
 				cur = o.latest.VersionID
 			}
-			return nil, ErrModified(fmt.Sprintf("If-Match %q is not the latest version %q", want, cur)).with("latest_version_id", cur)
+			return nil, with(ErrModified(fmt.Sprintf("If-Match %q is not the latest version %q", want, cur)), "latest_version_id", cur)
 		}
 	}
 	if o != nil && schemaKind(o.latest.Schema) != schemaKind(schema) {

@@ -32,8 +32,29 @@ func NormalizeBlobName(name string) (string, error) {
 // ErrDigestMismatch reports uploaded bytes whose SHA-256 differs from the
 // blob's name; nothing is kept.
 func ErrDigestMismatch(name, got string) *Error {
-	return ErrBadRequest(fmt.Sprintf("the uploaded bytes hash to %s, not to the blob name %s; nothing was stored", got, name)).
-		with("expected", name).with("actual", got)
+	e := ErrBadRequest(fmt.Sprintf("the uploaded bytes hash to %s, not to the blob name %s; nothing was stored", got, name))
+	return with(with(e, "expected", name), "actual", got)
+}
+
+// ErrBlobExists reports different bytes uploaded under the name of an
+// existing blob: blobs are immutable (409); nothing was stored.
+func ErrBlobExists(name string) *Error {
+	return with(NewError(http.StatusConflict, TypeBlobExists, "Blob Already Exists.",
+		fmt.Sprintf("blob %s already exists with other content; blobs are immutable, upload under a new name", name)), "name", name)
+}
+
+// fileDigest returns the SHA-256 hex digest of a file's content.
+func fileDigest(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func (s *Embedded) blobPath(ws Workspace, name string) string {
@@ -101,8 +122,22 @@ func (s *Embedded) commitBlob(ws Workspace, name string, f *os.File, h hash.Hash
 		return ErrDigestMismatch(name, got)
 	}
 	dst := s.blobPath(ws, name)
+	s.blobMu.Lock()
+	defer s.blobMu.Unlock()
 	if _, err := os.Stat(dst); err == nil {
 		f.Close()
+		// Blobs are immutable: the same bytes again are a no-op, different
+		// bytes under an existing (UUID) name a conflict.
+		if objects.IsSHA256Key(name) {
+			return nil
+		}
+		have, err := fileDigest(dst)
+		if err != nil {
+			return ErrStorage(err)
+		}
+		if have != got {
+			return ErrBlobExists(name)
+		}
 		return nil
 	}
 	if s.hook != nil {

@@ -3,63 +3,39 @@ package store
 import (
 	"errors"
 	"fmt"
+	"github.com/geostat-engine/geostat/worker/problem"
 	"net/http"
 )
 
-// Problem type suffixes of the geoscience object area (seed 7.3). The full
-// type URI is {error_base}/geoscienceobject + suffix; the HTTP layer chooses
-// the base.
+// Problem types of the geoscience object area (seed 7.3): the full type
+// URIs, defined once in package problem.
 const (
-	TypeInvalidObject   = "/schemas/invalid-object"
-	TypeInvalidKey      = "/data/invalid-key"
-	TypeDataKeyNotFound = "/objects/data-key-not-found"
-	TypeObjectError     = "/objects/invalid-object"
-	TypeInvalidPath     = "/invalid-path"
-	TypeBadRequest      = "/bad-request"
-	TypeMissingToken    = "/auth/missing-token"
-	TypeInvalidToken    = "/auth/invalid-token"
-	TypeInsufficient    = "/auth/insufficient-role"
-	TypeNotFound        = "/objects/not-found"
-	TypeSchemaNotFound  = "/schemas/not-found"
-	TypeAlreadyExists   = "/objects/already-exists"
-	TypeModified        = "/objects/modified"
-	TypeInvalidFilter   = "/filtering/invalid-params"
-	TypeInvalidSort     = "/sorting/invalid-params"
-	TypeValidation      = "/validation"
-	TypeInternal        = "/api-errors"
-	TypeStorage         = "/objects/storage"
-	TypeBadGateway      = "/bad-gateway"
+	TypeInvalidObject   = problem.ObjectInvalidObject
+	TypeInvalidKey      = problem.ObjectInvalidKey
+	TypeDataKeyNotFound = problem.ObjectDataKeyNotFound
+	TypeBlobExists      = problem.ObjectBlobExists
+	TypeObjectError     = problem.ObjectError
+	TypeInvalidPath     = problem.ObjectInvalidPath
+	TypeBadRequest      = problem.ObjectBadRequest
+	TypeMissingToken    = problem.ObjectMissingToken
+	TypeInvalidToken    = problem.ObjectInvalidToken
+	TypeInsufficient    = problem.ObjectInsufficient
+	TypeNotFound        = problem.ObjectNotFound
+	TypeSchemaNotFound  = problem.ObjectSchemaNotFound
+	TypeAlreadyExists   = problem.ObjectAlreadyExists
+	TypeModified        = problem.ObjectModified
+	TypeInvalidFilter   = problem.ObjectInvalidFilter
+	TypeInvalidSort     = problem.ObjectInvalidSort
+	TypeValidation      = problem.ObjectValidation
+	TypeInternal        = problem.ObjectInternal
+	TypeStorage         = problem.ObjectStorage
+	TypeBadGateway      = problem.ObjectBadGateway
 )
 
-// Error is a store error with the shape of a problem-details response: the
-// HTTP status, the type suffix (one of the Type constants), the title, a
-// detail and the extra members of seed 7.3 (json_path, missing, existing_id,
-// ...). The HTTP layer renders it as problem JSON with status equal to the
-// HTTP status.
-type Error struct {
-	Status int
-	Type   string
-	Title  string
-	Detail string
-	Extra  map[string]any
-	// Err is an underlying cause, not shown to clients.
-	Err error
-}
-
-// Error implements error.
-func (e *Error) Error() string {
-	msg := fmt.Sprintf("%d %s", e.Status, e.Title)
-	if e.Detail != "" {
-		msg += ": " + e.Detail
-	}
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
-	}
-	return msg
-}
-
-// Unwrap returns the underlying cause.
-func (e *Error) Unwrap() error { return e.Err }
+// Error is a store error: a problem.Error whose type is one of the Type
+// constants, with the extra members of seed 7.3 (json_path, missing,
+// existing_id, ...). The HTTP layer renders it with problem.From.
+type Error = problem.Error
 
 // AsError returns the *Error in err's chain, or nil.
 func AsError(err error) *Error {
@@ -71,23 +47,18 @@ func AsError(err error) *Error {
 }
 
 // StatusOf returns the HTTP status of a store error, 500 for other errors.
-func StatusOf(err error) int {
-	if e := AsError(err); e != nil {
-		return e.Status
-	}
-	return http.StatusInternalServerError
-}
+func StatusOf(err error) int { return problem.StatusOf(err) }
 
 // IsNotFound reports whether err is a 404 store error.
 func IsNotFound(err error) bool { return StatusOf(err) == http.StatusNotFound }
 
-// NewError returns an error with the given status, type suffix, title and
-// detail.
+// NewError returns an error with the given status, type, title and detail.
 func NewError(status int, typ, title, detail string) *Error {
-	return &Error{Status: status, Type: typ, Title: title, Detail: detail}
+	return problem.New(status, typ, title, detail)
 }
 
-func (e *Error) with(k string, v any) *Error {
+// with sets an extension member of e and returns e.
+func with(e *Error, k string, v any) *Error {
 	if e.Extra == nil {
 		e.Extra = map[string]any{}
 	}
@@ -107,19 +78,19 @@ func ErrInvalidObject(detail, jsonPath string, schemaPath []string) *Error {
 	if schemaPath != nil {
 		sp = schemaPath
 	}
-	return e.with("json_path", jp).with("schema_path", sp)
+	return with(with(e, "json_path", jp), "schema_path", sp)
 }
 
 // ErrInvalidKey: data references that are neither SHA-256 digests nor UUIDs.
 func ErrInvalidKey(invalid []string) *Error {
-	return NewError(http.StatusBadRequest, TypeInvalidKey, "Data Key Not Valid.",
-		"data references must be SHA-256 hex digests or UUIDs").with("invalid", invalid)
+	return with(NewError(http.StatusBadRequest, TypeInvalidKey, "Data Key Not Valid.",
+		"data references must be SHA-256 hex digests or UUIDs"), "invalid", invalid)
 }
 
 // ErrDataKeyNotFound: referenced blobs that were never uploaded.
 func ErrDataKeyNotFound(missing []string) *Error {
-	return NewError(http.StatusBadRequest, TypeDataKeyNotFound, "Data Key Not Found.",
-		fmt.Sprintf("%d referenced data blob(s) do not exist; upload them first", len(missing))).with("missing", missing)
+	return with(NewError(http.StatusBadRequest, TypeDataKeyNotFound, "Data Key Not Found.",
+		fmt.Sprintf("%d referenced data blob(s) do not exist; upload them first", len(missing))), "missing", missing)
 }
 
 // ErrObjectError: a schema type change or a name without .json.
@@ -143,7 +114,7 @@ func ErrNotFound(objectID, detail string) *Error {
 	if objectID != "" {
 		id = objectID
 	}
-	return NewError(http.StatusNotFound, TypeNotFound, "Object Not Found.", detail).with("object_id", id)
+	return with(NewError(http.StatusNotFound, TypeNotFound, "Object Not Found.", detail), "object_id", id)
 }
 
 // ErrSchemaNotFound: the document names a schema the service does not know.
@@ -159,8 +130,9 @@ func ErrAlreadyExists(existingID, path string) *Error {
 	if existingID != "" {
 		id = existingID
 	}
-	return NewError(http.StatusConflict, TypeAlreadyExists, "Geoscience Object Already Exists.",
-		fmt.Sprintf("an object already exists at %q", path)).with("existing_id", id).with("object_path", path)
+	e := NewError(http.StatusConflict, TypeAlreadyExists, "Geoscience Object Already Exists.",
+		fmt.Sprintf("an object already exists at %q", path))
+	return with(with(e, "existing_id", id), "object_path", path)
 }
 
 // ErrModified: the If-Match version is not the latest.

@@ -16,7 +16,7 @@ func ExampleNormalizePath() {
 	}
 	// Output:
 	// Folder/Points.json <nil>
-	// 400 /invalid-path
-	// 400 /objects/invalid-object
-	// 400 /invalid-path
+	// 400 https://errors.geostat-engine.dev/geoscienceobject/invalid-path
+	// 400 https://errors.geostat-engine.dev/geoscienceobject/objects/invalid-object
+	// 400 https://errors.geostat-engine.dev/geoscienceobject/invalid-path
 }

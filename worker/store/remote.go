@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/geostat-engine/geostat/worker/problem"
 	"io"
 	"net/http"
 	"net/url"
@@ -102,8 +103,9 @@ func redact(u string) string {
 	return u
 }
 
-// decodeProblem turns a problem-details response into *Error, keeping the
-// type suffix after ".../geoscienceobject".
+// decodeProblem turns a problem-details response into *Error, its type
+// rebased from the upstream's ".../geoscienceobject" onto
+// problem.ObjectBase.
 func decodeProblem(resp *http.Response) error {
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	var m map[string]any
@@ -114,7 +116,7 @@ func decodeProblem(resp *http.Response) error {
 	e := &Error{Status: resp.StatusCode}
 	if t, ok := m["type"].(string); ok {
 		if i := strings.Index(t, "/geoscienceobject"); i >= 0 {
-			e.Type = t[i+len("/geoscienceobject"):]
+			e.Type = problem.ObjectBase + t[i+len("/geoscienceobject"):]
 		} else {
 			e.Type = t
 		}

@@ -2,7 +2,6 @@ package tasks
 
 import (
 	"context"
-	"fmt"
 	"math"
 
 	"github.com/geostat-engine/geostat/geostat/ties"
@@ -30,12 +29,12 @@ func PrepareBreakTies(ctx context.Context, env *Env, req Request) (Plan, error) 
 		return nil, err
 	}
 	if pl.coords, err = pl.source.Object.ListLocations(ctx, pl.source.Blobs, pl.sourceAttr.List); err != nil {
-		return nil, fmt.Errorf("source: %w", err)
+		return nil, dataOf("source", pl.source, err)
 	}
 	if pl.target.ObjectID != pl.source.ObjectID {
 		tc, err := pl.target.Object.Locations(ctx, pl.target.Blobs)
 		if err != nil {
-			return nil, fmt.Errorf("target: %w", err)
+			return nil, dataOf("target", pl.target, err)
 		}
 		if len(tc) != len(pl.coords) {
 			return nil, invalid("target", "the target has %d locations, the source %d: break-ties writes onto the source's locations", len(tc)/3, len(pl.coords)/3)
@@ -46,7 +45,8 @@ func PrepareBreakTies(ctx context.Context, env *Env, req Request) (Plan, error) 
 			}
 		}
 	}
-	if err := env.memoryCheck("source", float64(len(pl.coords))*8*6); err != nil {
+	// Output: one float64 column over the locations.
+	if err := env.admit(req, "source", float64(len(pl.coords))*8*6, float64(len(pl.coords)/3)*8); err != nil {
 		return nil, err
 	}
 	return pl, nil
@@ -56,7 +56,7 @@ func (pl *breakTiesPlan) Run(ctx context.Context, progress func(int, string)) (a
 	progress(2, "reading the source")
 	values, err := readColumn(ctx, pl.source, pl.sourceAttr)
 	if err != nil {
-		return nil, fmt.Errorf("source: %w", err)
+		return nil, dataOf("source", pl.source, err)
 	}
 	// Grades are non-negative: when the data have no negative value, zero
 	// is a physical lower bound and tied minimum values are spread upwards

@@ -12,4 +12,14 @@
 // members): the decoder reads its rules from them and RequestSchema renders
 // them as the JSON Schemas of the worker's OpenAPI document, so the
 // document describes exactly what the decoder accepts.
+//
+// Errors are classified where they arise (see package problem): invalid
+// fields are 422 validation errors; an object whose document or data cannot
+// be used (an attribute length that differs from the geometry, a grid whose
+// cell count overflows, corrupt Parquet, a row count that differs from the
+// declared length, no finite value to estimate from) is 422 invalid-data
+// naming the field, the object and the member, at submit when the documents
+// suffice and otherwise as the job's error. Each submit is estimated (memory
+// while running, disk for the output) and refused with 422 when it could
+// never run; the job manager admits the rest beside the running jobs.
 package tasks

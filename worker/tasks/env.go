@@ -7,9 +7,11 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net/http"
 	"runtime"
 
 	"github.com/geostat-engine/geostat/worker/objects"
+	"github.com/geostat-engine/geostat/worker/problem"
 	"github.com/geostat-engine/geostat/worker/store"
 )
 
@@ -56,17 +58,8 @@ var (
 type Access func(org, workspace string, write bool) error
 
 // StatusError is an error answered with a specific HTTP status and problem
-// type before any job exists.
-type StatusError struct {
-	Status int
-	Type   string
-	Title  string
-	Detail string
-	// Extra members of the problem document.
-	Extra map[string]any
-}
-
-func (e *StatusError) Error() string { return e.Detail }
+// document (see package problem).
+type StatusError = problem.Error
 
 // Env is what the tasks need of the worker.
 type Env struct {
@@ -81,6 +74,9 @@ type Env struct {
 	PublicURL string
 	// Files stores validation reports (nil: the report task is refused).
 	Files ReportFiles
+	// FreeDisk returns the free bytes of the data directory (nil: not
+	// checked).
+	FreeDisk func() (int64, error)
 }
 
 func (e *Env) threads() int {
@@ -90,14 +86,49 @@ func (e *Env) threads() int {
 	return runtime.GOMAXPROCS(0)
 }
 
-// memoryCheck refuses a job whose estimated need exceeds MaxMemory.
-func (e *Env) memoryCheck(field string, need float64) error {
-	if e.MaxMemory <= 0 || need <= float64(e.MaxMemory) {
-		return nil
+// Needs is what a job is estimated to need: memory while it runs and disk
+// for its output. Submit admits the job on these figures.
+type Needs struct {
+	Memory, Disk int64
+}
+
+// admit records a job's estimated memory and output disk needs in the
+// request and refuses the job when it can never run: memory above MaxMemory
+// (it could not run even alone), or an output larger than the data
+// directory's free space. Both are 422 naming field and the figures.
+func (e *Env) admit(req Request, field string, memory, disk float64) error {
+	if req.Needs != nil {
+		req.Needs.Memory = max(req.Needs.Memory, int64(min(memory, math.MaxInt64/2)))
+		req.Needs.Disk = max(req.Needs.Disk, int64(min(disk, math.MaxInt64/2)))
 	}
-	return &ValidationError{Params: []InvalidParam{{Name: field, Reason: fmt.Sprintf(
-		"the job needs about %.1f GiB of memory, more than the worker's limit of %.1f GiB (-max-memory)",
-		need/(1<<30), float64(e.MaxMemory)/(1<<30))}}}
+	if e.MaxMemory > 0 && memory > float64(e.MaxMemory) {
+		return &ValidationError{Params: []InvalidParam{{Name: field, Reason: fmt.Sprintf(
+			"the job needs about %.1f GiB of memory, more than the worker's limit of %.1f GiB (-max-memory)",
+			memory/(1<<30), float64(e.MaxMemory)/(1<<30))}}}
+	}
+	if e.FreeDisk != nil {
+		free, err := e.FreeDisk()
+		if err != nil {
+			return fmt.Errorf("free disk space: %w", err)
+		}
+		if disk > float64(free) {
+			return &problem.Error{Status: http.StatusUnprocessableEntity, Type: problem.ComputeInsufficientStorage,
+				Title: "Insufficient Storage.", Detail: fmt.Sprintf(
+					"%s: the job's output needs about %s of disk, but the data directory has %s free",
+					field, bytesText(disk), bytesText(float64(free))),
+				Extra: map[string]any{"invalid-params": []InvalidParam{{Name: field, Reason: "the output does not fit on the worker's disk"}},
+					"needed_bytes": int64(min(disk, math.MaxInt64/2)), "free_bytes": free}}
+		}
+	}
+	return nil
+}
+
+// bytesText writes a byte count in MiB or GiB.
+func bytesText(n float64) string {
+	if n < 1<<30 {
+		return fmt.Sprintf("%.1f MiB", n/(1<<20))
+	}
+	return fmt.Sprintf("%.1f GiB", n/(1<<30))
 }
 
 // loadObject resolves a task field's object reference for the caller,
@@ -114,9 +145,40 @@ func loadObject(ctx context.Context, env *Env, access Access, org, field string,
 		return nil, invalid(field, "object not found: %s", ref.Raw)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", field, err)
+		return nil, objectData(field, ref.Raw, err)
+	}
+	// Lengths against the geometry are checked here, at submit, not when
+	// the job reads the data.
+	if err := v.Object.CheckLengths(); err != nil {
+		return nil, objectData(field, ref.Raw, &objects.DataError{Err: err})
 	}
 	return v, nil
+}
+
+// objectData classifies an error met reading a task field's object: the
+// object's own unusable document or data is a 422 naming the field, the
+// object and the member; anything else (a failure to read) is wrapped as it
+// is.
+func objectData(field, object string, err error) error {
+	if !objects.IsDataError(err) {
+		return fmt.Errorf("%s: %w", field, err)
+	}
+	p := problem.From(err)
+	extra := map[string]any{"field": field, "object": object}
+	if m, ok := p.Extra["member"]; ok {
+		extra["member"] = m
+	}
+	return &problem.Error{Status: http.StatusUnprocessableEntity, Type: problem.ComputeInvalidData, Title: "Invalid Object Data.",
+		Detail: fmt.Sprintf("%s: the object %s cannot be used: %v", field, object, err), Extra: extra, Err: err}
+}
+
+// dataOf is objectData for a loaded version.
+func dataOf(field string, v *Version, err error) error {
+	name := v.Path
+	if name == "" {
+		name = v.ObjectID
+	}
+	return objectData(field, name, err)
 }
 
 func invalid(field, format string, args ...any) error {
@@ -187,19 +249,19 @@ func applyFilter(ctx context.Context, field string, v *Version, f *Filter, n int
 		case a.Type == objects.AttributeCategory:
 			c, err := v.Object.ReadCategory(ctx, v.Blobs, a)
 			if err != nil {
-				return nil, err
+				return nil, dataOf(field, v, err)
 			}
 			return &Column{Keys: c.Keys, Names: c.Names, Valid: c.Valid}, nil
 		case a.IsContinuous() && a.Width() == 1, a.Type == objects.AttributeInteger:
 			cols, err := v.Object.ReadContinuous(ctx, v.Blobs, a)
 			if err != nil {
-				return nil, err
+				return nil, dataOf(field, v, err)
 			}
 			return &Column{Numeric: cols[0]}, nil
 		case a.Type == objects.AttributeBool:
 			vals, valid, err := v.Object.ReadBool(ctx, v.Blobs, a)
 			if err != nil {
-				return nil, err
+				return nil, dataOf(field, v, err)
 			}
 			num := make([]float64, len(vals))
 			for i := range vals {
@@ -274,7 +336,7 @@ func (ep *endpoints) estimationData(ctx context.Context, src Source, tgt Target)
 		return
 	}
 	if targets, err = ep.target.Object.Locations(ctx, ep.target.Blobs); err != nil {
-		err = fmt.Errorf("target: %w", err)
+		err = dataOf("target", ep.target, err)
 		return
 	}
 	keep, err = applyFilter(ctx, "target.filter", ep.target, tgt.Filter, len(targets)/3)

@@ -14,24 +14,13 @@ import (
 
 	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/worker/jobs"
+	"github.com/geostat-engine/geostat/worker/problem"
 	"github.com/geostat-engine/geostat/worker/server"
 	"github.com/geostat-engine/geostat/worker/store"
 )
 
-// ComputeErrorBase prefixes the problem types of the compute routes.
-const ComputeErrorBase = server.ErrorBase + "/compute"
-
 // MaxRequestBytes bounds a task request body (413 above).
 const MaxRequestBytes = 1 << 20
-
-// Problem types of the compute routes.
-const (
-	TypeValidation  = ComputeErrorBase + "/validation"
-	TypeBadJSON     = ComputeErrorBase + "/bad-request"
-	TypeUnknownTask = ComputeErrorBase + "/unknown-task"
-	TypeJobNotFound = ComputeErrorBase + "/job-not-found"
-	TypeTaskFailed  = ComputeErrorBase + "/task-failed"
-)
 
 // Topics of the compute routes.
 const (
@@ -94,6 +83,12 @@ type compute struct {
 //
 // for the topics geostat (the seed's shapes, synchronous by default) and
 // geostatistics (the current client's shapes, always 303 to the job status).
+//
+// A job belongs to the workspace of its target (the object it writes): its
+// status and results need a role in that workspace, cancelling it needs
+// editor or owner there (a viewer gets 403); without a role the job does
+// not exist for the caller (404). A synchronous submit waiting for its job
+// gives back its request slots (server.Detach).
 func Register(mux server.Router, deps server.Deps, opts ComputeOptions) {
 	if opts.SyncWait <= 0 {
 		opts.SyncWait = 60 * time.Second
@@ -112,26 +107,8 @@ func Register(mux server.Router, deps server.Deps, opts ComputeOptions) {
 // writeError answers an error in the problem-details shape and returns the
 // status it answered with.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) int {
-	var ve *ValidationError
-	var se *StatusError
-	switch {
-	case errors.As(err, &ve):
-		writeProblemDoc(w, server.Problem{Type: TypeValidation, Title: "Validation Error.", Status: http.StatusUnprocessableEntity,
-			Detail: ve.Error(), Extra: map[string]any{"invalid-params": ve.Params}})
-		return http.StatusUnprocessableEntity
-	case errors.As(err, &se):
-		writeProblemDoc(w, server.Problem{Type: se.Type, Title: se.Title, Status: se.Status, Detail: se.Detail, Extra: se.Extra})
-		return se.Status
-	}
 	server.WriteProblem(w, r, log, err)
-	return server.ProblemFor(err).Status
-}
-
-func writeProblemDoc(w http.ResponseWriter, p server.Problem) {
-	b, _ := json.Marshal(p)
-	w.Header().Set("Content-Type", "application/problem+json")
-	w.WriteHeader(p.Status)
-	w.Write(append(b, '\n'))
+	return problem.StatusOf(err)
 }
 
 func (c *compute) submit(w http.ResponseWriter, r *http.Request, topic string) {
@@ -145,7 +122,7 @@ func (c *compute) submit(w http.ResponseWriter, r *http.Request, topic string) {
 	fail := func(err error) { status = writeError(w, r, c.log, err) }
 	prep, ok := taskTable[topic][task]
 	if !ok {
-		fail(&StatusError{Status: http.StatusNotFound, Type: TypeUnknownTask, Title: "Unknown Task.",
+		fail(&StatusError{Status: http.StatusNotFound, Type: problem.ComputeUnknownTask, Title: "Unknown Task.",
 			Detail: fmt.Sprintf("no task %q under /%s (tasks: %s)", task, topic, strings.Join(Tasks(topic), ", "))})
 		return
 	}
@@ -153,15 +130,15 @@ func (c *compute) submit(w http.ResponseWriter, r *http.Request, topic string) {
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			fail(&StatusError{Status: http.StatusRequestEntityTooLarge, Type: ComputeErrorBase + "/payload-too-large", Title: "Payload Too Large.",
+			fail(&StatusError{Status: http.StatusRequestEntityTooLarge, Type: problem.ComputePayloadTooLarge, Title: "Payload Too Large.",
 				Detail: fmt.Sprintf("task requests are limited to %d bytes", MaxRequestBytes)})
 			return
 		}
-		fail(&StatusError{Status: http.StatusBadRequest, Type: TypeBadJSON, Title: "Bad Request.", Detail: "reading the body: " + err.Error()})
+		fail(&StatusError{Status: http.StatusBadRequest, Type: problem.ComputeBadJSON, Title: "Bad Request.", Detail: "reading the body: " + err.Error()})
 		return
 	}
 	if !json.Valid(body) {
-		fail(&StatusError{Status: http.StatusBadRequest, Type: TypeBadJSON, Title: "Bad Request.", Detail: "the body is not valid JSON"})
+		fail(&StatusError{Status: http.StatusBadRequest, Type: problem.ComputeBadJSON, Title: "Bad Request.", Detail: "the body is not valid JSON"})
 		return
 	}
 	principal := server.PrincipalFrom(r.Context())
@@ -173,21 +150,49 @@ func (c *compute) submit(w http.ResponseWriter, r *http.Request, topic string) {
 	if env.PublicURL == "" && c.deps.BaseURL != nil {
 		env.PublicURL = c.deps.BaseURL(r)
 	}
-	req := Request{Org: org, Shape: shape, Body: body, User: principal.User, Access: accessFor(principal)}
+	// The job belongs to the workspace of its target: the first workspace
+	// the task is allowed to write to.
+	var workspace string
+	access := accessFor(principal)
+	var needs Needs
+	req := Request{Org: org, Shape: shape, Body: body, User: principal.User, Needs: &needs,
+		Access: func(org, ws string, write bool) error {
+			err := access(org, ws, write)
+			if err == nil && write && workspace == "" {
+				workspace = ws
+			}
+			return err
+		}}
 	plan, err := prep(r.Context(), &env, req)
 	if err != nil {
 		fail(err)
 		return
 	}
-	rec, err := c.opts.Jobs.Submit(org, topic, task, principal.User.ID, func(ctx context.Context, progress func(int, string)) (any, error) {
+	if workspace == "" {
+		fail(fmt.Errorf("task %s checked no target workspace", task))
+		return
+	}
+	spec := jobs.Spec{Org: org, Topic: topic, Task: task, User: principal.User.ID, Workspace: workspace, Memory: needs.Memory}
+	rec, err := c.opts.Jobs.Submit(spec, func(ctx context.Context, progress func(int, string)) (any, error) {
 		return plan.Run(geostat.WithWorkers(ctx, env.Threads), progress)
 	})
-	if err != nil {
-		fail(&StatusError{Status: http.StatusServiceUnavailable, Type: ComputeErrorBase + "/unavailable", Title: "Service Unavailable.", Detail: err.Error()})
+	switch {
+	case errors.Is(err, jobs.ErrBusy):
+		w.Header().Set("Retry-After", "10")
+		fail(&StatusError{Status: http.StatusTooManyRequests, Type: problem.TooManyRequests, Title: "Too Many Requests.",
+			Detail: "you have too many jobs queued or running; wait for some to finish: " + err.Error()})
+		return
+	case errors.Is(err, jobs.ErrTooLarge):
+		fail(&ValidationError{Params: []InvalidParam{{Name: "parameters", Reason: fmt.Sprintf(
+			"the job needs about %.1f GiB of memory, more than the worker's limit", float64(needs.Memory)/(1<<30))}}})
+		return
+	case err != nil:
+		fail(&StatusError{Status: http.StatusServiceUnavailable, Type: problem.ComputeUnavailable, Title: "Service Unavailable.", Detail: err.Error()})
 		return
 	}
 	location := fmt.Sprintf("/compute/orgs/%s/%s/%s/%s/status", org, topic, task, rec.ID)
 	if topic == TopicSeed && !preferAsync(r) {
+		server.Detach(r) // waiting holds no request slot
 		ctx, cancel := context.WithTimeout(r.Context(), c.opts.SyncWait)
 		final, done := c.opts.Jobs.Wait(ctx, rec.ID)
 		cancel()
@@ -199,10 +204,9 @@ func (c *compute) submit(w http.ResponseWriter, r *http.Request, topic string) {
 				w.Write(append(final.Result, '\n'))
 				return
 			case jobs.Failed, jobs.Cancelled:
-				p := jobProblem(final)
+				p := jobProblem(final).With("job_id", final.ID)
 				status = p.Status
-				writeProblemDoc(w, server.Problem{Type: p.Type, Title: p.Title, Status: p.Status, Detail: p.Detail,
-					Extra: map[string]any{"job_id": final.ID}})
+				problem.Write(w, p)
 				return
 			}
 		}
@@ -217,7 +221,7 @@ func jobProblem(r jobs.Record) jobs.Problem {
 	if r.Error != nil {
 		return *r.Error
 	}
-	return jobs.Problem{Type: ComputeErrorBase + "/cancelled", Title: "Job Cancelled.", Status: http.StatusConflict, Detail: "the job was cancelled"}
+	return jobs.Problem{Type: problem.ComputeCancelled, Title: "Job Cancelled.", Status: http.StatusConflict, Detail: "the job was cancelled"}
 }
 
 func preferAsync(r *http.Request) bool {
@@ -258,12 +262,32 @@ func accessFor(p *server.Principal) Access {
 }
 
 // job finds the job of a status/results/cancel route, checking that it
-// belongs to the route's organisation, topic and task.
-func (c *compute) job(w http.ResponseWriter, r *http.Request, topic string) (jobs.Record, bool) {
-	rec, ok := c.opts.Jobs.Get(r.PathValue("job_id"))
+// belongs to the route's organisation, topic and task and that the caller
+// has a role in the job's workspace (else 404, as for objects), at least
+// min (else 403).
+func (c *compute) job(w http.ResponseWriter, r *http.Request, topic string, min server.Role) (jobs.Record, bool) {
+	id := r.PathValue("job_id")
+	notFound := &StatusError{Status: http.StatusNotFound, Type: problem.ComputeJobNotFound, Title: "Job Not Found.",
+		Detail: fmt.Sprintf("no job %s for this task", id)}
+	rec, ok := c.opts.Jobs.Get(id)
 	if !ok || rec.Org != r.PathValue("org_id") || rec.Topic != topic || rec.Task != r.PathValue("task") {
-		writeError(w, r, c.log, &StatusError{Status: http.StatusNotFound, Type: TypeJobNotFound, Title: "Job Not Found.",
-			Detail: fmt.Sprintf("no job %s for this task", r.PathValue("job_id"))})
+		writeError(w, r, c.log, notFound)
+		return jobs.Record{}, false
+	}
+	p := server.PrincipalFrom(r.Context())
+	role, ok := p.Role(rec.Org, rec.Workspace)
+	if rec.Workspace == "" { // a record from before jobs had a workspace: its submitter only
+		role, ok = server.RoleOwner, rec.User != "" && rec.User == p.User.ID
+	}
+	if !ok {
+		writeError(w, r, c.log, notFound)
+		return jobs.Record{}, false
+	}
+	if !role.AtLeast(min) {
+		e := store.NewError(http.StatusForbidden, store.TypeInsufficient, "Insufficient Role.",
+			fmt.Sprintf("cancelling a job of workspace %s needs the role %s or higher", rec.Workspace, min))
+		e.Extra = map[string]any{"your_role": role, "permitted_roles": []server.Role{server.RoleOwner, server.RoleEditor}}
+		writeError(w, r, c.log, e)
 		return jobs.Record{}, false
 	}
 	return rec, true
@@ -281,7 +305,7 @@ func (c *compute) links(r *http.Request, topic string, rec jobs.Record) map[stri
 }
 
 func (c *compute) status(w http.ResponseWriter, r *http.Request, topic string) {
-	rec, ok := c.job(w, r, topic)
+	rec, ok := c.job(w, r, topic, server.RoleViewer)
 	if !ok {
 		return
 	}
@@ -295,7 +319,7 @@ func (c *compute) status(w http.ResponseWriter, r *http.Request, topic string) {
 }
 
 func (c *compute) results(w http.ResponseWriter, r *http.Request, topic string) {
-	rec, ok := c.job(w, r, topic)
+	rec, ok := c.job(w, r, topic, server.RoleViewer)
 	if !ok {
 		return
 	}
@@ -312,7 +336,7 @@ func (c *compute) results(w http.ResponseWriter, r *http.Request, topic string) 
 }
 
 func (c *compute) cancel(w http.ResponseWriter, r *http.Request, topic string) {
-	rec, ok := c.job(w, r, topic)
+	rec, ok := c.job(w, r, topic, server.RoleEditor)
 	if !ok {
 		return
 	}

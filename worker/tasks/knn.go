@@ -3,10 +3,13 @@ package tasks
 import (
 	"context"
 	"fmt"
+	"math"
+	"net/http"
 	"strings"
 
 	"github.com/geostat-engine/geostat/neighbor"
 	"github.com/geostat-engine/geostat/worker/objects"
+	"github.com/geostat-engine/geostat/worker/problem"
 	"github.com/geostat-engine/geostat/worker/store"
 )
 
@@ -28,9 +31,10 @@ func PrepareKNN(ctx context.Context, env *Env, req Request) (Plan, error) {
 	if pl.endpoints, err = loadEndpoints(ctx, env, req, p.Source, p.Target, pointKinds); err != nil {
 		return nil, err
 	}
-	// Memory: the index and the targets' coordinates and estimates.
+	// Memory: the index and the targets' coordinates and estimates; disk:
+	// one float64 column over the targets.
 	nSrc, nTgt := pl.sizes()
-	if err := env.memoryCheck("target", nSrc*80+nTgt*48); err != nil {
+	if err := env.admit(req, "target", nSrc*80+nTgt*48, nTgt*8); err != nil {
 		return nil, err
 	}
 	return pl, nil
@@ -57,17 +61,24 @@ func checkTargetAttribute(field string, v *Version, t Target) error {
 func sourceData(ctx context.Context, v *Version, a *objects.Attribute, f *Filter, field string) (coords, values []float64, err error) {
 	coords, err = v.Object.ListLocations(ctx, v.Blobs, a.List)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", field, err)
+		return nil, nil, dataOf(field, v, err)
 	}
 	if values, err = readColumn(ctx, v, a); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", field, err)
+		return nil, nil, dataOf(field, v, err)
 	}
 	keep, err := applyFilter(ctx, field+".filter", v, f, len(values))
 	if err != nil {
 		return nil, nil, err
 	}
 	maskOut(values, keep)
-	return coords, values, nil
+	for _, x := range values {
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			return coords, values, nil
+		}
+	}
+	return nil, nil, &problem.Error{Status: http.StatusUnprocessableEntity, Type: problem.ComputeInvalidData, Title: "Invalid Object Data.",
+		Detail: fmt.Sprintf("%s: attribute %q of %s has no finite value (after the filter): there is nothing to estimate from", field, a.Name, v.Path),
+		Extra:  map[string]any{"field": field, "object": v.Path, "member": a.Name}}
 }
 
 func (pl *knnPlan) Run(ctx context.Context, progress func(int, string)) (any, error) {

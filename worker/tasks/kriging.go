@@ -48,7 +48,8 @@ func PrepareKriging(ctx context.Context, env *Env, req Request) (Plan, error) {
 	if nSrc <= kriging.DefaultTableLimit {
 		need += nSrc * nSrc * 8
 	}
-	if err := env.memoryCheck("target", need); err != nil {
+	// Disk: the estimate and each diagnostic, one float64 column each.
+	if err := env.admit(req, "target", need, nTgt*8*float64(1+len(p.Outputs))); err != nil {
 		return nil, err
 	}
 	return pl, nil

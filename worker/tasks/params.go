@@ -137,9 +137,11 @@ type KrigingParams struct {
 	Outputs        []string
 }
 
-// KrigingOutputs are the optional diagnostics the kriging task can write,
-// each as an attribute named <name>_<output>.
-var KrigingOutputs = []string{"variance", "samples", "mean_distance", "slope", "efficiency"}
+// KrigingOutputs returns the optional diagnostics the kriging task can
+// write, each as an attribute named <name>_<output>.
+func KrigingOutputs() []string {
+	return []string{"variance", "samples", "mean_distance", "slope", "efficiency"}
+}
 
 // body returns the parameters object: the body itself, or its "parameters"
 // member when the body is {"parameters": {...}}.

@@ -15,6 +15,9 @@ type Request struct {
 	User store.User
 	// Access checks the caller's role in a workspace.
 	Access Access
+	// Needs, when set, receives the job's estimated needs as the request
+	// is prepared.
+	Needs *Needs
 }
 
 // Plan is a validated task, ready to run as a job.

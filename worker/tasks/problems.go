@@ -2,7 +2,10 @@ package tasks
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
+
+	"github.com/geostat-engine/geostat/worker/problem"
 )
 
 // InvalidParam names one invalid request field and why, as in the
@@ -29,6 +32,12 @@ func (e *ValidationError) Error() string {
 		fmt.Fprintf(&b, "%s: %s", p.Name, p.Reason)
 	}
 	return b.String()
+}
+
+// Problem is the 422 document listing the invalid parameters.
+func (e *ValidationError) Problem() problem.Problem {
+	return problem.Problem{Type: problem.ComputeValidation, Title: "Validation Error.", Status: http.StatusUnprocessableEntity,
+		Detail: e.Error(), Extra: map[string]any{"invalid-params": e.Params}}
 }
 
 // problems accumulates invalid fields while a request is decoded.

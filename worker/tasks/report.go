@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/geostat-engine/geostat/worker/problem"
 	"io"
 	"path"
 	"strings"
@@ -62,7 +63,7 @@ func PrepareReport(ctx context.Context, env *Env, req Request) (Plan, error) {
 		return nil, err
 	}
 	if env.Files == nil {
-		return nil, &StatusError{Status: 501, Type: ComputeErrorBase + "/not-implemented", Title: "Not Implemented.",
+		return nil, &StatusError{Status: 501, Type: problem.ComputeNotImplemented, Title: "Not Implemented.",
 			Detail: "this worker has no file area to store reports in"}
 	}
 	pl := &reportPlan{env: env, req: req, p: p}
@@ -128,11 +129,16 @@ func PrepareReport(ctx context.Context, env *Env, req Request) (Plan, error) {
 		}
 	}
 	cells, _ := pl.target.Object.ExpectedLength(pl.target.Object.AttributeLists()[0])
-	if err := env.memoryCheck("number_of_simulations", float64(cells)*float64(p.NumberOfSimulations)*8*5); err != nil {
+	// Disk: the report page and its JSON, bounded by reportDiskBytes.
+	if err := env.admit(req, "number_of_simulations", float64(cells)*float64(p.NumberOfSimulations)*8*5, reportDiskBytes); err != nil {
 		return nil, err
 	}
 	return pl, nil
 }
+
+// reportDiskBytes bounds the size of a validation report (page and JSON):
+// its figures are summaries, not per-cell data.
+const reportDiskBytes = 4 << 20
 
 // checkReportPath checks a report file path of the seed's shape.
 func checkReportPath(files ReportFiles, field, p string) error {
@@ -217,7 +223,7 @@ func (pl *reportPlan) runCurrent(ctx context.Context, progress func(int, string)
 	var weights []float64
 	if pl.weights != nil {
 		if weights, err = readColumn(ctx, pl.source, pl.weights); err != nil {
-			return nil, fmt.Errorf("distribution.weights: %w", err)
+			return nil, dataOf("distribution.weights", pl.source, err)
 		}
 	}
 	// The reference distribution is the data's own (declustered when
@@ -235,7 +241,7 @@ func (pl *reportPlan) runCurrent(ctx context.Context, progress func(int, string)
 	for i, a := range pl.ensembles {
 		cols, err := pl.target.Object.ReadContinuous(ctx, pl.target.Blobs, a)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", ensembleFields[i], err)
+			return nil, dataOf(ensembleFields[i], pl.target, err)
 		}
 		for _, c := range cols {
 			ens[i] = append(ens[i], c...)

@@ -435,7 +435,7 @@ func buildTables() *requestTables {
 				krigingMethodRule("ordinary", method),
 				discMember("block_discretisation"),
 				member("block_discretization", disc, "The same, in the spelling of the other tasks; block_discretisation wins when both are given"),
-				array("outputs", str("", "").values(KrigingOutputs...).req(), "Diagnostics written as <name>_<output>"),
+				array("outputs", str("", "").values(KrigingOutputs()...).req(), "Diagnostics written as <name>_<output>"),
 			}},
 		},
 	}}

@@ -88,7 +88,8 @@ func prepareSimulation(ctx context.Context, env *Env, req Request, p *Simulation
 	if p.VariogramReproduction {
 		need += cells * r * 8
 	}
-	if err := env.memoryCheck(field("realizations"), need); err != nil {
+	// Disk: every output ensemble, a float64 per cell and realisation.
+	if err := env.admit(req, field("realizations"), need, outs*cells*r*8); err != nil {
 		return nil, err
 	}
 	return s, nil

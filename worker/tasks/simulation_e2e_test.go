@@ -1,14 +1,17 @@
 package tasks_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/grid"
 	"github.com/geostat-engine/geostat/tbsim"
+	"github.com/geostat-engine/geostat/worker/jobs"
 	"github.com/geostat-engine/geostat/worker/objects"
 	"github.com/geostat-engine/geostat/worker/objects/objecttest"
 	"github.com/stretchr/testify/assert"
@@ -132,22 +135,22 @@ func TestSimulationCancelLeavesTargetUnchanged(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusSeeOther, r.Status, "%s", r.Body)
 	status := r.Header.Get("Location")
-	// Wait until it runs, then cancel.
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		s, err := h.c.Do(h.ctx, http.MethodGet, status, nil)
-		require.NoError(t, err)
-		require.Equal(t, http.StatusAccepted, s.Status, "%s", s.Body)
-		if json.Valid(s.Body) && string(s.Body) != "" && containsStatus(s.Body, "in progress") {
-			break
-		}
-		require.True(t, time.Now().Before(deadline))
-		time.Sleep(5 * time.Millisecond)
-	}
+	// Wait for the event of the job starting (bounded), then cancel.
+	id := strings.TrimSuffix(status, "/status")
+	id = id[strings.LastIndex(id, "/")+1:]
+	wctx, cancel := context.WithTimeout(h.ctx, time.Minute)
+	defer cancel()
+	rec, started := h.jobs.WaitStarted(wctx, id)
+	require.True(t, started, "the job did not start")
+	require.Equal(t, jobs.InProgress, rec.Status)
+	s, err := h.c.Do(h.ctx, http.MethodGet, status, nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusAccepted, s.Status, "%s", s.Body)
+	assert.True(t, containsStatus(s.Body, "in progress"), "%s", s.Body)
 	d, err := h.c.Do(h.ctx, http.MethodDelete, status[:len(status)-len("/status")], nil)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusNoContent, d.Status)
-	job, err := h.c.Follow(h.ctx, status)
+	job, err := h.c.Follow(wctx, status)
 	require.NoError(t, err)
 	assert.Equal(t, "cancelled", job.Status)
 	after, err := h.c.GetObject(h.ctx, org, ws, c.gridID, "")

@@ -31,7 +31,7 @@ func (a *StoreAdapter) Get(ctx context.Context, ref ObjectRef) (*Version, error)
 	}
 	obj, err := objects.Decode(v.Object)
 	if err != nil {
-		return nil, fmt.Errorf("object %s: %w", v.ObjectID, err)
+		return nil, &objects.DataError{Err: err}
 	}
 	return &Version{Object: obj, ObjectID: v.ObjectID, Path: v.Path, VersionID: v.VersionID, Blobs: store.Blobs(a.Store, ws, v)}, nil
 }

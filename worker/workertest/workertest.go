@@ -29,7 +29,13 @@ type Client struct {
 	// follow 303 for POST bodies the way the compute client expects; Do
 	// never follows redirects).
 	HTTP *http.Client
+	// NoRetry makes Do return 429 answers instead of retrying them.
+	NoRetry bool
 }
+
+// maxRetries bounds the retries of a 429 answer (with a doubling delay
+// from 5 ms up to 200 ms: about 15 s in all).
+const maxRetries = 80
 
 // Response is a buffered HTTP response.
 type Response struct {
@@ -64,8 +70,26 @@ func (r *Response) Expect(status int) error {
 var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
 // Do sends a request (path relative to Base, or an absolute URL) with the
-// token and extra header pairs, without following redirects.
+// token and extra header pairs, without following redirects. A 429 (too
+// many requests of this caller in flight) is retried a bounded number of
+// times unless NoRetry is set.
 func (c *Client) Do(ctx context.Context, method, path string, body []byte, header ...string) (*Response, error) {
+	delay := 5 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		r, err := c.do(ctx, method, path, body, header...)
+		if err != nil || r.Status != http.StatusTooManyRequests || c.NoRetry || attempt == maxRetries {
+			return r, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 200*time.Millisecond)
+	}
+}
+
+func (c *Client) do(ctx context.Context, method, path string, body []byte, header ...string) (*Response, error) {
 	u := path
 	if !strings.HasPrefix(path, "http://") && !strings.HasPrefix(path, "https://") {
 		u = strings.TrimRight(c.Base, "/") + path
@@ -253,9 +277,18 @@ func (c *Client) RunTask(ctx context.Context, org, task string, params any) (*Jo
 	return c.Follow(ctx, status)
 }
 
+// FollowTimeout bounds Follow when ctx has no deadline.
+const FollowTimeout = 5 * time.Minute
+
 // Follow polls a job status URL until the job finishes and returns its
-// results document.
+// results document. The polling is bounded by ctx's deadline, or by
+// FollowTimeout when it has none.
 func (c *Client) Follow(ctx context.Context, statusURL string) (*Job, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, FollowTimeout)
+		defer cancel()
+	}
 	delay := 5 * time.Millisecond
 	for {
 		r, err := c.Do(ctx, http.MethodGet, statusURL, nil)
