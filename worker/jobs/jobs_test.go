@@ -365,6 +365,7 @@ func TestMaxPerUserBoundsUnfinishedJobs(t *testing.T) {
 	for _, id := range []string{first.ID, second.ID, other.ID} {
 		assert.Equal(t, Succeeded, wait(t, m, id).Status)
 	}
-	_, err = m.Submit(a, quick)
-	assert.NoError(t, err, "finished jobs do not count")
+	last, err := m.Submit(a, quick)
+	require.NoError(t, err, "finished jobs do not count")
+	assert.Equal(t, Succeeded, wait(t, m, last.ID).Status) // nothing writes to the directory after the test
 }

@@ -43,8 +43,10 @@ func responseSchemas() map[string]any {
 
 	invalid := structSchema(reflect.TypeFor[tasks.InvalidParam]())
 	invalid["description"] = "One invalid request member: its dotted name (e.g. parameters.neighborhood.max_samples) and why"
-	jobError := structSchema(reflect.TypeFor[jobs.Problem]())
-	jobError["description"] = "Why a job failed or was cancelled, as a problem document"
+	// A job's error is the same problem document (problem.Problem) the
+	// routes answer with.
+	jobError := map[string]any{"allOf": []any{ref("Problem")},
+		"description": "Why a job failed or was cancelled, as a problem document"}
 
 	return map[string]any{
 		"Problem": map[string]any{
