@@ -52,7 +52,7 @@
 //
 // # Paths
 //
-// Paths follow store.NormalizePath (no empty, "." or ".." segments, none of
+// Paths follow store.NormalisePath (no empty, "." or ".." segments, none of
 // \:*?"<>| or control characters, a name shorter than 256 characters) without
 // its .json rule; leading or trailing whitespace in a segment is rejected only
 // when the request's API-Preview header lists

@@ -13,7 +13,7 @@ import (
 const MaxNameLength = store.MaxNameLength
 
 // normalizePath checks a file path and returns it without a leading slash.
-// The rules are store.NormalizePath's except its .json extension rule, which
+// The rules are store.NormalisePath's except its .json extension rule, which
 // is for geoscience objects only; its invalid-path errors become the file
 // area's invalid-path type.
 func normalizePath(p string, checkWhitespace bool) (string, error) {
@@ -24,14 +24,14 @@ func normalizePath(p string, checkWhitespace bool) (string, error) {
 			return "", errInvalidPath(fmt.Sprintf("the file name is too long (%d characters): it must be less than 256 characters", n))
 		}
 	}
-	norm, err := store.NormalizePath(p, checkWhitespace)
+	norm, err := store.NormalisePath(p, checkWhitespace)
 	if err == nil {
 		return norm, nil
 	}
 	e := store.AsError(err)
 	switch {
 	case e != nil && e.Type == store.TypeObjectError:
-		// Only the .json rule failed: NormalizePath checks it after every
+		// Only the .json rule failed: NormalisePath checks it after every
 		// path rule, so the path is valid for a file.
 		return p, nil
 	case e != nil && e.Type == store.TypeInvalidPath:

@@ -406,7 +406,7 @@ func (s *Embedded) PutObject(ctx context.Context, ws Workspace, req PutRequest) 
 	}
 	var path string
 	if req.Path != "" {
-		p, err := NormalizePath(req.Path, req.CheckWhitespace)
+		p, err := NormalisePath(req.Path, req.CheckWhitespace)
 		if err != nil {
 			return nil, err
 		}

@@ -20,9 +20,9 @@ import (
 // limit).
 const MaxBlocks = 50000
 
-// NormalizeBlobName lowercases a blob name and checks it is a SHA-256 digest
+// NormaliseBlobName lowercases a blob name and checks it is a SHA-256 digest
 // or a UUID (400 Data Key Not Valid otherwise).
-func NormalizeBlobName(name string) (string, error) {
+func NormaliseBlobName(name string) (string, error) {
 	if !objects.IsDataKey(name) {
 		return "", ErrInvalidKey([]string{name})
 	}
@@ -66,7 +66,7 @@ func (s *Embedded) BlobExists(ctx context.Context, ws Workspace, name string) (b
 	if err := checkWorkspace(ws); err != nil {
 		return false, err
 	}
-	name, err := NormalizeBlobName(name)
+	name, err := NormaliseBlobName(name)
 	if err != nil {
 		return false, err
 	}
@@ -89,7 +89,7 @@ func (s *Embedded) PutBlob(ctx context.Context, ws Workspace, name string, r io.
 		return err
 	}
 	ws = normWorkspace(ws)
-	name, err := NormalizeBlobName(name)
+	name, err := NormaliseBlobName(name)
 	if err != nil {
 		return err
 	}
@@ -154,7 +154,7 @@ func (s *Embedded) OpenBlob(ctx context.Context, ws Workspace, v *Version, name 
 	if err := checkWorkspace(ws); err != nil {
 		return nil, err
 	}
-	name, err := NormalizeBlobName(name)
+	name, err := NormaliseBlobName(name)
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +185,7 @@ func (s *Embedded) BlobPath(ws Workspace, name string) (string, error) {
 	if err := checkWorkspace(ws); err != nil {
 		return "", err
 	}
-	name, err := NormalizeBlobName(name)
+	name, err := NormaliseBlobName(name)
 	if err != nil {
 		return "", err
 	}
@@ -204,7 +204,7 @@ func (s *Embedded) StageBlock(ctx context.Context, ws Workspace, name string, bl
 		return err
 	}
 	ws = normWorkspace(ws)
-	name, err := NormalizeBlobName(name)
+	name, err := NormaliseBlobName(name)
 	if err != nil {
 		return err
 	}
@@ -242,7 +242,7 @@ func (s *Embedded) CommitBlocks(ctx context.Context, ws Workspace, name string, 
 		return err
 	}
 	ws = normWorkspace(ws)
-	name, err := NormalizeBlobName(name)
+	name, err := NormaliseBlobName(name)
 	if err != nil {
 		return err
 	}

@@ -6,11 +6,11 @@ import (
 	"github.com/geostat-engine/geostat/worker/store"
 )
 
-func ExampleNormalizePath() {
-	p, err := store.NormalizePath("/Folder/Points.json", false)
+func ExampleNormalisePath() {
+	p, err := store.NormalisePath("/Folder/Points.json", false)
 	fmt.Println(p, err)
 	for _, bad := range []string{"a|b.json", "notes.txt", "dir /x.json"} {
-		_, err := store.NormalizePath(bad, true)
+		_, err := store.NormalisePath(bad, true)
 		e := store.AsError(err)
 		fmt.Println(e.Status, e.Type)
 	}

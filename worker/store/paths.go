@@ -16,13 +16,13 @@ const MaxNameLength = 255
 // file names, plus control characters.
 const invalidPathChars = `\:*?"<>|`
 
-// NormalizePath checks an object path and returns it without a leading slash.
+// NormalisePath checks an object path and returns it without a leading slash.
 // It enforces seed 2.4 rules 3 and 4: no empty, "." or ".." segments, no
 // invalid symbols, a name shorter than 256 characters (400 Invalid Path), a
 // .json extension (400 Object Error), and, when checkWhitespace is set (the
 // request's API-Preview header lists enable-no-leading-or-trailing-whitespaces-
 // check), no segment with leading or trailing spaces.
-func NormalizePath(p string, checkWhitespace bool) (string, error) {
+func NormalisePath(p string, checkWhitespace bool) (string, error) {
 	p = strings.TrimPrefix(p, "/")
 	if p == "" {
 		return "", ErrInvalidPath("the path is empty")
