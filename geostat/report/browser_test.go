@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"html"
-	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -18,27 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geostat-engine/geostat/grid"
+	"github.com/geostat-engine/geostat/internal/browser"
 )
-
-// chromium returns the path of a Chromium binary, or "".
-func chromium() string {
-	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
-		return "/usr/bin/chromium"
-	}
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	return ""
-}
-
-// chromiumFlags are the flags of a headless, offline, throw-away browser.
-func chromiumFlags(t testing.TB) []string {
-	return []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-		"--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars",
-		"--user-data-dir=" + t.TempDir()}
-}
 
 // probeScript is added to a copy of the page (the report itself has no
 // script): it measures every plot as laid out by the browser and writes the
@@ -72,10 +51,6 @@ type probe struct {
 // checks that every plot is laid out with a size and draws its data, and
 // that a screenshot of the page is not blank.
 func TestBrowserRendersEveryPlot(t *testing.T) {
-	bin := chromium()
-	if bin == "" {
-		t.Skip("chromium not found (/usr/bin/chromium or chromium in PATH): install Debian's chromium to run the browser test")
-	}
 	s := makeSynth(t, [3]int{16, 12, 5}, [3]float64{10, 10, 5}, grid.BlockDiscretisation{NX: 2, NY: 2, NZ: 1}, 5, 60, 10, 3)
 	r, err := Compute(context.Background(), s.input(), nil)
 	require.NoError(t, err)
@@ -95,14 +70,14 @@ func TestBrowserRendersEveryPlot(t *testing.T) {
 	defer cancel()
 
 	// The page as it is: every plot is in the DOM.
-	dom, err := exec.CommandContext(ctx, bin, append(chromiumFlags(t), "--dump-dom", "file://"+pagePath)...).Output()
+	dom, err := browser.Browser(ctx, t, "file://"+pagePath, "--dump-dom")
 	require.NoError(t, err)
 	for _, name := range want {
 		assert.Contains(t, string(dom), `data-plot="`+name+`"`)
 	}
 
 	// The probe copy: sizes and drawn elements as laid out.
-	dom, err = exec.CommandContext(ctx, bin, append(chromiumFlags(t), "--window-size=1280,2000", "--dump-dom", "file://"+probePath)...).Output()
+	dom, err = browser.Browser(ctx, t, "file://"+probePath, "--window-size=1280,2000", "--dump-dom")
 	require.NoError(t, err)
 	m := regexp.MustCompile(`(?s)<pre id="probe">(.*?)</pre>`).FindSubmatch(dom)
 	require.NotNil(t, m, "the probe found nothing")
@@ -122,23 +97,9 @@ func TestBrowserRendersEveryPlot(t *testing.T) {
 	}
 
 	// A screenshot of the page is produced and is not blank.
-	shot := filepath.Join(dir, "shot.png")
-	out, err := exec.CommandContext(ctx, bin, append(chromiumFlags(t), "--window-size=1280,1600", "--screenshot="+shot, "file://"+pagePath)...).CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	f, err := os.Open(shot)
+	colours, err := browser.ScreenshotColours(ctx, t, "file://"+pagePath, 1280, 1600)
 	require.NoError(t, err)
-	defer f.Close()
-	img, err := png.Decode(f)
-	require.NoError(t, err)
-	colours := map[uint32]bool{}
-	b := img.Bounds()
-	for y := b.Min.Y; y < b.Max.Y; y += 4 {
-		for x := b.Min.X; x < b.Max.X; x += 4 {
-			r, g, bl, _ := img.At(x, y).RGBA()
-			colours[(r>>8)<<16|(g>>8)<<8|bl>>8] = true
-		}
-	}
-	assert.Greater(t, len(colours), 50, "the screenshot looks blank")
+	assert.Greater(t, colours, 50, "the screenshot looks blank")
 }
 
 // plotNames returns the data-plot names of a page.

@@ -13,11 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/geostat-engine/geostat/internal/browser"
 	"github.com/geostat-engine/geostat/worker/files"
 	"github.com/geostat-engine/geostat/worker/problem"
 	"github.com/geostat-engine/geostat/worker/server"
 	"github.com/geostat-engine/geostat/worker/store"
-	"github.com/geostat-engine/geostat/worker/workertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -506,7 +506,7 @@ func TestViewURL(t *testing.T) {
 	// does not run.
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	dom, err := workertest.Browser(ctx, t, view, "--dump-dom")
+	dom, err := browser.Browser(ctx, t, view, "--dump-dom")
 	require.NoError(t, err)
 	assert.Contains(t, string(dom), `<h1 id="title">Report</h1>`, "%s", dom)
 	assert.Contains(t, string(dom), `data-plot="p"`)
@@ -514,10 +514,10 @@ func TestViewURL(t *testing.T) {
 	// The check can fail: the same page from a file URL runs its script.
 	local := filepath.Join(t.TempDir(), "page.html")
 	require.NoError(t, os.WriteFile(local, []byte(page), 0o644))
-	dom, err = workertest.Browser(ctx, t, "file://"+local, "--dump-dom")
+	dom, err = browser.Browser(ctx, t, "file://"+local, "--dump-dom")
 	require.NoError(t, err)
 	assert.Contains(t, string(dom), `data-script-ran="yes"`)
-	colours, err := workertest.ScreenshotColours(ctx, t, view, 400, 300)
+	colours, err := browser.ScreenshotColours(ctx, t, view, 400, 300)
 	require.NoError(t, err)
 	assert.Greater(t, colours, 2, "the screenshot shows the page's colours")
 }

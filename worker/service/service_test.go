@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/geostat-engine/geostat/internal/browser"
 	"github.com/geostat-engine/geostat/worker/demo"
 	"github.com/geostat-engine/geostat/worker/files"
 	"github.com/geostat-engine/geostat/worker/jobs"
@@ -303,16 +304,16 @@ func checkReportView(t *testing.T, view, base string) {
 	assert.True(t, strings.HasPrefix(resp.Header.Get("Content-Disposition"), "inline"))
 	assert.Contains(t, string(body), "<svg")
 	assert.NotContains(t, string(body), "<script", "the report has no script")
-	if workertest.Chromium() == "" {
+	if browser.Chromium() == "" {
 		t.Log("chromium not installed: the report view is not opened in a browser")
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	dom, err := workertest.Browser(ctx, t, view, "--dump-dom")
+	dom, err := browser.Browser(ctx, t, view, "--dump-dom")
 	require.NoError(t, err)
 	assert.Contains(t, string(dom), "data-plot=", "the page's plots are in the browser's DOM")
-	colours, err := workertest.ScreenshotColours(ctx, t, view, 1280, 1600)
+	colours, err := browser.ScreenshotColours(ctx, t, view, 1280, 1600)
 	require.NoError(t, err)
 	assert.Greater(t, colours, 50, "the screenshot looks blank")
 }

@@ -1,4 +1,7 @@
-package workertest
+// Package browser runs headless Chromium for the tests that look at a page
+// as a person would (the validation report, its view URL): a throw-away
+// profile, no network chatter, and a check that a screenshot is not blank.
+package browser
 
 import (
 	"context"
