@@ -1,6 +1,8 @@
 package neighbor
 
 import (
+	"github.com/geostat-engine/geostat/internal/cputime"
+
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -82,13 +84,13 @@ func BenchmarkSearchAll(b *testing.B) {
 	for _, procs := range []int{1, runtime.NumCPU()} {
 		b.Run(fmt.Sprintf("procs=%d", procs), func(b *testing.B) {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-			cpu := processCPU()
+			cpu := cputime.Process()
 			for b.Loop() {
 				if _, err := ix.SearchAll(context.Background(), benchData.targets, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
-			reportPerQuery(b, processCPU()-cpu, len(benchData.targets)/3)
+			reportPerQuery(b, cputime.Process()-cpu, len(benchData.targets)/3)
 		})
 	}
 }
@@ -100,13 +102,13 @@ func BenchmarkMean(b *testing.B) {
 	for _, procs := range []int{1, runtime.NumCPU()} {
 		b.Run(fmt.Sprintf("procs=%d", procs), func(b *testing.B) {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-			cpu := processCPU()
+			cpu := cputime.Process()
 			for b.Loop() {
 				if err := ix.Mean(context.Background(), benchData.values, benchData.targets, out, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
-			reportPerQuery(b, processCPU()-cpu, len(benchData.targets)/3)
+			reportPerQuery(b, cputime.Process()-cpu, len(benchData.targets)/3)
 		})
 	}
 }
@@ -120,13 +122,13 @@ func BenchmarkIDW(b *testing.B) {
 		for _, procs := range []int{1, runtime.NumCPU()} {
 			b.Run(fmt.Sprintf("power=%g/procs=%d", power, procs), func(b *testing.B) {
 				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-				cpu := processCPU()
+				cpu := cputime.Process()
 				for b.Loop() {
 					if err := ix.IDW(context.Background(), benchData.values, power, benchData.targets, out, nil); err != nil {
 						b.Fatal(err)
 					}
 				}
-				reportPerQuery(b, processCPU()-cpu, len(benchData.targets)/3)
+				reportPerQuery(b, cputime.Process()-cpu, len(benchData.targets)/3)
 			})
 		}
 	}
@@ -169,7 +171,7 @@ func benchQueries(b *testing.B, s *Searcher) {
 	t := benchData.targets
 	q := 0
 	b.ReportAllocs()
-	cpu := processCPU()
+	cpu := cputime.Process()
 	for b.Loop() {
 		s.Search(t[q], t[q+1], t[q+2])
 		q += 3
@@ -177,7 +179,7 @@ func benchQueries(b *testing.B, s *Searcher) {
 			q = 0
 		}
 	}
-	reportPerQuery(b, processCPU()-cpu, 1)
+	reportPerQuery(b, cputime.Process()-cpu, 1)
 }
 
 // reportPerQuery reports wall and process CPU nanoseconds per query for b.N

@@ -1,6 +1,8 @@
 package declus
 
 import (
+	"github.com/geostat-engine/geostat/internal/cputime"
+
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -61,7 +63,7 @@ func BenchmarkInfluence(b *testing.B) {
 		for _, procs := range []int{1, runtime.NumCPU()} {
 			b.Run(fmt.Sprintf("%s/procs=%d", mode, procs), func(b *testing.B) {
 				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-				cpu := processCPU()
+				cpu := cputime.Process()
 				for b.Loop() {
 					var err error
 					if mode == "knn" {
@@ -75,7 +77,7 @@ func BenchmarkInfluence(b *testing.B) {
 				}
 				q := float64(b.N) * float64(len(benchCase.targets)/3)
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/q, "ns/location")
-				b.ReportMetric(float64((processCPU()-cpu).Nanoseconds())/q, "cpu-ns/location")
+				b.ReportMetric(float64((cputime.Process()-cpu).Nanoseconds())/q, "cpu-ns/location")
 			})
 		}
 	}
