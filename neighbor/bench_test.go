@@ -1,8 +1,6 @@
 package neighbor
 
 import (
-	"github.com/geostat-engine/geostat/internal/cputime"
-
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/grid"
+	"github.com/geostat-engine/geostat/internal/cputime"
 )
 
 // The benchmark case: 50,000 sources uniform in 1000 × 1000 × 200

@@ -1,8 +1,6 @@
 package declus
 
 import (
-	"github.com/geostat-engine/geostat/internal/cputime"
-
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/grid"
+	"github.com/geostat-engine/geostat/internal/cputime"
 	"github.com/geostat-engine/geostat/neighbor"
 )
 
