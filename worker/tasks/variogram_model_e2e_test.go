@@ -367,7 +367,7 @@ func TestVariogramModelBadRequests(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "failed", job.Status)
 	var p struct {
-		Status        int `json:"status"`
+		Status        int                             `json:"status"`
 		InvalidParams []struct{ Name, Reason string } `json:"invalid-params"`
 	}
 	require.NoError(t, json.Unmarshal(job.Error, &p))
