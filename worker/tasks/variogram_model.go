@@ -78,8 +78,11 @@ func DecodeVariogramModel(raw []byte) (*VariogramModelParams, error) {
 		out.Source = Source{Object: s.objectURL("object"), Attribute: s.str("attribute"), Filter: s.filter("filter")}
 		out.Weights = s.str("weights")
 	}
-	if f.has("distribution") {
-		d := f.objectURL("distribution")
+	if s, ok := f.strOK("distribution"); ok {
+		d, err := ParseObjectRef(s)
+		if err != nil {
+			p.add(f.name("distribution"), "%v", err)
+		}
 		out.Distribution = &d
 	}
 	out.Compute.Directions = f.variogramDirections("directions")
@@ -232,6 +235,12 @@ func (f *fields) variogramFit(nDirs int, dirs []variogram.Direction) (fp variogr
 			}
 			if mode == "given" && given < 2 {
 				f.p.add(a.name("type"), "given needs two of major, semi_major and minor")
+			}
+			for i, d := range dirs {
+				if d.Type == variogram.Omnidirectional {
+					f.p.add(a.name("type"), "%s anisotropy needs directional variograms; directions[%d] is omnidirectional (use isotropic)", mode, i)
+					break
+				}
 			}
 		default:
 			f.p.add(a.name("type"), "must be isotropic, given or fitted (got %q)", mode)
