@@ -380,3 +380,35 @@ func TestVariogramModelBadRequests(t *testing.T) {
 		assert.Equal(t, http.StatusNotFound, r.Status, "%s: %s", path, r.Body)
 	}
 }
+
+// TestVariogramModelIntervals computes the experimental variogram of
+// downhole intervals at their mid-points, with a source filter.
+func TestVariogramModelIntervals(t *testing.T) {
+	h := start(t, 1)
+	b := objecttest.NewBlobs()
+	mid, z, _ := gaussianField(t, 300)
+	keep := make([]float64, len(z))
+	for i := range keep {
+		keep[i] = float64(i % 2)
+	}
+	h.put(b, "pts.json", b.Intervals("1.3.0", mid, b.Scalar("g", "k-g", z), b.Scalar("keep", "k-keep", keep)))
+	req := vmRequest(h, "g", []any{"omnidirectional"},
+		map[string]any{"structures": []any{map[string]any{"variogram_type": "exponential"}}}, "i/exp.json", "i/model.json")
+	req["source"].(map[string]any)["filter"] = map[string]any{"where": map[string]any{"type": "condition", "attribute": "keep", "operator": "equal", "threshold": 1}}
+	job, err := h.c.RunTask(h.ctx, org, "variogram-model", req)
+	require.NoError(t, err)
+	require.Equal(t, "succeeded", job.Status, "%s", job.Error)
+	var res vmResult
+	require.NoError(t, json.Unmarshal(job.Results, &res))
+	kept := append([]float64(nil), z...)
+	for i := range kept {
+		if keep[i] != 1 {
+			kept[i] = math.NaN()
+		}
+	}
+	want, err := variogram.Compute(context.Background(), mid, kept, nil, variogram.Params{
+		Directions: []variogram.Direction{{Type: variogram.Omnidirectional}}, LagDistance: 8, NLags: 10})
+	require.NoError(t, err)
+	assert.Equal(t, 150, res.Samples)
+	assert.Equal(t, want.DataVariance, res.DataVariance)
+}
