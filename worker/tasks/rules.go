@@ -526,9 +526,9 @@ func variogramModelRequest(filter *object) *object {
 		str("", "").values("omnidirectional"), member("", direction, "")).req(),
 		"The directions, each computed on its own; a direction and its opposite are the same").req()
 	directions.minItems, directions.maxItems = 1, MaxVariogramDirections
-	lags := &object{ref: "VariogramLags", doc: "Lag k = 1 … number_of_lags collects the pairs with k·d − t ≤ |h| ≤ k·d + t (both ends closed), |h| ≤ (number_of_lags + ½)·d", fields: []*rule{
+	lags := &object{ref: "VariogramLags", doc: "Lag k = 0 … number_of_lags collects the pairs with k·d − t ≤ |h| ≤ k·d + t (both ends closed), 0 < |h| ≤ (number_of_lags + ½)·d", fields: []*rule{
 		number("lag_distance", "The lag spacing d").positive().req(),
-		integer("number_of_lags", 0, 1, MaxVariogramLags, "The number of lags after lag 0").req(),
+		integer("number_of_lags", 0, 1, MaxVariogramLags, "The number of lags after lag 0 (each direction has number_of_lags + 1 lags)").req(),
 		number("lag_tolerance", "The half-width t of a lag window (default d/2)").positive(),
 	}}
 	alphaTypes := []string{geostat.Spheroidal.String(), geostat.GeneralisedCauchy.String()}
