@@ -328,6 +328,13 @@ type objectHeads interface {
 	// CreateAtPath creates an object at a path; it fails when the path is
 	// taken.
 	CreateAtPath(ctx context.Context, org, workspace, path string, doc []byte, user store.User) (id, versionID string, err error)
+	// Discard soft-deletes an object the task created.
+	Discard(ctx context.Context, org, workspace, id string, user store.User) error
+}
+
+// Discard implements objectHeads.
+func (a *StoreAdapter) Discard(ctx context.Context, org, workspace, id string, user store.User) error {
+	return a.Store.DeleteObject(ctx, store.Workspace{Org: org, ID: workspace}, store.Ref{ID: id}, user)
 }
 
 // Head implements objectHeads.
@@ -445,7 +452,7 @@ func (t *targetObject) write(ctx context.Context, env *Env, user store.User, doc
 	if !t.exists {
 		id, vid, err := h.CreateAtPath(ctx, ref.Org, ref.Workspace, ref.Path, data, user)
 		if err != nil {
-			return "", "", fmt.Errorf("%s: creating %s: %w", t.field, ref.Raw, err)
+			return "", "", t.named(fmt.Errorf("%s: creating %s: %w", t.field, ref.Raw, err))
 		}
 		return id, vid, nil
 	}
@@ -459,11 +466,27 @@ func (t *targetObject) write(ctx context.Context, env *Env, user store.User, doc
 			continue
 		}
 		if err != nil {
-			return "", "", fmt.Errorf("%s: writing %s: %w", t.field, ref.Raw, err)
+			return "", "", t.named(fmt.Errorf("%s: writing %s: %w", t.field, ref.Raw, err))
 		}
 		return id, vid, nil
 	}
 	return "", "", fmt.Errorf("%s: the object kept changing while the result was written; submit the task again", t.field)
+}
+
+// named keeps the problem document of a store error (an object created at
+// the path meanwhile is 409) with the target's member added to its detail
+// and as its field.
+func (t *targetObject) named(err error) error {
+	var c problem.Carrier
+	if !errors.As(err, &c) {
+		return err
+	}
+	p := c.Problem()
+	extra := map[string]any{"field": t.field}
+	for k, v := range p.Extra {
+		extra[k] = v
+	}
+	return &problem.Error{Status: p.Status, Type: p.Type, Title: p.Title, Detail: t.field + ": " + p.Detail, Extra: extra, Err: err}
 }
 
 type variogramModelPlan struct {
@@ -671,6 +694,16 @@ func (pl *variogramModelPlan) Run(ctx context.Context, progress func(int, string
 	}
 	varID, varVer, err := pl.vario.write(ctx, pl.env, pl.req.User, varDoc)
 	if err != nil {
+		// A failed task leaves no object behind: the experimental variogram
+		// this run created is deleted again (a new version of an existing
+		// object cannot be taken back).
+		if !pl.exp.exists {
+			if h, herr := heads(pl.env); herr == nil {
+				if derr := h.Discard(context.WithoutCancel(ctx), ws.Org, ws.Workspace, expID, pl.req.User); derr != nil {
+					pl.env.Logger.Warn("variogram-model: deleting the experimental variogram after a failure", "object", expID, "error", derr)
+				}
+			}
+		}
 		return nil, err
 	}
 	warnings := append([]string{}, fit.Warnings...)

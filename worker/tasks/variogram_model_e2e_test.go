@@ -11,6 +11,7 @@ import (
 	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/geostat/synthetic"
 	"github.com/geostat-engine/geostat/geostat/variogram"
+	"github.com/geostat-engine/geostat/worker/jobs"
 	"github.com/geostat-engine/geostat/worker/objects"
 	"github.com/geostat-engine/geostat/worker/objects/objecttest"
 	"github.com/stretchr/testify/assert"
@@ -411,4 +412,47 @@ func TestVariogramModelIntervals(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 150, res.Samples)
 	assert.Equal(t, want.DataVariance, res.DataVariance)
+}
+
+// TestVariogramModelFailedWriteStoresNothing queues two jobs behind a
+// blocking one: both pass submit, the first creates the variogram path the
+// second also targets, so the second fails writing its variogram and deletes
+// the experimental variogram it had created.
+func TestVariogramModelFailedWriteStoresNothing(t *testing.T) {
+	h := start(t, 1)
+	b := objecttest.NewBlobs()
+	xyz, z, _ := gaussianField(t, 200)
+	h.put(b, "pts.json", b.Pointset("1.3.0", xyz, b.Scalar("g", "k-g", z)))
+	release := make(chan struct{})
+	_, err := h.jobs.Submit(jobs.Spec{Org: org, Topic: "test", Task: "block", User: "blocker", Workspace: ws},
+		func(ctx context.Context, _ func(int, string)) (any, error) {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return nil, nil
+		})
+	require.NoError(t, err)
+	model := map[string]any{"structures": []any{map[string]any{"variogram_type": "spherical"}}}
+	var status []string
+	for _, exp := range []string{"a/exp.json", "b/exp.json"} {
+		req := vmRequest(h, "g", []any{"omnidirectional"}, model, exp, "shared/model.json")
+		r, err := h.c.Do(h.ctx, http.MethodPost, "/compute/orgs/"+org+"/geostatistics/variogram-model", mustJSON(map[string]any{"parameters": req}))
+		require.NoError(t, err)
+		require.Equal(t, http.StatusSeeOther, r.Status, "%s", r.Body)
+		status = append(status, r.Header.Get("Location"))
+	}
+	close(release)
+	first, err := h.c.Follow(h.ctx, status[0])
+	require.NoError(t, err)
+	require.Equal(t, "succeeded", first.Status, "%s", first.Error)
+	second, err := h.c.Follow(h.ctx, status[1])
+	require.NoError(t, err)
+	require.Equal(t, "failed", second.Status)
+	assert.Contains(t, string(second.Error), "target.variogram.reference")
+	for path, want := range map[string]int{"a/exp.json": http.StatusOK, "shared/model.json": http.StatusOK, "b/exp.json": http.StatusNotFound} {
+		r, err := h.c.Do(h.ctx, http.MethodGet, "/geoscience-object/orgs/"+org+"/workspaces/"+ws+"/objects/path/"+path, nil)
+		require.NoError(t, err)
+		assert.Equal(t, want, r.Status, "%s: %s", path, r.Body)
+	}
 }
