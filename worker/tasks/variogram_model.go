@@ -15,6 +15,7 @@ import (
 	"math"
 	"net/http"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -42,9 +43,9 @@ var (
 	fittedVariogramSchema       = objects.SchemaID{Kind: objects.KindVariogram, Version: "1.2.0"}
 )
 
-// ObjectTarget is an object a task creates: at the path of Reference, or as
+// VariogramModelTarget is an object a task creates: at the path of Reference, or as
 // a new version of the object Reference names when Overwrite is set.
-type ObjectTarget struct {
+type VariogramModelTarget struct {
 	Reference   ObjectRef
 	Overwrite   bool
 	Description string
@@ -63,8 +64,8 @@ type VariogramModelParams struct {
 	// SillGiven says whether sill_constraint was given (else it follows
 	// the distribution).
 	SillGiven    bool
-	Experimental ObjectTarget
-	Variogram    ObjectTarget
+	Experimental VariogramModelTarget
+	Variogram    VariogramModelTarget
 }
 
 // DecodeVariogramModel decodes and checks a variogram-model request
@@ -93,12 +94,12 @@ func DecodeVariogramModel(raw []byte) (*VariogramModelParams, error) {
 		out.Compute.LagTolerance, _ = l.number("lag_tolerance")
 	}
 	if f.need("model") {
-		out.Fit, out.SillGiven = f.sub("model").variogramFit(len(out.Compute.Directions), out.Compute.Directions)
+		out.Fit, out.SillGiven = f.sub("model").variogramFit(out.Compute.Directions)
 	}
 	if f.need("target") {
 		t := f.sub("target")
-		out.Experimental = t.objectTarget("experimental_variogram")
-		out.Variogram = t.objectTarget("variogram")
+		out.Experimental = t.variogramTarget("experimental_variogram")
+		out.Variogram = t.variogramTarget("variogram")
 		a, b := out.Experimental.Reference, out.Variogram.Reference
 		if a.Raw != "" && b.Raw != "" && a.Org == b.Org && strings.EqualFold(a.Workspace, b.Workspace) &&
 			strings.EqualFold(a.ObjectID, b.ObjectID) && strings.EqualFold(a.Path, b.Path) {
@@ -168,7 +169,7 @@ func (f *fields) variogramDirections(key string) []variogram.Direction {
 
 // variogramFit decodes the model choices. sillGiven says whether
 // sill_constraint was given.
-func (f *fields) variogramFit(nDirs int, dirs []variogram.Direction) (fp variogram.FitParams, sillGiven bool) {
+func (f *fields) variogramFit(dirs []variogram.Direction) (fp variogram.FitParams, sillGiven bool) {
 	fp.NoNugget = !f.boolean("nugget")
 	fp.Axes = [3]int{-1, -1, -1}
 	if f.need("structures") {
@@ -227,8 +228,8 @@ func (f *fields) variogramFit(nDirs int, dirs []variogram.Direction) (fp variogr
 				fp.Axes[i] = idx
 				given++
 				switch {
-				case idx >= nDirs:
-					f.p.add(a.name(name), "names direction %d; there are %d directions", idx, nDirs)
+				case idx >= len(dirs):
+					f.p.add(a.name(name), "names direction %d; there are %d directions", idx, len(dirs))
 				case dirs[idx].Type == variogram.Omnidirectional:
 					f.p.add(a.name(name), "names direction %d, which is omnidirectional", idx)
 				}
@@ -247,13 +248,13 @@ func (f *fields) variogramFit(nDirs int, dirs []variogram.Direction) (fp variogr
 		}
 	}
 	if w, ok := f.strOK("weighting"); ok {
-		if !contains(f.rule("weighting").enum, w) {
+		if !slices.Contains(f.rule("weighting").enum, w) {
 			f.p.add(f.name("weighting"), "must be cressie, pairs or pairs_over_distance_squared (got %q)", w)
 		}
 		fp.Weighting = variogram.Weighting(w)
 	}
 	if s, ok := f.strOK("sill_constraint"); ok {
-		if !contains(f.rule("sill_constraint").enum, s) {
+		if !slices.Contains(f.rule("sill_constraint").enum, s) {
 			f.p.add(f.name("sill_constraint"), "must be free, data_variance or unit (got %q)", s)
 		}
 		fp.Sill, sillGiven = variogram.SillConstraint(s), true
@@ -269,22 +270,13 @@ func (f *fields) variogramFit(nDirs int, dirs []variogram.Direction) (fp variogr
 	return fp, sillGiven
 }
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
 // objectTarget decodes {"reference", "overwrite", "description", "tags"}.
-func (f *fields) objectTarget(key string) ObjectTarget {
+func (f *fields) variogramTarget(key string) VariogramModelTarget {
 	if !f.need(key) {
-		return ObjectTarget{}
+		return VariogramModelTarget{}
 	}
 	t := f.sub(key)
-	out := ObjectTarget{Reference: t.objectURL("reference"), Overwrite: t.boolean("overwrite"), Description: t.str("description")}
+	out := VariogramModelTarget{Reference: t.objectURL("reference"), Overwrite: t.boolean("overwrite"), Description: t.str("description")}
 	if out.Reference.Version != "" {
 		f.p.add(t.name("reference"), "a target cannot pin a version (got version=%s)", out.Reference.Version)
 	}
@@ -308,37 +300,37 @@ func (f *fields) objectTarget(key string) ObjectTarget {
 	return out
 }
 
-// targetObject is a target resolved at submit: the object it names when it
+// variogramTargetObject is a target resolved at submit: the object it names when it
 // exists.
-type targetObject struct {
+type variogramTargetObject struct {
 	field  string
-	t      ObjectTarget
+	t      VariogramModelTarget
 	exists bool
 	// id and name of the existing object.
 	id, name string
 }
 
-// objectHeads is what the variogram-model task needs of a store beyond
+// variogramObjectStore is what the variogram-model task needs of a store beyond
 // ObjectStore: the raw head of an object of any kind, and objects created
 // at a path. StoreAdapter implements it.
-type objectHeads interface {
-	// Head returns the id, schema and name of the latest version of the
+type variogramObjectStore interface {
+	// ObjectHead returns the id, schema and name of the latest version of the
 	// object ref names (ErrNotFound when there is none).
-	Head(ctx context.Context, ref ObjectRef) (id, versionID, schema, name string, err error)
-	// CreateAtPath creates an object at a path; it fails when the path is
+	ObjectHead(ctx context.Context, ref ObjectRef) (id, versionID, schema, name string, err error)
+	// CreateObjectAtPath creates an object at a path; it fails when the path is
 	// taken.
-	CreateAtPath(ctx context.Context, org, workspace, path string, doc []byte, user store.User) (id, versionID string, err error)
-	// Discard soft-deletes an object the task created.
-	Discard(ctx context.Context, org, workspace, id string, user store.User) error
+	CreateObjectAtPath(ctx context.Context, org, workspace, path string, doc []byte, user store.User) (id, versionID string, err error)
+	// DiscardObject soft-deletes an object the task created.
+	DiscardObject(ctx context.Context, org, workspace, id string, user store.User) error
 }
 
-// Discard implements objectHeads.
-func (a *StoreAdapter) Discard(ctx context.Context, org, workspace, id string, user store.User) error {
+// DiscardObject implements variogramObjectStore.
+func (a *StoreAdapter) DiscardObject(ctx context.Context, org, workspace, id string, user store.User) error {
 	return a.Store.DeleteObject(ctx, store.Workspace{Org: org, ID: workspace}, store.Ref{ID: id}, user)
 }
 
-// Head implements objectHeads.
-func (a *StoreAdapter) Head(ctx context.Context, ref ObjectRef) (id, versionID, schema, name string, err error) {
+// ObjectHead implements variogramObjectStore.
+func (a *StoreAdapter) ObjectHead(ctx context.Context, ref ObjectRef) (id, versionID, schema, name string, err error) {
 	v, err := a.Store.GetObject(ctx, store.Workspace{Org: ref.Org, ID: ref.Workspace}, store.Ref{ID: ref.ObjectID, Path: ref.Path})
 	if err != nil {
 		if store.IsNotFound(err) {
@@ -353,8 +345,8 @@ func (a *StoreAdapter) Head(ctx context.Context, ref ObjectRef) (id, versionID, 
 	return v.ObjectID, v.VersionID, v.Schema, env.Name, nil
 }
 
-// CreateAtPath implements objectHeads.
-func (a *StoreAdapter) CreateAtPath(ctx context.Context, org, workspace, path string, doc []byte, user store.User) (string, string, error) {
+// CreateObjectAtPath implements variogramObjectStore.
+func (a *StoreAdapter) CreateObjectAtPath(ctx context.Context, org, workspace, path string, doc []byte, user store.User) (string, string, error) {
 	v, err := a.Store.PutObject(ctx, store.Workspace{Org: org, ID: workspace}, store.PutRequest{Path: path, Object: doc, By: user})
 	if err != nil {
 		return "", "", err
@@ -362,8 +354,8 @@ func (a *StoreAdapter) CreateAtPath(ctx context.Context, org, workspace, path st
 	return v.ObjectID, v.VersionID, nil
 }
 
-func heads(env *Env) (objectHeads, error) {
-	h, ok := env.Store.(objectHeads)
+func variogramStoreOf(env *Env) (variogramObjectStore, error) {
+	h, ok := env.Store.(variogramObjectStore)
 	if !ok {
 		return nil, fmt.Errorf("the object store cannot create objects")
 	}
@@ -373,7 +365,7 @@ func heads(env *Env) (objectHeads, error) {
 // resolveTarget checks an object target at submit: the caller may write to
 // its workspace, and an existing object is of the kind written and may be
 // overwritten; a new object needs a path.
-func resolveTarget(ctx context.Context, env *Env, req Request, field string, t ObjectTarget, kind objects.Kind) (*targetObject, error) {
+func resolveVariogramTarget(ctx context.Context, env *Env, req Request, field string, t VariogramModelTarget, kind objects.Kind) (*variogramTargetObject, error) {
 	ref := t.Reference
 	if ref.Org != req.Org {
 		return nil, invalid(field, "the object belongs to organisation %s, not %s", ref.Org, req.Org)
@@ -381,12 +373,12 @@ func resolveTarget(ctx context.Context, env *Env, req Request, field string, t O
 	if err := req.Access(ref.Org, ref.Workspace, true); err != nil {
 		return nil, err
 	}
-	h, err := heads(env)
+	h, err := variogramStoreOf(env)
 	if err != nil {
 		return nil, err
 	}
-	out := &targetObject{field: field, t: t}
-	id, _, schema, name, err := h.Head(ctx, ref)
+	out := &variogramTargetObject{field: field, t: t}
+	id, _, schema, name, err := h.ObjectHead(ctx, ref)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		if ref.Path == "" {
@@ -408,7 +400,7 @@ func resolveTarget(ctx context.Context, env *Env, req Request, field string, t O
 
 // objectName is the name of a new object: its path's last element without
 // its extension.
-func (t *targetObject) objectName() string {
+func (t *variogramTargetObject) objectName() string {
 	if t.exists && t.name != "" {
 		return t.name
 	}
@@ -420,7 +412,7 @@ func (t *targetObject) objectName() string {
 }
 
 // envelope starts the document of the target's object.
-func (t *targetObject) envelope(schema objects.SchemaID, description string) map[string]any {
+func (t *variogramTargetObject) envelope(schema objects.SchemaID, description string) map[string]any {
 	doc := map[string]any{"schema": schema.String(), "uuid": nil, "name": t.objectName()}
 	if t.t.Description != "" {
 		description = t.t.Description
@@ -439,25 +431,25 @@ func (t *targetObject) envelope(schema objects.SchemaID, description string) map
 // write stores doc as the target's object: created at its path, or as a new
 // version of the latest version of the existing object. It returns the
 // object's id and the new version's id.
-func (t *targetObject) write(ctx context.Context, env *Env, user store.User, doc map[string]any) (string, string, error) {
+func (t *variogramTargetObject) write(ctx context.Context, env *Env, user store.User, doc map[string]any) (string, string, error) {
 	data, err := objects.EncodeJSON(doc)
 	if err != nil {
 		return "", "", err
 	}
-	h, err := heads(env)
+	h, err := variogramStoreOf(env)
 	if err != nil {
 		return "", "", err
 	}
 	ref := t.t.Reference
 	if !t.exists {
-		id, vid, err := h.CreateAtPath(ctx, ref.Org, ref.Workspace, ref.Path, data, user)
+		id, vid, err := h.CreateObjectAtPath(ctx, ref.Org, ref.Workspace, ref.Path, data, user)
 		if err != nil {
 			return "", "", t.named(fmt.Errorf("%s: creating %s: %w", t.field, ref.Raw, err))
 		}
 		return id, vid, nil
 	}
 	for attempt := 0; attempt < 8; attempt++ {
-		id, latest, _, _, err := h.Head(ctx, ObjectRef{Raw: ref.Raw, Org: ref.Org, Workspace: ref.Workspace, ObjectID: t.id})
+		id, latest, _, _, err := h.ObjectHead(ctx, ObjectRef{Raw: ref.Raw, Org: ref.Org, Workspace: ref.Workspace, ObjectID: t.id})
 		if err != nil {
 			return "", "", fmt.Errorf("%s: reading %s: %w", t.field, ref.Raw, err)
 		}
@@ -476,7 +468,7 @@ func (t *targetObject) write(ctx context.Context, env *Env, user store.User, doc
 // named keeps the problem document of a store error (an object created at
 // the path meanwhile is 409) with the target's member added to its detail
 // and as its field.
-func (t *targetObject) named(err error) error {
+func (t *variogramTargetObject) named(err error) error {
 	var c problem.Carrier
 	if !errors.As(err, &c) {
 		return err
@@ -497,7 +489,7 @@ type variogramModelPlan struct {
 	attr         *objects.Attribute
 	weights      *objects.Attribute
 	distribution *geostat.Distribution
-	exp, vario   *targetObject
+	exp, vario   *variogramTargetObject
 }
 
 // PrepareVariogramModel validates a variogram-model request and loads what
@@ -543,10 +535,10 @@ func PrepareVariogramModel(ctx context.Context, env *Env, req Request) (Plan, er
 			p.Fit.Sill = variogram.SillUnit
 		}
 	}
-	if pl.exp, err = resolveTarget(ctx, env, req, "target.experimental_variogram.reference", p.Experimental, experimentalVariogramSchema.Kind); err != nil {
+	if pl.exp, err = resolveVariogramTarget(ctx, env, req, "target.experimental_variogram.reference", p.Experimental, experimentalVariogramSchema.Kind); err != nil {
 		return nil, err
 	}
-	if pl.vario, err = resolveTarget(ctx, env, req, "target.variogram.reference", p.Variogram, fittedVariogramSchema.Kind); err != nil {
+	if pl.vario, err = resolveVariogramTarget(ctx, env, req, "target.variogram.reference", p.Variogram, fittedVariogramSchema.Kind); err != nil {
 		return nil, err
 	}
 	if pl.exp.exists && pl.vario.exists && pl.exp.id == pl.vario.id {
@@ -698,8 +690,8 @@ func (pl *variogramModelPlan) Run(ctx context.Context, progress func(int, string
 		// this run created is deleted again (a new version of an existing
 		// object cannot be taken back).
 		if !pl.exp.exists {
-			if h, herr := heads(pl.env); herr == nil {
-				if derr := h.Discard(context.WithoutCancel(ctx), ws.Org, ws.Workspace, expID, pl.req.User); derr != nil {
+			if h, herr := variogramStoreOf(pl.env); herr == nil {
+				if derr := h.DiscardObject(context.WithoutCancel(ctx), ws.Org, ws.Workspace, expID, pl.req.User); derr != nil {
 					pl.env.Logger.Warn("variogram-model: deleting the experimental variogram after a failure", "object", expID, "error", derr)
 				}
 			}
@@ -709,8 +701,8 @@ func (pl *variogramModelPlan) Run(ctx context.Context, progress func(int, string
 	warnings := append([]string{}, fit.Warnings...)
 	return map[string]any{
 		"message":                "Variogram model completed successfully.",
-		"experimental_variogram": pl.env.createdResult(p.Experimental.Reference, expID, expVer, expDoc),
-		"variogram":              pl.env.createdResult(p.Variogram.Reference, varID, varVer, varDoc),
+		"experimental_variogram": pl.env.variogramObjectResult(p.Experimental.Reference, expID, expVer, expDoc),
+		"variogram":              pl.env.variogramObjectResult(p.Variogram.Reference, varID, varVer, varDoc),
 		"samples":                exp.Samples,
 		"data_variance":          exp.DataVariance,
 		"fit": map[string]any{
@@ -727,7 +719,7 @@ func (pl *variogramModelPlan) Run(ctx context.Context, progress func(int, string
 
 // createdResult is {reference, object_id, version_id, name, description,
 // schema_id} of an object the task wrote.
-func (env *Env) createdResult(ref ObjectRef, id, version string, doc map[string]any) map[string]any {
+func (env *Env) variogramObjectResult(ref ObjectRef, id, version string, doc map[string]any) map[string]any {
 	r := map[string]any{
 		"reference":   env.objectURL(ref.Org, ref.Workspace, id, version),
 		"object_id":   id,
@@ -764,7 +756,7 @@ func (pl *variogramModelPlan) experimentalDoc(ctx context.Context, exp *variogra
 			dcols[3+c].Float64[i] = v
 		}
 	}
-	dkey, err := storeTable(ctx, pl.env, org, ws, dcols, []string{"offset", "count", "direction_type", "azimuth", "dip", "azimuth_tolerance", "dip_tolerance", "bandwidth", "bandheight"})
+	dkey, err := storeVariogramTable(ctx, pl.env, org, ws, dcols, []string{"offset", "count", "direction_type", "azimuth", "dip", "azimuth_tolerance", "dip_tolerance", "bandwidth", "bandheight"})
 	if err != nil {
 		return nil, err
 	}
@@ -779,7 +771,7 @@ func (pl *variogramModelPlan) experimentalDoc(ctx context.Context, exp *variogra
 		lcols[4].Uint64[i] = l.Pairs
 		weights[i] = l.Weight
 	}
-	lkey, err := storeTable(ctx, pl.env, org, ws, lcols, []string{"start", "end", "centroid", "value", "num_pairs"})
+	lkey, err := storeVariogramTable(ctx, pl.env, org, ws, lcols, []string{"start", "end", "centroid", "value", "num_pairs"})
 	if err != nil {
 		return nil, err
 	}
@@ -851,7 +843,7 @@ func (pl *variogramModelPlan) variogramDoc(v *geostat.Variogram) map[string]any 
 
 // storeTable writes columns of equal length and mixed types as one Parquet
 // blob in the workspace and returns its key.
-func storeTable(ctx context.Context, env *Env, org, ws string, cols []objects.Column, names []string) (string, error) {
+func storeVariogramTable(ctx context.Context, env *Env, org, ws string, cols []objects.Column, names []string) (string, error) {
 	data, blob, err := objects.EncodeTable(cols, names, nil)
 	if err != nil {
 		return "", err

@@ -21,7 +21,7 @@ import (
 // gaussianField samples n uniform points of a 200 × 200 × 20 m box and a
 // field whose covariance is, on average over its random waves, an isotropic
 // gaussian structure of sill 1 and range 40 m (synthetic.Field).
-func gaussianField(t *testing.T, n int) (xyz, z []float64, truth *geostat.Variogram) {
+func vmGaussianField(t *testing.T, n int) (xyz, z []float64, truth *geostat.Variogram) {
 	t.Helper()
 	truth, err := geostat.NewVariogram(0, geostat.Structure{Type: geostat.Gaussian, Contribution: 1,
 		Ellipsoid: geostat.Ellipsoid{Major: 40, SemiMajor: 40, Minor: 40}})
@@ -70,25 +70,25 @@ type vmResult struct {
 }
 
 // readTable reads a table element of a stored object.
-func readTable(t *testing.T, blobs *objecttest.Blobs, el map[string]any, types ...objects.DataType) *objects.Table {
+func vmReadTable(t *testing.T, blobs *objecttest.Blobs, el map[string]any, types ...objects.DataType) *objects.Table {
 	t.Helper()
 	data, ok := blobs.Get(el["data"].(string))
 	require.True(t, ok)
-	tab, err := objects.ReadTable(bytesReaderAt(data), int64(len(data)), objects.TableSpec{Element: "t", Types: types, Rows: int64(el["length"].(float64))})
+	tab, err := objects.ReadTable(vmBytes(data), int64(len(data)), objects.TableSpec{Element: "t", Types: types, Rows: int64(el["length"].(float64))})
 	require.NoError(t, err)
 	return tab
 }
 
-type bytesReaderAt []byte
+type vmBytes []byte
 
-func (b bytesReaderAt) ReadAt(p []byte, off int64) (int, error) {
+func (b vmBytes) ReadAt(p []byte, off int64) (int, error) {
 	n := copy(p, b[off:])
 	return n, nil
 }
 
-// stored reads the latest version of an object with its blobs; the store
+// vmStored reads the latest version of an object with its blobs; the store
 // validated it against its schema when it was written.
-func (h *harness) stored(id string) (map[string]any, []byte, *objecttest.Blobs) {
+func (h *harness) vmStored(id string) (map[string]any, []byte, *objecttest.Blobs) {
 	h.t.Helper()
 	rec, err := h.c.GetObject(h.ctx, org, ws, id, "")
 	require.NoError(h.t, err)
@@ -116,7 +116,7 @@ func (h *harness) stored(id string) (map[string]any, []byte, *objecttest.Blobs) 
 func TestVariogramModelRoundTrip(t *testing.T) {
 	h := start(t, 2)
 	b := objecttest.NewBlobs()
-	xyz, z, truth := gaussianField(t, 1500)
+	xyz, z, truth := vmGaussianField(t, 1500)
 	h.put(b, "pts.json", b.Pointset("1.3.0", xyz, b.Scalar("g", "k-g", z)))
 
 	req := vmRequest(h, "locations.attributes[?name=='g']", []any{"omnidirectional"},
@@ -139,19 +139,19 @@ func TestVariogramModelRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, want.DataVariance, res.DataVariance)
 
-	expDoc, _, expBlobs := h.stored(res.Experimental.ObjectID)
+	expDoc, _, expBlobs := h.vmStored(res.Experimental.ObjectID)
 	assert.Equal(t, "/objects/experimental-variogram/1.0.0/experimental-variogram.schema.json", expDoc["schema"])
 	assert.Equal(t, "exp", expDoc["name"])
 	assert.Equal(t, "g", expDoc["attribute"])
 	assert.Equal(t, want.DataVariance, expDoc["data_variance"])
-	dirs := readTable(t, expBlobs, expDoc["directions"].(map[string]any), objects.TypeUint64, objects.TypeUint64, objects.TypeString,
+	dirs := vmReadTable(t, expBlobs, expDoc["directions"].(map[string]any), objects.TypeUint64, objects.TypeUint64, objects.TypeString,
 		objects.TypeFloat64, objects.TypeFloat64, objects.TypeFloat64, objects.TypeFloat64, objects.TypeFloat64, objects.TypeFloat64)
 	require.Equal(t, int64(1), dirs.Rows)
 	assert.Equal(t, []uint64{0}, dirs.Columns[0].Uint64)
 	assert.Equal(t, []uint64{11}, dirs.Columns[1].Uint64)
 	assert.Equal(t, []string{"omnidirectional"}, dirs.Columns[2].String)
 	assert.Equal(t, []float64{math.Inf(1)}, dirs.Columns[7].Float64, "no bandwidth is +Inf")
-	lags := readTable(t, expBlobs, expDoc["lags"].(map[string]any), objects.TypeFloat64, objects.TypeFloat64, objects.TypeFloat64, objects.TypeFloat64, objects.TypeUint64)
+	lags := vmReadTable(t, expBlobs, expDoc["lags"].(map[string]any), objects.TypeFloat64, objects.TypeFloat64, objects.TypeFloat64, objects.TypeFloat64, objects.TypeUint64)
 	require.Equal(t, int64(len(want.Lags)), lags.Rows)
 	for i, l := range want.Lags {
 		assert.Equal(t, l.Start, lags.Columns[0].Float64[i], "lag %d start", i)
@@ -169,7 +169,7 @@ func TestVariogramModelRoundTrip(t *testing.T) {
 	// The stored variogram decodes to the reported model, which recovers
 	// the range of the truth within 20 % and its sill within 25 % (a
 	// single realisation of 1,500 samples).
-	_, raw, _ := h.stored(res.Variogram.ObjectID)
+	_, raw, _ := h.vmStored(res.Variogram.ObjectID)
 	dv, err := geostat.DecodeVariogram(raw)
 	require.NoError(t, err)
 	assert.Empty(t, dv.Warnings)
@@ -201,7 +201,7 @@ func TestVariogramModelRoundTrip(t *testing.T) {
 
 	// A second run on the same targets fails without overwrite and stores
 	// nothing; with overwrite it writes new versions of both objects.
-	r, err := h.c.Do(h.ctx, http.MethodPost, "/compute/orgs/"+org+"/geostatistics/variogram-model", mustJSON(map[string]any{"parameters": req}))
+	r, err := h.c.Do(h.ctx, http.MethodPost, "/compute/orgs/"+org+"/geostatistics/variogram-model", vmJSON(map[string]any{"parameters": req}))
 	require.NoError(t, err)
 	require.Equal(t, http.StatusUnprocessableEntity, r.Status, "%s", r.Body)
 	assert.Contains(t, string(r.Body), "target.experimental_variogram.reference")
@@ -216,11 +216,11 @@ func TestVariogramModelRoundTrip(t *testing.T) {
 	assert.Equal(t, res.Variogram.ObjectID, res2.Variogram.ObjectID)
 	assert.NotEqual(t, res.Variogram.VersionID, res2.Variogram.VersionID)
 	assert.Equal(t, res.Fit.Structures, res2.Fit.Structures, "the same request gives the same model")
-	doc2, _, _ := h.stored(res2.Variogram.ObjectID)
+	doc2, _, _ := h.vmStored(res2.Variogram.ObjectID)
 	assert.Equal(t, map[string]any{"stage": "second"}, doc2["tags"])
 }
 
-func mustJSON(v any) []byte {
+func vmJSON(v any) []byte {
 	b, err := json.Marshal(v)
 	if err != nil {
 		panic(err)
@@ -234,7 +234,7 @@ func mustJSON(v any) []byte {
 func TestVariogramModelNormalScoresAndSimulation(t *testing.T) {
 	h := start(t, 2)
 	b := objecttest.NewBlobs()
-	xyz, z, _ := gaussianField(t, 1200)
+	xyz, z, _ := vmGaussianField(t, 1200)
 	grade := make([]float64, len(z))
 	w := make([]float64, len(z))
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -266,21 +266,21 @@ func TestVariogramModelNormalScoresAndSimulation(t *testing.T) {
 	var res vmResult
 	require.NoError(t, json.Unmarshal(job.Results, &res))
 
-	expDoc, _, expBlobs := h.stored(res.Experimental.ObjectID)
+	expDoc, _, expBlobs := h.vmStored(res.Experimental.ObjectID)
 	lagsEl := expDoc["lags"].(map[string]any)
 	attrs := lagsEl["attributes"].([]any)
 	require.Len(t, attrs, 1)
 	wattr := attrs[0].(map[string]any)
 	assert.Equal(t, "weights", wattr["name"])
-	lags := readTable(t, expBlobs, lagsEl, objects.TypeFloat64, objects.TypeFloat64, objects.TypeFloat64, objects.TypeFloat64, objects.TypeUint64)
-	wsum := readTable(t, expBlobs, wattr["values"].(map[string]any), objects.TypeFloat64)
+	lags := vmReadTable(t, expBlobs, lagsEl, objects.TypeFloat64, objects.TypeFloat64, objects.TypeFloat64, objects.TypeFloat64, objects.TypeUint64)
+	wsum := vmReadTable(t, expBlobs, wattr["values"].(map[string]any), objects.TypeFloat64)
 	// Every pair weighs between 0.25 and 2.25.
 	for i, n := range lags.Columns[4].Uint64 {
 		sw := wsum.Columns[0].Float64[i]
 		assert.True(t, sw >= 0.25*float64(n) && sw <= 2.25*float64(n), "lag %d: %d pairs weigh %v", i, n, sw)
 	}
 
-	_, raw, _ := h.stored(res.Variogram.ObjectID)
+	_, raw, _ := h.vmStored(res.Variogram.ObjectID)
 	dv, err := geostat.DecodeVariogram(raw)
 	require.NoError(t, err)
 	assert.Equal(t, "normalscore", dv.ModellingSpace)
@@ -308,12 +308,12 @@ func TestVariogramModelNormalScoresAndSimulation(t *testing.T) {
 func TestVariogramModelBadRequests(t *testing.T) {
 	h := start(t, 1)
 	b := objecttest.NewBlobs()
-	xyz, z, _ := gaussianField(t, 60)
+	xyz, z, _ := vmGaussianField(t, 60)
 	h.put(b, "pts.json", b.Pointset("1.3.0", xyz, b.Scalar("g", "k-g", z)))
 	h.put(b, "other.json", objecttest.Variogram("1.2.0"))
 	spherical := map[string]any{"structures": []any{map[string]any{"variogram_type": "spherical"}}}
 	submit := func(req map[string]any) (int, string) {
-		r, err := h.c.Do(h.ctx, http.MethodPost, "/compute/orgs/"+org+"/geostatistics/variogram-model", mustJSON(map[string]any{"parameters": req}))
+		r, err := h.c.Do(h.ctx, http.MethodPost, "/compute/orgs/"+org+"/geostatistics/variogram-model", vmJSON(map[string]any{"parameters": req}))
 		require.NoError(t, err)
 		return r.Status, string(r.Body)
 	}
@@ -387,7 +387,7 @@ func TestVariogramModelBadRequests(t *testing.T) {
 func TestVariogramModelIntervals(t *testing.T) {
 	h := start(t, 1)
 	b := objecttest.NewBlobs()
-	mid, z, _ := gaussianField(t, 300)
+	mid, z, _ := vmGaussianField(t, 300)
 	keep := make([]float64, len(z))
 	for i := range keep {
 		keep[i] = float64(i % 2)
@@ -421,7 +421,7 @@ func TestVariogramModelIntervals(t *testing.T) {
 func TestVariogramModelFailedWriteStoresNothing(t *testing.T) {
 	h := start(t, 1)
 	b := objecttest.NewBlobs()
-	xyz, z, _ := gaussianField(t, 200)
+	xyz, z, _ := vmGaussianField(t, 200)
 	h.put(b, "pts.json", b.Pointset("1.3.0", xyz, b.Scalar("g", "k-g", z)))
 	release := make(chan struct{})
 	_, err := h.jobs.Submit(jobs.Spec{Org: org, Topic: "test", Task: "block", User: "blocker", Workspace: ws},
@@ -437,7 +437,7 @@ func TestVariogramModelFailedWriteStoresNothing(t *testing.T) {
 	var status []string
 	for _, exp := range []string{"a/exp.json", "b/exp.json"} {
 		req := vmRequest(h, "g", []any{"omnidirectional"}, model, exp, "shared/model.json")
-		r, err := h.c.Do(h.ctx, http.MethodPost, "/compute/orgs/"+org+"/geostatistics/variogram-model", mustJSON(map[string]any{"parameters": req}))
+		r, err := h.c.Do(h.ctx, http.MethodPost, "/compute/orgs/"+org+"/geostatistics/variogram-model", vmJSON(map[string]any{"parameters": req}))
 		require.NoError(t, err)
 		require.Equal(t, http.StatusSeeOther, r.Status, "%s", r.Body)
 		status = append(status, r.Header.Get("Location"))
