@@ -546,7 +546,9 @@ func variogramModelRequest(filter *object) *object {
 	structures := array("structures", member("", structure, "").req(), "1 to 3 nested structures").req()
 	structures.minItems, structures.maxItems = 1, 3
 	axis := func(name string) *rule {
-		return integer(name, 0, 0, MaxVariogramDirections-1, "Index in directions of the direction along the "+strings.ReplaceAll(name, "_", "-")+" axis")
+		r := integer(name, 0, 0, MaxVariogramDirections-1, "Index in directions of the direction along the "+strings.ReplaceAll(name, "_", "-")+" axis")
+		r.def = nil // no default: an axis not given is not given
+		return r
 	}
 	aniso := &object{ref: "VariogramAnisotropy", doc: "How the structures' anisotropy is obtained", tag: "type",
 		fields: []*rule{str("type", "isotropic (one range per structure), given (the axes are directions of the request, the three ranges are fitted) or fitted (the rotation is fitted too)").req()},
