@@ -196,6 +196,8 @@ func decode(topic, task string, body []byte) error {
 		_, err = tasks.DecodeReport(shape, body)
 	case "kriging":
 		_, err = tasks.DecodeKriging(body)
+	case "variogram-model":
+		_, err = tasks.DecodeVariogramModel(body)
 	default:
 		return fmt.Errorf("no decoder for %s/%s", topic, task)
 	}
@@ -272,6 +274,24 @@ func extraValid() []request {
 		  "number_of_simulations": 3, "number_of_lines": 300, "random_seed": 9, "kriging_method": {"type": "simple"}}}`},
 		{tasks.TopicSeed, "break-ties", `{"parameters": {"source": {"object_reference": "` + base + `path/p.json", "object_element": [{"path": "/a/@name=au"}]},
 		  "target": {"object_reference": "` + base + `path/p.json", "object_element": [{"path": "/a/@name=bt"}]}}}`},
+		// variogram-model: every member over two bodies (range_min and
+		// range_max apart, as a mutation of one could cross the other).
+		{tasks.TopicCurrent, "variogram-model", `{"parameters": {
+		  "source": {"object": "` + base + `path/p.json", "attribute": "cu", "weights": "w",
+		    "filter": {"where": {"type": "condition", "attribute": "d", "operator": "in", "values": [1]}}},
+		  "distribution": "` + base + `path/d.json",
+		  "directions": [{"azimuth": 30, "dip": 0, "azimuth_tolerance": 22.5, "dip_tolerance": 10, "bandwidth": 20, "bandheight": 5},
+		    {"azimuth": 120, "dip": 0}, {"azimuth": 0, "dip": 90}],
+		  "lags": {"lag_distance": 10, "number_of_lags": 12, "lag_tolerance": 5},
+		  "model": {"nugget": true, "structures": [{"variogram_type": "spheroidal", "alpha": 5}, {"variogram_type": "spherical", "alpha": null}],
+		    "anisotropy": {"type": "given", "major": 0, "semi_major": 1, "minor": 2}, "weighting": "pairs", "sill_constraint": "unit",
+		    "range_min": 2, "min_pairs": 30, "starts": 4, "random_seed": 9},
+		  "target": {"experimental_variogram": {"reference": "` + base + `path/v/exp.json", "overwrite": false, "description": "d", "tags": {"k": "v"}},
+		    "variogram": {"reference": "` + base + `00000000-0000-4000-8000-000000000003", "overwrite": true, "tags": {}}}}}`},
+		{tasks.TopicCurrent, "variogram-model", `{"source": {"object": "` + base + `path/p.json", "attribute": "cu"},
+		  "directions": ["omnidirectional"], "lags": {"lag_distance": 10, "number_of_lags": 12},
+		  "model": {"structures": [{"variogram_type": "exponential"}], "anisotropy": {"type": "isotropic"}, "range_max": 200, "weighting": "cressie", "sill_constraint": "free"},
+		  "target": {"experimental_variogram": {"reference": "` + base + `path/v/e.json"}, "variogram": {"reference": "` + base + `path/v/m.json", "description": "m"}}}`},
 	}
 }
 

@@ -191,6 +191,8 @@ func (f *fields) number(key string) (float64, bool) {
 	switch {
 	case rl.minExcl && !(v > rl.min && !math.IsInf(v, 0)):
 		f.p.add(f.name(key), "must be a positive finite number (got %v)", v)
+	case rl.minExcl && rl.hasMax && !(v <= rl.max):
+		f.p.add(f.name(key), "must be > %v and ≤ %v (got %v)", rl.min, rl.max, v)
 	case rl.hasMin && rl.hasMax && !(v >= rl.min && v <= rl.max):
 		f.p.add(f.name(key), "must be between %v and %v (got %v)", rl.min, rl.max, v)
 	case rl.hasMin && !rl.hasMax && !(v >= rl.min):

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
+	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/grid"
 )
 
@@ -61,6 +63,8 @@ type rule struct {
 	// of items.
 	first    *rule
 	minItems int
+	// maxItems bounds an array's length (0: no bound).
+	maxItems int
 	alts     []*rule // kOneOf
 }
 
@@ -74,6 +78,9 @@ type object struct {
 	fields   []*rule
 	tag      string
 	variants []variant
+	// values, when set, is the rule of every member not in fields (a map
+	// such as tags).
+	values *rule
 }
 
 // variant is the extra members of an object whose tag member has one of the
@@ -148,6 +155,8 @@ func (r *rule) between(min, max float64) *rule {
 }
 
 func (r *rule) atLeast(min float64) *rule { r.min, r.hasMin = min, true; return r }
+
+func (r *rule) atMost(max float64) *rule { r.max, r.hasMax = max, true; return r }
 
 // Shared members.
 
@@ -437,6 +446,7 @@ func buildTables() *requestTables {
 				member("block_discretization", disc, "The same, in the spelling of the other tasks; block_discretisation wins when both are given"),
 				array("outputs", str("", "").values(KrigingOutputs()...).req(), "Diagnostics written as <name>_<output>"),
 			}},
+			"variogram-model": variogramModelRequest(filter),
 		},
 	}}
 	t.shared = map[string]*object{}
@@ -492,4 +502,94 @@ func params(shape Shape, task string) *object {
 		return tables.request(TopicSeed, task)
 	}
 	return tables.request(TopicCurrent, task)
+}
+
+// variogramModelRequest is the request of the variogram-model task
+// (variogram_model.go): the source samples, the directions and lags of the
+// experimental variograms, the model to fit and the two objects written.
+func variogramModelRequest(filter *object) *object {
+	source := &object{ref: "VariogramSource", doc: "The samples: a pointset or downhole intervals (at their mid-points), a continuous attribute and optional declustering weights", fields: []*rule{
+		objectRef("object", "The object's URL"),
+		str("attribute", "The attribute expression of the values, e.g. locations.attributes[?name=='grade']").req(),
+		str("weights", "The attribute expression of declustering weights on the same object (finite, ≥ 0); a pair weighs the product of its samples' weights; samples without a weight are left out"),
+		member("filter", filter, "Rows of the source that take part"),
+	}}
+	direction := &object{ref: "VariogramDirection", doc: "A direction of the experimental variograms (docs/api.md, variogram-model)", fields: []*rule{
+		number("azimuth", "Degrees clockwise from north").between(0, 360).req(),
+		number("dip", "Degrees below the horizontal: positive downwards (gamv's dip is the opposite)").between(-90, 90).defaults(0.0),
+		number("azimuth_tolerance", "Half-window around the azimuth in degrees, in (0, 90]; 90 accepts every azimuth").positive().atMost(90).defaults(22.5),
+		number("dip_tolerance", "Half-window around the dip in degrees, in (0, 90]").positive().atMost(90).defaults(22.5),
+		number("bandwidth", "Largest horizontal distance of a pair's separation from the direction's vertical plane (absent: no limit)").positive(),
+		number("bandheight", "Largest distance of a pair's separation from the direction within that vertical plane (absent: no limit)").positive(),
+	}}
+	directions := array("directions", oneOf("", "A direction, or the string omnidirectional (every pair)",
+		str("", "").values("omnidirectional"), member("", direction, "")).req(),
+		"The directions, each computed on its own; a direction and its opposite are the same").req()
+	directions.minItems, directions.maxItems = 1, MaxVariogramDirections
+	lags := &object{ref: "VariogramLags", doc: "Lag k = 0 … number_of_lags collects the pairs with k·d − t ≤ |h| ≤ k·d + t (both ends closed), 0 < |h| ≤ (number_of_lags + ½)·d", fields: []*rule{
+		number("lag_distance", "The lag spacing d").positive().req(),
+		integer("number_of_lags", 0, 1, MaxVariogramLags, "The number of lags after lag 0 (each direction has number_of_lags + 1 lags)").req(),
+		number("lag_tolerance", "The half-width t of a lag window (default d/2)").positive(),
+	}}
+	alphaTypes := []string{geostat.Spheroidal.String(), geostat.GeneralisedCauchy.String()}
+	var plainTypes []string
+	for t := geostat.Spherical; t <= geostat.Linear; t++ {
+		if !t.HasAlpha() {
+			plainTypes = append(plainTypes, t.String())
+		}
+	}
+	structure := &object{ref: "VariogramStructureChoice", doc: "A structure to fit: its type and, for the spheroidal and generalised Cauchy types, its shape factor alpha (not fitted)",
+		tag: "variogram_type", fields: []*rule{str("variogram_type", "The structure type").req()}, variants: []variant{
+			{when: alphaTypes, obj: &object{fields: []*rule{integer("alpha", 0, 3, 9, "The shape factor: 3, 5, 7 or 9").req()}}},
+			{when: plainTypes, obj: &object{fields: []*rule{absent("alpha", "alpha applies to the spheroidal and generalised Cauchy types only")}}},
+		}}
+	structures := array("structures", member("", structure, "").req(), "1 to 3 nested structures").req()
+	structures.minItems, structures.maxItems = 1, 3
+	axis := func(name string) *rule {
+		r := integer(name, 0, 0, MaxVariogramDirections-1, "Index in directions of the direction along the "+strings.ReplaceAll(name, "_", "-")+" axis")
+		r.def = nil // no default: an axis not given is not given
+		return r
+	}
+	aniso := &object{ref: "VariogramAnisotropy", doc: "How the structures' anisotropy is obtained", tag: "type",
+		fields: []*rule{str("type", "isotropic (one range per structure), given (the axes are directions of the request, the three ranges are fitted) or fitted (the rotation is fitted too)").req()},
+		variants: []variant{
+			{when: []string{"isotropic"}, obj: &object{fields: []*rule{}}},
+			{when: []string{"given", "fitted"}, obj: &object{fields: []*rule{axis("major"), axis("semi_major"), axis("minor")}}},
+		}}
+	model := &object{ref: "VariogramModelChoices", doc: "The nested model to fit by weighted least squares", fields: []*rule{
+		boolean("nugget", true, "Fit a nugget effect (false: the nugget is 0)"),
+		structures,
+		member("anisotropy", aniso, "The anisotropy (default isotropic). given needs two of major, semi_major and minor, naming different directional directions; fitted starts from them when given"),
+		str("weighting", "The least-squares weight of a lag: cressie N(h)/γ̂(h)² (with the experimental γ̂), pairs N(h), or pairs_over_distance_squared N(h)/h²").
+			values("cressie", "pairs", "pairs_over_distance_squared").defaults("cressie"),
+		str("sill_constraint", "The total sill: free, data_variance (the data variance) or unit (1). Default unit with a distribution (normal scores), free without").
+			values("free", "data_variance", "unit"),
+		number("range_min", "The smallest range (default half the smallest lag centroid); below range_max").positive(),
+		number("range_max", "The largest range (default the end of the last lag used); above range_min").positive(),
+		integer("min_pairs", 1, 1, math.MaxInt32, "Lags with fewer pairs are not fitted"),
+		integer("starts", 8, 1, 1000, "Starting points of the minimisation"),
+		integer("random_seed", DefaultSeed, math.MinInt64, math.MaxInt64, "Seed of the random starting points"),
+	}}
+	objTarget := func(ref, what string) *object {
+		return &object{ref: ref, doc: "The " + what + " object written", fields: []*rule{
+			objectRef("reference", "The object's URL: a path URL creates the object there; an existing object (by path or id) gets a new version with overwrite"),
+			boolean("overwrite", false, "Write a new version of an existing object (false: an existing object fails the request)"),
+			str("description", "The object's description"),
+			member("tags", &object{values: str("", "A tag value")}, "Key-value tags of the object"),
+		}}
+	}
+	targets := &object{ref: "VariogramTargets", doc: "The two objects written; they must differ", fields: []*rule{
+		member("experimental_variogram", objTarget("ExperimentalVariogramTarget", "experimental-variogram"), "The experimental variograms").req(),
+		member("variogram", objTarget("VariogramTarget", "variogram"), "The fitted model").req(),
+	}}
+	distribution := objectRef("distribution", "A distribution object: the values are transformed to normal scores through it before the variograms are computed")
+	distribution.required = false
+	return &object{doc: "Experimental variograms of scattered data and a fitted nested variogram model", fields: []*rule{
+		member("source", source, "The samples").req(),
+		distribution,
+		directions,
+		member("lags", lags, "The lags").req(),
+		member("model", model, "The model to fit").req(),
+		member("target", targets, "The objects written").req(),
+	}}
 }

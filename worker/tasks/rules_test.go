@@ -24,6 +24,9 @@ func TestEveryTaskHasRequestRules(t *testing.T) {
 	}
 	_, ok := RequestSchema(TopicSeed, "kriging")
 	assert.False(t, ok, "kriging has no seed shape")
+	_, ok = RequestSchema(TopicSeed, "variogram-model")
+	assert.False(t, ok, "variogram-model has no seed shape")
+	assert.Contains(t, Tasks(TopicCurrent), "variogram-model")
 }
 
 // TestObjectRefPatternCoversParseObjectRef checks that every reference
