@@ -44,6 +44,9 @@ var taskTable = map[string]map[string]preparer{
 		"simulation-report":         PrepareReport,
 		"break-ties":                PrepareBreakTies,
 		"kriging":                   PrepareKriging,
+		"location-wise":             PrepareLocationWise,
+		"loss-calculation":          PrepareLossCalculation,
+		"profit-calculation":        PrepareProfitCalculation,
 	},
 }
 

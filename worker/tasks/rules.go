@@ -437,6 +437,9 @@ func buildTables() *requestTables {
 				member("block_discretization", disc, "The same, in the spelling of the other tasks; block_discretisation wins when both are given"),
 				array("outputs", str("", "").values(KrigingOutputs()...).req(), "Diagnostics written as <name>_<output>"),
 			}},
+			"location-wise":      locationWiseRules(sourceNoFilter),
+			"loss-calculation":   classificationRules("loss", sourceNoFilter, targetNoFilter),
+			"profit-calculation": classificationRules("profit", sourceNoFilter, targetNoFilter),
 		},
 	}}
 	t.shared = map[string]*object{}
