@@ -166,7 +166,7 @@ func (pl *classificationPlan) Run(ctx context.Context, progress func(int, string
 	for i, k := range keys {
 		col[i] = int64(k)
 	}
-	dataKey, err := storeColumns(ctx, pl.env, ws.Org, ws.Workspace, []objects.Column{{Type: objects.TypeInt32, Int64: col}}, []string{name})
+	dataKey, err := storeColumns(ctx, pl.env, ws.Org, ws.Workspace, []objects.Column{{Type: objects.TypeInt32, Int64: col}}, []string{columnName(name)})
 	if err != nil {
 		return nil, err
 	}

@@ -267,7 +267,7 @@ func (pl *locationWisePlan) Run(ctx context.Context, progress func(int, string))
 	outs := lw.Outputs()
 	writes := make([]attributeWrite, len(outs))
 	for i, o := range outs {
-		key, err := storeFloat64(ctx, pl.env, ws.Org, ws.Workspace, [][]float64{o.Values}, []string{o.Name})
+		key, err := storeFloat64(ctx, pl.env, ws.Org, ws.Workspace, [][]float64{o.Values}, []string{columnName(o.Name)})
 		if err != nil {
 			return nil, err
 		}
@@ -291,4 +291,14 @@ func (pl *locationWisePlan) Run(ctx context.Context, progress func(int, string))
 		"message": fmt.Sprintf("Location-wise statistics written: %s.", strings.Join(names, ", ")),
 		"target":  r,
 	}, nil
+}
+
+// columnName is the Parquet column name of an attribute's values: its name
+// with the dots Parquet paths reserve replaced by underscores (column names
+// are not normative, docs/objects.md 3).
+func columnName(name string) string {
+	if name == "" {
+		return "values"
+	}
+	return strings.ReplaceAll(name, ".", "_")
 }
