@@ -46,8 +46,9 @@ func locationWiseCells(z synthetic.Size) int {
 func locationWise() harness.Scenario {
 	return harness.Scenario{
 		Name: "location-wise",
-		Description: "stream a cells x 100 ensemble Parquet blob from disk row group by row group, once reading only and once " +
-			"computing summary, 3 quantiles and 2 cutoffs per cell (geostat/ensemble); details give both times and their ratio",
+		Description: "stream a cells x 100 ensemble Parquet blob from disk row group by row group with the location-wise task's reader " +
+			"(objects.EnsembleReader), once reading only and once computing summary, 3 quantiles and 2 cutoffs per cell (geostat/ensemble, " +
+			"the task's path without writing the outputs); details give both times, their ratio and the ratio to the whole-table reader",
 		Setup: setupLocationWise,
 	}
 }
