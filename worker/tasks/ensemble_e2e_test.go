@@ -492,3 +492,87 @@ func TestEnsembleTasksRefuseBadRequests(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, before.VersionID, after.VersionID, "the target is untouched by the failed and refused jobs")
 }
+
+// TestEnsembleTasksEstimates checks the estimates at submit: a job whose
+// tile of realisations and outputs exceed the worker's memory limit, or
+// whose outputs exceed the free disk, is refused before it exists; the
+// recorded memory of an admitted job covers one tile of the ensemble.
+func TestEnsembleTasksEstimates(t *testing.T) {
+	h := start(t, 1)
+	b := objecttest.NewBlobs()
+	const R, cells = 20, 40 * 40 * 10
+	reals := make([][]float64, R)
+	for r := range reals {
+		reals[r] = make([]float64, cells)
+		for i := range reals[r] {
+			reals[r][i] = float64((i*7+r*3)%11) / 3
+		}
+	}
+	spec := objecttest.GridSpec{Size: [3]int{40, 40, 10}, CellSize: [3]float64{1, 1, 1}}
+	h.put(b, "est/grid.json", b.Grid("1.3.0", spec, b.Ensemble("sims", "k-sims", reals)))
+	body, _ := json.Marshal(map[string]any{"parameters": map[string]any{
+		"source": map[string]any{"object": h.url("est/grid.json"), "attribute": "sims"},
+		"target": map[string]any{"object": h.url("est/grid.json")}, "summary": true}})
+	econ := economics{processing: 1, miningWaste: 1, miningOre: 1, recovery: 0.5, cats: []category{{0, 0, "waste"}, {2, 10, "ore"}}}
+	cp := econ.members()
+	cp["source"] = map[string]any{"object": h.url("est/grid.json"), "attribute": "sims"}
+	cp["target"] = map[string]any{"object": h.url("est/grid.json"), "attribute": map[string]any{"operation": "create", "name": "class"}}
+	clBody, _ := json.Marshal(map[string]any{"parameters": cp})
+	compute := "/compute/orgs/" + org + "/geostatistics/"
+
+	h.env.MaxMemory = 1 << 20 // one tile alone is 40 × 40 × 10 × 20 × 8 bytes = 2.4 MiB
+	for task, b := range map[string][]byte{"location-wise": body, "loss-calculation": clBody} {
+		p := problem(t, h, compute+task, b, http.StatusUnprocessableEntity, "/validation")
+		assert.Contains(t, p["detail"], "GiB of memory", task)
+	}
+	h.env.MaxMemory = 0
+	h.env.FreeDisk = func() (int64, error) { return 1000, nil }
+	for task, b := range map[string][]byte{"location-wise": body, "profit-calculation": clBody} {
+		p := problem(t, h, compute+task, b, http.StatusUnprocessableEntity, "/insufficient-storage")
+		assert.Contains(t, p["detail"], "disk", task)
+	}
+	assert.Empty(t, h.jobs.List(org), "no job was created")
+	h.env.FreeDisk = nil
+
+	job, err := h.c.RunTask(h.ctx, org, "location-wise", map[string]any{
+		"source": map[string]any{"object": h.url("est/grid.json"), "attribute": "sims"},
+		"target": map[string]any{"object": h.url("est/grid.json")}, "summary": true})
+	require.NoError(t, err)
+	require.Equal(t, "succeeded", job.Status, "%s", job.Error)
+	recs := h.jobs.List(org)
+	require.Len(t, recs, 1)
+	assert.GreaterOrEqual(t, recs[0].Memory, int64(cells*R*8+4*cells*8), "one tile of the ensemble and the four summary outputs")
+}
+
+// TestEnsembleTasksOnMaskedGrid runs the tasks on a masked grid, whose
+// attributes have one value per active cell.
+func TestEnsembleTasksOnMaskedGrid(t *testing.T) {
+	h := start(t, 1)
+	b := objecttest.NewBlobs()
+	reals := [][]float64{{1, 4, 0.5}, {2, 5, 0.5}, {3, 9, 0.5}}
+	spec := objecttest.GridSpec{Size: [3]int{2, 2, 1}, CellSize: [3]float64{1, 1, 1}}
+	id := h.put(b, "mask/grid.json", b.MaskedGrid("1.3.0", spec, []bool{true, false, true, true}, b.Ensemble("sims", "k-sims", reals)))
+	src := map[string]any{"object": h.url("mask/grid.json"), "attribute": "sims"}
+	job, err := h.c.RunTask(h.ctx, org, "location-wise", map[string]any{"source": src, "target": map[string]any{"object": h.url("mask/grid.json")},
+		"quantiles": []any{0.25}, "probability_above_cutoff": map[string]any{"cutoffs": []any{3}}})
+	require.NoError(t, err)
+	require.Equal(t, "succeeded", job.Status, "%s", job.Error)
+	obj, blobs := h.latest(id)
+	assert.Equal(t, []float64{1.5, 4.5, 0.5}, h.column(obj, blobs, "Quantile: 0.25"), "position 0.25 × 2 = 0.5 between the two smallest")
+	assert.Equal(t, []float64{0, 1, 0}, h.column(obj, blobs, "Prob>3.0"), "the 3 of the first cell is not above 3")
+
+	econ := economics{processing: 10, miningWaste: 2, miningOre: 3, recovery: 1, cats: []category{{0, 0, "waste"}, {3, 4, "ore"}}}
+	params := econ.members()
+	params["source"] = src
+	params["target"] = map[string]any{"object": h.url("mask/grid.json"), "attribute": map[string]any{"operation": "create", "name": "class"}}
+	job, err = h.c.RunTask(h.ctx, org, "profit-calculation", params)
+	require.NoError(t, err)
+	require.Equal(t, "succeeded", job.Status, "%s", job.Error)
+	obj, blobs = h.latest(id)
+	a, err := obj.ResolveAttribute("class")
+	require.NoError(t, err)
+	cat, err := obj.ReadCategory(h.ctx, blobs, a)
+	require.NoError(t, err)
+	// Profit: ore when 4·mean > 13: means 2, 6, 0.5.
+	assert.Equal(t, []int64{0, 1, 0}, cat.Keys)
+}
