@@ -207,7 +207,17 @@ func (er *EnsembleReader) release() {
 // MaxTile(). It returns io.EOF after the last row, ctx's error when
 // cancelled, and a *BlobError when the file does not hold what its footer
 // says.
-func (er *EnsembleReader) ReadTile(ctx context.Context, dst [][]float64) (ensemble.Tile, error) {
+func (er *EnsembleReader) ReadTile(ctx context.Context, dst [][]float64) (t ensemble.Tile, err error) {
+	// parquet-go may panic on corrupt input (opening a column chunk's
+	// pages, skipping the pages after a row group's rows): a malformed
+	// file, not a fault of the worker.
+	defer func() {
+		if p := recover(); p != nil {
+			er.release()
+			er.group = len(er.groups)
+			t, err = ensemble.Tile{}, &BlobError{Element: er.element, Err: fmt.Errorf("malformed file: %v", p)}
+		}
+	}()
 	if err := ctx.Err(); err != nil {
 		return ensemble.Tile{}, err
 	}
@@ -230,7 +240,7 @@ func (er *EnsembleReader) ReadTile(ctx context.Context, dst [][]float64) (ensemb
 			er.cols[c].pages = chunks[c].Pages()
 		}
 	}
-	t := ensemble.Tile{Lo: er.lo, Columns: make([][]float64, er.width)}
+	t = ensemble.Tile{Lo: er.lo, Columns: make([][]float64, er.width)}
 	for c := range dst {
 		if len(dst[c]) < n {
 			return ensemble.Tile{}, fmt.Errorf("%s: buffer %d holds %d values, want %d", er.element, c, len(dst[c]), n)
