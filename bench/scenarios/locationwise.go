@@ -11,10 +11,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
-
-	"github.com/parquet-go/parquet-go"
 
 	"github.com/geostat-engine/geostat/bench/harness"
 	"github.com/geostat-engine/geostat/geostat/ensemble"
@@ -49,8 +46,9 @@ func locationWiseCells(z synthetic.Size) int {
 func locationWise() harness.Scenario {
 	return harness.Scenario{
 		Name: "location-wise",
-		Description: "stream a cells x 100 ensemble Parquet blob from disk row group by row group, once reading only and once " +
-			"computing summary, 3 quantiles and 2 cutoffs per cell (geostat/ensemble); details give both times and their ratio",
+		Description: "stream a cells x 100 ensemble Parquet blob from disk row group by row group with the location-wise task's reader " +
+			"(objects.EnsembleReader), once reading only and once computing summary, 3 quantiles and 2 cutoffs per cell (geostat/ensemble, " +
+			"the task's path without writing the outputs); details give both times, their ratio and the ratio to the whole-table reader",
 		Setup: setupLocationWise,
 	}
 }
@@ -124,131 +122,18 @@ func writeEnsembleFile(seed uint64, cells, R int) (*os.File, objects.Blob, error
 	return f, blob, nil
 }
 
-// parquetSource reads an all-float64 Parquet ensemble one row group at a
-// time: an ensemble.Source whose tiles are the file's row groups. Columns
-// are decoded in parallel, straight into the caller's buffers. It is the
-// bench's reader of the files objects.TableWriter writes (REQUIRED double
-// columns) until worker/objects has a streaming reader.
-type parquetSource struct {
-	f       *parquet.File
-	groups  []parquet.RowGroup
-	cells   int
-	width   int
-	maxTile int
-	next    int // next row group
-	lo      int // its first cell
-}
-
-func newParquetSource(r io.ReaderAt, size int64) (*parquetSource, error) {
-	f, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
-	if err != nil {
-		return nil, err
-	}
-	s := &parquetSource{f: f, groups: f.RowGroups(), cells: int(f.NumRows()), width: len(f.Root().Columns())}
-	for _, g := range s.groups {
-		s.maxTile = max(s.maxTile, int(g.NumRows()))
-	}
-	return s, nil
-}
-
-func (s *parquetSource) Cells() int        { return s.cells }
-func (s *parquetSource) Realisations() int { return s.width }
-func (s *parquetSource) MaxTile() int      { return s.maxTile }
-
-// rewind starts the next pass at the first row group.
-func (s *parquetSource) rewind() { s.next, s.lo = 0, 0 }
-
-func (s *parquetSource) ReadTile(ctx context.Context, dst [][]float64) (ensemble.Tile, error) {
-	if err := ctx.Err(); err != nil {
-		return ensemble.Tile{}, err
-	}
-	if s.next == len(s.groups) {
-		return ensemble.Tile{}, io.EOF
-	}
-	g := s.groups[s.next]
-	n := int(g.NumRows())
-	chunks := g.ColumnChunks()
-	if len(chunks) != s.width || len(dst) != s.width {
-		return ensemble.Tile{}, fmt.Errorf("row group %d: %d columns, %d buffers, want %d", s.next, len(chunks), len(dst), s.width)
-	}
-	t := ensemble.Tile{Lo: s.lo, Columns: make([][]float64, s.width)}
-	errs := make([]error, s.width)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), s.width) {
-		wg.Go(func() {
-			for c := int(next.Add(1)) - 1; c < s.width; c = int(next.Add(1)) - 1 {
-				t.Columns[c] = dst[c][:n]
-				errs[c] = readDoubles(chunks[c], t.Columns[c])
-			}
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return ensemble.Tile{}, fmt.Errorf("row group %d: %w", s.next, err)
-	}
-	s.next++
-	s.lo += n
-	return t, nil
-}
-
-// readDoubles decodes a REQUIRED double column chunk into out, which must
-// have exactly the chunk's number of values.
-func readDoubles(chunk parquet.ColumnChunk, out []float64) error {
-	pages := chunk.Pages()
-	defer pages.Close()
-	got := 0
-	for {
-		page, err := pages.ReadPage()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		n := int(page.NumValues())
-		if page.NumNulls() != 0 || got+n > len(out) {
-			parquet.Release(page)
-			return fmt.Errorf("page of %d values (%d nulls) after %d of %d", n, page.NumNulls(), got, len(out))
-		}
-		dr, ok := page.Values().(parquet.DoubleReader)
-		if !ok {
-			parquet.Release(page)
-			return fmt.Errorf("column is not DOUBLE")
-		}
-		for k := got; k < got+n; {
-			m, err := dr.ReadDoubles(out[k : got+n])
-			k += m
-			if errors.Is(err, io.EOF) {
-				if k != got+n {
-					err = fmt.Errorf("page decoded %d of %d values", k-got, n)
-				} else {
-					err = nil
-				}
-			}
-			if err != nil {
-				parquet.Release(page)
-				return err
-			}
-			if m == 0 && k < got+n {
-				parquet.Release(page)
-				return fmt.Errorf("page reader made no progress")
-			}
-		}
-		got += n
-		parquet.Release(page)
-	}
-	if got != len(out) {
-		return fmt.Errorf("column chunk holds %d values, want %d", got, len(out))
-	}
-	return nil
+// newParquetSource opens the ensemble file with the worker's streaming
+// reader (objects.EnsembleReader, the reader of the location-wise task),
+// checking it holds cells × R float64 columns.
+func newParquetSource(r io.ReaderAt, size int64, cells, R int) (*objects.EnsembleReader, error) {
+	return objects.NewEnsembleReader(r, size, objects.Float64Spec("cell_attributes[0].values", R, int64(cells)), nil, 0)
 }
 
 // readAll reads every tile of s without computing anything: the baseline of
 // the location-wise ratio. It returns the sum of a sample of the values, so
 // the reads cannot be skipped and the check sees the data.
-func readAll(ctx context.Context, s *parquetSource, buf [][]float64) (float64, error) {
-	s.rewind()
+func readAll(ctx context.Context, s *objects.EnsembleReader, buf [][]float64) (float64, error) {
+	s.Rewind()
 	sum := 0.0
 	for {
 		t, err := s.ReadTile(ctx, buf)
@@ -274,7 +159,7 @@ func setupLocationWise(_ context.Context, cfg harness.Config) (*harness.Workload
 		f.Close()
 		os.Remove(f.Name())
 	}
-	src, err := newParquetSource(f, blob.Size)
+	src, err := newParquetSource(f, blob.Size, cells, R)
 	if err != nil {
 		closeFile()
 		return nil, err
@@ -336,7 +221,7 @@ func setupLocationWise(_ context.Context, cfg harness.Config) (*harness.Workload
 		}
 		// Pass 2: read and compute (ensemble.Process holds one tile).
 		t0 = time.Now()
-		src.rewind()
+		src.Rewind()
 		l, err := ensemble.NewLocationWise(locationWiseOps, cells, R)
 		if err != nil {
 			return err

@@ -20,7 +20,7 @@ func TestLocationWiseSourceAndCheck(t *testing.T) {
 	require.NoError(t, err)
 	defer os.Remove(f.Name())
 	defer f.Close()
-	src, err := newParquetSource(f, blob.Size)
+	src, err := newParquetSource(f, blob.Size, cells, R)
 	require.NoError(t, err)
 	require.Equal(t, cells, src.Cells())
 	require.Equal(t, R, src.Realisations())
@@ -36,7 +36,7 @@ func TestLocationWiseSourceAndCheck(t *testing.T) {
 			require.Equal(t, ensembleValue(seed, r, i), tile.Columns[r][i], "r %d cell %d", r, i)
 		}
 	}
-	src.rewind()
+	src.Rewind()
 	l, err := ensemble.NewLocationWise(locationWiseOps, cells, R)
 	require.NoError(t, err)
 	require.NoError(t, ensemble.Process(context.Background(), src, l))

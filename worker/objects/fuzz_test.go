@@ -2,6 +2,9 @@ package objects_test
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"io"
 	"testing"
 
 	"github.com/geostat-engine/geostat/worker/objects"
@@ -111,5 +114,54 @@ func FuzzReadTable(f *testing.F) {
 		for i := range tab.Columns {
 			require.Equal(t, rows, int64(tab.Columns[i].Len()))
 		}
+	})
+}
+
+// FuzzEnsembleReader feeds arbitrary bytes to the streaming ensemble reader:
+// it must never panic, every error names the element, and a file it reads
+// to the end yields exactly the promised rows, tile after tile, agreeing
+// with ReadTable.
+func FuzzEnsembleReader(f *testing.F) {
+	add := func(cols [][]float64, tile uint8) {
+		data, _, err := objects.EncodeFloat64(cols, objects.EnsembleColumnNames("g", len(cols)), nil)
+		if err != nil {
+			panic(err)
+		}
+		f.Add(data, uint8(len(cols)), int64(len(cols[0])), tile)
+	}
+	add([][]float64{{1, 2, 3}}, 0)
+	add([][]float64{{1, 2, 3, 4, 5}, {6, 7, 8, 9, 10}}, 2)
+	f.Add([]byte("PAR1PAR1"), uint8(1), int64(0), uint8(0))
+	f.Fuzz(func(t *testing.T, data []byte, width uint8, rows int64, tile uint8) {
+		w := int(width%8) + 1
+		if rows < 0 || rows > 1<<16 {
+			rows = rows & 0xffff
+		}
+		spec := objects.Float64Spec("fuzz", w, rows)
+		er, err := objects.NewEnsembleReader(bytes.NewReader(data), int64(len(data)), spec, nil, int(tile))
+		if err != nil {
+			require.Contains(t, err.Error(), "fuzz")
+			return
+		}
+		buf := make([][]float64, w)
+		for c := range buf {
+			buf[c] = make([]float64, er.MaxTile())
+		}
+		got := 0
+		for {
+			tl, err := er.ReadTile(context.Background(), buf)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				require.Contains(t, err.Error(), "fuzz")
+				return
+			}
+			require.Equal(t, got, tl.Lo)
+			got += tl.Len()
+		}
+		require.Equal(t, int(rows), got)
+		_, err = objects.ReadTable(bytes.NewReader(data), int64(len(data)), spec)
+		require.NoError(t, err, "a file the stream reads whole is a valid table")
 	})
 }

@@ -1,6 +1,9 @@
 package objects
 
 import (
+	"encoding/json"
+	"strconv"
+
 	"fmt"
 
 	"github.com/google/uuid"
@@ -56,55 +59,13 @@ func (o *Object) WriteContinuous(target AttributeTarget, v ContinuousValues) (*A
 	if v.Width < 1 || !v.Ensemble && v.Width != 1 {
 		return nil, fmt.Errorf("values: width %d is invalid for a %s attribute", v.Width, map[bool]string{true: "ensemble", false: "continuous"}[v.Ensemble])
 	}
-	var list, name string
-	index := -1
-	switch target.Operation {
-	case OperationCreate:
-		if target.Name == "" {
-			return nil, fmt.Errorf("target: create needs a name")
-		}
-		list, name = target.List, target.Name
-		if list == "" {
-			lists := o.AttributeLists()
-			if len(lists) == 0 {
-				return nil, fmt.Errorf("%s objects have no attributes", o.Schema.Kind)
-			}
-			list = lists[0]
-		}
-		if !o.hasList(list) {
-			return nil, fmt.Errorf("target: %s has no attribute list %q", o.Schema.Kind, list)
-		}
-		switch found := o.match(list, RefName, name); len(found) {
-		case 0:
-		case 1:
-			index = found[0].Index
-		default:
-			return nil, fmt.Errorf("target: %d attributes named %q in %s", len(found), name, list)
-		}
-	case OperationUpdate:
-		a, err := o.ResolveAttribute(target.Reference)
-		if err != nil {
-			return nil, fmt.Errorf("target: %w", err)
-		}
-		list, name, index = a.List, a.Name, a.Index
-	default:
-		return nil, fmt.Errorf("target: operation %q, want create or update", target.Operation)
-	}
-	want, err := o.ExpectedLength(list)
+	list, name, index, err := o.targetSlot(target, v.Length)
 	if err != nil {
 		return nil, err
 	}
-	if v.Length != want {
-		return nil, fmt.Errorf("attribute %s[?name==%s]: length %d does not match the geometry (%d %s)", list, quoteLiteral(name), v.Length, want, o.unitName(list))
-	}
-
-	doc := cloneJSON(o.doc).(map[string]any)
-	var items []any
-	if cur := getPath(doc, list); cur != nil {
-		var ok bool
-		if items, ok = cur.([]any); !ok {
-			return nil, fmt.Errorf("%s: not a list", list)
-		}
+	items, err := o.listItems(list)
+	if err != nil {
+		return nil, err
 	}
 	attr := map[string]any{}
 	if index >= 0 {
@@ -132,6 +93,74 @@ func (o *Object) WriteContinuous(target AttributeTarget, v ContinuousValues) (*A
 	} else {
 		attr["attribute_type"] = AttributeScalar
 	}
+	return o.putAttribute(list, name, index, items, attr)
+}
+
+// targetSlot finds where a target attribute goes: its list, its name and
+// the index of the attribute it replaces (-1 for a new one), checking that
+// length values fit the geometry.
+func (o *Object) targetSlot(target AttributeTarget, length int64) (list, name string, index int, err error) {
+	index = -1
+	switch target.Operation {
+	case OperationCreate:
+		if target.Name == "" {
+			return "", "", 0, fmt.Errorf("target: create needs a name")
+		}
+		list, name = target.List, target.Name
+		if list == "" {
+			lists := o.AttributeLists()
+			if len(lists) == 0 {
+				return "", "", 0, fmt.Errorf("%s objects have no attributes", o.Schema.Kind)
+			}
+			list = lists[0]
+		}
+		if !o.hasList(list) {
+			return "", "", 0, fmt.Errorf("target: %s has no attribute list %q", o.Schema.Kind, list)
+		}
+		switch found := o.match(list, RefName, name); len(found) {
+		case 0:
+		case 1:
+			index = found[0].Index
+		default:
+			return "", "", 0, fmt.Errorf("target: %d attributes named %q in %s", len(found), name, list)
+		}
+	case OperationUpdate:
+		a, err := o.ResolveAttribute(target.Reference)
+		if err != nil {
+			return "", "", 0, fmt.Errorf("target: %w", err)
+		}
+		list, name, index = a.List, a.Name, a.Index
+	default:
+		return "", "", 0, fmt.Errorf("target: operation %q, want create or update", target.Operation)
+	}
+	want, err := o.ExpectedLength(list)
+	if err != nil {
+		return "", "", 0, err
+	}
+	if length != want {
+		return "", "", 0, fmt.Errorf("attribute %s[?name==%s]: length %d does not match the geometry (%d %s)", list, quoteLiteral(name), length, want, o.unitName(list))
+	}
+
+	return list, name, index, nil
+}
+
+// listItems returns a copy of the items of an attribute list (nil when the
+// list is absent).
+func (o *Object) listItems(list string) ([]any, error) {
+	var items []any
+	if cur := getPath(cloneJSON(o.doc).(map[string]any), list); cur != nil {
+		var ok bool
+		if items, ok = cur.([]any); !ok {
+			return nil, fmt.Errorf("%s: not a list", list)
+		}
+	}
+	return items, nil
+}
+
+// putAttribute writes attr at index of list (appending when index < 0),
+// re-decodes the document and returns the attribute written.
+func (o *Object) putAttribute(list, name string, index int, items []any, attr map[string]any) (*Attribute, error) {
+	doc := cloneJSON(o.doc).(map[string]any)
 	if index >= 0 {
 		items[index] = attr
 	} else {
@@ -151,4 +180,63 @@ func (o *Object) WriteContinuous(target AttributeTarget, v ContinuousValues) (*A
 	}
 	*o = *updated
 	return &o.Attributes(list)[index], nil
+}
+
+// CategoryValues describes a category attribute whose keys and lookup table
+// are already stored as blobs: Data holds one int32 column of Length keys,
+// Table the lookup table (an int32 key column and a string value column) of
+// TableLength rows. Missing lists the key sentinels that mean "no category"
+// (the attribute's nan_description).
+type CategoryValues struct {
+	Data        string
+	Length      int64
+	Table       string
+	TableLength int64
+	Missing     []int64
+}
+
+// WriteCategory writes a category attribute (docs/objects.md 1.4: int32 keys
+// in an integer-array-1, a lookup table from key to label, nan_description
+// with the missing-key sentinels) into the object's document and returns it.
+// Create and update find the attribute as WriteContinuous does; a replaced
+// attribute keeps its key and, when it was a category attribute, its other
+// members. Nothing else in the document changes.
+func (o *Object) WriteCategory(target AttributeTarget, v CategoryValues) (*Attribute, error) {
+	if !IsDataKey(v.Data) || !IsDataKey(v.Table) {
+		return nil, fmt.Errorf("values: data %q or table %q is not a SHA-256 key or UUID", v.Data, v.Table)
+	}
+	list, name, index, err := o.targetSlot(target, v.Length)
+	if err != nil {
+		return nil, err
+	}
+	items, err := o.listItems(list)
+	if err != nil {
+		return nil, err
+	}
+	attr := map[string]any{}
+	if index >= 0 {
+		old, ok := items[index].(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%s[%d]: not an object", list, index)
+		}
+		if t, _ := old["attribute_type"].(string); t == AttributeCategory {
+			attr = old
+		}
+		if k, ok := old["key"].(string); ok && k != "" {
+			attr["key"] = k
+		}
+	}
+	if _, ok := attr["key"].(string); !ok {
+		attr["key"] = uuid.NewString()
+	}
+	missing := make([]any, len(v.Missing))
+	for i, k := range v.Missing {
+		missing[i] = json.Number(strconv.FormatInt(k, 10))
+	}
+	attr["name"] = name
+	attr["attribute_type"] = AttributeCategory
+	attr["values"] = Element{Data: v.Data, Length: v.Length, Width: 1, DataType: TypeInt32}.JSON()
+	attr["table"] = Element{Data: v.Table, Length: v.TableLength, KeysDataType: TypeInt32, ValuesDataType: TypeString}.JSON()
+	attr["nan_description"] = map[string]any{"values": missing}
+	return o.putAttribute(list, name, index, items, attr)
 }

@@ -198,6 +198,10 @@ func decode(topic, task string, body []byte) error {
 		_, err = tasks.DecodeKriging(body)
 	case "variogram-model":
 		_, err = tasks.DecodeVariogramModel(body)
+	case "location-wise":
+		_, err = tasks.DecodeLocationWise(body)
+	case "loss-calculation", "profit-calculation":
+		_, err = tasks.DecodeClassification(task, body)
 	default:
 		return fmt.Errorf("no decoder for %s/%s", topic, task)
 	}
@@ -292,6 +296,19 @@ func extraValid() []request {
 		  "directions": ["omnidirectional"], "lags": {"lag_distance": 10, "number_of_lags": 12},
 		  "model": {"structures": [{"variogram_type": "exponential"}], "anisotropy": {"type": "isotropic"}, "range_max": 200, "weighting": "cressie", "sill_constraint": "free"},
 		  "target": {"experimental_variogram": {"reference": "` + base + `path/v/e.json"}, "variogram": {"reference": "` + base + `path/v/m.json", "description": "m"}}}`},
+		// Every member of the ensemble post-processing tasks.
+		{tasks.TopicCurrent, "location-wise", `{"parameters": {"source": {"object": "` + base + `path/g.json", "attribute": "cell_attributes[?name=='sims']", "filter": null},
+		  "target": {"object": "` + base + `path/g.json", "attribute": null}, "summary": true, "quantiles": [0.1, 0.5, 0.9],
+		  "probability_above_cutoff": {"cutoffs": [1.0, 2]}, "mean_above_cutoff": {"cutoffs": [1.5]}}}`},
+		{tasks.TopicCurrent, "location-wise", `{"source": {"object": "` + base + `path/g.json", "attribute": "sims"}, "target": {"object": "` + base + `path/g.json"}, "quantiles": [0.5]}`},
+		{tasks.TopicCurrent, "loss-calculation", `{"parameters": {"source": {"object": "` + base + `path/g.json", "attribute": "cell_attributes[?name=='sims']"},
+		  "target": {"object": "` + base + `path/g.json", "attribute": {"operation": "create", "name": "class"}},
+		  "material_categories": [{"cutoff_grade": 0.0, "metal_price": 0.0, "label": "waste"}, {"cutoff_grade": 1.5, "metal_price": 20.0, "label": "ore"}],
+		  "processing_cost": 10.0, "mining_waste_cost": 2.0, "mining_ore_cost": 3.0, "metal_recovery_fraction": 0.9}}`},
+		{tasks.TopicCurrent, "profit-calculation", `{"parameters": {"source": {"object": "` + base + `path/g.json", "attribute": "cell_attributes[?name=='sims']", "filter": null},
+		  "target": {"object": "` + base + `path/g.json", "attribute": {"operation": "update", "reference": "cell_attributes[?name=='class']"}},
+		  "material_categories": [{"cutoff_grade": 0, "metal_price": 0, "label": "waste"}, {"cutoff_grade": 1, "metal_price": 20, "label": "low"}, {"cutoff_grade": 2, "metal_price": 30, "label": "high"}],
+		  "processing_cost": 10, "mining_waste_cost": 2, "mining_ore_cost": 3, "metal_recovery_fraction": 1}}`},
 	}
 }
 
@@ -467,6 +484,12 @@ func crossMember(err error) bool {
 		return false
 	}
 	for _, p := range ve.Params {
+		// Across items of a list: categories in cutoff order, a level, a
+		// cutoff or a label given once; at least one location-wise operation.
+		if strings.HasSuffix(p.Reason, "categories go from the lowest to the highest cutoff") || strings.Contains(p.Reason, " repeats ") ||
+			strings.HasPrefix(p.Reason, "no operation requested") {
+			continue
+		}
 		if p.Reason != "must be at least the acceptable threshold" && !strings.HasPrefix(p.Reason, "must not exceed max_samples") {
 			return false
 		}

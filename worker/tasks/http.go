@@ -45,6 +45,9 @@ var taskTable = map[string]map[string]preparer{
 		"break-ties":                PrepareBreakTies,
 		"kriging":                   PrepareKriging,
 		"variogram-model":           PrepareVariogramModel,
+		"location-wise":             PrepareLocationWise,
+		"loss-calculation":          PrepareLossCalculation,
+		"profit-calculation":        PrepareProfitCalculation,
 	},
 }
 

@@ -447,6 +447,9 @@ func buildTables() *requestTables {
 				array("outputs", str("", "").values(KrigingOutputs()...).req(), "Diagnostics written as <name>_<output>"),
 			}},
 			"variogram-model": variogramModelRequest(filter),
+			"location-wise":      locationWiseRules(sourceNoFilter),
+			"loss-calculation":   classificationRules("loss", sourceNoFilter, targetNoFilter),
+			"profit-calculation": classificationRules("profit", sourceNoFilter, targetNoFilter),
 		},
 	}}
 	t.shared = map[string]*object{}

@@ -53,10 +53,12 @@ func float64Types(n int) []objects.DataType {
 	return t
 }
 
-// attributeWrite is one attribute to write into the target's new version.
+// attributeWrite is one attribute to write into the target's new version:
+// continuous Values, or a category attribute when Category is set.
 type attributeWrite struct {
-	Target objects.AttributeTarget
-	Values objects.ContinuousValues
+	Target   objects.AttributeTarget
+	Values   objects.ContinuousValues
+	Category *objects.CategoryValues
 }
 
 // commit writes attributes into a new version of the target object. It
@@ -80,7 +82,13 @@ func commit(ctx context.Context, env *Env, prepared *Version, ref ObjectRef, use
 		obj := latest.Object.Clone()
 		var first *objects.Attribute
 		for i, w := range writes {
-			a, err := obj.WriteContinuous(w.Target, w.Values)
+			var a *objects.Attribute
+			var err error
+			if w.Category != nil {
+				a, err = obj.WriteCategory(w.Target, *w.Category)
+			} else {
+				a, err = obj.WriteContinuous(w.Target, w.Values)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("writing the result attribute: %w", err)
 			}
