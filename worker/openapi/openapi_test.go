@@ -196,6 +196,14 @@ func decode(topic, task string, body []byte) error {
 		_, err = tasks.DecodeReport(shape, body)
 	case "kriging":
 		_, err = tasks.DecodeKriging(body)
+	case "declustering":
+		_, err = tasks.DecodeDeclustering(body)
+	case "continuous-distribution":
+		_, err = tasks.DecodeDistribution(body)
+	case "normal-score":
+		_, err = tasks.DecodeNormalScore(body)
+	case "idw":
+		_, err = tasks.DecodeIDW(body)
 	default:
 		return fmt.Errorf("no decoder for %s/%s", topic, task)
 	}

@@ -44,6 +44,10 @@ var taskTable = map[string]map[string]preparer{
 		"simulation-report":         PrepareReport,
 		"break-ties":                PrepareBreakTies,
 		"kriging":                   PrepareKriging,
+		"declustering":              PrepareDeclustering,
+		"continuous-distribution":   PrepareDistribution,
+		"normal-score":              PrepareNormalScore,
+		"idw":                       PrepareIDW,
 	},
 }
 

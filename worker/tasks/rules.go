@@ -61,6 +61,8 @@ type rule struct {
 	// of items.
 	first    *rule
 	minItems int
+	// maxItems bounds the array's length (0: unbounded).
+	maxItems int
 	alts     []*rule // kOneOf
 }
 
@@ -74,6 +76,9 @@ type object struct {
 	fields   []*rule
 	tag      string
 	variants []variant
+	// values, when set, is the rule of every member not in fields (a map
+	// such as tags).
+	values *rule
 }
 
 // variant is the extra members of an object whose tag member has one of the
@@ -437,6 +442,10 @@ func buildTables() *requestTables {
 				member("block_discretization", disc, "The same, in the spelling of the other tasks; block_discretisation wins when both are given"),
 				array("outputs", str("", "").values(KrigingOutputs()...).req(), "Diagnostics written as <name>_<output>"),
 			}},
+			"declustering":            declusteringRules(targetNoFilter, nbKNN),
+			"continuous-distribution": distributionRules(sourceNoFilter),
+			"normal-score":            normalScoreRules(sourceNoFilter, targetNoFilter),
+			"idw":                     idwRules(source, target, nbKNN),
 		},
 	}}
 	t.shared = map[string]*object{}

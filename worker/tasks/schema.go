@@ -57,6 +57,9 @@ func objectSchema(o *object, nullable bool) map[string]any {
 	if len(req) > 0 {
 		s["required"] = req
 	}
+	if o.values != nil {
+		s["additionalProperties"] = ruleSchema(o.values, !o.values.required)
+	}
 	if o.tag != "" {
 		var all []string
 		var branches []any
@@ -168,6 +171,9 @@ func ruleSchema(r *rule, nullable bool) map[string]any {
 		}
 		if r.minItems > 0 {
 			s["minItems"] = r.minItems
+		}
+		if r.maxItems > 0 {
+			s["maxItems"] = r.maxItems
 		}
 	case kNull:
 		s = map[string]any{"type": "null"}
