@@ -119,7 +119,10 @@ func DecodeDeclustering(raw []byte) (*DeclusteringParams, error) {
 		switch typ {
 		case "influence":
 		case "cell":
-			out.Cell = m.cellParams(&p, out.Attribute != "")
+			out.Cell = m.cellParams(&p)
+			if len(out.Cell.Sizes) > 1 && out.Attribute == "" {
+				p.add(f.name("source")+".attribute", reasonSizesNeedValues)
+			}
 		default:
 			p.add(m.name("type"), "must be \"influence\" or \"cell\" (got %q)", typ)
 		}
@@ -138,7 +141,7 @@ func DecodeDeclustering(raw []byte) (*DeclusteringParams, error) {
 }
 
 // cellParams decodes the members of a cell method.
-func (m *fields) cellParams(p *problems, withValues bool) *declus.CellParams {
+func (m *fields) cellParams(p *problems) *declus.CellParams {
 	c := &declus.CellParams{Offsets: int(m.integer("offsets"))}
 	if o, ok := m.strOK("objective"); ok {
 		switch o {
@@ -180,9 +183,6 @@ func (m *fields) cellParams(p *problems, withValues bool) *declus.CellParams {
 		lo, _ := r.number("min")
 		hi, _ := r.number("max")
 		c.Sizes = declus.SizeRange(lo, hi, int(r.integer("steps")))
-	}
-	if len(c.Sizes) > 1 && !withValues {
-		p.add("source.attribute", reasonSizesNeedValues)
 	}
 	c.AnisY, c.AnisZ = 1, 1
 	if raw, ok := m.raw("anisotropy"); ok {

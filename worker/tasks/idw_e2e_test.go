@@ -13,28 +13,28 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// bruteIDW is the oracle of the idw task: every sample with a value, its
-// anisotropic distance h from the target (the isotropic distance after
-// scaling the ellipsoid's axes, here unrotated: major along x), the max nearest with
-// h ≤ 1 (ties by index), at least min of them, weights h^−p, the mean of
-// the coincident samples at h = 0.
-func bruteIDW(xyz, values []float64, ranges [3]float64, maxN, minN int, power float64, tx, ty, tz float64) float64 {
-	type cand struct {
-		h float64
-		i int
-	}
-	var cs []cand
-	for i := range values {
-		if math.IsNaN(values[i]) {
+// neighbourCand is a sample found by bruteNeighbours: its anisotropic
+// distance and index.
+type neighbourCand struct {
+	h float64
+	i int
+}
+
+// bruteNeighbours scans every sample with a value (values nil: every
+// sample) and returns the up to maxN nearest with h ≤ 1, ordered by (h,
+// index); the ellipsoid is unrotated with the major range along x.
+func bruteNeighbours(xyz, values []float64, ranges [3]float64, maxN int, tx, ty, tz float64) []neighbourCand {
+	var cs []neighbourCand
+	for i := 0; i < len(xyz)/3; i++ {
+		if values != nil && math.IsNaN(values[i]) {
 			continue
 		}
 		dx, dy, dz := (xyz[3*i]-tx)/ranges[0], (xyz[3*i+1]-ty)/ranges[1], (xyz[3*i+2]-tz)/ranges[2]
 		h := math.Sqrt(dx*dx + dy*dy + dz*dz)
 		if h <= 1 {
-			cs = append(cs, cand{h, i})
+			cs = append(cs, neighbourCand{h, i})
 		}
 	}
-	// Selection sort by (h, index) of the first maxN.
 	for a := 0; a < len(cs) && a < maxN; a++ {
 		best := a
 		for b := a + 1; b < len(cs); b++ {
@@ -47,6 +47,16 @@ func bruteIDW(xyz, values []float64, ranges [3]float64, maxN, minN int, power fl
 	if len(cs) > maxN {
 		cs = cs[:maxN]
 	}
+	return cs
+}
+
+// bruteIDW is the oracle of the idw task: every sample with a value, its
+// anisotropic distance h from the target (the isotropic distance after
+// scaling the ellipsoid's axes, here unrotated: major along x), the max nearest with
+// h ≤ 1 (ties by index), at least min of them, weights h^−p, the mean of
+// the coincident samples at h = 0.
+func bruteIDW(xyz, values []float64, ranges [3]float64, maxN, minN int, power float64, tx, ty, tz float64) float64 {
+	cs := bruteNeighbours(xyz, values, ranges, maxN, tx, ty, tz)
 	if len(cs) < minN || len(cs) == 0 {
 		return math.NaN()
 	}
