@@ -126,7 +126,9 @@ func TestDeclusteringInfluence(t *testing.T) {
 		require.Equal(t, "succeeded", job.Status, "%s", job.Error)
 		var res struct {
 			Message string
-			Target  struct{ Attribute struct{ Reference, Name string } }
+			Target  struct {
+				Attribute struct{ Reference, Name string }
+			}
 		}
 		require.NoError(t, json.Unmarshal(job.Results, &res))
 		assert.Equal(t, "locations.attributes[?name=='"+name+"']", res.Target.Attribute.Reference)

@@ -118,7 +118,9 @@ func TestIDWTask(t *testing.T) {
 	require.Equal(t, "succeeded", job.Status, "%s", job.Error)
 	var res struct {
 		Message string
-		Target  struct{ Attribute struct{ Reference, Name string } }
+		Target  struct {
+			Attribute struct{ Reference, Name string }
+		}
 	}
 	require.NoError(t, json.Unmarshal(job.Results, &res))
 	assert.Equal(t, "cell_attributes[?name=='au_idw']", res.Target.Attribute.Reference)
