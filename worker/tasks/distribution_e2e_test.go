@@ -317,10 +317,18 @@ func TestContinuousDistributionRefusals(t *testing.T) {
 	}
 	fails("tail_extrapolation.upper.max", tails(map[string]any{"power": 0.5, "max": 0.1}, nil))
 	fails("tail_extrapolation.lower.min", tails(map[string]any{"power": 0.5, "max": 100}, map[string]any{"power": 0.5, "min": 10}))
-	fails("weights", func(p map[string]any) { p["weights"] = map[string]any{"object": h.url("x/pts.json"), "attribute": "neg"} })
-	fails("weights", func(p map[string]any) { p["weights"] = map[string]any{"object": h.url("x/pts.json"), "attribute": "zero"} })
-	fails("weights", func(p map[string]any) { p["weights"] = map[string]any{"object": h.url("x/pts.json"), "attribute": "nanw"} })
-	fails("source", func(p map[string]any) { p["source"] = map[string]any{"object": h.url("x/pts.json"), "attribute": "none"} })
+	fails("weights", func(p map[string]any) {
+		p["weights"] = map[string]any{"object": h.url("x/pts.json"), "attribute": "neg"}
+	})
+	fails("weights", func(p map[string]any) {
+		p["weights"] = map[string]any{"object": h.url("x/pts.json"), "attribute": "zero"}
+	})
+	fails("weights", func(p map[string]any) {
+		p["weights"] = map[string]any{"object": h.url("x/pts.json"), "attribute": "nanw"}
+	})
+	fails("source", func(p map[string]any) {
+		p["source"] = map[string]any{"object": h.url("x/pts.json"), "attribute": "none"}
+	})
 
 	after, err := h.c.GetObject(h.ctx, org, ws, id, "")
 	require.NoError(t, err)
