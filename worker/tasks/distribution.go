@@ -54,7 +54,7 @@ func distributionRules(source *object) *object {
 		objectRef("reference", "The object's URL: a path URL creates the object when it does not exist"),
 		boolean("overwrite", false, "Write a new version when an object exists at the reference (false: the task is refused)"),
 		str("description", "The object's description"),
-		member("tags", &object{doc: "Key-value pairs of user-defined metadata", values: str("", "").req()}, "The object's tags"),
+		member("tags", &object{doc: "Key-value pairs of user-defined metadata", values: str("", "")}, "The object's tags"),
 	}}
 	return &object{doc: "Non-parametric continuous distribution of an attribute (docs/api.md, continuous-distribution)", fields: []*rule{
 		member("source", source, "The values (a continuous attribute of a point set or downhole intervals)").req(),

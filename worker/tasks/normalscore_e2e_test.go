@@ -137,7 +137,9 @@ func TestNormalScoreRefusals(t *testing.T) {
 	refuse("parameters.method", func(p map[string]any) { delete(p, "method") })
 	refuse("parameters.distribution", func(p map[string]any) { p["distribution"] = "dist" })
 	refuse("distribution", func(p map[string]any) { p["distribution"] = h.url("r/pts.json") })
-	refuse("source.attribute", func(p map[string]any) { p["source"] = map[string]any{"object": h.url("r/pts.json"), "attribute": "sims"} })
+	refuse("source.attribute", func(p map[string]any) {
+		p["source"] = map[string]any{"object": h.url("r/pts.json"), "attribute": "sims"}
+	})
 	refuse("target", func(p map[string]any) {
 		p["target"] = map[string]any{"object": h.url("r/short.json"), "attribute": map[string]any{"operation": "create", "name": "ns"}}
 	})

@@ -58,7 +58,7 @@ func objectSchema(o *object, nullable bool) map[string]any {
 		s["required"] = req
 	}
 	if o.values != nil {
-		s["additionalProperties"] = ruleSchema(o.values, !o.values.required)
+		s["additionalProperties"] = ruleSchema(o.values, false)
 	}
 	if o.tag != "" {
 		var all []string
