@@ -251,6 +251,9 @@ func PrepareDeclustering(ctx context.Context, env *Env, req Request) (Plan, erro
 	if pl.n, err = pl.source.Object.ExpectedLength(list); err != nil {
 		return nil, dataOf("source", pl.source, err)
 	}
+	if pl.n == 0 {
+		return nil, invalid("source", "the object %s has no samples to decluster", p.Source.Raw)
+	}
 	if pl.target, err = loadObject(ctx, env, req.Access, req.Org, "target", p.Target.Object, true); err != nil {
 		return nil, err
 	}
@@ -346,7 +349,7 @@ func (pl *declusteringPlan) Run(ctx context.Context, progress func(int, string))
 		if err != nil {
 			return nil, fmt.Errorf("neighborhood: %w", err)
 		}
-		if ix.Indexed() == 0 {
+		if ix.Indexed() == 0 { // only with an attribute: the source has samples
 			return nil, declusData("source.attribute", pl.source, fmt.Errorf("attribute %q has no value", pl.attr.Name))
 		}
 		prog := scaleProgress(progress, 10, 85, "declustering")

@@ -243,6 +243,8 @@ func TestDeclusteringRefusals(t *testing.T) {
 	refuse("target", func(p map[string]any) {
 		p["target"] = map[string]any{"object": h.url("r/short.json"), "attribute": map[string]any{"operation": "create", "name": "w"}}
 	})
+	h.put(b, "r/empty.json", b.Pointset("1.3.0", nil))
+	refuse("source", func(p map[string]any) { p["source"] = map[string]any{"object": h.url("r/empty.json")} })
 	// No evaluation location reaches a sample: the job fails with 422.
 	p := base()
 	p["grid"] = map[string]any{"object": h.url("r/far.json")}

@@ -195,10 +195,12 @@ func PrepareDistribution(ctx context.Context, env *Env, req Request) (Plan, erro
 	if err := req.Access(t.Org, t.Workspace, true); err != nil {
 		return nil, err
 	}
-	if t.Version != "" {
-		return nil, invalid("target.reference", "the reference pins version %s: the task writes a new object or a new version, so the reference must not name a version", t.Version)
-	}
-	v, err := env.Store.Get(ctx, t)
+	// A pinned version (the client pins the version of an object it has
+	// loaded) does not matter: a new version is written on top of the
+	// latest one, as every task writes its target.
+	latest := t
+	latest.Version = ""
+	v, err := env.Store.Get(ctx, latest)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		if t.Path == "" {

@@ -166,7 +166,9 @@ func TestContinuousDistribution(t *testing.T) {
 	assert.Equal(t, "target.overwrite", p["invalid-params"].([]any)[0].(map[string]any)["name"])
 	job, err = h.c.RunTask(h.ctx, org, "continuous-distribution", map[string]any{
 		"source": map[string]any{"object": h.url("cd/pts.json"), "attribute": "au"},
-		"target": map[string]any{"reference": h.c.Base + "/geoscience-object/orgs/" + org + "/workspaces/" + ws + "/objects/" + wid, "overwrite": true, "tags": map[string]any{}}})
+		// A reference by id pinning the version the client loaded, as it sends it.
+		"target": map[string]any{"reference": h.c.Base + "/geoscience-object/orgs/" + org + "/workspaces/" + ws + "/objects/" + wid + "?version=" + before.VersionID,
+			"overwrite": true, "tags": map[string]any{}}})
 	require.NoError(t, err)
 	require.Equal(t, "succeeded", job.Status, "%s", job.Error)
 	require.NoError(t, json.Unmarshal(job.Results, &res))
