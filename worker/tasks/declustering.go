@@ -77,7 +77,7 @@ func declusteringRules(target, nb *object) *object {
 				str("objective", "With several sizes, keep the one whose declustered mean is the smallest (min: high values clustered) or the largest (max)").values("min", "max").defaults("min"),
 			}}},
 		}}
-	return &object{doc: "Declustering weights of samples (docs/api.md, declustering)", fields: []*rule{
+	return &object{doc: "Declustering weights of samples, one per sample, summing to 1 (GSLIB declus sums to n). Influence: each evaluation location shares one unit among the samples it finds (KNN: equally; IDW: by h^-power; at h = 0 equally among the coincident samples); a sample no location reaches gets 0; no location reaching any sample is 422. Cell: GSLIB declus conventions (docs/api.md 8.2)", fields: []*rule{
 		member("source", source, "The samples").req(),
 		member("grid", locations, "The evaluation locations; "+reasonInfluenceNeeds),
 		member("target", target, "Where the weights are written: a continuous attribute, one value per sample").req(),

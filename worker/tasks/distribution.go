@@ -56,7 +56,7 @@ func distributionRules(source *object) *object {
 		str("description", "The object's description"),
 		member("tags", &object{doc: "Key-value pairs of user-defined metadata", values: str("", "")}, "The object's tags"),
 	}}
-	return &object{doc: "Non-parametric continuous distribution of an attribute (docs/api.md, continuous-distribution)", fields: []*rule{
+	return &object{doc: "Non-parametric continuous distribution of an attribute: sorted values, weights normalised to 1, mid-step probabilities. Missing values are skipped; values of weight 0 are left out; negative, missing or infinite weights, or none positive, are 422 naming weights; the lower tail power ω is stored as 1/ω (the schema asks ≥ 1), the upper as it is; max/min must be strictly beyond the data (docs/api.md 8.3)", fields: []*rule{
 		member("source", source, "The values (a continuous attribute of a point set or downhole intervals)").req(),
 		member("weights", source, "One weight per value, e.g. declustering weights: finite and ≥ 0; a value of weight 0 is left out"),
 		member("tail_extrapolation", tails, "Power-model tails (none: no extrapolation on either side)"),

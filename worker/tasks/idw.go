@@ -19,7 +19,7 @@ type IDWParams struct {
 // required power. Filters are nested in source and target, with the
 // explicit nulls the client sends.
 func idwRules(source, target, nb *object) *object {
-	return &object{doc: "Inverse-distance-weighted estimate (docs/api.md, idw)", fields: []*rule{
+	return &object{doc: "Inverse-distance-weighted estimate over knn's neighbours; a target at distance 0 of samples takes the mean of the coincident samples (docs/api.md 8.5)", fields: []*rule{
 		member("source", source, "The samples and their attribute").req(),
 		member("target", target, "The object and the attribute to write").req(),
 		member("neighborhood", nb, "The search neighbourhood: the same neighbours as knn").req(),

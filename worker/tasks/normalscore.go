@@ -20,7 +20,7 @@ type NormalScoreParams struct {
 
 // normalScoreRules declares the members of a normal-score request.
 func normalScoreRules(source, target *object) *object {
-	return &object{doc: "Normal-score transform through a distribution object, forward or backward (docs/api.md, normal-score)", fields: []*rule{
+	return &object{doc: "Normal-score transform through a distribution object, forward or backward; a missing value stays missing; probabilities are clamped to [1e-12, 1 − 1e-12] (scores within ±7.03) and backward values to the distribution's bounds (docs/api.md 8.4)", fields: []*rule{
 		str("method", "forward: data → standard normal, y = G⁻¹(F(z)); backward: standard normal → data, z = F⁻¹(G(y))").values("forward", "backward").req(),
 		member("source", source, "The values to transform (a continuous attribute of a point set, intervals or a grid)").req(),
 		member("target", target, "Where the transformed values are written: one value per source element").req(),
