@@ -59,6 +59,13 @@ func Seed(ctx context.Context, st store.Store, ws store.Workspace, by store.User
 	return len(missing), nil
 }
 
+// The workflow's outputs: the declustering weights (an attribute of the
+// samples) and the declustered distribution object.
+const (
+	WorkflowWeights             = "cu_declus_w"
+	DeclusteredDistributionPath = "demo/grade-distribution-declustered.json"
+)
+
 // Call is one compute-task request on the demo workspace.
 type Call struct {
 	Title string
@@ -129,7 +136,11 @@ const runFunction = `run() {  # run PATH BODY: submit a task, wait for its job, 
 `
 
 // Calls returns the demo's task requests for a worker at base, in an order
-// that works (the report follows the simulation it validates).
+// that works (the report follows the simulation it validates), ending with
+// the workflow from raw samples to a validated simulation: declustering →
+// continuous-distribution weighted by the declustering weights →
+// normal-score → conditional-turning-bands with that distribution →
+// simulation-report weighted by the same weights.
 func Calls(base string) []Call {
 	url := func(p string) string {
 		return base + "/geoscience-object/orgs/" + Org + "/workspaces/" + Workspace + "/objects/path/" + p
@@ -188,6 +199,39 @@ func Calls(base string) []Call {
 			"neighborhood": map[string]any{"ellipsoid": ell, "max_samples": 8}, "seed": 38239342}}},
 		{"Break ties randomly (seed shape)", "geostat", "break-ties", map[string]any{
 			"source": legacy(PointsPath, "/locations/attributes/@name=cu"), "target": legacy(PointsPath, "/locations/attributes/@name=cu_random_bt"), "random_seed": 7}},
+		{"Inverse-distance estimate onto the block grid, power 2 (current shape)", "geostatistics", "idw", map[string]any{"parameters": map[string]any{
+			"source":       map[string]any{"object": url(PointsPath), "attribute": "locations.attributes[?name=='cu']", "filter": nil},
+			"target":       map[string]any{"object": url(GridPath), "attribute": map[string]any{"operation": "create", "name": "cu_idw"}, "filter": nil},
+			"neighborhood": map[string]any{"ellipsoid": ell, "max_samples": 16, "min_samples": 4}, "power": 2.0}}},
+
+		// The workflow from raw samples to a validated simulation, each
+		// task reading what the one before wrote.
+		{"Workflow 1/5: declustering weights of the samples (KNN over the block grid's cells)", "geostatistics", "declustering", map[string]any{"parameters": map[string]any{
+			"source":       map[string]any{"object": url(PointsPath)},
+			"grid":         map[string]any{"object": url(GridPath)},
+			"target":       map[string]any{"object": url(PointsPath), "attribute": map[string]any{"operation": "create", "name": WorkflowWeights}},
+			"neighborhood": map[string]any{"ellipsoid": ell, "max_samples": 8}, "power": nil}}},
+		{"Workflow 2/5: the declustered distribution of cu, weighted by those weights, with power-model tails", "geostatistics", "continuous-distribution", map[string]any{"parameters": map[string]any{
+			"source":             map[string]any{"object": url(PointsPath), "attribute": "locations.attributes[?name=='cu']"},
+			"weights":            map[string]any{"object": url(PointsPath), "attribute": "locations.attributes[?name=='" + WorkflowWeights + "']"},
+			"tail_extrapolation": map[string]any{"upper": map[string]any{"power": 0.5, "max": 30.0}, "lower": map[string]any{"power": 1.0, "min": 0.0}},
+			"target":             map[string]any{"reference": url(DeclusteredDistributionPath), "overwrite": true, "description": "Declustered Cu distribution", "tags": map[string]any{}}}}},
+		{"Workflow 3/5: normal scores of cu through the declustered distribution", "geostatistics", "normal-score", map[string]any{"parameters": map[string]any{
+			"method":       "forward",
+			"source":       map[string]any{"object": url(PointsPath), "attribute": "locations.attributes[?name=='cu']"},
+			"target":       map[string]any{"object": url(PointsPath), "attribute": map[string]any{"operation": "create", "name": "cu_ns"}},
+			"distribution": url(DeclusteredDistributionPath)}}},
+		{"Workflow 4/5: conditional simulation of the orebody back-transformed with the declustered distribution", "geostatistics", "conditional-turning-bands", map[string]any{"parameters": map[string]any{
+			"source": url(PointsPath), "source_attribute": "locations.attributes[?name=='cu']", "target": url(MaskedGridPath),
+			"distribution": url(DeclusteredDistributionPath), "variogram_model": url(VariogramPath), "realizations": 5,
+			"block_discretization": map[string]any{"nx": 2, "ny": 2, "nz": 2}, "save_gaussian_results": true}}},
+		{"Workflow 5/5: validation report of that simulation against the declustered data", "geostatistics", "simulation-report", map[string]any{"parameters": map[string]any{
+			"simulation_source": url(PointsPath), "source_attribute": "locations.attributes[?name=='cu']", "simulation_target": url(MaskedGridPath),
+			"block_simulations": "cell_attributes[?name=='simulation-results']", "block_simulations_normal_score": "cell_attributes[?name=='simulation-results_normal_score']",
+			"point_simulations": "cell_attributes[?name=='simulation-results_point']", "point_simulations_normal_score": "cell_attributes[?name=='simulation-results_point_normal_score']",
+			"variogram_model": url(VariogramPath), "block_discretization": map[string]any{"nx": 2, "ny": 2, "nz": 2}, "number_of_simulations": 5,
+			"distribution":   map[string]any{"weights": "locations.attributes[?name=='" + WorkflowWeights + "']"},
+			"report_context": map[string]any{"title": "Demo orebody, Cu, declustered", "details": []any{map[string]any{"label": "Workflow", "value": "declustering → distribution → normal score → simulation"}}}}}},
 	}
 	out := make([]Call, len(calls))
 	for i, c := range calls {

@@ -150,7 +150,7 @@ func Document(patterns []string, version string) (map[string]any, error) {
 		"info": map[string]any{
 			"title":       "geostat worker",
 			"version":     version,
-			"description": "Geostatistics compute tasks (knn, kriging, conditional turning bands, simulation report, break ties, variogram model) over a geoscience object store, with jobs, a file area and operations endpoints. Errors are application/problem+json (RFC 9457).",
+			"description": "Geostatistics compute tasks (knn, idw, kriging, declustering, continuous distribution, normal score, variogram model, conditional turning bands, simulation report, break ties, location-wise statistics, loss and profit classification) over a geoscience object store, with jobs, a file area and operations endpoints. Errors are application/problem+json (RFC 9457).",
 		},
 		"jsonSchemaDialect": "https://spec.openapis.org/oas/3.1/dialect/base",
 		"paths":             paths,

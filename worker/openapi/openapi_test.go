@@ -202,6 +202,14 @@ func decode(topic, task string, body []byte) error {
 		_, err = tasks.DecodeLocationWise(body)
 	case "loss-calculation", "profit-calculation":
 		_, err = tasks.DecodeClassification(task, body)
+	case "declustering":
+		_, err = tasks.DecodeDeclustering(body)
+	case "continuous-distribution":
+		_, err = tasks.DecodeDistribution(body)
+	case "normal-score":
+		_, err = tasks.DecodeNormalScore(body)
+	case "idw":
+		_, err = tasks.DecodeIDW(body)
 	default:
 		return fmt.Errorf("no decoder for %s/%s", topic, task)
 	}
@@ -309,6 +317,34 @@ func extraValid() []request {
 		  "target": {"object": "` + base + `path/g.json", "attribute": {"operation": "update", "reference": "cell_attributes[?name=='class']"}},
 		  "material_categories": [{"cutoff_grade": 0, "metal_price": 0, "label": "waste"}, {"cutoff_grade": 1, "metal_price": 20, "label": "low"}, {"cutoff_grade": 2, "metal_price": 30, "label": "high"}],
 		  "processing_cost": 10, "mining_waste_cost": 2, "mining_ore_cost": 3, "metal_recovery_fraction": 1}}`},
+		// The client's shapes of the four inputs of a simulation.
+		{tasks.TopicCurrent, "declustering", `{"parameters": {"source": {"object": "` + base + `path/p.json"}, "grid": {"object": "` + base + `path/g.json"},
+		  "target": {"object": "` + base + `path/p.json", "attribute": {"operation": "update", "reference": "locations.attributes[?key=='w']"}},
+		  "neighborhood": {"ellipsoid": {"ellipsoid_ranges": {"major": 100, "semi_major": 50, "minor": 10}, "rotation": {"dip_azimuth": 0, "dip": 0, "pitch": 0}}, "max_samples": 1},
+		  "power": null, "method": {"type": "influence"}}}`},
+		{tasks.TopicCurrent, "declustering", `{"source": {"object": "` + base + `path/p.json", "attribute": "au"},
+		  "target": {"object": "` + base + `path/p.json", "attribute": {"operation": "create", "name": "w"}}, "power": 2.0,
+		  "method": {"type": "cell", "cell_size": {"min": 5, "max": 50, "steps": 9}, "anisotropy": [1, 0.5], "offsets": 25, "objective": "max"}}`},
+		{tasks.TopicCurrent, "declustering", `{"source": {"object": "` + base + `path/p.json"},
+		  "target": {"object": "` + base + `path/p.json", "attribute": {"operation": "create", "name": "w"}},
+		  "method": {"type": "cell", "cell_size": [20]}}`},
+		{tasks.TopicCurrent, "continuous-distribution", `{"parameters": {"source": {"object": "` + base + `path/p.json", "attribute": "locations.attributes[?key=='k']"},
+		  "weights": {"object": "` + base + `path/p.json", "attribute": "w"},
+		  "tail_extrapolation": {"upper": {"power": 0.5, "max": 100.0}, "lower": {"power": 1.0, "min": 0.0}},
+		  "target": {"reference": "` + base + `path/d.json", "overwrite": true, "description": "d", "tags": {"stage": "test"}}}}`},
+		{tasks.TopicCurrent, "continuous-distribution", `{"parameters": {"source": {"object": "` + base + `path/p.json", "attribute": "au"},
+		  "tail_extrapolation": {"upper": {"power": 1, "max": 100}},
+		  "target": {"reference": "` + base + `path/d.json", "overwrite": false, "tags": {}}}}`},
+		{tasks.TopicCurrent, "normal-score", `{"parameters": {"method": "backward", "source": {"object": "` + base + `path/g.json", "attribute": "cell_attributes[0]"},
+		  "target": {"object": "` + base + `path/g.json", "attribute": {"operation": "update", "reference": "cell_attributes[1]"}},
+		  "distribution": "` + base + `path/d.json?version=3"}}`},
+		{tasks.TopicCurrent, "idw", `{"parameters": {
+		  "source": {"object": "` + base + `path/pts.json", "attribute": "grade",
+		    "filter": {"where": {"type": "condition", "attribute": "domain", "operator": "in", "values": ["ore"], "threshold": null}}},
+		  "target": {"object": "` + base + `path/g.json", "attribute": {"operation": "create", "name": "idw"},
+		    "filter": {"where": {"type": "condition", "attribute": "z", "operator": "less_than", "threshold": 10, "values": null}}},
+		  "neighborhood": {"ellipsoid": {"ellipsoid_ranges": {"major": 100, "semi_major": 50, "minor": 10}}, "max_samples": 20, "min_samples": 4},
+		  "power": 2.5}}`},
 	}
 }
 
@@ -382,6 +418,20 @@ func TestSchemaAgreesWithDecoder(t *testing.T) {
 		  "target": {"object_reference": "` + base + `path/p.json", "object_element": [{"path": "/a/@name=bt"}]}}`},
 		{tasks.TopicCurrent, "kriging", `{"source": ` + src + `, "target": ` + tgt + `, "variogram": "` + base + `path/v.json", "neighborhood": {"ellipsoid": ` + ell + `, "max_samples": 4},
 		  "block_discretisation": {"nx": 2}, "block_discretization": {"nx": 10}}`},
+		// The client's refusals of the four inputs of a simulation.
+		{tasks.TopicCurrent, "declustering", `{"source": {"object": "` + base + `path/p.json"}, "grid": {"object": "` + base + `path/g.json"}, "target": ` + tgt + `, "neighborhood": {"ellipsoid": ` + ell + `, "max_samples": 4}, "power": 0}`},
+		{tasks.TopicCurrent, "declustering", `{"source": {"object": "` + base + `path/p.json"}, "target": ` + tgt + `, "method": {"type": "cell", "cell_size": []}}`},
+		{tasks.TopicCurrent, "declustering", `{"source": {"object": "` + base + `path/p.json"}, "target": ` + tgt + `, "method": {"type": "cell", "cell_size": [5], "anisotropy": [1, 1, 1]}}`},
+		{tasks.TopicCurrent, "declustering", `{"source": {"object": "` + base + `path/p.json"}, "target": ` + tgt + `, "method": {"type": "cell", "cell_size": [5], "objective": "mean"}}`},
+		{tasks.TopicCurrent, "declustering", `{"source": {"object": "` + base + `path/p.json"}, "target": ` + tgt + `, "method": {"type": "voronoi"}}`},
+		{tasks.TopicCurrent, "continuous-distribution", `{"source": ` + src + `, "tail_extrapolation": {"upper": {"power": 1.5, "max": 10}}, "target": {"reference": "` + base + `path/d.json"}}`},
+		{tasks.TopicCurrent, "continuous-distribution", `{"source": ` + src + `, "tail_extrapolation": {"upper": {"power": 0.5, "max": 10}, "lower": {"power": 0, "min": 0}}, "target": {"reference": "` + base + `path/d.json"}}`},
+		{tasks.TopicCurrent, "continuous-distribution", `{"source": ` + src + `, "tail_extrapolation": {"lower": {"power": 0.5, "min": 0}}, "target": {"reference": "` + base + `path/d.json"}}`},
+		{tasks.TopicCurrent, "continuous-distribution", `{"source": ` + src + `, "target": {"reference": "` + base + `path/d.json", "tags": {"a": 1}}}`},
+		{tasks.TopicCurrent, "normal-score", `{"method": "sideways", "source": ` + src + `, "target": ` + tgt + `, "distribution": "` + base + `path/d.json"}`},
+		{tasks.TopicCurrent, "normal-score", `{"source": ` + src + `, "target": ` + tgt + `, "distribution": "` + base + `path/d.json"}`},
+		{tasks.TopicCurrent, "idw", `{"source": ` + src + `, "target": ` + tgt + `, "neighborhood": {"ellipsoid": ` + ell + `, "max_samples": 4}}`},
+		{tasks.TopicCurrent, "idw", `{"source": ` + src + `, "target": ` + tgt + `, "neighborhood": {"ellipsoid": ` + ell + `, "max_samples": 4}, "power": -1}`},
 	}
 	for _, r := range invalid {
 		require.Error(t, decode(r.topic, r.task, []byte(r.body)), "the decoder accepts %s/%s: %s", r.topic, r.task, r.body)
@@ -490,7 +540,8 @@ func crossMember(err error) bool {
 			strings.HasPrefix(p.Reason, "no operation requested") {
 			continue
 		}
-		if p.Reason != "must be at least the acceptable threshold" && !strings.HasPrefix(p.Reason, "must not exceed max_samples") {
+		if p.Reason != "must be at least the acceptable threshold" && !strings.HasPrefix(p.Reason, "must not exceed max_samples") &&
+			!strings.HasPrefix(p.Reason, "is required by the influence method") && !strings.HasPrefix(p.Reason, "is required to choose among several cell sizes") {
 			return false
 		}
 	}

@@ -44,12 +44,17 @@ type ObjectStore interface {
 	// latest version is still ifMatch (ErrStale otherwise), and returns the
 	// new version id.
 	PutVersion(ctx context.Context, org, workspace, objectID, ifMatch string, doc []byte, user store.User) (string, error)
+	// CreateObject stores doc (whose uuid is null) as a new object at a
+	// path, failing with ErrExists when an object is there, and returns the
+	// new object's id and version id.
+	CreateObject(ctx context.Context, org, workspace, path string, doc []byte, user store.User) (objectID, versionID string, err error)
 }
 
 // Errors an ObjectStore returns (wrapped).
 var (
 	ErrNotFound = errors.New("not found")
 	ErrStale    = errors.New("the object was modified")
+	ErrExists   = errors.New("an object already exists at the path")
 )
 
 // Access checks the caller's role in a workspace: write=false needs viewer,

@@ -48,6 +48,10 @@ var taskTable = map[string]map[string]preparer{
 		"location-wise":             PrepareLocationWise,
 		"loss-calculation":          PrepareLossCalculation,
 		"profit-calculation":        PrepareProfitCalculation,
+		"declustering":              PrepareDeclustering,
+		"continuous-distribution":   PrepareDistribution,
+		"normal-score":              PrepareNormalScore,
+		"idw":                       PrepareIDW,
 	},
 }
 

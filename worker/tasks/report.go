@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/geostat-engine/geostat/worker/problem"
 	"io"
+	"math"
 	"path"
 	"strings"
 
@@ -227,8 +228,20 @@ func (pl *reportPlan) runCurrent(ctx context.Context, progress func(int, string)
 		}
 	}
 	// The reference distribution is the data's own (declustered when
-	// weights are given), without tail extrapolation.
-	z, pr, err := geostat.ScoreTable(values, weights)
+	// weights are given), without tail extrapolation. A value of weight 0
+	// (a sample the declustering task's evaluation locations did not reach)
+	// carries no probability mass and is left out of it, as in
+	// continuous-distribution.
+	tableValues := values
+	if weights != nil {
+		tableValues = append([]float64(nil), values...)
+		for i, w := range weights {
+			if w == 0 && i < len(tableValues) {
+				tableValues[i] = math.NaN()
+			}
+		}
+	}
+	z, pr, err := geostat.ScoreTable(tableValues, weights)
 	if err != nil {
 		return nil, invalid("source_attribute", "%v", err)
 	}

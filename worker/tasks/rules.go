@@ -446,10 +446,14 @@ func buildTables() *requestTables {
 				member("block_discretization", disc, "The same, in the spelling of the other tasks; block_discretisation wins when both are given"),
 				array("outputs", str("", "").values(KrigingOutputs()...).req(), "Diagnostics written as <name>_<output>"),
 			}},
-			"variogram-model": variogramModelRequest(filter),
-			"location-wise":      locationWiseRules(sourceNoFilter),
-			"loss-calculation":   classificationRules("loss", sourceNoFilter, targetNoFilter),
-			"profit-calculation": classificationRules("profit", sourceNoFilter, targetNoFilter),
+			"variogram-model":         variogramModelRequest(filter),
+			"location-wise":           locationWiseRules(sourceNoFilter),
+			"loss-calculation":        classificationRules("loss", sourceNoFilter, targetNoFilter),
+			"profit-calculation":      classificationRules("profit", sourceNoFilter, targetNoFilter),
+			"declustering":            declusteringRules(targetNoFilter, nbKNN),
+			"continuous-distribution": distributionRules(sourceNoFilter),
+			"normal-score":            normalScoreRules(sourceNoFilter, targetNoFilter),
+			"idw":                     idwRules(source, target, nbKNN),
 		},
 	}}
 	t.shared = map[string]*object{}

@@ -58,6 +58,18 @@ func (a *StoreAdapter) PutVersion(ctx context.Context, org, workspace, objectID,
 	return v.VersionID, nil
 }
 
+// CreateObject implements ObjectStore.
+func (a *StoreAdapter) CreateObject(ctx context.Context, org, workspace, path string, doc []byte, user store.User) (string, string, error) {
+	v, err := a.Store.PutObject(ctx, store.Workspace{Org: org, ID: workspace}, store.PutRequest{Path: path, Object: doc, By: user})
+	if err != nil {
+		if store.StatusOf(err) == http.StatusConflict {
+			return "", "", fmt.Errorf("%w: %v", ErrExists, err)
+		}
+		return "", "", err
+	}
+	return v.ObjectID, v.VersionID, nil
+}
+
 type fileSink struct {
 	f     *os.File
 	store store.Store
