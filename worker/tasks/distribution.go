@@ -110,11 +110,9 @@ func DecodeDistribution(raw []byte) (*DistributionParams, error) {
 			if t.unmarshal("tags", &tags) {
 				out.Tags = map[string]string{}
 				for k, v := range tags {
-					if v == nil {
-						p.add(t.name("tags")+"."+k, "must be a string")
-						continue
+					if v != nil { // a null tag is absent, as every null member
+						out.Tags[k] = *v
 					}
-					out.Tags[k] = *v
 				}
 			}
 		}
