@@ -246,6 +246,31 @@ func DecodeVariogram(doc []byte) (*DecodedVariogram, error) {
 	return out, nil
 }
 
+// EncodeStructures returns the structures member of a variogram object
+// for the model's structures, the inverse of what DecodeVariogram reads:
+// variogram_type, contribution, alpha (only for the types that have one)
+// and anisotropy {ellipsoid_ranges, rotation}. The caller adds the envelope
+// and the nugget, sill and modelling members.
+func EncodeStructures(v *Variogram) []map[string]any {
+	out := make([]map[string]any, len(v.Structures))
+	for i, s := range v.Structures {
+		e := s.Ellipsoid
+		st := map[string]any{
+			"variogram_type": s.Type.String(),
+			"contribution":   s.Contribution,
+			"anisotropy": map[string]any{
+				"ellipsoid_ranges": map[string]any{"major": e.Major, "semi_major": e.SemiMajor, "minor": e.Minor},
+				"rotation":         map[string]any{"dip_azimuth": e.Rotation.DipAzimuth, "dip": e.Rotation.Dip, "pitch": e.Rotation.Pitch},
+			},
+		}
+		if s.Type.HasAlpha() {
+			st["alpha"] = s.Alpha
+		}
+		out[i] = st
+	}
+	return out
+}
+
 // variogramRotationSchema maps a variogram schema id to the rotation version
 // its structures use.
 func variogramRotationSchema(schema string) (RotationSchema, error) {

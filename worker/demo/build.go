@@ -252,22 +252,7 @@ func gridDoc(g *grid.Grid, name, description string) map[string]any {
 
 func variogramDoc(v *geostat.Variogram) map[string]any {
 	doc := envelope(objects.KindVariogram, "1.2.0", "Cu normal-score variogram", "Two nested structures, rotated")
-	var structs []any
-	for _, s := range v.Structures {
-		e := s.Ellipsoid
-		st := map[string]any{
-			"variogram_type": s.Type.String(),
-			"contribution":   s.Contribution,
-			"anisotropy": map[string]any{
-				"ellipsoid_ranges": map[string]any{"major": e.Major, "semi_major": e.SemiMajor, "minor": e.Minor},
-				"rotation":         map[string]any{"dip_azimuth": e.Rotation.DipAzimuth, "dip": e.Rotation.Dip, "pitch": e.Rotation.Pitch},
-			},
-		}
-		if s.Type.HasAlpha() {
-			st["alpha"] = s.Alpha
-		}
-		structs = append(structs, st)
-	}
+	structs := geostat.EncodeStructures(v)
 	doc["nugget"] = v.Nugget
 	doc["sill"] = v.TotalSill()
 	doc["is_rotation_fixed"] = true

@@ -192,34 +192,3 @@ func (pl *classificationPlan) Run(ctx context.Context, progress func(int, string
 	}
 	return map[string]any{"message": msg, "target": pl.env.targetAttributeResult(w)}, nil
 }
-
-// storeColumns writes columns of equal length and any types as one Parquet
-// blob in the workspace and returns its key.
-func storeColumns(ctx context.Context, env *Env, org, ws string, cols []objects.Column, names []string) (string, error) {
-	sink, err := env.Store.NewBlob(ctx, org, ws)
-	if err != nil {
-		return "", err
-	}
-	types := make([]objects.DataType, len(cols))
-	for i := range cols {
-		types[i] = cols[i].Type
-	}
-	tw, err := objects.NewTableWriter(sink, types, names, nil)
-	if err != nil {
-		sink.Abort()
-		return "", err
-	}
-	if err := tw.WriteColumns(cols); err != nil {
-		sink.Abort()
-		return "", err
-	}
-	blob, err := tw.Close()
-	if err != nil {
-		sink.Abort()
-		return "", err
-	}
-	if err := sink.Commit(ctx, blob.Key); err != nil {
-		return "", err
-	}
-	return blob.Key, nil
-}

@@ -756,7 +756,7 @@ func (pl *variogramModelPlan) experimentalDoc(ctx context.Context, exp *variogra
 			dcols[3+c].Float64[i] = v
 		}
 	}
-	dkey, err := storeVariogramTable(ctx, pl.env, org, ws, dcols, []string{"offset", "count", "direction_type", "azimuth", "dip", "azimuth_tolerance", "dip_tolerance", "bandwidth", "bandheight"})
+	dkey, err := storeColumns(ctx, pl.env, org, ws, dcols, []string{"offset", "count", "direction_type", "azimuth", "dip", "azimuth_tolerance", "dip_tolerance", "bandwidth", "bandheight"})
 	if err != nil {
 		return nil, err
 	}
@@ -771,7 +771,7 @@ func (pl *variogramModelPlan) experimentalDoc(ctx context.Context, exp *variogra
 		lcols[4].Uint64[i] = l.Pairs
 		weights[i] = l.Weight
 	}
-	lkey, err := storeVariogramTable(ctx, pl.env, org, ws, lcols, []string{"start", "end", "centroid", "value", "num_pairs"})
+	lkey, err := storeColumns(ctx, pl.env, org, ws, lcols, []string{"start", "end", "centroid", "value", "num_pairs"})
 	if err != nil {
 		return nil, err
 	}
@@ -810,22 +810,7 @@ func (pl *variogramModelPlan) attrLabel() string {
 // normalscore when the values went through a distribution.
 func (pl *variogramModelPlan) variogramDoc(v *geostat.Variogram) map[string]any {
 	doc := pl.vario.envelope(fittedVariogramSchema, fmt.Sprintf("Variogram model fitted to the experimental variograms of %s", pl.attrLabel()))
-	var structs []any
-	for _, s := range v.Structures {
-		e := s.Ellipsoid
-		st := map[string]any{
-			"variogram_type": s.Type.String(),
-			"contribution":   s.Contribution,
-			"anisotropy": map[string]any{
-				"ellipsoid_ranges": map[string]any{"major": e.Major, "semi_major": e.SemiMajor, "minor": e.Minor},
-				"rotation":         map[string]any{"dip_azimuth": e.Rotation.DipAzimuth, "dip": e.Rotation.Dip, "pitch": e.Rotation.Pitch},
-			},
-		}
-		if s.Type.HasAlpha() {
-			st["alpha"] = s.Alpha
-		}
-		structs = append(structs, st)
-	}
+	structs := geostat.EncodeStructures(v)
 	doc["nugget"] = v.Nugget
 	doc["sill"] = v.TotalSill()
 	if v.DataVariance > 0 {
@@ -839,25 +824,4 @@ func (pl *variogramModelPlan) variogramDoc(v *geostat.Variogram) map[string]any 
 	doc["attribute"] = pl.attr.Name
 	doc["structures"] = structs
 	return doc
-}
-
-// storeTable writes columns of equal length and mixed types as one Parquet
-// blob in the workspace and returns its key.
-func storeVariogramTable(ctx context.Context, env *Env, org, ws string, cols []objects.Column, names []string) (string, error) {
-	data, blob, err := objects.EncodeTable(cols, names, nil)
-	if err != nil {
-		return "", err
-	}
-	sink, err := env.Store.NewBlob(ctx, org, ws)
-	if err != nil {
-		return "", err
-	}
-	if _, err := sink.Write(data); err != nil {
-		sink.Abort()
-		return "", err
-	}
-	if err := sink.Commit(ctx, blob.Key); err != nil {
-		return "", err
-	}
-	return blob.Key, nil
 }

@@ -18,19 +18,33 @@ type written struct {
 	Attribute                *objects.Attribute
 }
 
-// storeFloat64 writes columns of equal length as one Parquet blob in the
-// workspace and returns its key.
+// storeFloat64 writes float64 columns of equal length as one Parquet blob in
+// the workspace and returns its key.
 func storeFloat64(ctx context.Context, env *Env, org, ws string, cols [][]float64, names []string) (string, error) {
+	tc := make([]objects.Column, len(cols))
+	for i, c := range cols {
+		tc[i] = objects.Column{Type: objects.TypeFloat64, Float64: c}
+	}
+	return storeColumns(ctx, env, org, ws, tc, names)
+}
+
+// storeColumns writes columns of equal length and any types as one Parquet
+// blob in the workspace and returns its key; a failed write leaves no blob.
+func storeColumns(ctx context.Context, env *Env, org, ws string, cols []objects.Column, names []string) (string, error) {
 	sink, err := env.Store.NewBlob(ctx, org, ws)
 	if err != nil {
 		return "", err
 	}
-	tw, err := objects.NewTableWriter(sink, float64Types(len(cols)), names, nil)
+	types := make([]objects.DataType, len(cols))
+	for i := range cols {
+		types[i] = cols[i].Type
+	}
+	tw, err := objects.NewTableWriter(sink, types, names, nil)
 	if err != nil {
 		sink.Abort()
 		return "", err
 	}
-	if err := tw.WriteFloat64Columns(cols); err != nil {
+	if err := tw.WriteColumns(cols); err != nil {
 		sink.Abort()
 		return "", err
 	}
