@@ -224,10 +224,19 @@ func extraValid() []request {
 		  "neighborhood": {"ellipsoid": {"ellipsoid_ranges": {"major": 100, "semi_major": 50, "minor": 10}, "rotation": {"dip_azimuth": 0, "dip": 0, "pitch": 0}},
 		    "max_samples": 20, "min_samples": 4}}}`},
 		{tasks.TopicCurrent, "kriging", `{"parameters": {"source": {"object": "` + base + `path/p.json", "attribute": "au"},
-		  "target": {"object": "` + base + `path/g.json", "attribute": {"operation": "update", "reference": "cell_attributes[?key=='k1']"}},
+		  "target": {"object": "` + base + `path/g.json", "attribute": {"operation": "update", "reference": "cell_attributes[?key=='k1']"},
+		    "filter": {"where": {"type": "condition", "attribute": "zone", "operator": "in", "values": [1], "threshold": null}},
+		    "region_filter": {"attribute": "zone", "names": ["top", "mid"], "values": null}},
 		  "variogram": "` + base + `path/v.json", "kriging_method": {"type": "simple", "mean": 2.5},
 		  "neighborhood": {"ellipsoid": {"ellipsoid_ranges": {"major": 1, "semi_major": 1, "minor": 1}}, "max_samples": 16},
 		  "block_discretization": {"nx": 3}, "outputs": ["variance", "slope"]}}`},
+		{tasks.TopicCurrent, "kriging", `{"source": {"object": "` + base + `path/p.json", "attribute": "au", "filter": null},
+		  "target": {"object": "` + base + `path/g.json", "attribute": {"operation": "create", "name": "est"}, "region_filter": {"attribute": "zone", "values": [1, 3]}},
+		  "variogram": "` + base + `path/v.json", "neighborhood": {"ellipsoid": {"ellipsoid_ranges": {"major": 1, "semi_major": 1, "minor": 1}}, "max_samples": 16}}`},
+		{tasks.TopicCurrent, "knn", `{"source": {"object": "` + base + `path/p.json", "attribute": "au"},
+		  "target": {"object": "` + base + `path/g.json", "attribute": {"operation": "update", "reference": "cell_attributes[?name=='est']"},
+		    "filter": {"where": {"type": "condition", "attribute": "depth", "operator": "less_than", "threshold": 10, "values": null}}},
+		  "neighborhood": {"ellipsoid": {"ellipsoid_ranges": {"major": 1, "semi_major": 1, "minor": 1}}, "max_samples": 4}}`},
 		{tasks.TopicCurrent, "simulation-report", `{"simulation_source": "` + base + `path/p.json", "source_attribute": "au",
 		  "simulation_target": "` + base + `path/g.json", "point_simulations": "a", "point_simulations_normal_score": "b",
 		  "block_simulations": "c", "block_simulations_normal_score": "d", "variogram_model": "` + base + `path/v.json",
@@ -447,7 +456,8 @@ func crossMember(err error) bool {
 		return false
 	}
 	for _, p := range ve.Params {
-		if p.Reason != "must be at least the acceptable threshold" && !strings.HasPrefix(p.Reason, "must not exceed max_samples") {
+		if p.Reason != "must be at least the acceptable threshold" && !strings.HasPrefix(p.Reason, "must not exceed max_samples") &&
+			p.Reason != "exactly one of names and values is required" {
 			return false
 		}
 	}

@@ -82,7 +82,7 @@ func (pl *breakTiesPlan) Run(ctx context.Context, progress func(int, string)) (a
 		return nil, err
 	}
 	progress(88, "writing the result")
-	w, err := writeSingle(ctx, pl.env, pl.target, pl.p.Target, pl.req.User, out)
+	w, err := writeSingle(ctx, pl.env, pl.target, pl.p.Target, pl.req.User, out, nil)
 	if err != nil {
 		return nil, err
 	}

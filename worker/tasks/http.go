@@ -93,6 +93,9 @@ func Register(mux server.Router, deps server.Deps, opts ComputeOptions) {
 	if opts.SyncWait <= 0 {
 		opts.SyncWait = 60 * time.Second
 	}
+	if opts.Env != nil && opts.Env.writeLocks == nil {
+		opts.Env.writeLocks = newKeyedLocks()
+	}
 	c := &compute{opts: opts, deps: deps, log: deps.Logger}
 	for _, topic := range []string{TopicSeed, TopicCurrent} {
 		prefix := "/compute/orgs/{org_id}/" + topic + "/{task}"
