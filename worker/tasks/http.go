@@ -44,6 +44,7 @@ var taskTable = map[string]map[string]preparer{
 		"simulation-report":         PrepareReport,
 		"break-ties":                PrepareBreakTies,
 		"kriging":                   PrepareKriging,
+		"consim":                    PrepareConsim,
 	},
 }
 

@@ -61,6 +61,8 @@ type rule struct {
 	// of items.
 	first    *rule
 	minItems int
+	// maxItems bounds an array's length (0: unbounded).
+	maxItems int
 	alts     []*rule // kOneOf
 }
 
@@ -442,6 +444,8 @@ func buildTables() *requestTables {
 					number("marginal", "Relative mean difference shown as marginal; at least acceptable").atLeast(0).defaults(0.10),
 				}}, "Thresholds of the mean check"),
 			}},
+			"consim": {doc: "The conditional simulation workflow in one job: break ties, distribution, normal score, conditional turning bands, back-transform, block averaging, location-wise statistics, optional loss classification and validation report (docs/api.md)",
+				fields: consimRules(filter, nbKriging, discMember("block_discretization"), seed(), krigingMethodRule("simple", method))},
 			"kriging": {doc: "Simple or ordinary, point or block kriging", fields: []*rule{
 				member("source", source, "The samples and their attribute").req(),
 				member("target", krigingTarget, "The object and the attribute to write; a filter selects the rows written (on update the others keep their values)").req(),

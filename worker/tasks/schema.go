@@ -169,6 +169,9 @@ func ruleSchema(r *rule, nullable bool) map[string]any {
 		if r.minItems > 0 {
 			s["minItems"] = r.minItems
 		}
+		if r.maxItems > 0 {
+			s["maxItems"] = r.maxItems
+		}
 	case kNull:
 		s = map[string]any{"type": "null"}
 	case kOneOf:

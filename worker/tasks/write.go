@@ -70,6 +70,9 @@ type attributeWrite struct {
 	Column []float64
 	Keep   []bool
 	Merge  bool
+	// Category, when set, writes a category attribute instead (Values,
+	// Column and Keep unused).
+	Category *categoryValues
 }
 
 // filtered returns the column a filtered write stores into the latest
@@ -114,7 +117,6 @@ func (w *attributeWrite) filtered(ctx context.Context, latest *Version) ([]float
 	}
 	return out, nil
 }
-
 
 // commit writes attributes into a new version of the target object. It
 // applies them to the latest version, after checking that the geometry is
@@ -162,7 +164,12 @@ func commit(ctx context.Context, env *Env, prepared *Version, ref ObjectRef, use
 				}
 				w.Values = objects.ContinuousValues{Data: key, Length: int64(len(col)), Width: 1}
 			}
-			a, err := obj.WriteContinuous(w.Target, w.Values)
+			var a *objects.Attribute
+			if w.Category != nil {
+				a, err = writeCategory(obj, w.Target, *w.Category)
+			} else {
+				a, err = obj.WriteContinuous(w.Target, w.Values)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("writing the result attribute: %w", err)
 			}
