@@ -61,10 +61,12 @@ func consimRules(filter, nb *object, disc, seed, method *rule) []*rule {
 		number("metal_recovery_fraction", "Recovered fraction of the metal").between(0, 1).req(),
 		member("target_attribute", attr, "The category attribute written on target_object").req(),
 	}}
-	details := array("details", member("", &object{fields: []*rule{str("label", "").req(), str("value", "").req()}}, "").req(),
+	details := array("details", member("", &object{fields: []*rule{str("label", "The row's label"), str("value", "The row's value")}}, "").req(),
 		"Label and value rows shown under the title (1 to 10)").req()
 	details.minItems, details.maxItems = 1, MaxReportDetails
 	list := func(name, doc string) *rule { return array(name, number("", "").req(), doc) }
+	levels := array("location_wise_quantiles", number("", "").between(0, 1).req(),
+		"Quantile levels in [0, 1], distinct (absent: 0.1, 0.5, 0.9; an empty list: none)")
 	return []*rule{
 		objectRef("source_object", "The conditioning samples' object URL (a point set or downhole intervals)"),
 		str("source_attribute", "The attribute expression of the conditioning values").req(),
@@ -88,7 +90,7 @@ func consimRules(filter, nb *object, disc, seed, method *rule) []*rule {
 		integer("number_of_simulations_to_save", DefaultSimulationsToSave, 0, MaxRealisations,
 			"Realisations (the first ones) saved on the target; more than number_of_simulations saves them all"),
 		member("loss_calculation", loss, "Optional classification of the blocks by expected loss"),
-		list("location_wise_quantiles", "Quantile levels in [0, 1], distinct (absent: 0.1, 0.5, 0.9; an empty list: none)"),
+		levels,
 		list("probability_above_cutoff", "Cutoffs c of P(X > c), distinct"),
 		list("mean_above_cutoff", "Cutoffs c of E[X | X > c], distinct"),
 		boolean("perform_validation", false, "Also write a validation report and give its dashboard link"),
@@ -263,19 +265,19 @@ func DecodeConsim(raw []byte) (*ConsimParams, error) {
 		c := f.sub("report_context")
 		out.Title = c.str("title")
 		var details []*struct {
-			Label *string `json:"label"`
-			Value *string `json:"value"`
+			Label string `json:"label"`
+			Value string `json:"value"`
 		}
 		if c.need("details") && c.unmarshal("details", &details) {
 			if len(details) < 1 || len(details) > MaxReportDetails {
 				p.add(c.name("details"), "must have 1 to %d rows (got %d)", MaxReportDetails, len(details))
 			}
 			for i, d := range details {
-				if d == nil || d.Label == nil || d.Value == nil {
-					p.add(fmt.Sprintf("%s[%d]", c.name("details"), i), "needs a label and a value")
+				if d == nil {
+					p.add(fmt.Sprintf("%s[%d]", c.name("details"), i), "must be a {label, value} object")
 					continue
 				}
-				out.Details = append(out.Details, [2]string{*d.Label, *d.Value})
+				out.Details = append(out.Details, [2]string{d.Label, d.Value})
 			}
 		}
 	}
