@@ -291,3 +291,70 @@ func TestConsimRefusals(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, before.VersionID, after.VersionID, "the target is untouched")
 }
+
+// TestConsimDefaultsAndLossUpdate runs consim with the required members
+// and a loss classification, then again updating that category attribute:
+// the default quantiles (P10, P50, P90), the number saved clamped to the
+// realisations, links {} without validation; the update keeps the
+// attribute's key, and updating a continuous attribute is refused.
+func TestConsimDefaultsAndLossUpdate(t *testing.T) {
+	h := start(t, 1)
+	c := newConsimCase(t, h)
+	loss := func(target map[string]any) map[string]any {
+		return map[string]any{
+			"material_categories": []any{map[string]any{"cutoff_grade": 0.0, "metal_price": 0.0, "label": "waste"},
+				map[string]any{"cutoff_grade": 1.5, "metal_price": 10.0, "label": "ore"}},
+			"processing_cost": 5.0, "mining_waste_cost": 1.0, "mining_ore_cost": 1.0, "metal_recovery_fraction": 1.0,
+			"target_attribute": target,
+		}
+	}
+	params := func(target map[string]any) map[string]any {
+		return map[string]any{
+			"source_object": h.url(c.pts), "source_attribute": "cu", "target_object": h.url(c.g),
+			"variogram_model": h.url(c.vario), "neighborhood": neighbourhood(8),
+			"number_of_simulations": 2, "number_of_lines": 20, "loss_calculation": loss(target),
+		}
+	}
+	job, err := h.c.RunTask(h.ctx, org, "consim", params(map[string]any{"operation": "create", "name": "cat"}))
+	require.NoError(t, err)
+	require.Equal(t, "succeeded", job.Status, "%s", job.Error)
+	var res consimResult
+	require.NoError(t, json.Unmarshal(job.Results, &res))
+	assert.Equal(t, map[string]any{}, res.Links)
+	require.Len(t, res.Target.Quantiles, 3)
+	for k, q := range []float64{0.1, 0.5, 0.9} {
+		assert.Equal(t, q, res.Target.Quantiles[k].Quantile)
+	}
+	assert.Nil(t, res.Target.Probabilities)
+	assert.Contains(t, string(job.Results), `"links":{}`)
+	assert.NotContains(t, string(job.Results), "probability_above_cutoff_attributes")
+	obj, blobs := h.latest(c.gID)
+	require.Len(t, ensembleColumns(t, h, obj, blobs, "simulations"), 2, "5 saved, clamped to 2 realisations")
+	before, err := obj.ResolveAttribute("cat")
+	require.NoError(t, err)
+	assert.Equal(t, objects.AttributeCategory, before.Type)
+
+	job, err = h.c.RunTask(h.ctx, org, "consim", params(map[string]any{"operation": "update", "reference": "cell_attributes[?name=='cat']"}))
+	require.NoError(t, err)
+	require.Equal(t, "succeeded", job.Status, "%s", job.Error)
+	require.NoError(t, json.Unmarshal(job.Results, &res))
+	assert.Equal(t, "cat", res.Target.Loss.Name)
+	obj, _ = h.latest(c.gID)
+	after, err := obj.ResolveAttribute("cat")
+	require.NoError(t, err)
+	assert.Equal(t, before.Key, after.Key)
+	named := 0
+	for _, a := range obj.Attributes("cell_attributes") {
+		if a.Name == "cat" {
+			named++
+		}
+	}
+	assert.Equal(t, 1, named, "the update replaced the attribute")
+
+	body, err := json.Marshal(map[string]any{"parameters": params(map[string]any{"operation": "update", "reference": "cell_attributes[?name=='mean']"})})
+	require.NoError(t, err)
+	r, err := h.c.Do(h.ctx, http.MethodPost, "/compute/orgs/"+org+"/geostatistics/consim", body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusUnprocessableEntity, r.Status, "%s", r.Body)
+	assert.Contains(t, string(r.Body), `"name":"loss_calculation.target_attribute.reference"`)
+}

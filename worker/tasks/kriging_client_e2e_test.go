@@ -146,7 +146,9 @@ func TestKrigingFiltersKeepUnselectedCells(t *testing.T) {
 		t.Helper()
 		target := map[string]any{"object": h.url(kc.g), "attribute": map[string]any{"operation": "update", "reference": "cell_attributes[?name=='au_ok']"}}
 		target[key] = filter
-		job, err := h.c.RunTask(h.ctx, org, "kriging", kc.params(target))
+		p := kc.params(target)
+		p["outputs"] = []string{"variance"}
+		job, err := h.c.RunTask(h.ctx, org, "kriging", p)
 		require.NoError(t, err)
 		require.Equal(t, "succeeded", job.Status, "%s", job.Error)
 	}
@@ -178,6 +180,21 @@ func TestKrigingFiltersKeepUnselectedCells(t *testing.T) {
 	require.Greater(t, changed, 0, "the update changes the selected cells")
 	obj, blobs = h.latest(kc.gid)
 	assertSameFloats(t, want, h.column(obj, blobs, "au_ok"))
+
+	// The diagnostics follow the estimate: written on the selected cells
+	// of each update, kept elsewhere (zone 2 never had one).
+	k, err := kriging.New(kc.xyz, kc.grade, kriging.Params{Variogram: kc.variogram, Method: kriging.Ordinary, Search: kc.search})
+	require.NoError(t, err)
+	full := kriging.Output{Estimate: make([]float64, n), Variance: make([]float64, n)}
+	require.NoError(t, k.Estimate(h.ctx, kc.centres, &full, nil))
+	wantVar := make([]float64, n)
+	for i := range wantVar {
+		wantVar[i] = math.NaN()
+		if kc.zone[i] != 2 {
+			wantVar[i] = full.Variance[i]
+		}
+	}
+	assertSameFloats(t, wantVar, h.column(obj, blobs, "au_ok_variance"))
 }
 
 // TestKrigingFilterRefusals checks the client-side filter checks the
