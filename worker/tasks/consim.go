@@ -388,7 +388,7 @@ type consimData struct {
 func (pl *consimPlan) transform(ctx context.Context, progress func(int, string), data *consimData) func(context.Context, []float64, []float64) ([]float64, *geostat.Distribution, error) {
 	return func(ctx context.Context, coords, values []float64) ([]float64, *geostat.Distribution, error) {
 		p := pl.p
-		progress(3, "breaking ties")
+		progress(6, "breaking ties")
 		opts := tieOptions(values, p.Sim.Seed)
 		var np *neighbor.Params
 		if p.Sim.Neighborhood != nil {
@@ -405,7 +405,7 @@ func (pl *consimPlan) transform(ctx context.Context, progress func(int, string),
 				return nil, nil, dataOf("distribution.weights", pl.sim.source, err)
 			}
 		}
-		progress(5, "building the distribution")
+		progress(7, "building the distribution")
 		dist, err := geostat.BuildDistribution(tied, w, p.Lower, p.Upper)
 		if err != nil {
 			return nil, nil, &problem.Error{Status: 422, Type: problem.ComputeInvalidData, Title: "Invalid Object Data.",
@@ -446,7 +446,7 @@ func (pl *consimPlan) Run(ctx context.Context, progress func(int, string)) (any,
 	if p.Validate {
 		hi = 70
 	}
-	so, err := sim.run(ctx, pl.env, progress, 6, hi, p.Validate)
+	so, err := sim.run(ctx, pl.env, progress, 5, hi, p.Validate)
 	if err != nil {
 		return nil, err
 	}
