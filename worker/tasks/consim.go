@@ -25,10 +25,10 @@ const (
 	MaxReportDetails = 10
 )
 
-// DefaultConsimQuantiles are the quantile levels consim computes when
+// DefaultConsimQuantiles returns the quantile levels consim computes when
 // location_wise_quantiles is absent (P10, P50, P90); a list given replaces
 // them (an empty list: none).
-var DefaultConsimQuantiles = []float64{0.1, 0.5, 0.9}
+func DefaultConsimQuantiles() []float64 { return []float64{0.1, 0.5, 0.9} }
 
 // The names of the ensembles consim saves on its target.
 var consimEnsembles = []string{"simulations", "simulations_normal_score", "point_simulations", "point_simulations_normal_score"}
@@ -196,7 +196,7 @@ func DecodeConsim(raw []byte) (*ConsimParams, error) {
 		}
 	}
 
-	out.Ops = ensemble.Operations{Summary: true, Quantiles: DefaultConsimQuantiles}
+	out.Ops = ensemble.Operations{Summary: true, Quantiles: DefaultConsimQuantiles()}
 	if q, ok := f.numbers("location_wise_quantiles"); ok {
 		out.Ops.Quantiles = q
 	}

@@ -4,8 +4,9 @@
 // routes with object URLs and attribute expressions), validates every field
 // before a job exists (invalid fields are reported together, each named),
 // loads the source objects, calls the library (neighbor, kriging, tbsim,
-// geostat/ties, geostat/report) and writes the result as a new version of
-// the target object.
+// geostat/ties, geostat/report, geostat/ensemble) and writes the result as a
+// new version of the target object (writers of one object take turns; see
+// commit in write.go).
 //
 // The request members of every task are declared once, in rule tables
 // (name, JSON type, required, bounds, default, allowed values, nested
