@@ -35,8 +35,16 @@ func newConsimCase(t *testing.T, h *harness) *consimCase {
 	c.ptsID = h.put(b, c.pts, b.Pointset("1.3.0", c.xyz, b.Scalar("cu", "k-cu", c.grade), b.Scalar("w", "k-w", c.w)))
 	h.put(b, c.vario, objecttest.Variogram("1.2.0"))
 	spec := objecttest.GridSpec{Size: [3]int{10, 8, 3}, CellSize: [3]float64{10, 12.5, 6.5}}
-	c.gID = h.put(b, c.g, b.Grid("1.3.0", spec))
-	c.g2ID = h.put(b, c.g2, b.Grid("1.3.0", spec))
+	// zone is 1 on two thirds of the cells, 0 on the others (a target
+	// filter keeps zone > 0.5).
+	zone := make([]float64, 10*8*3)
+	for i := range zone {
+		if i%3 != 0 {
+			zone[i] = 1
+		}
+	}
+	c.gID = h.put(b, c.g, b.Grid("1.3.0", spec, b.Scalar("zone", "k-zone", zone)))
+	c.g2ID = h.put(b, c.g2, b.Grid("1.3.0", spec, b.Scalar("zone", "k-zone", zone)))
 	return c
 }
 
@@ -78,7 +86,7 @@ type consimResult struct {
 }
 
 // TestConsimEqualsTheChainOfTasks runs consim, then the same workflow as
-// single tasks with the same seed (break-ties over HTTP, the distribution
+// single tasks with the same seed and target filter (break-ties over HTTP, the distribution
 // built by the library and stored, conditional-turning-bands over HTTP,
 // location-wise statistics and the loss classification computed by the
 // library on the stored ensemble), and checks that every output is bit
@@ -102,6 +110,7 @@ func TestConsimEqualsTheChainOfTasks(t *testing.T) {
 		"target_attribute": map[string]any{"operation": "create", "name": "ore_loss_cat"},
 	}
 	quantiles, probs, means := []float64{0.25, 0.5}, []float64{1.0, 2.5}, []float64{2.0}
+	zoneFilter := map[string]any{"where": map[string]any{"type": "condition", "attribute": "cell_attributes[?name=='zone']", "operator": "greater_than", "threshold": 0.5}}
 	job, err := h.c.RunTask(h.ctx, org, "consim", map[string]any{
 		"source_object": h.url(c.pts), "source_attribute": "locations.attributes[?name=='cu']",
 		"target_object": h.url(c.g), "variogram_model": h.url(c.vario), "neighborhood": nb,
@@ -111,7 +120,7 @@ func TestConsimEqualsTheChainOfTasks(t *testing.T) {
 		"kriging_method": "simple", "number_of_lines": 60, "number_of_simulations": reals, "random_seed": seed,
 		"number_of_simulations_to_save": save, "loss_calculation": loss,
 		"location_wise_quantiles": quantiles, "probability_above_cutoff": probs, "mean_above_cutoff": means,
-		"perform_validation": false,
+		"perform_validation": false, "filter": zoneFilter,
 	})
 	require.NoError(t, err)
 	require.Equal(t, "succeeded", job.Status, "%s", job.Error)
@@ -171,7 +180,7 @@ func TestConsimEqualsTheChainOfTasks(t *testing.T) {
 		"source": h.url(c.pts), "source_attribute": "locations.attributes[?name=='cu_bt']",
 		"target": h.url(c.g2), "distribution": h.url("cs/dist.json"), "variogram_model": h.url(c.vario),
 		"neighborhood": nb, "block_discretization": disc, "kriging_method": "simple",
-		"number_of_lines": 60, "realizations": reals, "random_seed": seed, "save_gaussian_results": true,
+		"number_of_lines": 60, "realizations": reals, "random_seed": seed, "save_gaussian_results": true, "filter": zoneFilter,
 	})
 	require.NoError(t, err)
 	require.Equal(t, "succeeded", job.Status, "%s", job.Error)
@@ -208,6 +217,12 @@ func TestConsimEqualsTheChainOfTasks(t *testing.T) {
 	require.NoError(t, err)
 	used := map[int64]bool{}
 	for i, k := range keys {
+		if i%3 == 0 { // filtered out: no realisation, no category
+			require.Equal(t, ensemble.NoCategory, k, "cell %d", i)
+			require.False(t, cat.Valid[i], "cell %d has no category", i)
+			require.True(t, math.IsNaN(want.Mean[i]), "cell %d has no mean", i)
+			continue
+		}
 		require.True(t, cat.Valid[i], "cell %d has a category", i)
 		require.Equal(t, int64(k), cat.Keys[i], "cell %d", i)
 		used[cat.Keys[i]] = true
