@@ -210,6 +210,8 @@ func decode(topic, task string, body []byte) error {
 		_, err = tasks.DecodeNormalScore(body)
 	case "idw":
 		_, err = tasks.DecodeIDW(body)
+	case "consim":
+		_, err = tasks.DecodeConsim(body)
 	default:
 		return fmt.Errorf("no decoder for %s/%s", topic, task)
 	}
@@ -238,10 +240,40 @@ func extraValid() []request {
 		  "neighborhood": {"ellipsoid": {"ellipsoid_ranges": {"major": 100, "semi_major": 50, "minor": 10}, "rotation": {"dip_azimuth": 0, "dip": 0, "pitch": 0}},
 		    "max_samples": 20, "min_samples": 4}}}`},
 		{tasks.TopicCurrent, "kriging", `{"parameters": {"source": {"object": "` + base + `path/p.json", "attribute": "au"},
-		  "target": {"object": "` + base + `path/g.json", "attribute": {"operation": "update", "reference": "cell_attributes[?key=='k1']"}},
+		  "target": {"object": "` + base + `path/g.json", "attribute": {"operation": "update", "reference": "cell_attributes[?key=='k1']"},
+		    "filter": {"where": {"type": "condition", "attribute": "zone", "operator": "in", "values": [1], "threshold": null}},
+		    "region_filter": {"attribute": "zone", "names": ["top", "mid"], "values": null}},
 		  "variogram": "` + base + `path/v.json", "kriging_method": {"type": "simple", "mean": 2.5},
 		  "neighborhood": {"ellipsoid": {"ellipsoid_ranges": {"major": 1, "semi_major": 1, "minor": 1}}, "max_samples": 16},
 		  "block_discretization": {"nx": 3}, "outputs": ["variance", "slope"]}}`},
+		{tasks.TopicCurrent, "kriging", `{"source": {"object": "` + base + `path/p.json", "attribute": "au", "filter": null},
+		  "target": {"object": "` + base + `path/g.json", "attribute": {"operation": "create", "name": "est"}, "region_filter": {"attribute": "zone", "values": [1, 3]}},
+		  "variogram": "` + base + `path/v.json", "neighborhood": {"ellipsoid": {"ellipsoid_ranges": {"major": 1, "semi_major": 1, "minor": 1}}, "max_samples": 16}}`},
+		{tasks.TopicCurrent, "knn", `{"source": {"object": "` + base + `path/p.json", "attribute": "au"},
+		  "target": {"object": "` + base + `path/g.json", "attribute": {"operation": "update", "reference": "cell_attributes[?name=='est']"},
+		    "filter": {"where": {"type": "condition", "attribute": "depth", "operator": "less_than", "threshold": 10, "values": null}}},
+		  "neighborhood": {"ellipsoid": {"ellipsoid_ranges": {"major": 1, "semi_major": 1, "minor": 1}}, "max_samples": 4}}`},
+		// consim with every member, and with the required ones only.
+		{tasks.TopicCurrent, "consim", `{"parameters": {"source_object": "` + base + `path/p.json", "source_attribute": "locations.attributes[?name=='au']",
+		  "target_object": "` + base + `path/g.json",
+		  "filter": {"where": {"type": "condition", "attribute": "m", "operator": "equal", "threshold": 1}},
+		  "source_filter": {"where": {"type": "any_of", "filters": [{"type": "condition", "attribute": "d", "operator": "in", "values": ["ore", 2]}]}},
+		  "neighborhood": {"ellipsoid": {"ellipsoid_ranges": {"major": 100, "semi_major": 50, "minor": 10}, "rotation": {"dip_azimuth": 0, "dip": 0, "pitch": 0}}, "max_samples": 24, "min_samples": 2},
+		  "variogram_model": "` + base + `path/v.json", "block_discretization": {"nx": 2, "ny": 2, "nz": 1},
+		  "distribution": {"weights": "locations.attributes[?name=='w']", "tail_extrapolation": {"upper": {"power": 0.5, "max": 40.0}, "lower": {"power": 1.0, "min": 0.0}}},
+		  "kriging_method": "ordinary", "number_of_lines": 200, "number_of_simulations": 10, "random_seed": 7, "number_of_simulations_to_save": 3,
+		  "loss_calculation": {"material_categories": [{"cutoff_grade": 0.0, "metal_price": 0.0, "label": "waste"}, {"cutoff_grade": 1.5, "metal_price": 20.0, "label": "ore"}],
+		    "processing_cost": 10.0, "mining_waste_cost": 2.0, "mining_ore_cost": 3.0, "metal_recovery_fraction": 0.9,
+		    "target_attribute": {"operation": "create", "name": "ore_loss_cat"}},
+		  "location_wise_quantiles": [0.1, 0.5, 0.9], "probability_above_cutoff": [1.0, 2.0], "mean_above_cutoff": [1.0],
+		  "perform_validation": true, "report_context": {"title": "Cu", "details": [{"label": "Domain", "value": "1"}]},
+		  "report_mean_thresholds": {"acceptable": 0.05, "marginal": 0.1}}}`},
+		{tasks.TopicCurrent, "consim", `{"source_object": "` + base + `path/p.json", "source_attribute": "au", "target_object": "` + base + `path/g.json",
+		  "neighborhood": {"ellipsoid": {"ellipsoid_ranges": {"major": 100, "semi_major": 50, "minor": 10}}, "max_samples": 24},
+		  "variogram_model": "` + base + `path/v.json", "kriging_method": {"type": "simple"},
+		  "loss_calculation": {"material_categories": [{"cutoff_grade": 0, "metal_price": 0, "label": "waste"}],
+		    "processing_cost": 0, "mining_waste_cost": 0, "mining_ore_cost": 0, "metal_recovery_fraction": 1,
+		    "target_attribute": {"operation": "update", "reference": "cell_attributes[?name=='cat']"}}}`},
 		{tasks.TopicCurrent, "simulation-report", `{"simulation_source": "` + base + `path/p.json", "source_attribute": "au",
 		  "simulation_target": "` + base + `path/g.json", "point_simulations": "a", "point_simulations_normal_score": "b",
 		  "block_simulations": "c", "block_simulations_normal_score": "d", "variogram_model": "` + base + `path/v.json",
@@ -377,6 +409,10 @@ func TestSchemaAgreesWithDecoder(t *testing.T) {
 	ell := `{"ellipsoid_ranges": {"major": 100, "semi_major": 50, "minor": 10}}`
 	src := `{"object": "` + base + `path/p.json", "attribute": "au"}`
 	tgt := `{"object": "` + base + `path/g.json", "attribute": {"operation": "create", "name": "x"}}`
+	consim := func(member string) string {
+		return `{"source_object": "` + base + `path/p.json", "source_attribute": "au", "target_object": "` + base + `path/g.json",
+		  "neighborhood": {"ellipsoid": ` + ell + `, "max_samples": 4}, "variogram_model": "` + base + `path/v.json", ` + member + `}`
+	}
 	knn := func(nb string) string {
 		return `{"parameters": {"source": ` + src + `, "target": ` + tgt + `, "neighborhood": ` + nb + `}}`
 	}
@@ -432,6 +468,15 @@ func TestSchemaAgreesWithDecoder(t *testing.T) {
 		{tasks.TopicCurrent, "normal-score", `{"source": ` + src + `, "target": ` + tgt + `, "distribution": "` + base + `path/d.json"}`},
 		{tasks.TopicCurrent, "idw", `{"source": ` + src + `, "target": ` + tgt + `, "neighborhood": {"ellipsoid": ` + ell + `, "max_samples": 4}}`},
 		{tasks.TopicCurrent, "idw", `{"source": ` + src + `, "target": ` + tgt + `, "neighborhood": {"ellipsoid": ` + ell + `, "max_samples": 4}, "power": -1}`},
+		{tasks.TopicCurrent, "consim", consim(`"number_of_simulations_to_save": 101`)},
+		{tasks.TopicCurrent, "consim", consim(`"number_of_lines": 1001`)},
+		{tasks.TopicCurrent, "consim", consim(`"distribution": {"tail_extrapolation": {"upper": {"power": 1.5, "max": 4}}}`)},
+		{tasks.TopicCurrent, "consim", consim(`"distribution": {"tail_extrapolation": {"lower": {"power": 0.5, "min": 0}}}`)},
+		{tasks.TopicCurrent, "consim", consim(`"report_context": {"title": "t", "details": [{"label": "a", "value": "b"}, {"label": "a", "value": "b"}, {"label": "a", "value": "b"},
+		  {"label": "a", "value": "b"}, {"label": "a", "value": "b"}, {"label": "a", "value": "b"}, {"label": "a", "value": "b"}, {"label": "a", "value": "b"},
+		  {"label": "a", "value": "b"}, {"label": "a", "value": "b"}, {"label": "a", "value": "b"}]}`)},
+		{tasks.TopicCurrent, "consim", consim(`"location_wise_quantiles": [1.5]`)},
+		{tasks.TopicCurrent, "consim", consim(`"kriging_method": "universal"`)},
 	}
 	for _, r := range invalid {
 		require.Error(t, decode(r.topic, r.task, []byte(r.body)), "the decoder accepts %s/%s: %s", r.topic, r.task, r.body)
@@ -541,7 +586,8 @@ func crossMember(err error) bool {
 			continue
 		}
 		if p.Reason != "must be at least the acceptable threshold" && !strings.HasPrefix(p.Reason, "must not exceed max_samples") &&
-			!strings.HasPrefix(p.Reason, "is required by the influence method") && !strings.HasPrefix(p.Reason, "is required to choose among several cell sizes") {
+			!strings.HasPrefix(p.Reason, "is required by the influence method") && !strings.HasPrefix(p.Reason, "is required to choose among several cell sizes") &&
+			p.Reason != "exactly one of names and values is required" {
 			return false
 		}
 	}

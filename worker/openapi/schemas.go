@@ -73,10 +73,10 @@ func responseSchemas() map[string]any {
 		"JobResults":   withRequired(results, "A job's state and, once it succeeded, the task result", "status", "progress", "message", "results", "error"),
 		"TaskResult": map[string]any{
 			"type":        "object",
-			"description": "A task's result: a message and what was written (object_modified in the seed's shape, target in the current one), with what the task adds (warnings, variogram_reproduction, validation_summary, validation_report, links)",
-			"required":    []string{"message"},
+			"description": "A task's result: a message (every task but consim and the current shape's simulation-report, which have none) and what was written (object_modified in the seed's shape, target in the current one), with what the task adds (warnings, variogram_reproduction, validation_summary, validation_report, links; consim always has links)",
 			"properties": map[string]any{
 				"message":         str("What the task did"),
+				"links":           map[string]any{"type": "object", "description": "consim and simulation-report: dashboard (and view) of the validation report; {} without one"},
 				"object_modified": map[string]any{"type": "object", "description": "The version written, as a geoscience-object-reference whose element path names the attribute"},
 				"target":          map[string]any{"type": "object", "description": "The version written: reference, name, description, schema_id and the attribute (or simulations) written"},
 				"warnings":        map[string]any{"type": "array", "items": map[string]any{"type": "string"}},

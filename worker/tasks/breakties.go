@@ -58,20 +58,8 @@ func (pl *breakTiesPlan) Run(ctx context.Context, progress func(int, string)) (a
 	if err != nil {
 		return nil, dataOf("source", pl.source, err)
 	}
-	// Grades are non-negative: when the data have no negative value, zero
-	// is a physical lower bound and tied minimum values are spread upwards
-	// only (docs/math.md section 6, the one-sided variant).
-	opts := ties.Options{Seed: uint64(pl.p.Seed), Progress: scaleProgress(progress, 5, 85, "breaking ties")}
-	lowest := math.Inf(1)
-	for _, v := range values {
-		if v < lowest {
-			lowest = v
-		}
-	}
-	if lowest >= 0 {
-		zero := 0.0
-		opts.LowerBound = &zero
-	}
+	opts := tieOptions(values, pl.p.Seed)
+	opts.Progress = scaleProgress(progress, 5, 85, "breaking ties")
 	var np *neighbor.Params
 	if pl.p.Neighborhood != nil {
 		prm := pl.p.Neighborhood.Params()
@@ -82,7 +70,7 @@ func (pl *breakTiesPlan) Run(ctx context.Context, progress func(int, string)) (a
 		return nil, err
 	}
 	progress(88, "writing the result")
-	w, err := writeSingle(ctx, pl.env, pl.target, pl.p.Target, pl.req.User, out)
+	w, err := writeSingle(ctx, pl.env, pl.target, pl.p.Target, pl.req.User, out, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -90,4 +78,24 @@ func (pl *breakTiesPlan) Run(ctx context.Context, progress func(int, string)) (a
 		return pl.env.seedResult(w, "Break ties completed successfully."), nil
 	}
 	return map[string]any{"message": "Break ties completed successfully.", "target": pl.env.targetAttributeResult(w)}, nil
+}
+
+// tieOptions are the tie-breaking options of break-ties (and of consim's
+// first step) for data values and a seed. Grades are non-negative: when
+// the data have no negative value, zero is a physical lower bound and tied
+// minimum values are spread upwards only (docs/math.md section 6, the
+// one-sided variant).
+func tieOptions(values []float64, seed int64) ties.Options {
+	opts := ties.Options{Seed: uint64(seed)}
+	lowest := math.Inf(1)
+	for _, v := range values {
+		if v < lowest {
+			lowest = v
+		}
+	}
+	if lowest >= 0 {
+		zero := 0.0
+		opts.LowerBound = &zero
+	}
+	return opts
 }

@@ -161,28 +161,11 @@ func (pl *classificationPlan) Run(ctx context.Context, progress func(int, string
 		a, _ := pl.target.Object.ResolveAttribute(pl.p.Target.Update)
 		name = a.Name
 	}
-	keys := c.Keys()
-	col := make([]int64, len(keys))
-	for i, k := range keys {
-		col[i] = int64(k)
-	}
-	dataKey, err := storeColumns(ctx, pl.env, ws.Org, ws.Workspace, []objects.Column{{Type: objects.TypeInt32, Int64: col}}, []string{columnName(name)})
+	cw, err := storeCategory(ctx, pl.env, ws.Org, ws.Workspace, attributeTarget(pl.p.Target), name, c.Keys(), c.LookupTable())
 	if err != nil {
 		return nil, err
 	}
-	labels := c.LookupTable()
-	tkeys := make([]int64, len(labels))
-	for i := range tkeys {
-		tkeys[i] = int64(i)
-	}
-	tableKey, err := storeColumns(ctx, pl.env, ws.Org, ws.Workspace,
-		[]objects.Column{{Type: objects.TypeInt32, Int64: tkeys}, {Type: objects.TypeString, String: labels}}, []string{"key", "value"})
-	if err != nil {
-		return nil, err
-	}
-	w, err := commit(ctx, pl.env, pl.target, ws, pl.req.User, []attributeWrite{{Target: attributeTarget(pl.p.Target),
-		Category: &objects.CategoryValues{Data: dataKey, Length: int64(len(keys)), Table: tableKey, TableLength: int64(len(labels)),
-			Missing: []int64{int64(ensemble.NoCategory)}}}})
+	w, err := commit(ctx, pl.env, pl.target, ws, pl.req.User, []attributeWrite{cw})
 	if err != nil {
 		return nil, err
 	}

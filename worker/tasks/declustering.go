@@ -371,7 +371,7 @@ func (pl *declusteringPlan) Run(ctx context.Context, progress func(int, string))
 		what += fmt.Sprintf(" over %d evaluation locations; %d samples reached by none have weight 0", res.Locations, res.Unreached)
 	}
 	progress(88, "writing the weights")
-	w, err := writeSingle(ctx, pl.env, pl.target, p.Target, pl.req.User, weights)
+	w, err := writeSingle(ctx, pl.env, pl.target, p.Target, pl.req.User, weights, nil)
 	if err != nil {
 		return nil, err
 	}

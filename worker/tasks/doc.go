@@ -4,9 +4,11 @@
 // routes with object URLs and attribute expressions), validates every field
 // before a job exists (invalid fields are reported together, each named),
 // loads the source objects, calls the library (neighbor, kriging, tbsim,
-// geostat/ties, geostat/report, geostat/declus, geostat.BuildDistribution)
-// and writes the result as a new version of the target object (or, for
-// continuous-distribution, a new distribution object).
+// geostat/ties, geostat/report, geostat/declus, geostat/ensemble,
+// geostat/variogram, geostat.BuildDistribution) and writes the result as a
+// new version of the target object (writers of one object take turns; see
+// commit in write.go) or, for continuous-distribution and variogram-model,
+// as new objects.
 //
 // The request members of every task are declared once, in rule tables
 // (name, JSON type, required, bounds, default, allowed values, nested

@@ -82,6 +82,9 @@ type Env struct {
 	// FreeDisk returns the free bytes of the data directory (nil: not
 	// checked).
 	FreeDisk func() (int64, error)
+	// writeLocks serialises the writes of one object inside the worker
+	// (set by Register; nil: writes rely on If-Match retries alone).
+	writeLocks *keyedLocks
 }
 
 func (e *Env) threads() int {

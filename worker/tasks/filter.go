@@ -56,6 +56,11 @@ func (f *fields) filterExpr(depth int) *Filter {
 			if !f.unmarshal("values", &out.Values) {
 				f.p.add(f.name("values"), "is required for operator %q", out.Operator)
 			}
+			// The client sends the unused payload as an explicit null
+			// (null counts as absent); a value there is a mismatch.
+			if f.has("threshold") {
+				f.p.add(f.name("threshold"), "applies to the comparison operators only, not to %q", out.Operator)
+			}
 			for i, v := range out.Values {
 				switch v.(type) {
 				case string, float64:
@@ -72,6 +77,9 @@ func (f *fields) filterExpr(depth int) *Filter {
 				f.p.add(f.name("threshold"), "is required for operator %q", out.Operator)
 			}
 			out.Threshold = v
+			if f.has("values") {
+				f.p.add(f.name("values"), "applies to in / not_in only, not to %q", out.Operator)
+			}
 		case out.Operator != "":
 			f.p.add(f.name("operator"), "unknown operator %q", out.Operator)
 		}
@@ -89,6 +97,35 @@ func (f *fields) filterExpr(depth int) *Filter {
 	case "":
 	default:
 		f.p.add(f.name("type"), "must be condition, all_of or any_of (got %q)", out.Type)
+	}
+	return out
+}
+
+// regionFilter decodes the legacy {"attribute", "names" | "values"} as the
+// condition "attribute in names" (or keys): exactly one list, non-null.
+func (f *fields) regionFilter() *Filter {
+	out := &Filter{Type: "condition", Operator: "in", Attribute: f.str("attribute")}
+	var names []string
+	var keys []json.Number
+	hasNames, hasKeys := f.unmarshal("names", &names), f.unmarshal("values", &keys)
+	if hasNames == hasKeys {
+		f.p.add(prefixName(f.prefix), "exactly one of names and values is required")
+		return nil
+	}
+	for _, n := range names {
+		out.Values = append(out.Values, n)
+	}
+	for i, k := range keys {
+		v, err := k.Int64()
+		if err != nil {
+			fv, ferr := k.Float64()
+			if ferr != nil || fv != math.Trunc(fv) {
+				f.p.add(fmt.Sprintf("%s[%d]", f.name("values"), i), "must be an integer")
+				continue
+			}
+			v = int64(fv)
+		}
+		out.Values = append(out.Values, float64(v))
 	}
 	return out
 }

@@ -52,6 +52,7 @@ var taskTable = map[string]map[string]preparer{
 		"continuous-distribution":   PrepareDistribution,
 		"normal-score":              PrepareNormalScore,
 		"idw":                       PrepareIDW,
+		"consim":                    PrepareConsim,
 	},
 }
 
@@ -100,6 +101,9 @@ type compute struct {
 func Register(mux server.Router, deps server.Deps, opts ComputeOptions) {
 	if opts.SyncWait <= 0 {
 		opts.SyncWait = 60 * time.Second
+	}
+	if opts.Env != nil && opts.Env.writeLocks == nil {
+		opts.Env.writeLocks = newKeyedLocks()
 	}
 	c := &compute{opts: opts, deps: deps, log: deps.Logger}
 	for _, topic := range []string{TopicSeed, TopicCurrent} {

@@ -58,8 +58,8 @@ type idwPlan struct {
 // ellipsoid-normalised distance h ≤ 1; fewer than min_samples: no value).
 // Decisions (docs/api.md): a target at distance 0 of one or more samples
 // takes their mean exactly; samples whose value is missing (or filtered
-// out) are not candidates; target rows outside the target filter get no
-// value, as in knn.
+// out) are not candidates; target rows outside the target filter keep their
+// values on update and get no value on create, as in knn.
 func PrepareIDW(ctx context.Context, env *Env, req Request) (Plan, error) {
 	p, err := DecodeIDW(req.Body)
 	if err != nil {
@@ -92,9 +92,8 @@ func (pl *idwPlan) Run(ctx context.Context, progress func(int, string)) (any, er
 	if err := ix.IDW(ctx, values, p.Power, targets, out, scaleProgress(progress, 15, 85, "estimating")); err != nil {
 		return nil, err
 	}
-	maskOut(out, keep)
 	progress(88, "writing the result")
-	w, err := writeSingle(ctx, pl.env, pl.target, p.Target, pl.req.User, out)
+	w, err := writeSingle(ctx, pl.env, pl.target, p.Target, pl.req.User, out, keep)
 	if err != nil {
 		return nil, err
 	}

@@ -97,9 +97,8 @@ func (pl *knnPlan) Run(ctx context.Context, progress func(int, string)) (any, er
 	if err := ix.Mean(ctx, values, targets, out, scaleProgress(progress, 15, 85, "estimating")); err != nil {
 		return nil, err
 	}
-	maskOut(out, keep)
 	progress(88, "writing the result")
-	w, err := writeSingle(ctx, pl.env, pl.target, p.Target, pl.req.User, out)
+	w, err := writeSingle(ctx, pl.env, pl.target, p.Target, pl.req.User, out, keep)
 	if err != nil {
 		return nil, err
 	}
@@ -113,13 +112,17 @@ func (pl *knnPlan) Run(ctx context.Context, progress func(int, string)) (any, er
 }
 
 // writeSingle stores one column and writes it as the target attribute in a
-// new version.
-func writeSingle(ctx context.Context, env *Env, target *Version, t Target, user store.User, values []float64) (*written, error) {
+// new version. keep (nil: every row) is the target filter's selection: the
+// other rows keep their values on update and get no value on create.
+func writeSingle(ctx context.Context, env *Env, target *Version, t Target, user store.User, values []float64, keep []bool) (*written, error) {
 	name := t.Name
 	if name == "" {
 		name = "values"
 	}
 	ref := ObjectRef{Org: t.Object.Org, Workspace: t.Object.Workspace, ObjectID: target.ObjectID}
+	if keep != nil {
+		return commit(ctx, env, target, ref, user, []attributeWrite{{Target: attributeTarget(t), Column: values, Keep: keep}})
+	}
 	key, err := storeFloat64(ctx, env, ref.Org, ref.Workspace, [][]float64{values}, []string{name})
 	if err != nil {
 		return nil, err

@@ -111,8 +111,15 @@ func (pl *krigingPlan) Run(ctx context.Context, progress func(int, string)) (any
 		cols = append(cols, *slots[o])
 		writes = append(writes, attributeWrite{Target: objects.AttributeTarget{Operation: objects.OperationCreate, Name: pl.name + "_" + o}})
 	}
+	// A target filter selects the rows written: the diagnostics follow the
+	// estimate (on update, an existing diagnostic attribute keeps its
+	// values outside the filter too).
 	for i := range writes {
-		maskOut(cols[i], keep)
+		if keep != nil {
+			writes[i].Column, writes[i].Keep = cols[i], keep
+			writes[i].Merge = i > 0 && p.Target.Update != ""
+			continue
+		}
 		colName := pl.name
 		if i > 0 {
 			colName = writes[i].Target.Name

@@ -131,7 +131,7 @@ func (pl *normalScorePlan) Run(ctx context.Context, progress func(int, string)) 
 		return nil, err
 	}
 	progress(88, "writing the result")
-	w, err := writeSingle(ctx, pl.env, pl.target, pl.p.Target, pl.req.User, out)
+	w, err := writeSingle(ctx, pl.env, pl.target, pl.p.Target, pl.req.User, out, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -227,6 +227,15 @@ func (f *fields) currentTarget(key string) Target {
 	if s.obj.lookup("filter") != nil {
 		out.Filter = s.filter("filter")
 	}
+	if s.obj.lookup("region_filter") != nil && s.has("region_filter") {
+		if rf := s.sub("region_filter").regionFilter(); rf != nil {
+			if out.Filter == nil {
+				out.Filter = rf
+			} else {
+				out.Filter = &Filter{Type: "all_of", Filters: []*Filter{out.Filter, rf}}
+			}
+		}
+	}
 	if !s.need("attribute") {
 		return out
 	}

@@ -204,8 +204,10 @@ func filterObject() *object {
 		{when: []string{"in", "not_in"}, obj: &object{fields: []*rule{
 			array("values", oneOf("", "A category name or key", str("", ""), number("", "")).req(),
 				"The category names (strings) or keys (numbers) to match").req(),
+			absent("threshold", "applies to the comparison operators only (null is accepted)"),
 		}}},
-		{when: ops, obj: &object{fields: []*rule{number("threshold", "The value compared against").req()}}},
+		{when: ops, obj: &object{fields: []*rule{number("threshold", "The value compared against").req(),
+			absent("values", "applies to in / not_in only (null is accepted)")}}},
 	}}
 	nested := &object{fields: []*rule{}}
 	f.variants = []variant{{when: []string{"condition"}, obj: condition}, {when: []string{"all_of", "any_of"}, obj: nested}}
@@ -213,6 +215,16 @@ func filterObject() *object {
 	filters.minItems = 1
 	nested.fields = append(nested.fields, filters)
 	return f
+}
+
+// regionFilterObject is the legacy kriging target.region_filter
+// {"attribute", "names" | "values"}: exactly one of the two lists.
+func regionFilterObject() *object {
+	return &object{ref: "RegionFilter", doc: "Legacy target filter: the rows whose category attribute has one of the names or keys; exactly one of names and values", fields: []*rule{
+		str("attribute", "The attribute expression of a category (or integer) attribute").req(),
+		array("names", str("", ""), "Category names to keep (exactly one of names and values)"),
+		array("values", integer("", 0, math.MinInt64, math.MaxInt64, "").req(), "Category keys to keep (exactly one of names and values)"),
+	}}
 }
 
 // wrapFilter is {"where": <expression>}.
@@ -337,6 +349,9 @@ func buildTables() *requestTables {
 	sourceNoFilter := currentSourceObject("SourceWithoutFilter", nil)
 	target := currentTargetObject("Target", filter)
 	targetNoFilter := currentTargetObject("TargetWithoutFilter", nil)
+	krigingTarget := currentTargetObject("KrigingTarget", filter)
+	krigingTarget.fields = append(krigingTarget.fields, member("region_filter", regionFilterObject(),
+		"Legacy form of filter (older clients): the rows whose category attribute is one of names or values; ANDed with filter when both are given"))
 	seed := func() *rule {
 		return integer("random_seed", DefaultSeed, math.MinInt64, math.MaxInt64, "Seed of the random streams")
 	}
@@ -436,9 +451,11 @@ func buildTables() *requestTables {
 					number("marginal", "Relative mean difference shown as marginal; at least acceptable").atLeast(0).defaults(0.10),
 				}}, "Thresholds of the mean check"),
 			}},
+			"consim": {doc: "The conditional simulation workflow in one job: break ties, distribution, normal score, conditional turning bands, back-transform, block averaging, location-wise statistics, optional loss classification and validation report (docs/api.md)",
+				fields: consimRules(filter, nbKriging, discMember("block_discretization"), seed(), krigingMethodRule("simple", method))},
 			"kriging": {doc: "Simple or ordinary, point or block kriging", fields: []*rule{
 				member("source", source, "The samples and their attribute").req(),
-				member("target", target, "The object and the attribute to write").req(),
+				member("target", krigingTarget, "The object and the attribute to write; a filter selects the rows written (on update the others keep their values)").req(),
 				objectRef("variogram", "The variogram object's URL"),
 				member("neighborhood", nbKriging, "The kriging neighbourhood").req(),
 				krigingMethodRule("ordinary", method),

@@ -22,6 +22,20 @@ type simulation struct {
 	distribution *geostat.Distribution
 	grid         *grid.Grid
 	masked       *grid.Masked
+	// Set by consim (zero values: the conditional-turning-bands task).
+	//
+	// names are the ensembles written (nil: the target name, and with
+	// SaveGaussian its _normal_score, _point and _point_normal_score).
+	names []string
+	// save is how many realisations (the first ones) each ensemble keeps
+	// (0: all).
+	save int
+	// transform turns the conditioning values read into those simulated
+	// and builds their distribution (nil: the values as read, with the
+	// distribution object loaded at submit).
+	transform func(ctx context.Context, coords, values []float64) ([]float64, *geostat.Distribution, error)
+	// onTile sees every finished tile, after it is written.
+	onTile func(tbsim.Tile) error
 }
 
 // prepareSimulation loads and checks everything a simulation needs.
@@ -49,15 +63,17 @@ func prepareSimulation(ctx context.Context, env *Env, req Request, p *Simulation
 			return nil, invalid(field("kriging_method"), "simple kriging conditioning needs a covariance: %v", err)
 		}
 	}
-	dv, err := loadObject(ctx, env, req.Access, req.Org, field("distribution"), p.Distribution, false)
-	if err != nil {
-		return nil, err
-	}
-	if err := requireKind(field("distribution"), dv, objects.KindDistribution); err != nil {
-		return nil, err
-	}
-	if s.distribution, err = dv.Object.Distribution.Build(ctx, dv.Blobs); err != nil {
-		return nil, invalid(field("distribution"), "%v", err)
+	if p.Distribution.Raw != "" { // consim builds its distribution from the data
+		dv, err := loadObject(ctx, env, req.Access, req.Org, field("distribution"), p.Distribution, false)
+		if err != nil {
+			return nil, err
+		}
+		if err := requireKind(field("distribution"), dv, objects.KindDistribution); err != nil {
+			return nil, err
+		}
+		if s.distribution, err = dv.Object.Distribution.Build(ctx, dv.Blobs); err != nil {
+			return nil, invalid(field("distribution"), "%v", err)
+		}
 	}
 	if s.target, err = loadObject(ctx, env, req.Access, req.Org, field("target"), p.Target.Object, true); err != nil {
 		return nil, err
@@ -133,6 +149,11 @@ func (s *simulation) run(ctx context.Context, env *Env, progress func(int, strin
 	if err != nil {
 		return nil, err
 	}
+	if s.transform != nil {
+		if values, s.distribution, err = s.transform(ctx, coords, values); err != nil {
+			return nil, err
+		}
+	}
 	in := tbsim.Input{Grid: s.grid, Masked: s.masked, Coords: coords, Values: values, Variogram: s.variogram, Distribution: s.distribution}
 	if in.Filter, err = applyFilter(ctx, "filter", s.target, p.Target.Filter, s.cells()); err != nil {
 		return nil, err
@@ -154,6 +175,13 @@ func (s *simulation) run(ctx context.Context, env *Env, progress func(int, strin
 	if p.SaveGaussian {
 		names = append(names, p.Target.Name+"_normal_score", p.Target.Name+"_point", p.Target.Name+"_point_normal_score")
 	}
+	if s.names != nil {
+		names = s.names
+	}
+	save := p.Realisations
+	if s.save > 0 {
+		save = min(s.save, save)
+	}
 	ws := p.Target.Object
 	sinks := make([]*ensembleSink, len(names))
 	defer func() {
@@ -168,12 +196,12 @@ func (s *simulation) run(ctx context.Context, env *Env, progress func(int, strin
 		if err != nil {
 			return nil, err
 		}
-		tw, err := objects.NewTableWriter(bs, float64Types(p.Realisations), objects.EnsembleColumnNames(n, p.Realisations), nil)
+		tw, err := objects.NewTableWriter(bs, float64Types(save), objects.EnsembleColumnNames(n, save), nil)
 		if err != nil {
 			bs.Abort()
 			return nil, err
 		}
-		sinks[i] = &ensembleSink{name: n, sink: bs, tw: tw, cols: make([][]float64, p.Realisations)}
+		sinks[i] = &ensembleSink{name: n, sink: bs, tw: tw, cols: make([][]float64, save)}
 	}
 	out := &simOutput{coords: coords, values: values}
 	cells := s.cells()
@@ -187,7 +215,7 @@ func (s *simulation) run(ctx context.Context, env *Env, progress func(int, strin
 		outs := [][]float64{t.Block, t.BlockGaussian, t.Point, t.PointGaussian}
 		n := t.Hi - t.Lo
 		for i, es := range sinks {
-			for r := 0; r < t.Realisations; r++ {
+			for r := range es.cols {
 				es.cols[r] = outs[i][r*n : (r+1)*n]
 			}
 			if err := es.tw.WriteFloat64Columns(es.cols); err != nil {
@@ -201,6 +229,9 @@ func (s *simulation) run(ctx context.Context, env *Env, progress func(int, strin
 			for r := 0; r < t.Realisations; r++ {
 				copy(dst[r*cells+t.Lo:r*cells+t.Hi], outs[i][r*n:(r+1)*n])
 			}
+		}
+		if s.onTile != nil {
+			return s.onTile(t)
 		}
 		return nil
 	})
@@ -222,7 +253,7 @@ func (s *simulation) run(ctx context.Context, env *Env, progress func(int, strin
 			t = attributeTarget(p.Target)
 		}
 		out.writes = append(out.writes, attributeWrite{Target: t, Values: objects.ContinuousValues{
-			Data: blob.Key, Length: int64(cells), Width: p.Realisations, Ensemble: true}})
+			Data: blob.Key, Length: int64(cells), Width: save, Ensemble: true}})
 	}
 	out.result = res
 	if p.VariogramReproduction {

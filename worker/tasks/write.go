@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
+	"sync"
 
 	"github.com/geostat-engine/geostat/worker/objects"
 	"github.com/geostat-engine/geostat/worker/store"
@@ -70,21 +72,87 @@ func float64Types(n int) []objects.DataType {
 // attributeWrite is one attribute to write into the target's new version:
 // continuous Values, or a category attribute when Category is set.
 type attributeWrite struct {
-	Target   objects.AttributeTarget
-	Values   objects.ContinuousValues
+	Target objects.AttributeTarget
+	// Values are the stored values; when Keep is set, commit stores them
+	// from Column instead.
+	Values objects.ContinuousValues
+	// Column holds the computed values of a filtered write (one per
+	// target row) and Keep the rows the target filter selected. Commit
+	// writes Column on the selected rows; on the others an update keeps the
+	// attribute's values in the latest version (as does a create when
+	// Merge is set and an attribute of that name exists there), anything
+	// else gets no value (NaN).
+	Column []float64
+	Keep   []bool
+	Merge  bool
+	// Category, when set, writes a category attribute instead (Values,
+	// Column and Keep unused).
 	Category *objects.CategoryValues
 }
 
+// filtered returns the column a filtered write stores into the latest
+// version: the computed values on the selected rows, the latest version's
+// values of the attribute elsewhere when it is kept, else NaN.
+func (w *attributeWrite) filtered(ctx context.Context, latest *Version) ([]float64, error) {
+	out := append([]float64(nil), w.Column...)
+	var prev []float64
+	var a *objects.Attribute
+	var err error
+	switch {
+	case w.Target.Operation == objects.OperationUpdate:
+		a, err = latest.Object.ResolveAttribute(w.Target.Reference)
+		if err != nil {
+			return nil, fmt.Errorf("the target attribute %q disappeared while the task ran: %w", w.Target.Reference, err)
+		}
+	case w.Merge:
+		// A create writes into the object's first attribute list.
+		attrs := latest.Object.Attributes(latest.Object.AttributeLists()[0])
+		for i := range attrs {
+			if attrs[i].Name == w.Target.Name {
+				a = &attrs[i]
+			}
+		}
+	}
+	if a != nil && (a.IsContinuous() || a.Type == objects.AttributeInteger) && a.Width() == 1 {
+		cols, err := latest.Object.ReadContinuous(ctx, latest.Blobs, a)
+		if err != nil {
+			return nil, fmt.Errorf("reading the target attribute %q: %w", a.Name, err)
+		}
+		if len(cols[0]) == len(out) {
+			prev = cols[0]
+		}
+	}
+	for i, k := range w.Keep {
+		if !k {
+			out[i] = math.NaN()
+			if prev != nil {
+				out[i] = prev[i]
+			}
+		}
+	}
+	return out, nil
+}
+
 // commit writes attributes into a new version of the target object. It
-// applies them to the latest version (retrying when another writer got
-// there first), after checking that the geometry is still the one the task
-// computed on. The first attribute is the task's main result.
+// applies them to the latest version, after checking that the geometry is
+// still the one the task computed on: writers of one object inside this
+// worker take turns (a lock per object), and a version written meanwhile by
+// anyone else (the object API) makes it re-read the latest version and
+// apply the writes again (If-Match). So concurrent jobs writing different
+// attributes of one object, or one attribute through disjoint target
+// filters, all keep their results. The first attribute is the task's main
+// result.
 func commit(ctx context.Context, env *Env, prepared *Version, ref ObjectRef, user store.User, writes []attributeWrite) (*written, error) {
 	latestRef := ref
 	latestRef.Version = ""
 	if prepared.ObjectID != "" {
 		latestRef.ObjectID, latestRef.Path = prepared.ObjectID, ""
 	}
+	unlock, err := env.writeLocks.lock(ctx, ref.Org+"/"+ref.Workspace+"/"+prepared.ObjectID)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	for attempt := 0; attempt < 8; attempt++ {
 		latest, err := env.Store.Get(ctx, latestRef)
 		if err != nil {
@@ -96,8 +164,22 @@ func commit(ctx context.Context, env *Env, prepared *Version, ref ObjectRef, use
 		obj := latest.Object.Clone()
 		var first *objects.Attribute
 		for i, w := range writes {
+			if w.Keep != nil {
+				col, err := w.filtered(ctx, latest)
+				if err != nil {
+					return nil, err
+				}
+				name := w.Target.Name
+				if name == "" {
+					name = "values"
+				}
+				key, err := storeFloat64(ctx, env, ref.Org, ref.Workspace, [][]float64{col}, []string{name})
+				if err != nil {
+					return nil, err
+				}
+				w.Values = objects.ContinuousValues{Data: key, Length: int64(len(col)), Width: 1}
+			}
 			var a *objects.Attribute
-			var err error
 			if w.Category != nil {
 				a, err = obj.WriteCategory(w.Target, *w.Category)
 			} else {
@@ -214,4 +296,48 @@ func attributeTarget(t Target) objects.AttributeTarget {
 		return objects.AttributeTarget{Operation: objects.OperationUpdate, Reference: t.Update}
 	}
 	return objects.AttributeTarget{Operation: objects.OperationCreate, Name: t.Name}
+}
+
+// keyedLocks serialises the writers of one object inside a worker: one
+// channel (a mutex that honours cancellation) per key while it is held.
+type keyedLocks struct {
+	mu   sync.Mutex
+	held map[string]*keyedLock
+}
+
+type keyedLock struct {
+	ch      chan struct{}
+	waiters int
+}
+
+func newKeyedLocks() *keyedLocks { return &keyedLocks{held: map[string]*keyedLock{}} }
+
+// lock takes the lock of key, waiting for its holder; a nil *keyedLocks
+// does not lock. The returned function releases it.
+func (k *keyedLocks) lock(ctx context.Context, key string) (func(), error) {
+	if k == nil {
+		return func() {}, nil
+	}
+	k.mu.Lock()
+	l := k.held[key]
+	if l == nil {
+		l = &keyedLock{ch: make(chan struct{}, 1)}
+		k.held[key] = l
+	}
+	l.waiters++
+	k.mu.Unlock()
+	release := func() {
+		k.mu.Lock()
+		if l.waiters--; l.waiters == 0 {
+			delete(k.held, key)
+		}
+		k.mu.Unlock()
+	}
+	select {
+	case l.ch <- struct{}{}:
+		return func() { <-l.ch; release() }, nil
+	case <-ctx.Done():
+		release()
+		return nil, ctx.Err()
+	}
 }

@@ -1,0 +1,177 @@
+package scenarios
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"time"
+
+	"github.com/geostat-engine/geostat/bench/harness"
+	"github.com/geostat-engine/geostat/geostat/ensemble"
+	"github.com/geostat-engine/geostat/geostat/synthetic"
+	"github.com/geostat-engine/geostat/worker/demo"
+	"github.com/geostat-engine/geostat/worker/server"
+	"github.com/geostat-engine/geostat/worker/service"
+	"github.com/geostat-engine/geostat/worker/workertest"
+)
+
+// consimOps are the location-wise statistics both sides of the consim
+// scenario compute: consim's defaults (summary, P10, P50, P90) and two
+// cutoffs for P(X > c) and E[X | X > c].
+var consimOps = ensemble.Operations{Summary: true, Quantiles: []float64{0.1, 0.5, 0.9}, ProbabilityAbove: []float64{0.5, 1.5}, MeanAbove: []float64{0.5, 1.5}}
+
+func consimScenario() harness.Scenario {
+	return harness.Scenario{
+		Name: "consim",
+		Description: "in-process worker: the consim workflow over HTTP (500 lines, SK, location-wise statistics, no saved " +
+			"realisations, so that both sides write about as many columns), then " +
+			"conditional-turning-bands alone and location-wise alone (geostat/ensemble over its ensemble's Parquet blob); " +
+			"details give the three times and consim / (conditional-turning-bands + location-wise)",
+		Setup: setupConsim,
+	}
+}
+
+func setupConsim(ctx context.Context, cfg harness.Config) (*harness.Workload, error) {
+	c, err := synthetic.New(synthetic.Simulation(cfg.Size, cfg.Seed))
+	if err != nil {
+		return nil, err
+	}
+	set, err := demo.Build(c)
+	if err != nil {
+		return nil, fmt.Errorf("building the case's objects: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "geostat-bench-consim-")
+	if err != nil {
+		return nil, err
+	}
+	svc, err := service.New(service.Options{Options: server.Options{
+		Addr: "127.0.0.1:0", DataDir: dir,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Stdout: io.Discard,
+		Getenv: func(k string) string {
+			if k == server.TokenEnv {
+				return workerToken
+			}
+			return ""
+		},
+	}})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("starting the worker: %w", err)
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- svc.Run(runCtx) }()
+	closeAll := func() {
+		cancel()
+		<-done
+		os.RemoveAll(dir)
+	}
+	client := &workertest.Client{Base: svc.URL(), Token: workerToken}
+	const ws = "00000000-0000-4000-8000-00000000c0c0"
+	if err := uploadSet(ctx, client, demo.Org, ws, set); err != nil {
+		closeAll()
+		return nil, err
+	}
+	url := func(p string) string { return client.ObjectURL(demo.Org, ws, p) }
+
+	// Both simulations use the same explicit neighbourhood: the ellipsoid
+	// of the structure with the longest major range, 32 samples (the
+	// default of conditional-turning-bands).
+	longest := c.Variogram.Structures[0].Ellipsoid
+	for _, s := range c.Variogram.Structures {
+		if s.Ellipsoid.Major > longest.Major {
+			longest = s.Ellipsoid
+		}
+	}
+	nb := map[string]any{"max_samples": 32, "ellipsoid": map[string]any{
+		"ellipsoid_ranges": map[string]any{"major": longest.Major, "semi_major": longest.SemiMajor, "minor": longest.Minor},
+		"rotation":         map[string]any{"dip_azimuth": longest.Rotation.DipAzimuth, "dip": longest.Rotation.Dip, "pitch": longest.Rotation.Pitch}}}
+	realisations := simulationRealisations(cfg.Size)
+	cells := c.Grid.NumCells()
+	seed := cfg.Seed % (1 << 53)
+	var consimS, ctbS, lwS float64
+	var stats *ensemble.Statistics
+	w := &harness.Workload{
+		Info: fmt.Sprintf("%d data, %d cells (%v), %s, 500 lines, SK; statistics: summary, 3 quantiles, 2 cutoffs",
+			len(c.Grades), cells, c.Grid.Size, plural(realisations, "realisation")),
+		Items:  int64(cells),
+		Unit:   "cells",
+		Counts: []harness.Count{{Name: "cell realisations", PerRun: float64(cells * realisations)}},
+		Close:  closeAll,
+	}
+	run := func(ctx context.Context, task string, params map[string]any) (float64, error) {
+		t0 := time.Now()
+		job, err := client.RunTask(ctx, demo.Org, task, params)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", task, err)
+		}
+		if job.Status != "succeeded" {
+			return 0, fmt.Errorf("%s job %s: %s", task, job.Status, job.Error)
+		}
+		return time.Since(t0).Seconds(), nil
+	}
+	w.Run = func(ctx context.Context, _ func(done, total int)) error {
+		stats = nil
+		var err error
+		if consimS, err = run(ctx, "consim", map[string]any{
+			"source_object": url(demo.PointsPath), "source_attribute": "locations.attributes[?name=='cu']",
+			"target_object": url(demo.GridPath), "variogram_model": url(demo.VariogramPath), "neighborhood": nb,
+			"number_of_simulations": realisations, "number_of_lines": simulationLines, "random_seed": seed,
+			"kriging_method": "simple", "number_of_simulations_to_save": 0,
+			"location_wise_quantiles":  consimOps.Quantiles,
+			"probability_above_cutoff": consimOps.ProbabilityAbove, "mean_above_cutoff": consimOps.MeanAbove,
+		}); err != nil {
+			return err
+		}
+		if ctbS, err = run(ctx, "conditional-turning-bands", map[string]any{
+			"source": url(demo.PointsPath), "source_attribute": "locations.attributes[?name=='cu']",
+			"target": url(demo.GridPath), "distribution": url(demo.DistributionPath), "variogram_model": url(demo.VariogramPath),
+			"neighborhood": nb, "realizations": realisations, "number_of_lines": simulationLines, "random_seed": seed,
+			"kriging_method": "simple",
+		}); err != nil {
+			return err
+		}
+		blob, err := downloadEnsemble(ctx, client, demo.Org, ws, demo.GridPath, "simulation-results")
+		if err != nil {
+			return err
+		}
+		// location-wise alone: stream the stored ensemble's Parquet blob
+		// row group by row group through the statistics.
+		t0 := time.Now()
+		src, err := newParquetSource(bytes.NewReader(blob), int64(len(blob)), cells, realisations)
+		if err != nil {
+			return err
+		}
+		if stats, err = ensemble.Compute(ctx, src, consimOps); err != nil {
+			return err
+		}
+		lwS = time.Since(t0).Seconds()
+		return nil
+	}
+	w.Check = func() error {
+		if stats == nil {
+			return fmt.Errorf("no statistics")
+		}
+		if _, err := checkValues("mean", stats.Mean, c.Distribution.Min(), c.Distribution.Max(), cells); err != nil {
+			return err
+		}
+		if !(consimS > 0 && ctbS > 0 && lwS > 0) {
+			return fmt.Errorf("timings %v, %v, %v", consimS, ctbS, lwS)
+		}
+		return nil
+	}
+	w.Release = func() { stats = nil }
+	w.Details = func() map[string]float64 {
+		ratio := math.NaN()
+		if ctbS+lwS > 0 {
+			ratio = consimS / (ctbS + lwS)
+		}
+		return map[string]float64{"consim_seconds": consimS, "conditional_turning_bands_seconds": ctbS,
+			"location_wise_seconds": lwS, "consim_ratio": ratio}
+	}
+	return w, nil
+}
