@@ -236,3 +236,26 @@ func Assemble(ctx context.Context, pl *Plan, writers []*objects.TableWriter, get
 	}
 	return nil
 }
+
+// WriteSingle writes the ensembles of the job (in, p) in one process, the
+// way the worker's simulation task does (tbsim.Stream, one
+// WriteFloat64Columns per tile): the reference the assembled files equal.
+func WriteSingle(ctx context.Context, in tbsim.Input, p tbsim.Params, writers []*objects.TableWriter) error {
+	if len(writers) != Outputs(p) {
+		return fmt.Errorf("shard: %d writers for %d outputs", len(writers), Outputs(p))
+	}
+	cols := make([][]float64, p.Realisations)
+	_, err := tbsim.Stream(ctx, in, p, func(tl tbsim.Tile) error {
+		n := tl.Hi - tl.Lo
+		for o, src := range [][]float64{tl.Block, tl.BlockGaussian, tl.Point, tl.PointGaussian}[:len(writers)] {
+			for r := range cols {
+				cols[r] = src[r*n : (r+1)*n]
+			}
+			if err := writers[o].WriteFloat64Columns(cols); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return err
+}

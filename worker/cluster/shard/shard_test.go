@@ -65,20 +65,7 @@ func float64Types(n int) []objects.DataType {
 // does: tbsim.Stream, one WriteFloat64Columns per tile.
 func singleProcess(t testing.TB, in tbsim.Input, p tbsim.Params) []objects.Blob {
 	ws, _ := newWriters(t, Outputs(p), p.Realisations)
-	cols := make([][]float64, p.Realisations)
-	_, err := tbsim.Stream(context.Background(), in, p, func(tl tbsim.Tile) error {
-		n := tl.Hi - tl.Lo
-		for o, src := range [][]float64{tl.Block, tl.BlockGaussian, tl.Point, tl.PointGaussian}[:len(ws)] {
-			for r := range cols {
-				cols[r] = src[r*n : (r+1)*n]
-			}
-			if err := ws[o].WriteFloat64Columns(cols); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	require.NoError(t, err)
+	require.NoError(t, WriteSingle(context.Background(), in, p, ws))
 	var out []objects.Blob
 	for _, w := range ws {
 		b, err := w.Close()
