@@ -28,6 +28,8 @@ func All() []harness.Scenario {
 		parquetRead(),
 		locationWise(),
 		workerE2E(),
+		clusterQueue(),
+		clusterAssemble(),
 	}
 }
 

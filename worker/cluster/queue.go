@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -307,6 +308,17 @@ func (q *Queue) Work(ctx context.Context, h Handler, onEvent func(Event)) error 
 		}
 		return fmt.Errorf("cluster: consumer: %w", err)
 	}
+	// One watcher of every job's cancel key for the life of the loop.
+	cw := &cancelWatch{cancelled: map[string]bool{}}
+	w, err := q.kv.Watch(ctx, "cancel.>")
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("cluster: watching cancellations: %w", err)
+	}
+	defer w.Stop()
+	go cw.follow(ctx, w)
 	specs := map[string]json.RawMessage{}
 	for ctx.Err() == nil {
 		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Second))
@@ -322,7 +334,7 @@ func (q *Queue) Work(ctx context.Context, h Handler, onEvent func(Event)) error 
 			continue
 		}
 		for msg := range batch.Messages() {
-			ev := q.process(ctx, msg, h, specs)
+			ev := q.process(ctx, msg, h, specs, cw)
 			if onEvent != nil {
 				onEvent(ev)
 			}
@@ -342,7 +354,54 @@ type Event struct {
 	Err     error
 }
 
-func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, specs map[string]json.RawMessage) Event {
+// cancelWatch follows the cancel keys: which jobs are cancelled, and the
+// job and stop function of the running shard.
+type cancelWatch struct {
+	mu        sync.Mutex
+	cancelled map[string]bool
+	job       string
+	stop      func()
+}
+
+func (cw *cancelWatch) follow(ctx context.Context, w jetstream.KeyWatcher) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case e, ok := <-w.Updates():
+			if !ok {
+				return
+			}
+			if e == nil || e.Operation() != jetstream.KeyValuePut {
+				continue
+			}
+			job := strings.TrimPrefix(e.Key(), "cancel.")
+			cw.mu.Lock()
+			cw.cancelled[job] = true
+			if cw.job == job && cw.stop != nil {
+				cw.stop()
+			}
+			cw.mu.Unlock()
+		}
+	}
+}
+
+func (cw *cancelWatch) isCancelled(job string) bool {
+	cw.mu.Lock()
+	defer cw.mu.Unlock()
+	return cw.cancelled[job]
+}
+
+// running registers the shard being computed; it returns false when the
+// job is already cancelled.
+func (cw *cancelWatch) running(job string, stop func()) bool {
+	cw.mu.Lock()
+	defer cw.mu.Unlock()
+	cw.job, cw.stop = job, stop
+	return !cw.cancelled[job]
+}
+
+func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, specs map[string]json.RawMessage, cw *cancelWatch) Event {
 	rest, _ := strings.CutPrefix(msg.Subject(), "shard.")
 	job, shard, _ := strings.Cut(rest, ".")
 	ev := Event{Job: job, Shard: shard}
@@ -354,7 +413,7 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, specs
 		ev.Outcome, ev.Err = outcome, err
 		return ev
 	}
-	if _, err := q.kv.Get(ctx, "cancel."+job); err == nil {
+	if cw.isCancelled(job) {
 		return term("cancelled", nil)
 	}
 	if _, err := q.kv.Get(ctx, "fail."+job); err == nil {
@@ -384,24 +443,10 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, specs
 	// Compute with progress reports, stopping when the job is cancelled.
 	cctx, stop := context.WithCancel(ctx)
 	defer stop()
-	cancelled := make(chan struct{})
-	if w, err := q.kv.Watch(cctx, "cancel."+job, jetstream.UpdatesOnly()); err == nil {
-		defer w.Stop()
-		go func() {
-			for {
-				select {
-				case <-cctx.Done():
-					return
-				case e := <-w.Updates():
-					if e != nil && e.Operation() == jetstream.KeyValuePut {
-						close(cancelled)
-						stop()
-						return
-					}
-				}
-			}
-		}()
+	if !cw.running(job, stop) {
+		return term("cancelled", nil)
 	}
+	defer cw.running("", nil)
 	go func() {
 		t := time.NewTicker(q.cfg.AckWait / 3)
 		defer t.Stop()
@@ -415,10 +460,8 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, specs
 		}
 	}()
 	blob, err := h(cctx, job, spec, shard)
-	select {
-	case <-cancelled:
+	if cw.isCancelled(job) {
 		return term("cancelled", err)
-	default:
 	}
 	if ctx.Err() != nil {
 		ev.Outcome, ev.Err = "abandoned", ctx.Err()
