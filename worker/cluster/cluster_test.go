@@ -442,3 +442,99 @@ func TestThreeNodeCluster(t *testing.T) {
 	}
 	j.check(t, ctx, queues[0], job)
 }
+
+// A shard whose every delivery dies (workers killed each time) fails its
+// job once MaxDeliver is reached, instead of leaving it waiting for ever.
+func TestMaxDeliverFailsJob(t *testing.T) {
+	ns := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cfg := cluster.Config{AckWait: time.Second, MaxDeliver: 2}
+	q, err := cluster.Open(ctx, connect(t, ns, "w"), cfg)
+	require.NoError(t, err)
+	const job = "job-dies"
+	require.NoError(t, q.Submit(ctx, job, json.RawMessage(`{}`), []string{"only"}))
+	for attempt := 1; attempt <= 2; attempt++ {
+		wctx, kill := context.WithCancel(ctx)
+		taken := make(chan struct{}, 1)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = q.Work(wctx, func(ctx context.Context, _ string, _ json.RawMessage, _ string) ([]byte, error) {
+				taken <- struct{}{}
+				<-ctx.Done()
+				return nil, ctx.Err()
+			}, nil)
+		}()
+		select {
+		case <-taken:
+		case <-ctx.Done():
+			t.Fatalf("delivery %d never came", attempt)
+		}
+		kill()
+		<-done
+	}
+	// A healthy worker (its reaper) records the failure.
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = q.Work(wctx, func(context.Context, string, json.RawMessage, string) ([]byte, error) {
+			return nil, fmt.Errorf("a third delivery must not happen")
+		}, nil)
+	}()
+	st, err := q.Wait(ctx, job)
+	stop()
+	<-done
+	require.NoError(t, err)
+	require.Equal(t, "shard only: delivered 2 times without completing (workers killed or stalled each time)", st.Failed)
+	pending, ackPending, err := q.Pending(ctx)
+	require.NoError(t, err)
+	require.Equal(t, uint64(0), pending)
+	require.Equal(t, 0, ackPending)
+}
+
+// A shard message delivered again after its result and done record were
+// stored (the worker died before its ack) is acknowledged without
+// recomputing.
+func TestLostAckNotRecomputed(t *testing.T) {
+	ns := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	nc := connect(t, ns, "w")
+	q, err := cluster.Open(ctx, nc, cluster.Config{})
+	require.NoError(t, err)
+	const job = "job-lost-ack"
+	require.NoError(t, q.Submit(ctx, job, json.RawMessage(`{}`), []string{"k"}))
+	calls := 0
+	ev := newEvents()
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = q.Work(wctx, func(context.Context, string, json.RawMessage, string) ([]byte, error) {
+			calls++
+			return []byte("result"), nil
+		}, ev.add)
+	}()
+	next := func() cluster.Event {
+		select {
+		case e := <-ev.ch:
+			return e
+		case <-ctx.Done():
+			t.Fatal("no event")
+		}
+		return cluster.Event{}
+	}
+	require.Equal(t, "done", next().Outcome)
+	// The same shard message again, as the server redelivers it when the
+	// ack was lost.
+	js, err := nc.JetStream()
+	require.NoError(t, err)
+	_, err = js.Publish("shard."+job+".k", []byte("k"))
+	require.NoError(t, err)
+	require.Equal(t, "skipped", next().Outcome)
+	stop()
+	<-done
+	require.Equal(t, 1, calls)
+}

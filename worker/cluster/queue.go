@@ -32,7 +32,16 @@ const (
 	// ObjectBucket is the Object Store of shard results, named by the
 	// lowercase hex SHA-256 of their bytes.
 	ObjectBucket = "geostat_shards"
+	// DeadStreamName keeps the server's advisories of shard messages that
+	// reached MaxDeliver without completing; ReaperName is the consumer
+	// through which a compute worker fails their jobs.
+	DeadStreamName = "GEOSTAT_SHARDS_DEAD"
+	ReaperName     = "reaper"
 )
+
+// maxDeliveriesSubject is the advisory the server publishes when a shard
+// message reaches MaxDeliver.
+const maxDeliveriesSubject = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + StreamName + "." + ConsumerName
 
 // Config tunes a Queue; zero values take the defaults.
 type Config struct {
@@ -106,6 +115,17 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("cluster: consumer %s: %w", ConsumerName, err)
+	}
+	if _, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name: DeadStreamName, Subjects: []string{maxDeliveriesSubject},
+		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage, Replicas: cfg.Replicas,
+	}); err != nil {
+		return nil, fmt.Errorf("cluster: stream %s: %w", DeadStreamName, err)
+	}
+	if _, err = js.CreateOrUpdateConsumer(ctx, DeadStreamName, jetstream.ConsumerConfig{
+		Durable: ReaperName, AckPolicy: jetstream.AckExplicitPolicy, AckWait: 30 * time.Second, Replicas: cfg.Replicas,
+	}); err != nil {
+		return nil, fmt.Errorf("cluster: consumer %s: %w", ReaperName, err)
 	}
 	q.kv, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: BucketName, Storage: jetstream.FileStorage, Replicas: cfg.Replicas})
 	if err != nil {
@@ -319,6 +339,9 @@ func (q *Queue) Work(ctx context.Context, h Handler, onEvent func(Event)) error 
 	}
 	defer w.Stop()
 	go cw.follow(ctx, w)
+	reaped := make(chan struct{})
+	defer func() { <-reaped }()
+	go func() { defer close(reaped); q.reap(ctx) }()
 	specs := map[string]json.RawMessage{}
 	for ctx.Err() == nil {
 		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Second))
@@ -341,6 +364,53 @@ func (q *Queue) Work(ctx context.Context, h Handler, onEvent func(Event)) error 
 		}
 	}
 	return nil
+}
+
+// reap fails the jobs of shard messages that reached MaxDeliver (killed
+// or stalled workers every time): it consumes the server's advisories kept
+// in DeadStreamName until ctx ends, records "fail.<job>" and removes the
+// dead shard message.
+func (q *Queue) reap(ctx context.Context) {
+	cons, err := q.js.Consumer(ctx, DeadStreamName, ReaperName)
+	if err != nil {
+		return
+	}
+	for ctx.Err() == nil {
+		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Second))
+		if err != nil {
+			select {
+			case <-ctx.Done():
+			case <-time.After(200 * time.Millisecond):
+			}
+			continue
+		}
+		for msg := range batch.Messages() {
+			var adv struct {
+				StreamSeq  uint64 `json:"stream_seq"`
+				Deliveries uint64 `json:"deliveries"`
+			}
+			if err := json.Unmarshal(msg.Data(), &adv); err != nil {
+				_ = msg.Term()
+				continue
+			}
+			raw, err := q.stream.GetMsg(ctx, adv.StreamSeq)
+			if err != nil {
+				_ = msg.Ack() // already acknowledged or purged: nothing to fail
+				continue
+			}
+			rest, _ := strings.CutPrefix(raw.Subject, "shard.")
+			job, shard, _ := strings.Cut(rest, ".")
+			if _, err := q.kv.Get(ctx, "done."+job+"."+shard); err != nil {
+				reason := fmt.Sprintf("shard %s: delivered %d times without completing (workers killed or stalled each time)", shard, adv.Deliveries)
+				if _, err := q.kv.Create(ctx, "fail."+job, []byte(reason)); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+					_ = msg.Nak()
+					continue
+				}
+			}
+			_ = q.stream.DeleteMsg(ctx, adv.StreamSeq)
+			_ = msg.Ack()
+		}
+	}
 }
 
 // Event is what Work did with one shard message.
