@@ -282,14 +282,29 @@ func (q *Queue) Result(ctx context.Context, job, shard string) ([]byte, error) {
 		return nil, fmt.Errorf("cluster: shard %s of job %s is not done: %w", shard, job, err)
 	}
 	digest := string(e.Value())
-	b, err := q.obs.GetBytes(ctx, digest)
+	raw, err := hex.DecodeString(digest)
+	if err != nil || len(raw) != sha256.Size {
+		return nil, fmt.Errorf("cluster: done record of shard %s of job %s holds %q, not a SHA-256", shard, job, digest)
+	}
+	r, err := q.obs.Get(ctx, digest)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: result %s of shard %s: %w", digest, shard, err)
 	}
-	if Digest(b) != digest {
-		return nil, fmt.Errorf("cluster: result of shard %s of job %s has digest %s, want %s", shard, job, Digest(b), digest)
+	defer r.Close()
+	info, err := r.Info()
+	if err != nil {
+		return nil, fmt.Errorf("cluster: result %s of shard %s: %w", digest, shard, err)
 	}
-	return b, nil
+	if want := "SHA-256=" + base64.URLEncoding.EncodeToString(raw); info.Digest != want {
+		return nil, fmt.Errorf("cluster: result object %s of shard %s has digest %s", digest, shard, info.Digest)
+	}
+	// The reader checks the bytes against info.Digest at EOF.
+	var buf bytes.Buffer
+	buf.Grow(int(info.Size) + 1)
+	if _, err := buf.ReadFrom(r); err != nil {
+		return nil, fmt.Errorf("cluster: reading result %s of shard %s: %w", digest, shard, err)
+	}
+	return buf.Bytes(), nil
 }
 
 // Digest is the lowercase hex SHA-256 of b.

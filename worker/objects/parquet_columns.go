@@ -3,6 +3,9 @@ package objects
 import (
 	"errors"
 	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/parquet-go/parquet-go"
 )
@@ -65,24 +68,42 @@ func (tw *TableWriter) WriteFloat64ColumnsAt(first int, cols [][]float64) error 
 			return fmt.Errorf("parquet writer: column %d of the block written twice", c)
 		}
 	}
-	if len(tw.bufs) == 0 {
+	// Columns are written concurrently (each column buffers its own pages,
+	// so the bytes do not depend on the schedule).
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(cols)))
+	for len(tw.bufs) < workers {
 		tw.bufs = append(tw.bufs, make([]parquet.Value, 0, valueChunk))
 	}
 	cws := tw.pw.ColumnWriters()
-	for i, col := range cols {
-		c := first + i
-		for lo := 0; lo < n; lo += valueChunk {
-			hi := min(n, lo+valueChunk)
-			buf := tw.bufs[0][:0]
-			for _, v := range col[lo:hi] {
-				buf = append(buf, parquet.DoubleValue(v))
+	errs := make([]error, len(cols))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(cols); i = int(next.Add(1) - 1) {
+				c := first + i
+				for lo := 0; lo < n && errs[i] == nil; lo += valueChunk {
+					hi := min(n, lo+valueChunk)
+					buf := tw.bufs[w][:0]
+					for _, v := range cols[i][lo:hi] {
+						buf = append(buf, parquet.DoubleValue(v))
+					}
+					tw.bufs[w] = buf
+					if _, err := cws[c].WriteRowValues(buf); err != nil {
+						errs[i] = fmt.Errorf("parquet writer: column %d: %w", c, err)
+					}
+				}
 			}
-			tw.bufs[0] = buf
-			if _, err := cws[c].WriteRowValues(buf); err != nil {
-				tw.err = fmt.Errorf("parquet writer: column %d: %w", c, err)
-				return tw.err
-			}
-		}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		tw.err = err
+		return err
+	}
+	for c := first; c < first+len(cols); c++ {
 		b.done[c] = true
 		b.count++
 	}

@@ -199,7 +199,7 @@ func Assemble(ctx context.Context, pl *Plan, writers []*objects.TableWriter, get
 			return fmt.Errorf("shard: a writer has %d columns for %d realisations", w.Width(), pl.Realisations)
 		}
 	}
-	var cols [][]float64
+	var cols, bufs [][]float64 // column buffers, reused from shard to shard
 	for _, t := range pl.Tiles {
 		for a := t.Lo; a < t.Hi; {
 			b := min(t.Hi, a+writers[0].GroupRoom())
@@ -220,7 +220,13 @@ func Assemble(ctx context.Context, pl *Plan, writers []*objects.TableWriter, get
 					cols = cols[:0]
 					for r := 0; r < rr; r++ {
 						at := ((o*rr+r)*m + a - s.Lo) * 8
-						col := make([]float64, b-a)
+						if r == len(bufs) {
+							bufs = append(bufs, nil)
+						}
+						if cap(bufs[r]) < b-a {
+							bufs[r] = make([]float64, b-a)
+						}
+						col := bufs[r][:b-a]
 						for i := range col {
 							col[i] = math.Float64frombits(binary.LittleEndian.Uint64(blob[at+8*i:]))
 						}
