@@ -120,7 +120,7 @@ func setupClusterQueue(ctx context.Context, _ harness.Config) (*harness.Workload
 		if err := q.Submit(ctx, job, json.RawMessage(`{}`), keys); err != nil {
 			return err
 		}
-		st, err := q.Wait(ctx, job)
+		st, err := q.Wait(ctx, job, nil)
 		last = time.Since(t0)
 		if err == nil && st.Failed != "" {
 			err = fmt.Errorf("job failed: %s", st.Failed)
@@ -204,7 +204,7 @@ func setupClusterAssemble(ctx context.Context, cfg harness.Config) (*harness.Wor
 	}()
 	err = q.Submit(ctx, job, json.RawMessage(`{}`), keys)
 	if err == nil {
-		_, err = q.Wait(ctx, job)
+		_, err = q.Wait(ctx, job, nil)
 	}
 	stopWork()
 	<-workDone

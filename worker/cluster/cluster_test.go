@@ -186,11 +186,21 @@ func TestKilledConsumerShardRedelivered(t *testing.T) {
 	bctx, stopB := context.WithCancel(ctx)
 	bDone := make(chan struct{})
 	go func() { defer close(bDone); _ = qb.Work(bctx, j.handler, ev.add) }()
-	st, err := qb.Wait(ctx, job)
+	var seen []int
+	st, err := qb.Wait(ctx, job, func(done, total int) {
+		require.Equal(t, len(j.keys), total)
+		seen = append(seen, done)
+	})
 	stopB()
 	<-bDone
 	require.NoError(t, err)
 	require.Equal(t, cluster.Status{Shards: len(j.keys), Done: len(j.keys)}, st)
+	// Progress counts done shards, one at a time, up to all of them.
+	require.NotEmpty(t, seen)
+	for i := 1; i < len(seen); i++ {
+		require.Equal(t, seen[i-1]+1, seen[i])
+	}
+	require.Equal(t, len(j.keys), seen[len(seen)-1])
 
 	completions := map[string]int{}
 	for _, e := range ev.list() {
@@ -336,7 +346,7 @@ func TestCollectOrphans(t *testing.T) {
 			return bytes.Repeat([]byte("geostat"), 300_000), nil // 2.1 MB: three 1 MiB chunks
 		}, nil)
 	}()
-	_, err = q.Wait(ctx, job)
+	_, err = q.Wait(ctx, job, nil)
 	stop()
 	<-done
 	require.NoError(t, err)
@@ -431,7 +441,7 @@ func TestThreeNodeCluster(t *testing.T) {
 		wg.Add(1)
 		go func() { defer wg.Done(); _ = q.Work(wctx, j.handler, ev.add) }()
 	}
-	st, err := queues[0].Wait(ctx, job)
+	st, err := queues[0].Wait(ctx, job, nil)
 	stop()
 	wg.Wait()
 	require.NoError(t, err)
@@ -483,7 +493,7 @@ func TestMaxDeliverFailsJob(t *testing.T) {
 			return nil, fmt.Errorf("a third delivery must not happen")
 		}, nil)
 	}()
-	st, err := q.Wait(ctx, job)
+	st, err := q.Wait(ctx, job, nil)
 	stop()
 	<-done
 	require.NoError(t, err)
@@ -537,4 +547,19 @@ func TestLostAckNotRecomputed(t *testing.T) {
 	stop()
 	<-done
 	require.Equal(t, 1, calls)
+}
+
+// Bad submissions are refused with the reason; an unknown job is ErrNoJob.
+func TestSubmitValidation(t *testing.T) {
+	ns := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	q, err := cluster.Open(ctx, connect(t, ns, "w"), cluster.Config{})
+	require.NoError(t, err)
+	require.ErrorContains(t, q.Submit(ctx, "a.b", nil, []string{"s"}), `job id "a.b"`)
+	require.ErrorContains(t, q.Submit(ctx, "j", nil, nil), "job j has no shards")
+	require.ErrorContains(t, q.Submit(ctx, "j", nil, []string{"s", "s"}), `repeated shard key "s"`)
+	require.ErrorContains(t, q.Submit(ctx, "j", nil, []string{"a..b"}), `bad or repeated shard key "a..b"`)
+	_, err = q.Status(ctx, "nope")
+	require.ErrorIs(t, err, cluster.ErrNoJob)
 }

@@ -43,7 +43,7 @@ func Example() {
 			return []byte(strings.ToUpper(s.Prefix + key)), nil
 		}, nil)
 	}()
-	st, err := q.Wait(ctx, "upper")
+	st, err := q.Wait(ctx, "upper", nil)
 	stop()
 	<-done
 	fmt.Println("done:", st.Done, "of", st.Shards, err)

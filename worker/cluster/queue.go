@@ -238,26 +238,47 @@ func (q *Queue) Status(ctx context.Context, job string) (Status, error) {
 }
 
 // Wait blocks until the job is finished (all shards done, failed or
-// cancelled) or ctx ends, re-reading the status on every change of the
-// job's keys and at least once a second.
-func (q *Queue) Wait(ctx context.Context, job string) (Status, error) {
-	w, err := q.kv.WatchFiltered(ctx, []string{"done." + job + ".>", "fail." + job, "cancel." + job}, jetstream.UpdatesOnly())
+// cancelled) or ctx ends. It follows the job's keys with one watcher
+// (initial values, then updates), so it costs one message per done shard;
+// progress, when not nil, is called with the number of done shards and the
+// total each time it grows.
+func (q *Queue) Wait(ctx context.Context, job string, progress func(done, total int)) (Status, error) {
+	st, err := q.Status(ctx, job)
+	if err != nil || st.Finished() {
+		return st, err
+	}
+	w, err := q.kv.WatchFiltered(ctx, []string{"done." + job + ".>", "fail." + job, "cancel." + job})
 	if err != nil {
-		return Status{}, fmt.Errorf("cluster: watching job %s: %w", job, err)
+		return st, fmt.Errorf("cluster: watching job %s: %w", job, err)
 	}
 	defer w.Stop()
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
+	done := map[string]bool{}
 	for {
-		st, err := q.Status(ctx, job)
-		if err != nil || st.Finished() {
-			return st, err
-		}
 		select {
 		case <-ctx.Done():
 			return st, fmt.Errorf("cluster: waiting for job %s: %w", job, ctx.Err())
-		case <-w.Updates():
-		case <-tick.C:
+		case e, ok := <-w.Updates():
+			if !ok {
+				return st, fmt.Errorf("cluster: watching job %s: the watcher stopped", job)
+			}
+			if e == nil || e.Operation() != jetstream.KeyValuePut {
+				continue // end of the initial values, or a deletion
+			}
+			switch k := e.Key(); {
+			case k == "fail."+job:
+				st.Failed = string(e.Value())
+			case k == "cancel."+job:
+				st.Cancelled = true
+			case !done[k]:
+				done[k] = true
+				st.Done = len(done)
+				if progress != nil {
+					progress(st.Done, st.Shards)
+				}
+			}
+			if st.Finished() {
+				return st, nil
+			}
 		}
 	}
 }
@@ -359,6 +380,9 @@ func (q *Queue) Work(ctx context.Context, h Handler, onEvent func(Event)) error 
 	go func() { defer close(reaped); q.reap(ctx) }()
 	specs := map[string]json.RawMessage{}
 	for ctx.Err() == nil {
+		if len(specs) > 64 { // a long-lived worker sees many jobs
+			clear(specs)
+		}
 		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Second))
 		if err != nil {
 			if ctx.Err() != nil {
