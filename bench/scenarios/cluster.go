@@ -79,7 +79,6 @@ func embeddedQueue(ctx context.Context) (*cluster.Queue, func(), error) {
 	return q, closeAll, nil
 }
 
-
 // queueBlob is the result of shard key k of cluster-queue: a pure function
 // of the key.
 func queueBlob(k string) []byte {
@@ -100,7 +99,9 @@ func setupClusterQueue(ctx context.Context, _ harness.Config) (*harness.Workload
 	workDone := make(chan struct{})
 	go func() {
 		defer close(workDone)
-		_ = q.Work(wctx, func(_ context.Context, _ string, _ json.RawMessage, k string) ([]byte, error) { return queueBlob(k), nil }, nil)
+		_ = q.Work(wctx, func(_ context.Context, _ string, _ json.RawMessage, k string) ([]byte, error) {
+			return queueBlob(k), nil
+		}, nil)
 	}()
 	keys := make([]string, clusterQueueShards)
 	for i := range keys {
@@ -200,7 +201,9 @@ func setupClusterAssemble(ctx context.Context, cfg harness.Config) (*harness.Wor
 	workDone := make(chan struct{})
 	go func() {
 		defer close(workDone)
-		_ = q.Work(wctx, func(_ context.Context, _ string, _ json.RawMessage, k string) ([]byte, error) { return blobOf(byKey[k]), nil }, nil)
+		_ = q.Work(wctx, func(_ context.Context, _ string, _ json.RawMessage, k string) ([]byte, error) {
+			return blobOf(byKey[k]), nil
+		}, nil)
 	}()
 	err = q.Submit(ctx, job, json.RawMessage(`{}`), keys)
 	if err == nil {
