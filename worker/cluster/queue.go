@@ -457,7 +457,9 @@ type Event struct {
 	Job, Shard string
 	Delivery   uint64 // 1 for the first delivery
 	// Outcome: "done", "duplicate" (done before, identical result),
-	// "skipped" (done record found before computing), "cancelled",
+	// "skipped" (done record found before computing), "cancelled" (the
+	// job is cancelled or has already failed), "retry" (a store error: the
+	// message is redelivered after a second),
 	// "abandoned" (the worker stopped without acknowledging), "failed".
 	Outcome string
 	Err     error
