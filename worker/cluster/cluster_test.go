@@ -1,11 +1,15 @@
 package cluster_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net"
+	"os"
+	"os/exec"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -562,4 +566,105 @@ func TestSubmitValidation(t *testing.T) {
 	require.ErrorContains(t, q.Submit(ctx, "j", nil, []string{"a..b"}), `bad or repeated shard key "a..b"`)
 	_, err = q.Status(ctx, "nope")
 	require.ErrorIs(t, err, cluster.ErrNoJob)
+}
+
+// helperEnv names the NATS URL for TestHelperWorkerProcess; set only in the
+// child processes TestKilledProcess starts.
+const helperEnv = "GEOSTAT_CLUSTER_TEST_NATS"
+
+// TestHelperWorkerProcess is the compute worker child of TestKilledProcess
+// (it does nothing in a normal test run): it connects over TCP, computes
+// shards of the test job, announcing each on stdout, and hangs in its
+// second shard until it is killed (at most 60 s).
+func TestHelperWorkerProcess(t *testing.T) {
+	url := os.Getenv(helperEnv)
+	if url == "" {
+		t.Skip("only run as a child of TestKilledProcess")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	nc, err := cluster.Connect(url, "child")
+	require.NoError(t, err)
+	defer nc.Close()
+	q, err := cluster.Open(ctx, nc, cluster.Config{AckWait: 2 * time.Second})
+	require.NoError(t, err)
+	j := newSimJob(t, 10, killedSizes)
+	n := 0
+	_ = q.Work(ctx, func(ctx context.Context, job string, spec json.RawMessage, key string) ([]byte, error) {
+		n++
+		if n == 2 {
+			fmt.Printf("hang %s\n", key)
+			<-ctx.Done() // killed here
+			return nil, ctx.Err()
+		}
+		b, err := j.handler(ctx, job, spec, key)
+		fmt.Printf("computed %s\n", key)
+		return b, err
+	}, nil)
+}
+
+// killedSizes split the 10-realisation job of TestKilledProcess.
+var killedSizes = shard.Sizes{TileBytes: 50 * 10 * 8, ShardBytes: 50 * 5 * 8}
+
+// A compute worker process connected over TCP to a listening embedded
+// server is killed (SIGKILL, by PID) in the middle of a shard after
+// computing another: its finished shard counts, the killed one is
+// redelivered after the ack deadline and computed here, and the assembled
+// 10-realisation ensemble equals the single-process one byte for byte.
+func TestKilledProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child process")
+	}
+	port := freePort(t)
+	ns, err := cluster.StartServer(cluster.ServerOptions{Dir: t.TempDir(), Listen: fmt.Sprintf("127.0.0.1:%d", port)})
+	require.NoError(t, err)
+	t.Cleanup(ns.Shutdown)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	q, err := cluster.Open(ctx, connect(t, ns, "parent"), cluster.Config{AckWait: 2 * time.Second})
+	require.NoError(t, err)
+	j := newSimJob(t, 10, killedSizes)
+	const job = "job-killed-process"
+	require.NoError(t, q.Submit(ctx, job, json.RawMessage(`{}`), j.keys))
+
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHelperWorkerProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), helperEnv+"="+fmt.Sprintf("nats://127.0.0.1:%d", port))
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	var computed []string
+	var hung string
+	sc := bufio.NewScanner(out)
+	for hung == "" && sc.Scan() {
+		if k, ok := strings.CutPrefix(sc.Text(), "computed "); ok {
+			computed = append(computed, k)
+		}
+		if k, ok := strings.CutPrefix(sc.Text(), "hang "); ok {
+			hung = k
+		}
+	}
+	require.NotEmpty(t, hung, "the child never reached its second shard")
+	require.Len(t, computed, 1)
+	require.NoError(t, cmd.Process.Kill()) // SIGKILL, by PID
+	_ = cmd.Wait()
+
+	ev := newEvents()
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = q.Work(wctx, j.handler, ev.add) }()
+	st, err := q.Wait(ctx, job, nil)
+	stop()
+	<-done
+	require.NoError(t, err)
+	require.Equal(t, len(j.keys), st.Done)
+	here := map[string]cluster.Event{}
+	for _, e := range ev.list() {
+		require.Equal(t, "done", e.Outcome, "shard %s: %v", e.Shard, e.Err)
+		here[e.Shard] = e
+	}
+	require.NotContains(t, here, computed[0], "the child's finished shard is not recomputed")
+	require.Contains(t, here, hung)
+	require.Equal(t, uint64(2), here[hung].Delivery, "the killed shard is a redelivery")
+	require.Len(t, here, len(j.keys)-1)
+	j.check(t, ctx, q, job)
 }
