@@ -248,7 +248,7 @@ func TestCancellation(t *testing.T) {
 			reports++
 			cancel()
 		}
-		s, err := prepare(ctx, in, p)
+		s, err := prepare(ctx, in, p, nil)
 		require.NoError(t, err)
 		delivered := 0
 		st, err := s.execute(ctx, func(Tile) error { delivered++; return nil })

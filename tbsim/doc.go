@@ -106,6 +106,11 @@
 // bit-identical output for any GOMAXPROCS and any tile size. Context
 // cancellation is checked between tiles; progress is reported per tile.
 //
+// StreamPart computes a part of a simulation (a range of realisations of a
+// run of whole coarse rows; RowStarts maps rows to output cells) with the
+// same values as the whole run, so a simulation can be split into shards
+// computed anywhere, any number of times (package worker/cluster/shard).
+//
 // VariogramReproduction computes experimental variograms of realisations
 // along the axes of the model's main ellipsoid, for comparison with the
 // model (points) or the regularised model (blocks).

@@ -33,6 +33,7 @@ type Field struct {
 	v       *geostat.Variogram
 	seed    uint64
 	nReal   int
+	r0, r1  int // realisations whose lines are drawn (all but for a part)
 	nLines  int
 	nStruct int
 	nuggetS float64 // √c0
@@ -50,6 +51,14 @@ type Field struct {
 // at most about max(2²¹, 68·realisations·lines) values per linear
 // structure). Other structure types can be evaluated anywhere.
 func NewField(v *geostat.Variogram, realisations, lines int, seed int64, lo, hi [3]float64) (*Field, error) {
+	return newFieldRange(v, realisations, 0, realisations, lines, seed, lo, hi)
+}
+
+// newFieldRange is NewField drawing the lines of realisations [r0, r1) only
+// (of realisations in all): their values equal those of the whole field,
+// because every line is drawn from its own stream and the only quantity
+// shared between realisations (the stairs table size) uses the total.
+func newFieldRange(v *geostat.Variogram, realisations, r0, r1, lines int, seed int64, lo, hi [3]float64) (*Field, error) {
 	if v == nil || len(v.Structures) == 0 {
 		return nil, errors.New("variogram_model: a variogram with at least one structure is required")
 	}
@@ -68,6 +77,8 @@ func NewField(v *geostat.Variogram, realisations, lines int, seed int64, lo, hi 
 		v:       v,
 		seed:    uint64(seed),
 		nReal:   realisations,
+		r0:      r0,
+		r1:      r1,
 		nLines:  lines,
 		nStruct: len(v.Structures),
 		nuggetS: math.Sqrt(v.Nugget),
@@ -88,7 +99,7 @@ func NewField(v *geostat.Variogram, realisations, lines int, seed int64, lo, hi 
 				return nil, fmt.Errorf("structures[%d]: %w", si, err)
 			}
 		}
-		for r := 0; r < realisations; r++ {
+		for r := r0; r < r1; r++ {
 			f.sets[r*f.nStruct+si] = newLineSet(f.seed, r, si, st, st.Contribution, dirs, rad, &f.dom, nStairs)
 		}
 	}
@@ -110,8 +121,8 @@ func (f *Field) Reference() [3]float64 { return f.dom.ref }
 // point i is keyed by (r, stream, first + i). It panics when r is out of
 // range or out is too short.
 func (f *Field) Points(r int, coords []float64, stream uint64, first int, out []float64) {
-	if r < 0 || r >= f.nReal {
-		panic(fmt.Sprintf("tbsim: realisation %d out of range [0, %d)", r, f.nReal))
+	if r < f.r0 || r >= f.r1 {
+		panic(fmt.Sprintf("tbsim: realisation %d out of range [%d, %d)", r, f.r0, f.r1))
 	}
 	n := len(coords) / 3
 	if len(out) < n {
@@ -149,8 +160,8 @@ func (f *Field) nugget() *nuggetSource {
 // Nugget values use GridStream and the flat node index. It returns ctx's
 // error when cancelled.
 func (f *Field) Grid(ctx context.Context, r int, g *grid.Grid, out []float64) error {
-	if r < 0 || r >= f.nReal {
-		panic(fmt.Sprintf("tbsim: realisation %d out of range [0, %d)", r, f.nReal))
+	if r < f.r0 || r >= f.r1 {
+		panic(fmt.Sprintf("tbsim: realisation %d out of range [%d, %d)", r, f.r0, f.r1))
 	}
 	if len(out) < g.NumCells() {
 		panic("tbsim: Grid output shorter than the grid")

@@ -107,7 +107,7 @@ type Stats struct {
 func Run(ctx context.Context, in Input, p Params) (*Result, error) {
 	var res *Result
 	var n, R int
-	err := run(ctx, in, p, func(s *sim) {
+	err := run(ctx, in, p, nil, func(s *sim) {
 		n, R = s.nOut, s.R
 		res = &Result{Block: make([]float64, n*R)}
 		if s.p.SaveGaussian {
@@ -162,7 +162,66 @@ func Run(ctx context.Context, in Input, p Params) (*Result, error) {
 // ctx.Err() after the tiles in progress finish.
 func Stream(ctx context.Context, in Input, p Params, sink func(tile Tile) error) (*Result, error) {
 	var res *Result
-	err := run(ctx, in, p, nil, sink, func(info *Result) { res = info })
+	err := run(ctx, in, p, nil, nil, sink, func(info *Result) { res = info })
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// Part selects a piece of a simulation: realisations [R0, R1) of the
+// coarse rows [Row0, Row1) of the target (a coarse row is the run of cells
+// of equal j and k; see RowStarts for its output cells).
+type Part struct {
+	R0, R1     int
+	Row0, Row1 int
+}
+
+// RowStarts returns, for the target of in, the first output cell of every
+// coarse row (cells of equal j, k in k-major order) and, last, the number of
+// output cells: coarse row q holds output cells [starts[q], starts[q+1]).
+// On a masked grid a row holds its active cells and may be empty.
+func RowStarts(in Input) ([]int, error) {
+	var g *grid.Grid
+	switch {
+	case in.Masked != nil:
+		g = in.Masked.Grid
+	case in.Grid != nil:
+		g = in.Grid
+	default:
+		return nil, errors.New("target: a grid is required")
+	}
+	nx, rows := g.Size[0], g.Size[1]*g.Size[2]
+	starts := make([]int, rows+1)
+	if in.Masked == nil {
+		for q := range starts {
+			starts[q] = q * nx
+		}
+		return starts, nil
+	}
+	active := in.Masked.ActiveCells()
+	a := 0
+	for q := 0; q < rows; q++ {
+		starts[q] = a
+		for a < len(active) && active[a] < (q+1)*nx {
+			a++
+		}
+	}
+	starts[rows] = a
+	return starts, nil
+}
+
+// StreamPart simulates one part of the simulation of (in, p) and hands its
+// tiles to sink like Stream: a Tile then holds the part's realisations
+// (Tile.Realisations = R1 − R0, index 0 being realisation R0) of output
+// cells [Lo, Hi) within the part's rows. Every value is bit-identical to the
+// same realisation and cell of Run(ctx, in, p) for any part, tiling and
+// GOMAXPROCS: the field, the data residuals and the conditioning weights of
+// a realisation and cell depend only on the request, never on the part.
+// The returned Result counts the part's work; its Realisations is R1 − R0.
+func StreamPart(ctx context.Context, in Input, p Params, part Part, sink func(tile Tile) error) (*Result, error) {
+	var res *Result
+	err := run(ctx, in, p, &part, nil, sink, func(info *Result) { res = info })
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +231,10 @@ func Stream(ctx context.Context, in Input, p Params, sink func(tile Tile) error)
 // sim is the prepared state of one simulation.
 type sim struct {
 	p       Params
-	R       int
+	R       int // realisations simulated (of the part)
+	r0      int // first realisation simulated
+	row0    int // coarse rows simulated: [row0, row1)
+	row1    int
 	v       *geostat.Variogram
 	dist    *geostat.Distribution
 	bt      *backTransformer // nil without a distribution
@@ -206,8 +268,8 @@ type tileSpan struct {
 	lo, hi int
 }
 
-func run(ctx context.Context, in Input, p Params, alloc func(*sim), sink func(Tile) error, done func(*Result)) error {
-	s, err := prepare(ctx, in, p)
+func run(ctx context.Context, in Input, p Params, part *Part, alloc func(*sim), sink func(Tile) error, done func(*Result)) error {
+	s, err := prepare(ctx, in, p, part)
 	if err != nil {
 		return err
 	}
@@ -225,7 +287,7 @@ func run(ctx context.Context, in Input, p Params, alloc func(*sim), sink func(Ti
 
 // prepare validates the input, transforms the data, builds the field, the
 // kriger and the residuals at the data.
-func prepare(ctx context.Context, in Input, p Params) (*sim, error) {
+func prepare(ctx context.Context, in Input, p Params, part *Part) (*sim, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -245,6 +307,18 @@ func prepare(ctx context.Context, in Input, p Params) (*sim, error) {
 	}
 	if in.Filter != nil && len(in.Filter) != s.nOut {
 		return nil, fmt.Errorf("filter: %d flags for %d target cells", len(in.Filter), s.nOut)
+	}
+	r1 := p.Realisations
+	if part != nil {
+		if part.R0 < 0 || part.R1 > p.Realisations || part.R0 >= part.R1 {
+			return nil, fmt.Errorf("tbsim: part realisations [%d, %d) not within [0, %d)", part.R0, part.R1, p.Realisations)
+		}
+		rows := s.g.Size[1] * s.g.Size[2]
+		if part.Row0 < 0 || part.Row1 > rows || part.Row0 >= part.Row1 {
+			return nil, fmt.Errorf("tbsim: part rows [%d, %d) not within [0, %d)", part.Row0, part.Row1, rows)
+		}
+		s.r0, r1, s.R = part.R0, part.R1, part.R1-part.R0
+		s.row0, s.row1 = part.Row0, part.Row1
 	}
 	v := in.Variogram
 	if sill := v.TotalSill(); p.NormaliseVariogram {
@@ -299,7 +373,7 @@ func prepare(ctx context.Context, in Input, p Params) (*sim, error) {
 			hi[a] = math.Max(hi[a], coords[i+a])
 		}
 	}
-	f, err := NewField(v, s.R, p.Lines, p.Seed, lo, hi)
+	f, err := newFieldRange(v, p.Realisations, s.r0, r1, p.Lines, p.Seed, lo, hi)
 	if err != nil {
 		return nil, err
 	}
@@ -352,7 +426,7 @@ func (s *sim) residuals(ctx context.Context) error {
 				}
 				r, c := job%R, job/R
 				i0, i1 := c*chunk, min((c+1)*chunk, n)
-				s.field.Points(r, coords[3*i0:3*i1], DataStream, i0, buf)
+				s.field.Points(s.r0+r, coords[3*i0:3*i1], DataStream, i0, buf)
 				for i := i0; i < i1; i++ {
 					s.res[i*R+r] = y[i] - buf[i-i0]
 				}
@@ -411,8 +485,11 @@ func (s *sim) layout() {
 	if rowsPerTile == 0 {
 		rowsPerTile = s.autoTileRows()
 	}
-	for r0 := 0; r0 < len(s.rows); r0 += rowsPerTile {
-		r1 := min(r0+rowsPerTile, len(s.rows))
+	if s.row1 == 0 {
+		s.row1 = len(s.rows)
+	}
+	for r0 := s.row0; r0 < s.row1; r0 += rowsPerTile {
+		r1 := min(r0+rowsPerTile, s.row1)
 		t := tileSpan{r0: r0, r1: r1, lo: s.rows[r0].lo, hi: s.rows[r1-1].hi}
 		if t.hi > t.lo {
 			s.tiles = append(s.tiles, t)
@@ -496,6 +573,9 @@ func (s *sim) execute(ctx context.Context, sink func(Tile) error) (Stats, error)
 		}()
 	}
 	total := s.nOut
+	if s.row1 > s.row0 {
+		total = s.rows[s.row1-1].hi - s.rows[s.row0].lo
+	}
 	doneCells := 0
 	pending := make(map[int]tileResult)
 	sent, delivered := 0, 0

@@ -87,7 +87,7 @@ func (tw *tileWorker) compute(t tileSpan, buf *tileBuffers) Tile {
 	tw.u = grow(tw.u, R*off)
 	clear(tw.u)
 	for r := 0; r < R; r++ {
-		s.field.addRows(r, &s.fine, tw.rows, tw.u[r*off:(r+1)*off], tw.ws)
+		s.field.addRows(s.r0+r, &s.fine, tw.rows, tw.u[r*off:(r+1)*off], tw.ws)
 	}
 
 	var active []int

@@ -29,6 +29,8 @@ func All() []harness.Scenario {
 		locationWise(),
 		workerE2E(),
 		consimScenario(),
+		clusterQueue(),
+		clusterAssemble(),
 	}
 }
 

@@ -69,6 +69,7 @@ type TableWriter struct {
 	bufs     [][]parquet.Value // value buffers, one per worker
 	closed   bool
 	err      error
+	block    *columnBlock // rows being written column by column (parquet_columns.go)
 }
 
 // countingHasher forwards writes to w while hashing and counting them.
@@ -284,6 +285,9 @@ const valueChunk = 8192
 // column buffers its own pages, so the output does not depend on the
 // schedule).
 func (tw *TableWriter) write(n int, fill func(dst []parquet.Value, c, from, to int) []parquet.Value) error {
+	if tw.block != nil {
+		return errBlockOpen
+	}
 	cws := tw.pw.ColumnWriters()
 	width := len(tw.types)
 	workers := max(1, min(runtime.GOMAXPROCS(0), width))
@@ -343,6 +347,9 @@ func (tw *TableWriter) write(n int, fill func(dst []parquet.Value, c, from, to i
 func (tw *TableWriter) Close() (Blob, error) {
 	if tw.closed {
 		return Blob{}, errors.New("parquet writer: already closed")
+	}
+	if tw.block != nil && tw.err == nil {
+		tw.err = fmt.Errorf("parquet writer: closed with %d of %d columns of a block written", tw.block.count, len(tw.types))
 	}
 	tw.closed = true
 	if tw.err != nil {

@@ -1,0 +1,681 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Names of the JetStream assets.
+const (
+	// StreamName is the work-queue stream of shard messages, subjects
+	// "shard.<job>.<shard>".
+	StreamName = "GEOSTAT_SHARDS"
+	// ConsumerName is the durable pull consumer shared by compute workers.
+	ConsumerName = "compute"
+	// BucketName is the key-value bucket of job state: "job.<job>" (the
+	// job record), "done.<job>.<shard>" (the result's SHA-256),
+	// "fail.<job>" (why the job failed) and "cancel.<job>".
+	BucketName = "geostat_jobs"
+	// ObjectBucket is the Object Store of shard results, named by the
+	// lowercase hex SHA-256 of their bytes.
+	ObjectBucket = "geostat_shards"
+	// DeadStreamName keeps the server's advisories of shard messages that
+	// reached MaxDeliver without completing; ReaperName is the consumer
+	// through which a compute worker fails their jobs.
+	DeadStreamName = "GEOSTAT_SHARDS_DEAD"
+	ReaperName     = "reaper"
+)
+
+// maxDeliveriesSubject is the advisory the server publishes when a shard
+// message reaches MaxDeliver.
+const maxDeliveriesSubject = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + StreamName + "." + ConsumerName
+
+// Config tunes a Queue; zero values take the defaults.
+type Config struct {
+	// Replicas of the stream, bucket and object store: 1 for a single
+	// server (default), 3 or 5 in a cluster.
+	Replicas int
+	// AckWait is the ack deadline of a shard message: a consumer that
+	// neither acknowledges nor reports progress within it loses the shard
+	// to redelivery. Default 60 s; running shards report progress every
+	// AckWait/3.
+	AckWait time.Duration
+	// MaxDeliver bounds the deliveries of one shard message (default 5).
+	MaxDeliver int
+	// Duplicates is the window in which a republished shard message (same
+	// job and shard) is dropped as a duplicate (default 10 min).
+	Duplicates time.Duration
+}
+
+func (c *Config) defaults() {
+	if c.Replicas <= 0 {
+		c.Replicas = 1
+	}
+	if c.AckWait <= 0 {
+		c.AckWait = 60 * time.Second
+	}
+	if c.MaxDeliver <= 0 {
+		c.MaxDeliver = 5
+	}
+	if c.Duplicates <= 0 {
+		c.Duplicates = 10 * time.Minute
+	}
+}
+
+// Queue is one process's handle on the shared shard queue, job state and
+// result store.
+type Queue struct {
+	cfg    Config
+	js     jetstream.JetStream
+	stream jetstream.Stream
+	kv     jetstream.KeyValue
+	obs    jetstream.ObjectStore
+	chunk  uint32
+}
+
+// Open creates (or updates to cfg) the stream, consumer, bucket and object
+// store, which any number of processes may do at the same time, and
+// returns a handle on them.
+func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
+	cfg.defaults()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: jetstream: %w", err)
+	}
+	q := &Queue{cfg: cfg, js: js, chunk: 128 << 10}
+	// 1 MiB chunks when the server allows them (the embedded one does).
+	if nc.MaxPayload() >= 2<<20 {
+		q.chunk = 1 << 20
+	}
+	q.stream, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name: StreamName, Subjects: []string{"shard.>"},
+		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage,
+		Duplicates: cfg.Duplicates, Replicas: cfg.Replicas,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cluster: stream %s: %w", StreamName, err)
+	}
+	_, err = js.CreateOrUpdateConsumer(ctx, StreamName, jetstream.ConsumerConfig{
+		Durable: ConsumerName, AckPolicy: jetstream.AckExplicitPolicy,
+		AckWait: cfg.AckWait, MaxDeliver: cfg.MaxDeliver, MaxAckPending: 1024,
+		Replicas: cfg.Replicas,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cluster: consumer %s: %w", ConsumerName, err)
+	}
+	if _, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name: DeadStreamName, Subjects: []string{maxDeliveriesSubject},
+		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage, Replicas: cfg.Replicas,
+	}); err != nil {
+		return nil, fmt.Errorf("cluster: stream %s: %w", DeadStreamName, err)
+	}
+	if _, err = js.CreateOrUpdateConsumer(ctx, DeadStreamName, jetstream.ConsumerConfig{
+		Durable: ReaperName, AckPolicy: jetstream.AckExplicitPolicy, AckWait: 30 * time.Second, Replicas: cfg.Replicas,
+	}); err != nil {
+		return nil, fmt.Errorf("cluster: consumer %s: %w", ReaperName, err)
+	}
+	q.kv, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: BucketName, Storage: jetstream.FileStorage, Replicas: cfg.Replicas})
+	if err != nil {
+		return nil, fmt.Errorf("cluster: bucket %s: %w", BucketName, err)
+	}
+	q.obs, err = js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: ObjectBucket, Storage: jetstream.FileStorage, Replicas: cfg.Replicas})
+	if err != nil {
+		return nil, fmt.Errorf("cluster: object store %s: %w", ObjectBucket, err)
+	}
+	return q, nil
+}
+
+var tokenRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+var shardRE = regexp.MustCompile(`^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$`)
+
+// jobRecord is the value of "job.<job>".
+type jobRecord struct {
+	Spec   json.RawMessage `json:"spec"`
+	Shards []string        `json:"shards"`
+}
+
+// Submit records a job (its spec, opaque to the queue, and its shard keys)
+// and publishes one message per shard. Submitting the same job again with
+// the same spec and shards is harmless: the record is kept and the
+// messages are dropped as duplicates within the Duplicates window (after
+// it, redelivered shards find their done records). The same job id with a
+// different spec is an error. job is a token of letters, digits, '-' and
+// '_'; shard keys are such tokens joined by dots.
+func (q *Queue) Submit(ctx context.Context, job string, spec json.RawMessage, shards []string) error {
+	if !tokenRE.MatchString(job) {
+		return fmt.Errorf("cluster: job id %q: want 1 to 128 letters, digits, '-' or '_'", job)
+	}
+	if len(shards) == 0 {
+		return fmt.Errorf("cluster: job %s has no shards", job)
+	}
+	seen := make(map[string]bool, len(shards))
+	for _, s := range shards {
+		if !shardRE.MatchString(s) || seen[s] {
+			return fmt.Errorf("cluster: job %s: bad or repeated shard key %q", job, s)
+		}
+		seen[s] = true
+	}
+	rec, err := json.Marshal(jobRecord{Spec: spec, Shards: shards})
+	if err != nil {
+		return fmt.Errorf("cluster: job %s: %w", job, err)
+	}
+	if _, err := q.kv.Create(ctx, "job."+job, rec); err != nil {
+		if !errors.Is(err, jetstream.ErrKeyExists) {
+			return fmt.Errorf("cluster: recording job %s: %w", job, err)
+		}
+		e, err := q.kv.Get(ctx, "job."+job)
+		if err != nil {
+			return fmt.Errorf("cluster: reading job %s: %w", job, err)
+		}
+		if !bytes.Equal(e.Value(), rec) {
+			return fmt.Errorf("cluster: job %s already exists with another spec", job)
+		}
+	}
+	for _, s := range shards {
+		if _, err := q.js.Publish(ctx, "shard."+job+"."+s, []byte(s), jetstream.WithMsgID(job+"."+s)); err != nil {
+			return fmt.Errorf("cluster: publishing shard %s of job %s: %w", s, job, err)
+		}
+	}
+	return nil
+}
+
+// Status is the state of a job.
+type Status struct {
+	Shards    int    // shards of the job
+	Done      int    // shards with a done record
+	Failed    string // why the job failed, or ""
+	Cancelled bool
+}
+
+// Finished reports whether the job needs no more work.
+func (s Status) Finished() bool { return s.Failed != "" || s.Cancelled || s.Done == s.Shards }
+
+// ErrNoJob is returned for a job the queue does not know.
+var ErrNoJob = errors.New("cluster: no such job")
+
+// Status reads a job's state.
+func (q *Queue) Status(ctx context.Context, job string) (Status, error) {
+	var st Status
+	e, err := q.kv.Get(ctx, "job."+job)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return st, fmt.Errorf("%w: %s", ErrNoJob, job)
+	}
+	if err != nil {
+		return st, fmt.Errorf("cluster: job %s: %w", job, err)
+	}
+	var rec jobRecord
+	if err := json.Unmarshal(e.Value(), &rec); err != nil {
+		return st, fmt.Errorf("cluster: job %s record: %w", job, err)
+	}
+	st.Shards = len(rec.Shards)
+	if f, err := q.kv.Get(ctx, "fail."+job); err == nil {
+		st.Failed = string(f.Value())
+	}
+	if _, err := q.kv.Get(ctx, "cancel."+job); err == nil {
+		st.Cancelled = true
+	}
+	lister, err := q.kv.ListKeysFiltered(ctx, "done."+job+".>")
+	if err != nil {
+		return st, fmt.Errorf("cluster: job %s done records: %w", job, err)
+	}
+	for range lister.Keys() {
+		st.Done++
+	}
+	return st, nil
+}
+
+// Wait blocks until the job is finished (all shards done, failed or
+// cancelled) or ctx ends. It follows the job's keys with one watcher
+// (initial values, then updates), so it costs one message per done shard;
+// progress, when not nil, is called with the number of done shards and the
+// total each time it grows.
+func (q *Queue) Wait(ctx context.Context, job string, progress func(done, total int)) (Status, error) {
+	st, err := q.Status(ctx, job)
+	if err != nil || st.Finished() {
+		return st, err
+	}
+	w, err := q.kv.WatchFiltered(ctx, []string{"done." + job + ".>", "fail." + job, "cancel." + job})
+	if err != nil {
+		return st, fmt.Errorf("cluster: watching job %s: %w", job, err)
+	}
+	defer w.Stop()
+	done := map[string]bool{}
+	for {
+		select {
+		case <-ctx.Done():
+			return st, fmt.Errorf("cluster: waiting for job %s: %w", job, ctx.Err())
+		case e, ok := <-w.Updates():
+			if !ok {
+				return st, fmt.Errorf("cluster: watching job %s: the watcher stopped", job)
+			}
+			if e == nil || e.Operation() != jetstream.KeyValuePut {
+				continue // end of the initial values, or a deletion
+			}
+			switch k := e.Key(); {
+			case k == "fail."+job:
+				st.Failed = string(e.Value())
+			case k == "cancel."+job:
+				st.Cancelled = true
+			case !done[k]:
+				done[k] = true
+				st.Done = len(done)
+				if progress != nil {
+					progress(st.Done, st.Shards)
+				}
+			}
+			if st.Finished() {
+				return st, nil
+			}
+		}
+	}
+}
+
+// Cancel marks the job cancelled and purges its queued shards; running
+// shards stop at their next cancellation check.
+func (q *Queue) Cancel(ctx context.Context, job string) error {
+	if _, err := q.kv.Put(ctx, "cancel."+job, []byte("cancelled")); err != nil {
+		return fmt.Errorf("cluster: cancelling job %s: %w", job, err)
+	}
+	if err := q.stream.Purge(ctx, jetstream.WithPurgeSubject("shard."+job+".>")); err != nil {
+		return fmt.Errorf("cluster: purging job %s: %w", job, err)
+	}
+	return nil
+}
+
+// Result returns the blob of a done shard, checking its SHA-256 against the
+// done record.
+func (q *Queue) Result(ctx context.Context, job, shard string) ([]byte, error) {
+	e, err := q.kv.Get(ctx, "done."+job+"."+shard)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: shard %s of job %s is not done: %w", shard, job, err)
+	}
+	digest := string(e.Value())
+	raw, err := hex.DecodeString(digest)
+	if err != nil || len(raw) != sha256.Size {
+		return nil, fmt.Errorf("cluster: done record of shard %s of job %s holds %q, not a SHA-256", shard, job, digest)
+	}
+	r, err := q.obs.Get(ctx, digest)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: result %s of shard %s: %w", digest, shard, err)
+	}
+	defer r.Close()
+	info, err := r.Info()
+	if err != nil {
+		return nil, fmt.Errorf("cluster: result %s of shard %s: %w", digest, shard, err)
+	}
+	if want := "SHA-256=" + base64.URLEncoding.EncodeToString(raw); info.Digest != want {
+		return nil, fmt.Errorf("cluster: result object %s of shard %s has digest %s", digest, shard, info.Digest)
+	}
+	// The reader checks the bytes against info.Digest at EOF.
+	var buf bytes.Buffer
+	buf.Grow(int(info.Size) + 1)
+	if _, err := buf.ReadFrom(r); err != nil {
+		return nil, fmt.Errorf("cluster: reading result %s of shard %s: %w", digest, shard, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// Digest is the lowercase hex SHA-256 of b.
+func Digest(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// objectDigest is the Object Store's form of the SHA-256 of b.
+func objectDigest(b []byte) string {
+	h := sha256.Sum256(b)
+	return "SHA-256=" + base64.URLEncoding.EncodeToString(h[:])
+}
+
+// Handler computes one shard of a job from the job's spec and returns its
+// result. It must be a pure function of (spec, shard) and honour ctx.
+type Handler func(ctx context.Context, job string, spec json.RawMessage, shard string) ([]byte, error)
+
+// ErrDeterminism marks a shard completed twice with different results.
+var ErrDeterminism = errors.New("determinism bug")
+
+// Work runs shards with h, one at a time, until ctx ends (then it returns
+// nil): it fetches a shard message, skips it when the job is cancelled or
+// failed or the shard already has a done record with its result present,
+// else computes it while reporting progress every AckWait/3, stores the
+// result under its SHA-256, creates the done record and acknowledges. A
+// handler error fails the job ("fail.<job>") unless ctx ended, in which
+// case the message is left unacknowledged and is redelivered elsewhere
+// after the ack deadline (as when the process is killed). onEvent, when not
+// nil, is told what happened to each message (for logs and tests).
+func (q *Queue) Work(ctx context.Context, h Handler, onEvent func(Event)) error {
+	cons, err := q.js.Consumer(ctx, StreamName, ConsumerName)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("cluster: consumer: %w", err)
+	}
+	// One watcher of every job's cancel key for the life of the loop.
+	cw := &cancelWatch{cancelled: map[string]bool{}}
+	w, err := q.kv.Watch(ctx, "cancel.>")
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("cluster: watching cancellations: %w", err)
+	}
+	defer w.Stop()
+	go cw.follow(ctx, w)
+	reaped := make(chan struct{})
+	defer func() { <-reaped }()
+	go func() { defer close(reaped); q.reap(ctx) }()
+	specs := map[string]json.RawMessage{}
+	for ctx.Err() == nil {
+		if len(specs) > 64 { // a long-lived worker sees many jobs
+			clear(specs)
+		}
+		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Second))
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			select { // a server hiccup: retry shortly
+			case <-ctx.Done():
+				return nil
+			case <-time.After(200 * time.Millisecond):
+			}
+			continue
+		}
+		for msg := range batch.Messages() {
+			ev := q.process(ctx, msg, h, specs, cw)
+			if onEvent != nil {
+				onEvent(ev)
+			}
+		}
+	}
+	return nil
+}
+
+// reap fails the jobs of shard messages that reached MaxDeliver (killed
+// or stalled workers every time): it consumes the server's advisories kept
+// in DeadStreamName until ctx ends, records "fail.<job>" and removes the
+// dead shard message.
+func (q *Queue) reap(ctx context.Context) {
+	cons, err := q.js.Consumer(ctx, DeadStreamName, ReaperName)
+	if err != nil {
+		return
+	}
+	for ctx.Err() == nil {
+		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Second))
+		if err != nil {
+			select {
+			case <-ctx.Done():
+			case <-time.After(200 * time.Millisecond):
+			}
+			continue
+		}
+		for msg := range batch.Messages() {
+			var adv struct {
+				StreamSeq  uint64 `json:"stream_seq"`
+				Deliveries uint64 `json:"deliveries"`
+			}
+			if err := json.Unmarshal(msg.Data(), &adv); err != nil {
+				_ = msg.Term()
+				continue
+			}
+			raw, err := q.stream.GetMsg(ctx, adv.StreamSeq)
+			if err != nil {
+				_ = msg.Ack() // already acknowledged or purged: nothing to fail
+				continue
+			}
+			rest, _ := strings.CutPrefix(raw.Subject, "shard.")
+			job, shard, _ := strings.Cut(rest, ".")
+			if _, err := q.kv.Get(ctx, "done."+job+"."+shard); err != nil {
+				reason := fmt.Sprintf("shard %s: delivered %d times without completing (workers killed or stalled each time)", shard, adv.Deliveries)
+				if _, err := q.kv.Create(ctx, "fail."+job, []byte(reason)); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+					_ = msg.Nak()
+					continue
+				}
+			}
+			_ = q.stream.DeleteMsg(ctx, adv.StreamSeq)
+			_ = msg.Ack()
+		}
+	}
+}
+
+// Event is what Work did with one shard message.
+type Event struct {
+	Job, Shard string
+	Delivery   uint64 // 1 for the first delivery
+	// Outcome: "done", "duplicate" (done before, identical result),
+	// "skipped" (done record found before computing), "cancelled" (the
+	// job is cancelled or has already failed), "retry" (a store error: the
+	// message is redelivered after a second),
+	// "abandoned" (the worker stopped without acknowledging), "failed".
+	Outcome string
+	Err     error
+}
+
+// cancelWatch follows the cancel keys: which jobs are cancelled, and the
+// job and stop function of the running shard.
+type cancelWatch struct {
+	mu        sync.Mutex
+	cancelled map[string]bool
+	job       string
+	stop      func()
+}
+
+func (cw *cancelWatch) follow(ctx context.Context, w jetstream.KeyWatcher) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case e, ok := <-w.Updates():
+			if !ok {
+				return
+			}
+			if e == nil || e.Operation() != jetstream.KeyValuePut {
+				continue
+			}
+			job := strings.TrimPrefix(e.Key(), "cancel.")
+			cw.mu.Lock()
+			cw.cancelled[job] = true
+			if cw.job == job && cw.stop != nil {
+				cw.stop()
+			}
+			cw.mu.Unlock()
+		}
+	}
+}
+
+func (cw *cancelWatch) isCancelled(job string) bool {
+	cw.mu.Lock()
+	defer cw.mu.Unlock()
+	return cw.cancelled[job]
+}
+
+// running registers the shard being computed; it returns false when the
+// job is already cancelled.
+func (cw *cancelWatch) running(job string, stop func()) bool {
+	cw.mu.Lock()
+	defer cw.mu.Unlock()
+	cw.job, cw.stop = job, stop
+	return !cw.cancelled[job]
+}
+
+func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, specs map[string]json.RawMessage, cw *cancelWatch) Event {
+	rest, _ := strings.CutPrefix(msg.Subject(), "shard.")
+	job, shard, _ := strings.Cut(rest, ".")
+	ev := Event{Job: job, Shard: shard}
+	if md, err := msg.Metadata(); err == nil {
+		ev.Delivery = md.NumDelivered
+	}
+	term := func(outcome string, err error) Event {
+		_ = msg.Term()
+		ev.Outcome, ev.Err = outcome, err
+		return ev
+	}
+	if cw.isCancelled(job) {
+		return term("cancelled", nil)
+	}
+	if _, err := q.kv.Get(ctx, "fail."+job); err == nil {
+		return term("cancelled", nil)
+	}
+	if e, err := q.kv.Get(ctx, "done."+job+"."+shard); err == nil {
+		if _, err := q.obs.GetInfo(ctx, string(e.Value())); err == nil {
+			_ = msg.DoubleAck(ctx)
+			ev.Outcome = "skipped"
+			return ev
+		}
+	}
+	spec, ok := specs[job]
+	if !ok {
+		e, err := q.kv.Get(ctx, "job."+job)
+		if err != nil {
+			return q.fail(ctx, msg, ev, fmt.Errorf("job record: %w", err))
+		}
+		var rec jobRecord
+		if err := json.Unmarshal(e.Value(), &rec); err != nil {
+			return q.fail(ctx, msg, ev, fmt.Errorf("job record: %w", err))
+		}
+		spec = rec.Spec
+		specs[job] = spec
+	}
+
+	// Compute with progress reports, stopping when the job is cancelled.
+	cctx, stop := context.WithCancel(ctx)
+	defer stop()
+	if !cw.running(job, stop) {
+		return term("cancelled", nil)
+	}
+	defer cw.running("", nil)
+	go func() {
+		t := time.NewTicker(q.cfg.AckWait / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-cctx.Done():
+				return
+			case <-t.C:
+				_ = msg.InProgress()
+			}
+		}
+	}()
+	blob, err := h(cctx, job, spec, shard)
+	if cw.isCancelled(job) {
+		return term("cancelled", err)
+	}
+	if ctx.Err() != nil {
+		ev.Outcome, ev.Err = "abandoned", ctx.Err()
+		return ev // no ack: redelivered after the ack deadline
+	}
+	if err != nil {
+		return q.fail(ctx, msg, ev, err)
+	}
+	digest := Digest(blob)
+	if info, err := q.obs.GetInfo(ctx, digest); err != nil || info.Digest != objectDigest(blob) {
+		info, err := q.obs.Put(ctx, jetstream.ObjectMeta{Name: digest, Opts: &jetstream.ObjectMetaOptions{ChunkSize: q.chunk}}, bytes.NewReader(blob))
+		if err != nil {
+			if ctx.Err() != nil {
+				ev.Outcome, ev.Err = "abandoned", ctx.Err()
+				return ev
+			}
+			_ = msg.NakWithDelay(time.Second) // a store error: try again later
+			ev.Outcome, ev.Err = "retry", err
+			return ev
+		}
+		if info.Digest != objectDigest(blob) {
+			return q.fail(ctx, msg, ev, fmt.Errorf("object store digest %s for %s", info.Digest, digest))
+		}
+	}
+	ev.Outcome = "done"
+	if _, err := q.kv.Create(ctx, "done."+job+"."+shard, []byte(digest)); err != nil {
+		if !errors.Is(err, jetstream.ErrKeyExists) {
+			_ = msg.NakWithDelay(time.Second)
+			ev.Outcome, ev.Err = "retry", err
+			return ev
+		}
+		e, err := q.kv.Get(ctx, "done."+job+"."+shard)
+		if err != nil {
+			_ = msg.NakWithDelay(time.Second)
+			ev.Outcome, ev.Err = "retry", err
+			return ev
+		}
+		if prev := string(e.Value()); prev != digest {
+			return q.fail(ctx, msg, ev, fmt.Errorf("%w: shard %s completed with SHA-256 %s and %s", ErrDeterminism, shard, prev, digest))
+		}
+		ev.Outcome = "duplicate"
+	}
+	_ = msg.DoubleAck(ctx)
+	return ev
+}
+
+// fail records why the job failed (the first reason wins) and terminates
+// the message.
+func (q *Queue) fail(ctx context.Context, msg jetstream.Msg, ev Event, err error) Event {
+	reason := fmt.Sprintf("shard %s: %v", ev.Shard, err)
+	_, _ = q.kv.Create(ctx, "fail."+ev.Job, []byte(reason))
+	_ = msg.Term()
+	ev.Outcome, ev.Err = "failed", err
+	return ev
+}
+
+// Pending returns the number of shard messages not yet delivered and those
+// delivered but not acknowledged (the queue depth, an autoscaling signal).
+func (q *Queue) Pending(ctx context.Context) (pending uint64, ackPending int, err error) {
+	c, err := q.js.Consumer(ctx, StreamName, ConsumerName)
+	if err != nil {
+		return 0, 0, err
+	}
+	info, err := c.Info(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	return info.NumPending, info.NumAckPending, nil
+}
+
+// CollectOrphans deletes Object Store chunks that no live object refers to
+// (left by a worker killed in the middle of a put) and returns how many
+// chunk subjects it purged. Run it when no put is in progress (after a job
+// or at start-up): a put's chunks are orphans until its metadata is written.
+func (q *Queue) CollectOrphans(ctx context.Context) (int, error) {
+	objs, err := q.obs.List(ctx, jetstream.ListObjectsShowDeleted())
+	if err != nil && !errors.Is(err, jetstream.ErrNoObjectsFound) {
+		return 0, fmt.Errorf("cluster: listing objects: %w", err)
+	}
+	live := map[string]bool{}
+	for _, o := range objs {
+		if !o.Deleted {
+			live[o.NUID] = true
+		}
+	}
+	st, err := q.js.Stream(ctx, "OBJ_"+ObjectBucket)
+	if err != nil {
+		return 0, fmt.Errorf("cluster: object stream: %w", err)
+	}
+	prefix := "$O." + ObjectBucket + ".C."
+	info, err := st.Info(ctx, jetstream.WithSubjectFilter(prefix+">"))
+	if err != nil {
+		return 0, fmt.Errorf("cluster: object chunks: %w", err)
+	}
+	n := 0
+	for subj := range info.State.Subjects {
+		if live[strings.TrimPrefix(subj, prefix)] {
+			continue
+		}
+		if err := st.Purge(ctx, jetstream.WithPurgeSubject(subj)); err != nil {
+			return n, fmt.Errorf("cluster: purging %s: %w", subj, err)
+		}
+		n++
+	}
+	return n, nil
+}
