@@ -99,7 +99,10 @@ type Options struct {
 	MaxJobs int
 	// Logger receives job events (default: discard).
 	Logger *slog.Logger
-	// OnFinish, when set, is called once per job that reaches a final state.
+	// OnFinish, when set, is called once per job that reaches a final state,
+	// with the manager's lock held and before the state can be seen (so a
+	// client that sees a job finished also sees it counted); it must be
+	// quick and must not call the Manager.
 	OnFinish func(r Record, d time.Duration)
 	// MaxMemory bounds the sum of the memory estimates of the running jobs
 	// (0 = unbounded): a queued job starts only when it fits beside them.
@@ -395,6 +398,9 @@ func (m *Manager) run(ctx context.Context, j *job) {
 		m.opts.Logger.Error("persisting job", "job_id", j.rec.ID, "err", perr)
 	}
 	rec := j.rec
+	if m.opts.OnFinish != nil {
+		m.opts.OnFinish(rec, time.Since(start))
+	}
 	j.cancel()
 	close(j.done)
 	m.running--
@@ -402,9 +408,6 @@ func (m *Manager) run(ctx context.Context, j *job) {
 	m.schedule()
 	m.mu.Unlock()
 	m.opts.Logger.Info("job finished", "job_id", rec.ID, "task", rec.Task, "status", string(rec.Status), "seconds", time.Since(start).Seconds())
-	if m.opts.OnFinish != nil {
-		m.opts.OnFinish(rec, time.Since(start))
-	}
 }
 
 // call runs the job's function, turning a panic into an error.
@@ -475,7 +478,7 @@ func (m *Manager) Cancel(id string) bool {
 			m.opts.Logger.Error("persisting job", "job_id", id, "err", err)
 		}
 		if m.opts.OnFinish != nil {
-			go m.opts.OnFinish(j.rec, 0)
+			m.opts.OnFinish(j.rec, 0)
 		}
 		m.schedule() // a job behind it may fit now
 	case InProgress:
