@@ -78,22 +78,10 @@ func PrepareIDW(ctx context.Context, env *Env, req Request) (Plan, error) {
 
 func (pl *idwPlan) Run(ctx context.Context, progress func(int, string)) (any, error) {
 	p := pl.p
-	progress(2, "reading the source")
-	coords, values, targets, keep, err := pl.estimationData(ctx, p.Source, p.Target)
-	if err != nil {
-		return nil, err
-	}
-	progress(10, "indexing the source")
-	ix, err := neighbor.NewIndex(coords, values, nil, p.Neighborhood.Params())
-	if err != nil {
-		return nil, fmt.Errorf("neighborhood: %w", err)
-	}
-	out := make([]float64, len(targets)/3)
-	if err := ix.IDW(ctx, values, p.Power, targets, out, scaleProgress(progress, 15, 85, "estimating")); err != nil {
-		return nil, err
-	}
-	progress(88, "writing the result")
-	w, err := writeSingle(ctx, pl.env, pl.target, p.Target, pl.req.User, out, keep)
+	w, err := pl.estimateOverIndex(ctx, pl.env, pl.req, p.Source, p.Target, p.Neighborhood, progress,
+		func(ix *neighbor.Index, values, targets, out []float64, prog func(done, total int)) error {
+			return ix.IDW(ctx, values, p.Power, targets, out, prog)
+		})
 	if err != nil {
 		return nil, err
 	}

@@ -83,22 +83,10 @@ func sourceData(ctx context.Context, v *Version, a *objects.Attribute, f *Filter
 
 func (pl *knnPlan) Run(ctx context.Context, progress func(int, string)) (any, error) {
 	p := pl.p
-	progress(2, "reading the source")
-	coords, values, targets, keep, err := pl.estimationData(ctx, p.Source, p.Target)
-	if err != nil {
-		return nil, err
-	}
-	progress(10, "indexing the source")
-	ix, err := neighbor.NewIndex(coords, values, nil, p.Neighborhood.Params())
-	if err != nil {
-		return nil, fmt.Errorf("neighborhood: %w", err)
-	}
-	out := make([]float64, len(targets)/3)
-	if err := ix.Mean(ctx, values, targets, out, scaleProgress(progress, 15, 85, "estimating")); err != nil {
-		return nil, err
-	}
-	progress(88, "writing the result")
-	w, err := writeSingle(ctx, pl.env, pl.target, p.Target, pl.req.User, out, keep)
+	w, err := pl.estimateOverIndex(ctx, pl.env, pl.req, p.Source, p.Target, p.Neighborhood, progress,
+		func(ix *neighbor.Index, values, targets, out []float64, prog func(done, total int)) error {
+			return ix.Mean(ctx, values, targets, out, prog)
+		})
 	if err != nil {
 		return nil, err
 	}
@@ -109,6 +97,34 @@ func (pl *knnPlan) Run(ctx context.Context, progress func(int, string)) (any, er
 		"message": "KNN estimation completed successfully.",
 		"target":  pl.env.targetAttributeResult(w),
 	}, nil
+}
+
+// indexEstimate fills out (one value per target, targets flat x,y,z) from
+// the neighbour index ix over the source values, reporting progress.
+type indexEstimate func(ix *neighbor.Index, values, targets, out []float64, progress func(done, total int)) error
+
+// estimateOverIndex is the Run flow shared by the estimators over knn's
+// neighbour index (knn, idw): read the source and the targets, index the
+// source with the neighbourhood, fill one value per target with estimate
+// (progress 15 to 85) and write the column as the target attribute.
+func (ep *endpoints) estimateOverIndex(ctx context.Context, env *Env, req Request, src Source, tgt Target, nb Neighborhood,
+	progress func(int, string), estimate indexEstimate) (*written, error) {
+	progress(2, "reading the source")
+	coords, values, targets, keep, err := ep.estimationData(ctx, src, tgt)
+	if err != nil {
+		return nil, err
+	}
+	progress(10, "indexing the source")
+	ix, err := neighbor.NewIndex(coords, values, nil, nb.Params())
+	if err != nil {
+		return nil, fmt.Errorf("neighborhood: %w", err)
+	}
+	out := make([]float64, len(targets)/3)
+	if err := estimate(ix, values, targets, out, scaleProgress(progress, 15, 85, "estimating")); err != nil {
+		return nil, err
+	}
+	progress(88, "writing the result")
+	return writeSingle(ctx, env, ep.target, tgt, req.User, out, keep)
 }
 
 // writeSingle stores one column and writes it as the target attribute in a
