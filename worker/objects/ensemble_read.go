@@ -87,27 +87,9 @@ func NewEnsembleReader(r io.ReaderAt, size int64, spec TableSpec, nan []float64,
 	if tile <= 0 {
 		tile = DefaultEnsembleTile
 	}
-	if err := checkEnvelope(r, size); err != nil {
-		return nil, &BlobError{Element: spec.Element, Err: err}
-	}
-	f, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	f, cols, err := openTable(r, size, spec)
 	if err != nil {
-		return nil, &BlobError{Element: spec.Element, Err: fmt.Errorf("not a readable parquet file: %w", err)}
-	}
-	cols := f.Root().Columns()
-	if len(cols) != len(spec.Types) {
-		return nil, fail("has %d columns, want %d", len(cols), len(spec.Types))
-	}
-	for i, c := range cols {
-		if !c.Leaf() || c.Repeated() || c.MaxRepetitionLevel() != 0 {
-			return nil, fail("column %d (%q) is nested or repeated", i, c.Name())
-		}
-		if err := checkColumnType(c.Type(), TypeFloat64); err != nil {
-			return nil, fail("column %d (%q): %w", i, c.Name(), err)
-		}
-	}
-	if f.NumRows() != spec.Rows {
-		return nil, fail("has %d rows, want length %d", f.NumRows(), spec.Rows)
+		return nil, err
 	}
 	er = &EnsembleReader{element: spec.Element, f: f, groups: f.RowGroups(), width: len(cols), nan: slices.Clone(nan),
 		cols: make([]columnState, len(cols))}

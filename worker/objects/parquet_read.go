@@ -27,6 +27,41 @@ func (e *BlobError) Error() string { return e.Element + ": parquet blob: " + e.E
 // Unwrap returns the cause.
 func (e *BlobError) Unwrap() error { return e.Err }
 
+// openTable opens the Parquet file in r (size bytes) and checks it against
+// spec: the file envelope, one flat (neither nested nor repeated) top-level
+// column per spec.Types of that type, and the footer's row count. It returns
+// the file and its columns; errors are *BlobError naming spec.Element.
+// parquet-go may panic on corrupt input: callers recover (ReadTable,
+// NewEnsembleReader).
+func openTable(r io.ReaderAt, size int64, spec TableSpec) (*parquet.File, []*parquet.Column, error) {
+	fail := func(format string, args ...any) error {
+		return &BlobError{Element: spec.Element, Err: fmt.Errorf(format, args...)}
+	}
+	if err := checkEnvelope(r, size); err != nil {
+		return nil, nil, &BlobError{Element: spec.Element, Err: err}
+	}
+	f, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		return nil, nil, &BlobError{Element: spec.Element, Err: fmt.Errorf("not a readable parquet file: %w", err)}
+	}
+	cols := f.Root().Columns()
+	if len(cols) != len(spec.Types) {
+		return nil, nil, fail("has %d columns, want %d", len(cols), len(spec.Types))
+	}
+	for i, c := range cols {
+		if !c.Leaf() || c.Repeated() || c.MaxRepetitionLevel() != 0 {
+			return nil, nil, fail("column %d (%q) is nested or repeated", i, c.Name())
+		}
+		if err := checkColumnType(c.Type(), spec.Types[i]); err != nil {
+			return nil, nil, fail("column %d (%q): %w", i, c.Name(), err)
+		}
+	}
+	if f.NumRows() != spec.Rows {
+		return nil, nil, fail("has %d rows, want length %d", f.NumRows(), spec.Rows)
+	}
+	return f, cols, nil
+}
+
 // maxPrealloc bounds the rows preallocated from a file's own claims, so a
 // hostile footer cannot make the reader allocate memory the data never fills.
 const maxPrealloc = 1 << 20
@@ -56,27 +91,9 @@ func ReadTable(r io.ReaderAt, size int64, spec TableSpec) (t *Table, err error) 
 			return nil, fail("column %d: unsupported data type %q", i, typ)
 		}
 	}
-	if err := checkEnvelope(r, size); err != nil {
-		return nil, &BlobError{Element: spec.Element, Err: err}
-	}
-	f, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	f, cols, err := openTable(r, size, spec)
 	if err != nil {
-		return nil, &BlobError{Element: spec.Element, Err: fmt.Errorf("not a readable parquet file: %w", err)}
-	}
-	cols := f.Root().Columns()
-	if len(cols) != len(spec.Types) {
-		return nil, fail("has %d columns, want %d", len(cols), len(spec.Types))
-	}
-	for i, c := range cols {
-		if !c.Leaf() || c.Repeated() || c.MaxRepetitionLevel() != 0 {
-			return nil, fail("column %d (%q) is nested or repeated", i, c.Name())
-		}
-		if err := checkColumnType(c.Type(), spec.Types[i]); err != nil {
-			return nil, fail("column %d (%q): %w", i, c.Name(), err)
-		}
-	}
-	if f.NumRows() != spec.Rows {
-		return nil, fail("has %d rows, want length %d", f.NumRows(), spec.Rows)
+		return nil, err
 	}
 	var sum int64
 	for _, rg := range f.RowGroups() {
