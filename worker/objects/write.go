@@ -63,27 +63,17 @@ func (o *Object) WriteContinuous(target AttributeTarget, v ContinuousValues) (*A
 	if err != nil {
 		return nil, err
 	}
-	items, err := o.listItems(list)
-	if err != nil {
-		return nil, err
-	}
-	attr := map[string]any{}
-	if index >= 0 {
-		old, ok := items[index].(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("%s[%d]: not an object", list, index)
-		}
+	items, attr, err := o.startAttribute(list, index, func(old map[string]any) map[string]any {
+		attr := map[string]any{}
 		if t, _ := old["attribute_type"].(string); t == AttributeScalar || t == AttributeEnsembleContinuous {
 			attr = old
 		} else if d, ok := old["attribute_description"]; ok && t == AttributeInteger {
 			attr["attribute_description"] = d
 		}
-		if k, ok := old["key"].(string); ok && k != "" {
-			attr["key"] = k
-		}
-	}
-	if _, ok := attr["key"].(string); !ok {
-		attr["key"] = uuid.NewString()
+		return attr
+	})
+	if err != nil {
+		return nil, err
 	}
 	attr["name"] = name
 	attr["values"] = Element{Data: v.Data, Length: v.Length, Width: v.Width, DataType: TypeFloat64}.JSON()
@@ -142,6 +132,31 @@ func (o *Object) targetSlot(target AttributeTarget, length int64) (list, name st
 	}
 
 	return list, name, index, nil
+}
+
+// startAttribute returns the items of list and the JSON object a write into
+// slot index of it (-1: a new attribute) starts from. For a replaced
+// attribute, start(old) gives the object (which of old's members are kept)
+// and old's key is kept; an attribute without a key gets a fresh UUID.
+func (o *Object) startAttribute(list string, index int, start func(old map[string]any) map[string]any) (items []any, attr map[string]any, err error) {
+	if items, err = o.listItems(list); err != nil {
+		return nil, nil, err
+	}
+	attr = map[string]any{}
+	if index >= 0 {
+		old, ok := items[index].(map[string]any)
+		if !ok {
+			return nil, nil, fmt.Errorf("%s[%d]: not an object", list, index)
+		}
+		attr = start(old)
+		if k, ok := old["key"].(string); ok && k != "" {
+			attr["key"] = k
+		}
+	}
+	if _, ok := attr["key"].(string); !ok {
+		attr["key"] = uuid.NewString()
+	}
+	return items, attr, nil
 }
 
 // listItems returns a copy of the items of an attribute list (nil when the
@@ -209,25 +224,14 @@ func (o *Object) WriteCategory(target AttributeTarget, v CategoryValues) (*Attri
 	if err != nil {
 		return nil, err
 	}
-	items, err := o.listItems(list)
+	items, attr, err := o.startAttribute(list, index, func(old map[string]any) map[string]any {
+		if t, _ := old["attribute_type"].(string); t == AttributeCategory {
+			return old
+		}
+		return map[string]any{}
+	})
 	if err != nil {
 		return nil, err
-	}
-	attr := map[string]any{}
-	if index >= 0 {
-		old, ok := items[index].(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("%s[%d]: not an object", list, index)
-		}
-		if t, _ := old["attribute_type"].(string); t == AttributeCategory {
-			attr = old
-		}
-		if k, ok := old["key"].(string); ok && k != "" {
-			attr["key"] = k
-		}
-	}
-	if _, ok := attr["key"].(string); !ok {
-		attr["key"] = uuid.NewString()
 	}
 	missing := make([]any, len(v.Missing))
 	for i, k := range v.Missing {
