@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"sync"
-	"sync/atomic"
 
 	"github.com/parquet-go/parquet-go"
 )
@@ -76,29 +74,20 @@ func (tw *TableWriter) WriteFloat64ColumnsAt(first int, cols [][]float64) error 
 	}
 	cws := tw.pw.ColumnWriters()
 	errs := make([]error, len(cols))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < len(cols); i = int(next.Add(1) - 1) {
-				c := first + i
-				for lo := 0; lo < n && errs[i] == nil; lo += valueChunk {
-					hi := min(n, lo+valueChunk)
-					buf := tw.bufs[w][:0]
-					for _, v := range cols[i][lo:hi] {
-						buf = append(buf, parquet.DoubleValue(v))
-					}
-					tw.bufs[w] = buf
-					if _, err := cws[c].WriteRowValues(buf); err != nil {
-						errs[i] = fmt.Errorf("parquet writer: column %d: %w", c, err)
-					}
-				}
+	eachColumn(workers, len(cols), func(w, i int) {
+		c := first + i
+		for lo := 0; lo < n && errs[i] == nil; lo += valueChunk {
+			hi := min(n, lo+valueChunk)
+			buf := tw.bufs[w][:0]
+			for _, v := range cols[i][lo:hi] {
+				buf = append(buf, parquet.DoubleValue(v))
 			}
-		}()
-	}
-	wg.Wait()
+			tw.bufs[w] = buf
+			if _, err := cws[c].WriteRowValues(buf); err != nil {
+				errs[i] = fmt.Errorf("parquet writer: column %d: %w", c, err)
+			}
+		}
+	})
 	if err := errors.Join(errs...); err != nil {
 		tw.err = err
 		return err
@@ -111,16 +100,7 @@ func (tw *TableWriter) WriteFloat64ColumnsAt(first int, cols [][]float64) error 
 		return nil
 	}
 	tw.block = nil
-	tw.inGroup += n
-	tw.rows += int64(n)
-	if tw.inGroup == tw.groupCap {
-		if err := tw.pw.Flush(); err != nil {
-			tw.err = fmt.Errorf("parquet writer: flushing row group: %w", err)
-			return tw.err
-		}
-		tw.inGroup = 0
-	}
-	return nil
+	return tw.advance(n)
 }
 
 // errBlockOpen reports a write while a column block is incomplete.

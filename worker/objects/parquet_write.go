@@ -306,38 +306,55 @@ func (tw *TableWriter) write(n int, fill func(dst []parquet.Value, c, from, to i
 	}
 	for from := 0; from < n; {
 		to := min(n, from+tw.groupCap-tw.inGroup)
-		if workers == 1 {
-			for c := 0; c < width; c++ {
-				writeColumn(0, c, from, to)
-			}
-		} else {
-			var next atomic.Int64
-			var wg sync.WaitGroup
-			for w := 0; w < workers; w++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for c := int(next.Add(1) - 1); c < width; c = int(next.Add(1) - 1) {
-						writeColumn(w, c, from, to)
-					}
-				}()
-			}
-			wg.Wait()
-		}
+		eachColumn(workers, width, func(w, c int) { writeColumn(w, c, from, to) })
 		if err := errors.Join(errs...); err != nil {
 			tw.err = err
 			return err
 		}
-		tw.inGroup += to - from
-		tw.rows += int64(to - from)
-		from = to
-		if tw.inGroup == tw.groupCap {
-			if err := tw.pw.Flush(); err != nil {
-				tw.err = fmt.Errorf("parquet writer: flushing row group: %w", err)
-				return tw.err
-			}
-			tw.inGroup = 0
+		if err := tw.advance(to - from); err != nil {
+			return err
 		}
+		from = to
+	}
+	return nil
+}
+
+// eachColumn calls f(worker, c) once for every column c in [0, count), on
+// up to workers goroutines taking columns in turn (worker, in [0, workers),
+// names the goroutine, e.g. to pick its buffer); with one worker it runs on
+// the caller's goroutine. It returns when every call has returned.
+func eachColumn(workers, count int, f func(worker, c int)) {
+	if workers <= 1 {
+		for c := 0; c < count; c++ {
+			f(0, c)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := int(next.Add(1) - 1); c < count; c = int(next.Add(1) - 1) {
+				f(w, c)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// advance counts n rows written into the open row group and flushes the
+// group when it holds groupCap rows; a flush error is kept in tw.err.
+func (tw *TableWriter) advance(n int) error {
+	tw.inGroup += n
+	tw.rows += int64(n)
+	if tw.inGroup == tw.groupCap {
+		if err := tw.pw.Flush(); err != nil {
+			tw.err = fmt.Errorf("parquet writer: flushing row group: %w", err)
+			return tw.err
+		}
+		tw.inGroup = 0
 	}
 	return nil
 }
