@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"sync"
-	"sync/atomic"
 )
 
 // BuildDistribution builds the non-parametric distribution of data values,
@@ -159,40 +157,15 @@ func (d *Distribution) transformAll(ctx context.Context, dst, src []float64, pro
 		return nil
 	}
 	chunks := (total + transformChunk - 1) / transformChunk
-	workers := min(Workers(ctx), chunks)
-	var next, finished atomic.Int64
-	var mu sync.Mutex
-	done := 0
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				c := int(next.Add(1)) - 1
-				if c >= chunks {
-					return
-				}
-				lo, hi := c*transformChunk, min((c+1)*transformChunk, total)
-				for i := lo; i < hi; i++ {
-					dst[i] = f(src[i])
-				}
-				finished.Add(int64(hi - lo))
-				if progress != nil {
-					mu.Lock()
-					done += hi - lo
-					progress(done, total)
-					mu.Unlock()
-				}
+	n, err := ForChunks(ctx, total, min(Workers(ctx), chunks), transformChunk, progress, func(int) func(lo, hi int) {
+		return func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				dst[i] = f(src[i])
 			}
-		}()
-	}
-	wg.Wait()
-	if int(finished.Load()) != total {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("transform stopped after %d of %d values: %w", finished.Load(), total, err)
 		}
-		panic("geostat: workers finished without covering every value")
+	})
+	if err != nil {
+		return fmt.Errorf("transform stopped after %d of %d values: %w", n, total, err)
 	}
 	return nil
 }

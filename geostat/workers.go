@@ -3,6 +3,8 @@ package geostat
 import (
 	"context"
 	"runtime"
+	"sync"
+	"sync/atomic"
 )
 
 type workersKey struct{}
@@ -24,4 +26,56 @@ func Workers(ctx context.Context) int {
 		}
 	}
 	return w
+}
+
+// ForChunks runs a computation over the items 0..total−1 split into chunks
+// of chunk items (chunk ≥ 1), which workers goroutines (workers ≥ 1, e.g.
+// min(Workers(ctx), chunks)) claim in turn through an atomic counter.
+// Goroutine w (0 ≤ w < workers) first calls start(w) for its work function,
+// so that it owns its state (a searcher, buffers, accumulators), then calls
+// it on each chunk [lo, hi) it claims, until no chunk is left or ctx is
+// cancelled. The chunks do not depend on workers, so a computation whose
+// chunks are independent gives the same result on any number of goroutines.
+// progress, when not nil, gets the items done and total after each chunk,
+// from one goroutine at a time.
+//
+// It returns when every goroutine has returned: the number of items done
+// and, when ctx stopped it before every chunk was done, ctx.Err(). It
+// panics if the goroutines end without covering every item while ctx is not
+// cancelled (a bug, never a user error).
+func ForChunks(ctx context.Context, total, workers, chunk int, progress func(done, total int), start func(w int) func(lo, hi int)) (int, error) {
+	var next, finished atomic.Int64
+	var mu sync.Mutex
+	done := 0
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work := start(w)
+			for ctx.Err() == nil {
+				lo := int(next.Add(int64(chunk))) - chunk
+				if lo >= total {
+					return
+				}
+				hi := min(lo+chunk, total)
+				work(lo, hi)
+				finished.Add(int64(hi - lo))
+				if progress != nil {
+					mu.Lock()
+					done += hi - lo
+					progress(done, total)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := int(finished.Load()); n != total {
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		panic("geostat: workers finished without covering every item")
+	}
+	return total, nil
 }

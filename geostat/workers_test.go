@@ -3,9 +3,11 @@ package geostat
 import (
 	"context"
 	"runtime"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestWorkers(t *testing.T) {
@@ -15,4 +17,53 @@ func TestWorkers(t *testing.T) {
 	assert.Equal(t, 1, Workers(WithWorkers(ctx, 1)))
 	assert.Equal(t, all, Workers(WithWorkers(ctx, all+5)), "never above GOMAXPROCS")
 	assert.Equal(t, all, Workers(WithWorkers(ctx, 0)))
+}
+
+// TestForChunks checks against a count per item that every item is done
+// exactly once in chunks that do not depend on the number of goroutines,
+// that progress ends at the total, and that a cancelled context stops the
+// run with its error.
+func TestForChunks(t *testing.T) {
+	ctx := context.Background()
+	const total, chunk = 1003, 10
+	for _, workers := range []int{1, 3, 8} {
+		hits := make([]int, total)
+		var bounds [][2]int
+		var mu sync.Mutex
+		last := 0
+		n, err := ForChunks(ctx, total, workers, chunk, func(done, all int) {
+			assert.Equal(t, total, all)
+			assert.Greater(t, done, last)
+			last = done
+		}, func(w int) func(lo, hi int) {
+			assert.Less(t, w, workers)
+			return func(lo, hi int) {
+				for i := lo; i < hi; i++ {
+					hits[i]++
+				}
+				mu.Lock()
+				bounds = append(bounds, [2]int{lo, hi})
+				mu.Unlock()
+			}
+		})
+		require.NoError(t, err)
+		assert.Equal(t, total, n)
+		assert.Equal(t, total, last)
+		for i, h := range hits {
+			require.Equal(t, 1, h, "item %d with %d workers", i, workers)
+		}
+		require.Len(t, bounds, (total+chunk-1)/chunk)
+		for _, b := range bounds {
+			assert.Zero(t, b[0]%chunk, "chunk start %d", b[0])
+			assert.Equal(t, min(b[0]+chunk, total), b[1])
+		}
+	}
+
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	n, err := ForChunks(cancelled, total, 2, chunk, nil, func(int) func(lo, hi int) {
+		return func(lo, hi int) {}
+	})
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Less(t, n, total)
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sync"
-	"sync/atomic"
 
 	"github.com/geostat-engine/geostat/geostat"
 )
@@ -124,39 +122,12 @@ func (ix *Index) parallel(ctx context.Context, total int, progress func(done, to
 		return nil
 	}
 	workers := min(geostat.Workers(ctx), total)
-	chunk := chunkSize(total, workers)
-	var next, finished atomic.Int64
-	var mu sync.Mutex
-	done := 0
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s := ix.NewSearcher()
-			for ctx.Err() == nil {
-				lo := int(next.Add(int64(chunk))) - chunk
-				if lo >= total {
-					return
-				}
-				hi := min(lo+chunk, total)
-				work(s, lo, hi)
-				finished.Add(int64(hi - lo))
-				if progress != nil {
-					mu.Lock()
-					done += hi - lo
-					progress(done, total)
-					mu.Unlock()
-				}
-			}
-		}()
+	n, err := geostat.ForChunks(ctx, total, workers, chunkSize(total, workers), progress, func(int) func(lo, hi int) {
+		s := ix.NewSearcher()
+		return func(lo, hi int) { work(s, lo, hi) }
+	})
+	if err != nil {
+		return fmt.Errorf("neighbor: search stopped after %d of %d targets: %w", n, total, err)
 	}
-	wg.Wait()
-	if int(finished.Load()) == total {
-		return nil
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("neighbor: search stopped after %d of %d targets: %w", finished.Load(), total, err)
-	}
-	panic("neighbor: workers finished without covering every target")
+	return nil
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/bits"
-	"sync"
-	"sync/atomic"
 
 	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/neighbor"
@@ -79,60 +77,36 @@ func influence(ctx context.Context, ix *neighbor.Index, locations []float64, pow
 	chunk := max(64, min(4096, total/(16*workers)))
 	accs := make([]acc, workers)
 	used := make([]int, workers)
-	var next, finished atomic.Int64
-	var mu sync.Mutex
-	done := 0
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			a := acc{hi: make([]uint64, n), lo: make([]uint64, n)}
-			accs[w] = a
-			s := ix.NewSearcher()
-			var lambda []float64
+	done, err := geostat.ForChunks(ctx, total, workers, chunk, progress, func(w int) func(lo, hi int) {
+		a := acc{hi: make([]uint64, n), lo: make([]uint64, n)}
+		accs[w] = a
+		s := ix.NewSearcher()
+		var lambda []float64
+		return func(lo, hi int) {
 			found := 0
-			defer func() { used[w] = found }()
-			for ctx.Err() == nil {
-				lo := int(next.Add(int64(chunk))) - chunk
-				if lo >= total {
-					return
+			for t := lo; t < hi; t++ {
+				idx, dist := s.Search(locations[3*t], locations[3*t+1], locations[3*t+2])
+				if len(idx) == 0 {
+					continue
 				}
-				hi := min(lo+chunk, total)
-				for t := lo; t < hi; t++ {
-					idx, dist := s.Search(locations[3*t], locations[3*t+1], locations[3*t+2])
-					if len(idx) == 0 {
-						continue
+				found++
+				if power == 0 {
+					v := uint64(fixedScale / float64(len(idx)))
+					for _, i := range idx {
+						a.add(i, v)
 					}
-					found++
-					if power == 0 {
-						v := uint64(fixedScale / float64(len(idx)))
-						for _, i := range idx {
-							a.add(i, v)
-						}
-						continue
-					}
-					lambda = neighbor.IDWWeights(lambda, dist, power)
-					for j, i := range idx {
-						a.add(i, uint64(lambda[j]*fixedScale))
-					}
+					continue
 				}
-				finished.Add(int64(hi - lo))
-				if progress != nil {
-					mu.Lock()
-					done += hi - lo
-					progress(done, total)
-					mu.Unlock()
+				lambda = neighbor.IDWWeights(lambda, dist, power)
+				for j, i := range idx {
+					a.add(i, uint64(lambda[j]*fixedScale))
 				}
 			}
-		}(w)
-	}
-	wg.Wait()
-	if int(finished.Load()) != total {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("declus: stopped after %d of %d locations: %w", finished.Load(), total, err)
+			used[w] += found
 		}
-		panic("declus: workers finished without covering every location")
+	})
+	if err != nil {
+		return nil, fmt.Errorf("declus: stopped after %d of %d locations: %w", done, total, err)
 	}
 
 	res := &Result{Weights: make([]float64, n)}
