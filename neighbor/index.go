@@ -80,22 +80,11 @@ func NewIndex(coords []float64, values []float64, holes []int32, p Params) (*Ind
 	ix := &Index{p: p, aniso: a, n: n}
 
 	// Keep the indexed sources and check their coordinates.
-	keep := make([]int32, 0, n)
-	lo := [3]float64{math.Inf(1), math.Inf(1), math.Inf(1)}
-	hi := [3]float64{math.Inf(-1), math.Inf(-1), math.Inf(-1)}
-	for i := 0; i < n; i++ {
-		if values != nil && math.IsNaN(values[i]) {
-			continue
-		}
-		for d := 0; d < 3; d++ {
-			c := coords[3*i+d]
-			if math.IsNaN(c) || math.IsInf(c, 0) {
-				return nil, fmt.Errorf("neighbor: coords: source %d has a non-finite coordinate %v", i, c)
-			}
-			lo[d] = math.Min(lo[d], c)
-			hi[d] = math.Max(hi[d], c)
-		}
-		keep = append(keep, int32(i))
+	keep, lo, hi, err := geostat.KeptBox[int32](coords, values, func(i int, c float64) error {
+		return fmt.Errorf("neighbor: coords: source %d has a non-finite coordinate %v", i, c)
+	}, nil)
+	if err != nil {
+		return nil, err
 	}
 	if len(keep) > 0 {
 		for d := 0; d < 3; d++ {

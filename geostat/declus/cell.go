@@ -117,25 +117,16 @@ func Cell(ctx context.Context, coords, values []float64, p CellParams, progress 
 	}
 
 	// The samples used, their coordinates and the data box.
-	keep := make([]int, 0, n)
-	lo := [3]float64{math.Inf(1), math.Inf(1), math.Inf(1)}
-	hi := [3]float64{math.Inf(-1), math.Inf(-1), math.Inf(-1)}
-	for i := 0; i < n; i++ {
-		if values != nil && math.IsNaN(values[i]) {
-			continue
-		}
-		for d := 0; d < 3; d++ {
-			c := coords[3*i+d]
-			if math.IsNaN(c) || math.IsInf(c, 0) {
-				return nil, fmt.Errorf("declus: coords: sample %d has a non-finite coordinate %v", i, c)
-			}
-			lo[d] = math.Min(lo[d], c)
-			hi[d] = math.Max(hi[d], c)
-		}
+	keep, lo, hi, err := geostat.KeptBox[int](coords, values, func(i int, c float64) error {
+		return fmt.Errorf("declus: coords: sample %d has a non-finite coordinate %v", i, c)
+	}, func(i int) error {
 		if values != nil && math.IsInf(values[i], 0) {
-			return nil, fmt.Errorf("declus: values: sample %d has the infinite value %v", i, values[i])
+			return fmt.Errorf("declus: values: sample %d has the infinite value %v", i, values[i])
 		}
-		keep = append(keep, i)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(keep) == 0 {
 		return nil, fmt.Errorf("declus: no sample to decluster (%d samples, all without a value)", n)
