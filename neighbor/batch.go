@@ -80,15 +80,9 @@ func (ix *Index) SearchAll(ctx context.Context, targets []float64, progress func
 // per target. It runs like SearchAll: in parallel, the output independent of
 // the number of goroutines, cancellable, with progress after each chunk.
 func (ix *Index) Mean(ctx context.Context, values []float64, targets []float64, out []float64, progress func(done, total int)) error {
-	if len(values) != ix.n {
-		return fmt.Errorf("neighbor: values: %d values for %d sources", len(values), ix.n)
-	}
-	if len(targets)%3 != 0 {
-		return fmt.Errorf("neighbor: targets: length %d is not a multiple of 3", len(targets))
-	}
-	nt := len(targets) / 3
-	if len(out) != nt {
-		return fmt.Errorf("neighbor: out: length %d for %d targets", len(out), nt)
+	nt, err := ix.checkEstimate(values, targets, out)
+	if err != nil {
+		return err
 	}
 	return ix.parallel(ctx, nt, progress, func(s *Searcher, lo, hi int) {
 		for t := lo; t < hi; t++ {
@@ -104,6 +98,23 @@ func (ix *Index) Mean(ctx context.Context, values []float64, targets []float64, 
 			out[t] = sum / float64(len(idx))
 		}
 	})
+}
+
+// checkEstimate checks the arguments of an estimate over the index (Mean,
+// IDW): one value per source, flat target coordinates, one output entry per
+// target. It returns the number of targets.
+func (ix *Index) checkEstimate(values, targets, out []float64) (int, error) {
+	if len(values) != ix.n {
+		return 0, fmt.Errorf("neighbor: values: %d values for %d sources", len(values), ix.n)
+	}
+	if len(targets)%3 != 0 {
+		return 0, fmt.Errorf("neighbor: targets: length %d is not a multiple of 3", len(targets))
+	}
+	nt := len(targets) / 3
+	if len(out) != nt {
+		return 0, fmt.Errorf("neighbor: out: length %d for %d targets", len(out), nt)
+	}
+	return nt, nil
 }
 
 // chunkSize returns the number of targets a worker claims at a time: small

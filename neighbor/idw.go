@@ -125,15 +125,9 @@ func (ix *Index) IDW(ctx context.Context, values []float64, power float64, targe
 	if err := ValidatePower(power); err != nil {
 		return err
 	}
-	if len(values) != ix.n {
-		return fmt.Errorf("neighbor: values: %d values for %d sources", len(values), ix.n)
-	}
-	if len(targets)%3 != 0 {
-		return fmt.Errorf("neighbor: targets: length %d is not a multiple of 3", len(targets))
-	}
-	nt := len(targets) / 3
-	if len(out) != nt {
-		return fmt.Errorf("neighbor: out: length %d for %d targets", len(out), nt)
+	nt, err := ix.checkEstimate(values, targets, out)
+	if err != nil {
+		return err
 	}
 	return ix.parallel(ctx, nt, progress, func(s *Searcher, lo, hi int) {
 		var lambda []float64
