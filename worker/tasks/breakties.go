@@ -53,24 +53,16 @@ func PrepareBreakTies(ctx context.Context, env *Env, req Request) (Plan, error) 
 }
 
 func (pl *breakTiesPlan) Run(ctx context.Context, progress func(int, string)) (any, error) {
-	progress(2, "reading the source")
-	values, err := readColumn(ctx, pl.source, pl.sourceAttr)
-	if err != nil {
-		return nil, dataOf("source", pl.source, err)
-	}
-	opts := tieOptions(values, pl.p.Seed)
-	opts.Progress = scaleProgress(progress, 5, 85, "breaking ties")
-	var np *neighbor.Params
-	if pl.p.Neighborhood != nil {
-		prm := pl.p.Neighborhood.Params()
-		np = &prm
-	}
-	out, err := ties.Break(ctx, values, pl.coords, np, opts)
-	if err != nil {
-		return nil, err
-	}
-	progress(88, "writing the result")
-	w, err := writeSingle(ctx, pl.env, pl.target, pl.p.Target, pl.req.User, out, nil)
+	w, err := pl.mapColumn(ctx, pl.env, pl.req, pl.p.Target, progress, func(values []float64) ([]float64, error) {
+		opts := tieOptions(values, pl.p.Seed)
+		opts.Progress = scaleProgress(progress, 5, 85, "breaking ties")
+		var np *neighbor.Params
+		if pl.p.Neighborhood != nil {
+			prm := pl.p.Neighborhood.Params()
+			np = &prm
+		}
+		return ties.Break(ctx, values, pl.coords, np, opts)
+	})
 	if err != nil {
 		return nil, err
 	}

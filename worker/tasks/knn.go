@@ -127,6 +127,26 @@ func (ep *endpoints) estimateOverIndex(ctx context.Context, env *Env, req Reques
 	return writeSingle(ctx, env, ep.target, tgt, req.User, out, keep)
 }
 
+// mapColumn is the Run flow shared by the tasks that map the source
+// attribute to one new column over the same rows (normal-score,
+// break-ties): read the source values, compute the column with f (which
+// reports its own progress, up to 85) and write it as the target attribute
+// on every row.
+func (ep *endpoints) mapColumn(ctx context.Context, env *Env, req Request, tgt Target, progress func(int, string),
+	f func(values []float64) ([]float64, error)) (*written, error) {
+	progress(2, "reading the source")
+	values, err := readColumn(ctx, ep.source, ep.sourceAttr)
+	if err != nil {
+		return nil, dataOf("source", ep.source, err)
+	}
+	out, err := f(values)
+	if err != nil {
+		return nil, err
+	}
+	progress(88, "writing the result")
+	return writeSingle(ctx, env, ep.target, tgt, req.User, out, nil)
+}
+
 // writeSingle stores one column and writes it as the target attribute in a
 // new version. keep (nil: every row) is the target filter's selection: the
 // other rows keep their values on update and get no value on create.

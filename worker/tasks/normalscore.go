@@ -113,30 +113,25 @@ func loadDistribution(ctx context.Context, env *Env, req Request, field string, 
 }
 
 func (pl *normalScorePlan) Run(ctx context.Context, progress func(int, string)) (any, error) {
-	progress(2, "reading the source")
-	values, err := readColumn(ctx, pl.source, pl.sourceAttr)
-	if err != nil {
-		return nil, dataOf("source", pl.source, err)
-	}
-	out := make([]float64, len(values))
-	prog := scaleProgress(progress, 10, 85, "transforming")
 	direction := "backward"
 	if pl.p.Forward {
 		direction = "forward"
-		err = pl.dist.NormalScoresAll(ctx, out, values, prog)
-	} else {
-		err = pl.dist.BackTransformsAll(ctx, out, values, prog)
 	}
-	if err != nil {
-		return nil, err
-	}
-	progress(88, "writing the result")
-	w, err := writeSingle(ctx, pl.env, pl.target, pl.p.Target, pl.req.User, out, nil)
+	var n int
+	w, err := pl.mapColumn(ctx, pl.env, pl.req, pl.p.Target, progress, func(values []float64) ([]float64, error) {
+		n = len(values)
+		out := make([]float64, len(values))
+		prog := scaleProgress(progress, 10, 85, "transforming")
+		if pl.p.Forward {
+			return out, pl.dist.NormalScoresAll(ctx, out, values, prog)
+		}
+		return out, pl.dist.BackTransformsAll(ctx, out, values, prog)
+	})
 	if err != nil {
 		return nil, err
 	}
 	return map[string]any{
-		"message": fmt.Sprintf("Normal score transform (%s) completed successfully: %d values.", direction, len(values)),
+		"message": fmt.Sprintf("Normal score transform (%s) completed successfully: %d values.", direction, n),
 		"target":  pl.env.targetAttributeResult(w),
 	}, nil
 }
