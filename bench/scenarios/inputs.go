@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -33,84 +32,30 @@ func idwScenario() harness.Scenario {
 }
 
 func setupIDW(_ context.Context, cfg harness.Config) (*harness.Workload, error) {
-	c, err := synthetic.New(synthetic.KNN(cfg.Size, cfg.Seed))
-	if err != nil {
-		return nil, err
-	}
-	targets := c.Grid.CellCentres(nil)
-	out := make([]float64, len(targets)/3)
-	lo, hi := minMax(c.Grades)
-	w := &harness.Workload{
-		Info: fmt.Sprintf("%d sources, %d cells (%v), k = %d, power %d", len(c.Grades), len(out), c.Grid.Size,
-			knnParams.MaxSamples, idwPower),
-		Items: int64(len(out)),
-		Unit:  "cells",
-	}
-	w.Run = func(ctx context.Context, progress func(done, total int)) error {
-		for i := range out {
-			out[i] = math.Inf(1)
-		}
-		ix, err := neighbor.NewIndex(c.Coords, c.Grades, nil, knnParams)
-		if err != nil {
-			return err
-		}
-		return ix.IDW(ctx, c.Grades, idwPower, targets, out, progress)
-	}
-	w.Check = func() error {
-		// An inverse-distance estimate is a convex combination of values.
-		if _, err := checkValues("idw", out, lo, hi, len(out)/2); err != nil {
-			return err
-		}
-		return idwOracle(c, targets, out)
-	}
-	return w, nil
+	w, _, err := setupIndexEstimate(cfg, "idw estimate",
+		func(c *synthetic.Case, cells int) string {
+			return fmt.Sprintf("%d sources, %d cells (%v), k = %d, power %d", len(c.Grades), cells, c.Grid.Size,
+				knnParams.MaxSamples, idwPower)
+		},
+		func(ctx context.Context, ix *neighbor.Index, grades, targets, out []float64, progress func(done, total int)) error {
+			return ix.IDW(ctx, grades, idwPower, targets, out, progress)
+		},
+		idwOracle)
+	return w, err
 }
 
-// idwOracle recomputes the estimate of a spread of targets by brute force:
-// the MaxSamples nearest sources in anisotropic distance ≤ 1 (ties by
-// index), weights 1/h^power summed directly.
+// idwOracle checks a spread of idw estimates against brute force
+// (bruteOracle): weights 1/h^power summed directly.
 func idwOracle(c *synthetic.Case, targets, out []float64) error {
-	a, err := knnParams.Ellipsoid.Anisotropy()
-	if err != nil {
-		return err
-	}
-	n := len(out)
-	type cand struct {
-		d float64
-		i int
-	}
-	var cs []cand
-	for k := 0; k < knnOracleTargets; k++ {
-		t := min((k*n)/knnOracleTargets+k%7, n-1)
-		x, y, z := targets[3*t], targets[3*t+1], targets[3*t+2]
-		cs = cs[:0]
-		for i := range c.Grades {
-			if d := a.Norm(c.Coords[3*i]-x, c.Coords[3*i+1]-y, c.Coords[3*i+2]-z); d <= 1 {
-				cs = append(cs, cand{d, i})
-			}
+	return bruteOracle(c, targets, out, "idw estimate", func(grades []float64, cs []oracleCand) float64 {
+		var num, den float64
+		for _, q := range cs {
+			wt := math.Pow(q.d, -idwPower)
+			num += wt * grades[q.i]
+			den += wt
 		}
-		slices.SortFunc(cs, func(p, q cand) int {
-			if r := cmp.Compare(p.d, q.d); r != 0 {
-				return r
-			}
-			return p.i - q.i
-		})
-		want := math.NaN()
-		if m := min(len(cs), knnParams.MaxSamples); m >= max(knnParams.MinSamples, 1) {
-			var num, den float64
-			for _, q := range cs[:m] {
-				wt := math.Pow(q.d, -idwPower)
-				num += wt * c.Grades[q.i]
-				den += wt
-			}
-			want = num / den
-		}
-		got := out[t]
-		if math.IsNaN(want) != math.IsNaN(got) || (!math.IsNaN(want) && math.Abs(got-want) > 1e-9*math.Abs(want)) {
-			return fmt.Errorf("idw estimate at target %d = %v, brute force gives %v", t, got, want)
-		}
-	}
-	return nil
+		return num / den
+	})
 }
 
 func declusteringScenario() harness.Scenario {
