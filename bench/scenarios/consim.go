@@ -4,19 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"math"
-	"os"
 	"time"
 
 	"github.com/geostat-engine/geostat/bench/harness"
 	"github.com/geostat-engine/geostat/geostat/ensemble"
 	"github.com/geostat-engine/geostat/geostat/synthetic"
 	"github.com/geostat-engine/geostat/worker/demo"
-	"github.com/geostat-engine/geostat/worker/server"
-	"github.com/geostat-engine/geostat/worker/service"
-	"github.com/geostat-engine/geostat/worker/workertest"
 )
 
 // consimOps are the location-wise statistics both sides of the consim
@@ -44,33 +38,10 @@ func setupConsim(ctx context.Context, cfg harness.Config) (*harness.Workload, er
 	if err != nil {
 		return nil, fmt.Errorf("building the case's objects: %w", err)
 	}
-	dir, err := os.MkdirTemp("", "geostat-bench-consim-")
+	client, closeAll, err := startWorker("geostat-bench-consim-")
 	if err != nil {
 		return nil, err
 	}
-	svc, err := service.New(service.Options{Options: server.Options{
-		Addr: "127.0.0.1:0", DataDir: dir,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Stdout: io.Discard,
-		Getenv: func(k string) string {
-			if k == server.TokenEnv {
-				return workerToken
-			}
-			return ""
-		},
-	}})
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("starting the worker: %w", err)
-	}
-	runCtx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- svc.Run(runCtx) }()
-	closeAll := func() {
-		cancel()
-		<-done
-		os.RemoveAll(dir)
-	}
-	client := &workertest.Client{Base: svc.URL(), Token: workerToken}
 	const ws = "00000000-0000-4000-8000-00000000c0c0"
 	if err := uploadSet(ctx, client, demo.Org, ws, set); err != nil {
 		closeAll()

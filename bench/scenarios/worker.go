@@ -53,30 +53,10 @@ func setupWorkerE2E(ctx context.Context, cfg harness.Config) (*harness.Workload,
 		upload += len(o.Doc)
 	}
 
-	dir, err := os.MkdirTemp("", "geostat-bench-worker-")
+	client, closeWorker, err := startWorker("geostat-bench-worker-")
 	if err != nil {
 		return nil, err
 	}
-	svc, err := service.New(service.Options{Options: server.Options{
-		Addr:    "127.0.0.1:0",
-		DataDir: dir,
-		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Stdout:  io.Discard,
-		Getenv: func(k string) string {
-			if k == server.TokenEnv {
-				return workerToken
-			}
-			return ""
-		},
-	}})
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("starting the worker: %w", err)
-	}
-	runCtx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- svc.Run(runCtx) }()
-	client := &workertest.Client{Base: svc.URL(), Token: workerToken}
 
 	realisations := simulationRealisations(cfg.Size)
 	cells := c.Grid.NumCells()
@@ -93,11 +73,7 @@ func setupWorkerE2E(ctx context.Context, cfg harness.Config) (*harness.Workload,
 		Counts: []harness.Count{
 			{Name: "cell realisations", PerRun: float64(cells * realisations)},
 		},
-		Close: func() {
-			cancel()
-			<-done
-			os.RemoveAll(dir)
-		},
+		Close: closeWorker,
 	}
 	w.Run = func(ctx context.Context, _ func(done, total int)) error {
 		ensemble = nil
@@ -167,6 +143,43 @@ func setupWorkerE2E(ctx context.Context, cfg harness.Config) (*harness.Workload,
 		}
 	}
 	return w, nil
+}
+
+// startWorker starts an in-process worker on 127.0.0.1 with a fresh
+// temporary data directory (its name starting with prefix) and the bearer
+// token workerToken, its logs discarded. It returns a client of it and
+// closeWorker, which stops the worker, waits for it and removes the
+// directory.
+func startWorker(prefix string) (client *workertest.Client, closeWorker func(), err error) {
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	svc, err := service.New(service.Options{Options: server.Options{
+		Addr:    "127.0.0.1:0",
+		DataDir: dir,
+		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Stdout:  io.Discard,
+		Getenv: func(k string) string {
+			if k == server.TokenEnv {
+				return workerToken
+			}
+			return ""
+		},
+	}})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, fmt.Errorf("starting the worker: %w", err)
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- svc.Run(runCtx) }()
+	closeWorker = func() {
+		cancel()
+		<-done
+		os.RemoveAll(dir)
+	}
+	return &workertest.Client{Base: svc.URL(), Token: workerToken}, closeWorker, nil
 }
 
 // uploadSet uploads the set's blobs through PUT data and the signed upload
