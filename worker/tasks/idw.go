@@ -66,11 +66,7 @@ func PrepareIDW(ctx context.Context, env *Env, req Request) (Plan, error) {
 		return nil, err
 	}
 	pl := &idwPlan{env: env, req: req, p: p}
-	if pl.endpoints, err = loadEndpoints(ctx, env, req, p.Source, p.Target, pointKinds); err != nil {
-		return nil, err
-	}
-	nSrc, nTgt := pl.sizes()
-	if err := env.admit(req, "target", nSrc*80+nTgt*48, nTgt*8); err != nil {
+	if pl.endpoints, err = prepareIndexEstimate(ctx, env, req, p.Source, p.Target); err != nil {
 		return nil, err
 	}
 	return pl, nil

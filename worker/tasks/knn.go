@@ -28,16 +28,23 @@ func PrepareKNN(ctx context.Context, env *Env, req Request) (Plan, error) {
 		return nil, err
 	}
 	pl := &knnPlan{env: env, req: req, p: p}
-	if pl.endpoints, err = loadEndpoints(ctx, env, req, p.Source, p.Target, pointKinds); err != nil {
-		return nil, err
-	}
-	// Memory: the index and the targets' coordinates and estimates; disk:
-	// one float64 column over the targets.
-	nSrc, nTgt := pl.sizes()
-	if err := env.admit(req, "target", nSrc*80+nTgt*48, nTgt*8); err != nil {
+	if pl.endpoints, err = prepareIndexEstimate(ctx, env, req, p.Source, p.Target); err != nil {
 		return nil, err
 	}
 	return pl, nil
+}
+
+// prepareIndexEstimate loads and checks the endpoints of an estimator over
+// knn's neighbour index (knn, idw: point-like sources, targets those or
+// either grid kind) and admits the job. Memory: the index and the targets'
+// coordinates and estimates; disk: one float64 column over the targets.
+func prepareIndexEstimate(ctx context.Context, env *Env, req Request, src Source, tgt Target) (endpoints, error) {
+	ep, err := loadEndpoints(ctx, env, req, src, tgt, pointKinds)
+	if err != nil {
+		return ep, err
+	}
+	nSrc, nTgt := ep.sizes()
+	return ep, env.admit(req, "target", nSrc*80+nTgt*48, nTgt*8)
 }
 
 // checkTargetAttribute checks that an update target names an existing
