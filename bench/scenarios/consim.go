@@ -9,7 +9,6 @@ import (
 
 	"github.com/geostat-engine/geostat/bench/harness"
 	"github.com/geostat-engine/geostat/geostat/ensemble"
-	"github.com/geostat-engine/geostat/geostat/synthetic"
 	"github.com/geostat-engine/geostat/worker/demo"
 )
 
@@ -30,13 +29,9 @@ func consimScenario() harness.Scenario {
 }
 
 func setupConsim(ctx context.Context, cfg harness.Config) (*harness.Workload, error) {
-	c, err := synthetic.New(synthetic.Simulation(cfg.Size, cfg.Seed))
+	c, set, err := simulationSet(cfg)
 	if err != nil {
 		return nil, err
-	}
-	set, err := demo.Build(c)
-	if err != nil {
-		return nil, fmt.Errorf("building the case's objects: %w", err)
 	}
 	client, closeAll, err := startWorker("geostat-bench-consim-")
 	if err != nil {

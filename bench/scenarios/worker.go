@@ -37,13 +37,9 @@ func workerE2E() harness.Scenario {
 }
 
 func setupWorkerE2E(ctx context.Context, cfg harness.Config) (*harness.Workload, error) {
-	c, err := synthetic.New(synthetic.Simulation(cfg.Size, cfg.Seed))
+	c, set, err := simulationSet(cfg)
 	if err != nil {
 		return nil, err
-	}
-	set, err := demo.Build(c)
-	if err != nil {
-		return nil, fmt.Errorf("building the case's objects: %w", err)
 	}
 	var upload int
 	for _, k := range set.Keys {
@@ -143,6 +139,20 @@ func setupWorkerE2E(ctx context.Context, cfg harness.Config) (*harness.Workload,
 		}
 	}
 	return w, nil
+}
+
+// simulationSet builds the simulation case of cfg and its objects and
+// blobs (the set a worker scenario uploads).
+func simulationSet(cfg harness.Config) (*synthetic.Case, *demo.Set, error) {
+	c, err := synthetic.New(synthetic.Simulation(cfg.Size, cfg.Seed))
+	if err != nil {
+		return nil, nil, err
+	}
+	set, err := demo.Build(c)
+	if err != nil {
+		return nil, nil, fmt.Errorf("building the case's objects: %w", err)
+	}
+	return c, set, nil
 }
 
 // startWorker starts an in-process worker on 127.0.0.1 with a fresh
