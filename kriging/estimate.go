@@ -3,8 +3,6 @@ package kriging
 import (
 	"context"
 	"fmt"
-	"sync"
-	"sync/atomic"
 
 	"github.com/geostat-engine/geostat/geostat"
 )
@@ -107,38 +105,22 @@ func (k *Kriger) Estimate(ctx context.Context, targets []float64, out *Output, p
 		return err
 	}
 	chunks := (nt + chunkSize - 1) / chunkSize
-	workers := min(geostat.Workers(ctx), chunks)
-	var next atomic.Int64
-	var mu sync.Mutex
-	done := 0
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s := k.newSlider()
-			defer s.flush()
-			for {
-				c := int(next.Add(1) - 1)
-				if c >= chunks || ctx.Err() != nil {
-					return
-				}
-				s.reset()
-				end := min((c+1)*chunkSize, nt)
-				for t := c * chunkSize; t < end; t++ {
-					s.estimateOne(targets, t, end, out)
-				}
-				if progress != nil {
-					mu.Lock()
-					done += end - c*chunkSize
-					progress(done, nt)
-					mu.Unlock()
-				}
+	// Each chunk restarts the slider (so the result does not depend on which
+	// worker took it) and adds its statistics to the kriger's.
+	_, err := geostat.ForChunks(ctx, nt, min(geostat.Workers(ctx), chunks), chunkSize, progress, func(int) func(lo, hi int) {
+		s := k.newSlider()
+		return func(lo, hi int) {
+			s.reset()
+			for t := lo; t < hi; t++ {
+				s.estimateOne(targets, t, hi, out)
 			}
-		}()
+			s.flush()
+		}
+	})
+	if err == nil {
+		err = ctx.Err() // cancelled after the last chunk: still an error
 	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	if err != nil {
 		return fmt.Errorf("kriging: estimate: %w", err)
 	}
 	return nil
