@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sync"
-	"sync/atomic"
 
 	"github.com/geostat-engine/geostat/geostat"
 )
@@ -290,33 +288,12 @@ func (sc *cellScratch) weights(w []float64, coords []float64, keep []int, origin
 // with its own scratch, calling doneOne (serialised) after each job.
 func parallelJobs(ctx context.Context, total int, job func(k int, sc *cellScratch), doneOne func()) error {
 	workers := max(1, min(geostat.Workers(ctx), total))
-	var next, finished atomic.Int64
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var sc cellScratch
-			for ctx.Err() == nil {
-				k := int(next.Add(1)) - 1
-				if k >= total {
-					return
-				}
-				job(k, &sc)
-				finished.Add(1)
-				mu.Lock()
-				doneOne()
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	if int(finished.Load()) != total {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("declus: cell declustering stopped: %w", err)
-		}
-		panic("declus: workers finished without covering every grid")
+	_, err := geostat.ForChunks(ctx, total, workers, 1, func(int, int) { doneOne() }, func(int) func(lo, hi int) {
+		var sc cellScratch
+		return func(k, _ int) { job(k, &sc) }
+	})
+	if err != nil {
+		return fmt.Errorf("declus: cell declustering stopped: %w", err)
 	}
 	return nil
 }
