@@ -84,6 +84,8 @@ func freeAddr(t *testing.T) string {
 	return addr
 }
 
+var shardStartedRE = regexp.MustCompile(`msg="shard started" job=\S+ shard=(\S+)`)
+
 var shardDoneRE = regexp.MustCompile(`msg=shard job=(\S+) shard=(\S+) delivery=(\d+) outcome=done`)
 
 // An api worker and two compute worker processes on 127.0.0.1; one compute
@@ -91,7 +93,8 @@ var shardDoneRE = regexp.MustCompile(`msg=shard job=(\S+) shard=(\S+) delivery=(
 // simulation (right after it finished a shard, while it holds the next).
 // Its shard is redelivered after the ack deadline and finished by the other;
 // the stored ensembles are byte-identical (same SHA-256 data keys) to those
-// of a worker running the simulation in its own process.
+// of a worker running the simulation in its own process. Then a single
+// worker of role all, its embedded server listening, stores them again.
 func TestClusterWorkersKilledComputeProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts four worker processes")
@@ -114,26 +117,28 @@ func TestClusterWorkersKilledComputeProcess(t *testing.T) {
 	victim.waitFor(t, "geostat compute worker running")
 	other.waitFor(t, "geostat compute worker running")
 
-	// Kill the victim right after its first finished shard: it has then
-	// fetched its next one.
+	// Kill the victim in its second shard, once it has logged starting it.
 	killed := make(chan string, 1)
 	go func() {
+		started := 0
 		for line := range victim.lines {
-			if m := shardDoneRE.FindStringSubmatch(line); m != nil {
-				_ = syscall.Kill(victim.cmd.Process.Pid, syscall.SIGKILL)
-				killed <- m[2]
-				break
+			if m := shardStartedRE.FindStringSubmatch(line); m != nil {
+				if started++; started == 2 {
+					_ = syscall.Kill(victim.cmd.Process.Pid, syscall.SIGKILL)
+					killed <- m[1]
+					break
+				}
 			}
 		}
 		for range victim.lines { // drain
 		}
 	}()
 	got := runSimulation(t, base, data)
-	var first string
+	var inFlight string
 	select {
-	case first = <-killed:
+	case inFlight = <-killed:
 	case <-time.After(time.Minute):
-		t.Fatal("the victim finished no shard")
+		t.Fatal("the victim started no second shard")
 	}
 	select {
 	case <-victim.exited:
@@ -142,27 +147,57 @@ func TestClusterWorkersKilledComputeProcess(t *testing.T) {
 	}
 	assert.Equal(t, want, got, "the cluster's ensembles equal the single-process ones byte for byte")
 
-	// The victim died holding a shard that the other worker then finished
-	// on its second delivery; every shard was completed.
+	// Every shard was completed; the victim's first shard counts, and the
+	// shard it was computing when killed was finished by the other worker
+	// on a later delivery (after the 2 s ack deadline).
 	_, otherLog := other.output()
 	_, victimLog := victim.output()
-	done := map[string]bool{}
-	redelivered := 0
-	for _, log := range []string{otherLog, victimLog} {
+	t.Logf("the victim's log:\n%s", victimLog)
+	doneBy := map[string]string{}
+	for name, log := range map[string]string{"other": otherLog, "victim": victimLog} {
 		for _, m := range shardDoneRE.FindAllStringSubmatch(log, -1) {
-			done[m[2]] = true
-			if m[3] != "1" {
-				redelivered++
-			}
+			doneBy[m[2]] = name + "/" + m[3]
 		}
 	}
-	assert.Len(t, done, 10, "10 shards done: %v", done)
-	assert.True(t, done[first])
-	assert.GreaterOrEqual(t, redelivered, 1, "a shard redelivered after the kill:\n%s", otherLog)
-	t.Logf("the victim's log:\n%s", victimLog)
+	assert.Len(t, doneBy, 10, "10 shards done: %v", doneBy)
+	assert.Len(t, shardDoneRE.FindAllString(victimLog, -1), 1, "the victim finished its first shard only")
+	require.NotEmpty(t, inFlight)
+	assert.Regexp(t, `^other/[2-9]$`, doneBy[inFlight], "the killed shard %s was redelivered to the other worker:\n%s", inFlight, otherLog)
 
-	for _, p := range []*proc{other, api} {
-		require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
-		assert.Equal(t, 0, p.wait(t))
+	// One worker of role all with its embedded server listening computes
+	// the shards itself: the same bytes again.
+	allData := t.TempDir()
+	all := startProc(t, t.TempDir(), append([]string{"-data", allData, "-addr", "127.0.0.1:0", "-demo", "-nats-listen", freeAddr(t)}, common...)...)
+	assert.Equal(t, want, runSimulation(t, all.url(t), allData))
+	_, allLog := all.output()
+	assert.Len(t, shardDoneRE.FindAllString(allLog, -1), 10, "the worker computed the 10 shards:\n%s", allLog)
+	require.NoError(t, all.cmd.Process.Signal(syscall.SIGTERM))
+	assert.Equal(t, 0, all.wait(t))
+}
+
+// Bad cluster flags are refused before anything starts: an unknown role,
+// a role other than all outside a cluster (exit 2), a compute worker
+// without -nats, and -nats with -nats-listen (exit 1).
+func TestClusterFlags(t *testing.T) {
+	data := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"-role", "assembler"}, 2, `-role "assembler": want all, api or compute`},
+		{[]string{"-role", "api"}, 2, "-role api needs -nats or -nats-listen"},
+		{[]string{"-role", "compute"}, 2, "-role compute needs -nats or -nats-listen"},
+		{[]string{"-role", "compute", "-nats-listen", "127.0.0.1:0"}, 1, "-role compute joins a NATS server (-nats); it embeds none"},
+		{[]string{"-nats", "nats://127.0.0.1:1", "-nats-listen", "127.0.0.1:0"}, 1, "-nats and -nats-listen exclude each other"},
+		{[]string{"-shard-size", "lots"}, 2, `-shard-size: "lots" is not a size`},
+	} {
+		p := startProc(t, t.TempDir(), append([]string{"-data", data, "-addr", "127.0.0.1:0"}, c.args...)...)
+		assert.Equal(t, c.code, p.wait(t), "%v", c.args)
+		_, stderr := p.output()
+		assert.Contains(t, stderr, c.msg, "%v", c.args)
+		assert.NotContains(t, stderr, "geostat worker listening", "%v", c.args)
 	}
+	_, err := os.Stat(filepath.Join(data, "nats"))
+	assert.True(t, os.IsNotExist(err), "no NATS state was created")
 }

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -99,7 +100,7 @@ func (m *clusterMember) work(logger *slog.Logger) {
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
-		if err := m.queue.Work(ctx, (&simjob.Handler{}).Compute, shardLogger(logger)); err != nil {
+		if err := m.queue.Work(ctx, computeShards(logger), shardLogger(logger)); err != nil {
 			logger.Error("shard worker stopped", "err", err)
 		}
 	}()
@@ -132,6 +133,16 @@ func (m *clusterMember) runner(o ClusterOptions) *simjob.Runner {
 	return &simjob.Runner{Queue: m.queue, Sizes: shard.Sizes{ShardBytes: o.ShardBytes}}
 }
 
+// computeShards is the shard handler of a worker: it logs each shard it
+// starts and computes it.
+func computeShards(logger *slog.Logger) cluster.Handler {
+	h := &simjob.Handler{}
+	return func(ctx context.Context, job string, spec json.RawMessage, key string) ([]byte, error) {
+		logger.Info("shard started", "job", job, "shard", key)
+		return h.Compute(ctx, job, spec, key)
+	}
+}
+
 // shardLogger logs what happened to every shard message.
 func shardLogger(logger *slog.Logger) func(cluster.Event) {
 	return func(ev cluster.Event) {
@@ -149,11 +160,11 @@ func shardLogger(logger *slog.Logger) func(cluster.Event) {
 // no HTTP. A shard's spec carries every input, so it needs no object
 // store.
 func RunCompute(ctx context.Context, o ClusterOptions, logger *slog.Logger) error {
-	if o.NATS == "" {
-		return errors.New("-role compute needs -nats URL of the api worker's NATS server or of a NATS cluster")
-	}
 	if o.Listen != "" {
 		return errors.New("-role compute joins a NATS server (-nats); it embeds none (-nats-listen)")
+	}
+	if o.NATS == "" {
+		return errors.New("-role compute needs -nats URL of the api worker's NATS server or of a NATS cluster")
 	}
 	if logger == nil {
 		logger = slog.Default()
@@ -164,7 +175,7 @@ func RunCompute(ctx context.Context, o ClusterOptions, logger *slog.Logger) erro
 	}
 	defer m.close()
 	logger.Info("geostat compute worker running", "nats", o.NATS)
-	err = m.queue.Work(ctx, (&simjob.Handler{}).Compute, shardLogger(logger))
+	err = m.queue.Work(ctx, computeShards(logger), shardLogger(logger))
 	logger.Info("geostat compute worker stopped")
 	return err
 }
