@@ -46,6 +46,9 @@ type ClusterOptions struct {
 	// dead or stalled compute worker is redelivered (0: 60 s). Every
 	// worker of a cluster must use the same.
 	AckWait time.Duration
+	// Replicas of the JetStream stream, bucket and object store (0: 1);
+	// 3 or 5 on a NATS cluster of as many servers.
+	Replicas int
 }
 
 // Enabled reports whether the worker is a member of a cluster.
@@ -87,7 +90,7 @@ func joinCluster(o ClusterOptions, dataDir, name string) (_ *clusterMember, err 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if m.queue, err = cluster.Open(ctx, m.nc, cluster.Config{AckWait: o.AckWait}); err != nil {
+	if m.queue, err = cluster.Open(ctx, m.nc, cluster.Config{AckWait: o.AckWait, Replicas: o.Replicas}); err != nil {
 		return nil, fmt.Errorf("opening the shard queue: %w", err)
 	}
 	return m, nil
