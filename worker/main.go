@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/geostat-engine/geostat/worker/demo"
 	"github.com/geostat-engine/geostat/worker/server"
@@ -57,6 +58,13 @@ func run(args []string) int {
 	fs.DurationVar(&opts.JobRetention, "job-retention", service.DefaultJobRetention, "how long finished job records are kept (queued and running jobs never expire)")
 	fs.DurationVar(&opts.SyncWait, "sync-wait", service.DefaultSyncWait, "how long a /geostat submit waits for its job before answering 303")
 	fs.DurationVar(&opts.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "on SIGINT or SIGTERM, how long running jobs may finish before they are recorded as interrupted")
+	fs.StringVar(&opts.Cluster.NATS, "nats", "", "comma-separated NATS server URLs to join (a NATS server or cluster with JetStream) instead of embedding one; conditional turning-bands simulations then run as shards on the cluster")
+	fs.StringVar(&opts.Cluster.Listen, "nats-listen", "", "HOST:PORT on which the embedded NATS server (state in DATA/nats) accepts other workers; conditional turning-bands simulations then run as shards on the cluster")
+	fs.StringVar(&opts.Cluster.Role, "role", service.RoleAll, "with -nats or -nats-listen: all (serve HTTP, assemble and compute shards), api (serve HTTP and assemble) or compute (only compute shards; needs -nats, serves no HTTP and reads no objects)")
+	fs.DurationVar(&opts.Cluster.AckWait, "shard-ack-wait", 60*time.Second, "with a cluster: how long a shard may go without a sign of life from its compute worker before it is redelivered (the same on every worker)")
+	fs.IntVar(&opts.Cluster.Replicas, "nats-replicas", 1, "with a cluster: replicas of the shard queue, job state and results (3 or 5 on a NATS cluster of as many servers; the same on every worker)")
+	var shardBytes string
+	fs.StringVar(&shardBytes, "shard-size", "200MiB", "with a cluster: ensemble values per shard, e.g. 200MiB")
 	fs.BoolVar(&seedDemo, "demo", false, "seed the demo workspace (kept when it is there from an earlier run) and print curl commands for every task")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -77,7 +85,32 @@ func run(args []string) int {
 		}
 		opts.MaxMemory = n
 	}
+	if n, err := parseBytes(shardBytes); err != nil {
+		fmt.Fprintln(os.Stderr, "geostat: -shard-size:", err)
+		return 2
+	} else {
+		opts.Cluster.ShardBytes = n
+	}
+	switch opts.Cluster.Role {
+	case service.RoleAll, service.RoleAPI, service.RoleCompute:
+	default:
+		fmt.Fprintf(os.Stderr, "geostat: -role %q: want all, api or compute\n", opts.Cluster.Role)
+		return 2
+	}
+	if opts.Cluster.Role != service.RoleAll && !opts.Cluster.Enabled() {
+		fmt.Fprintf(os.Stderr, "geostat: -role %s needs -nats or -nats-listen (a worker outside a cluster does everything)\n", opts.Cluster.Role)
+		return 2
+	}
 	opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if opts.Cluster.Role == service.RoleCompute {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		if err := service.RunCompute(ctx, opts.Cluster, opts.Logger); err != nil {
+			fmt.Fprintln(os.Stderr, "geostat:", err)
+			return 1
+		}
+		return 0
+	}
 	s, err := service.New(opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "geostat:", err)

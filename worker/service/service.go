@@ -75,6 +75,10 @@ type Options struct {
 	// SyncWait is how long a submit of the seed's shape waits for its job
 	// before answering 303 (default 60 s).
 	SyncWait time.Duration
+	// Cluster makes the worker a member of a NATS JetStream cluster that
+	// runs the conditional turning-bands simulations as shards (zero: no
+	// cluster, every job runs in this process).
+	Cluster ClusterOptions
 }
 
 // Service is a running worker.
@@ -87,6 +91,7 @@ type Service struct {
 	routes  []string
 	openapi []byte
 	lock    *server.DataDirLock
+	cluster *clusterMember // nil: not in a cluster
 }
 
 // New builds the worker. It binds its listener first, so that a busy port
@@ -148,6 +153,21 @@ func New(opts Options) (_ *Service, err error) {
 		return nil, fmt.Errorf("service: %w", err)
 	}
 	logger := opts.Logger
+	if opts.Cluster.Enabled() {
+		switch opts.Cluster.Role {
+		case "", RoleAll, RoleAPI:
+		default:
+			return nil, fmt.Errorf("service: role %q: a Service is an %q or %q worker (compute workers use RunCompute)", opts.Cluster.Role, RoleAll, RoleAPI)
+		}
+		if s.cluster, err = joinCluster(opts.Cluster, opts.DataDir, "geostat-api"); err != nil {
+			return nil, fmt.Errorf("service: %w", err)
+		}
+		defer func() {
+			if err != nil {
+				s.cluster.close()
+			}
+		}()
+	}
 	if s.jobs, err = jobs.NewManager(jobs.Options{Dir: filepath.Join(opts.DataDir, "jobs"), MaxJobs: opts.MaxJobs, Logger: logger,
 		MaxMemory: opts.MaxMemory, Retention: max(opts.JobRetention, 0), MaxPerUser: max(opts.MaxJobsPerUser, 0),
 		OnFinish: func(r jobs.Record, d time.Duration) { s.metrics.JobFinished(r.Topic, r.Task, string(r.Status), d) }}); err != nil {
@@ -185,6 +205,9 @@ func New(opts Options) (_ *Service, err error) {
 	if s.openapi, err = json.MarshalIndent(doc, "", "  "); err != nil {
 		return nil, err
 	}
+	if s.cluster != nil && opts.Cluster.Role != RoleAPI {
+		s.cluster.work(logger)
+	}
 	return s, nil
 }
 
@@ -198,6 +221,9 @@ func (s *Service) register(mux server.Router, deps server.Deps) {
 		PublicURL: s.opts.PublicURL,
 		Files:     reportFiles{fs: s.files, expiry: urlExpiry(s.opts.URLExpiry)},
 		FreeDisk:  func() (int64, error) { return freeDisk(s.opts.DataDir) },
+	}
+	if s.cluster != nil {
+		env.Cluster = s.cluster.runner(s.opts.Cluster)
 	}
 	tasks.Register(mux, deps, tasks.ComputeOptions{Env: env, Jobs: s.jobs, SyncWait: s.opts.SyncWait, OnSubmit: s.metrics.Submitted})
 	files.Register(mux, deps, s.files, files.Options{URLExpiry: s.opts.URLExpiry, MaxUploadBytes: s.opts.MaxBlobBytes})
@@ -308,6 +334,7 @@ func (s *Service) Run(ctx context.Context) error {
 		sctx, cancel := context.WithTimeout(context.Background(), s.shutdownTimeout())
 		defer cancel()
 		s.jobs.Shutdown(sctx)
+		s.cluster.close()
 		s.lock.Release()
 		return err
 	case <-ctx.Done():
@@ -318,6 +345,7 @@ func (s *Service) Run(ctx context.Context) error {
 	defer cancel()
 	s.jobs.Shutdown(sctx)
 	err := <-errc
+	s.cluster.close()
 	// The data directory is released only once no job can write to it.
 	s.lock.Release()
 	return err
@@ -334,6 +362,7 @@ func (s *Service) shutdownTimeout() time.Duration {
 func (s *Service) Stop(ctx context.Context) error {
 	err := s.app.Stop(ctx)
 	s.jobs.Shutdown(ctx)
+	s.cluster.close()
 	s.lock.Release()
 	return err
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"runtime"
 
+	"github.com/geostat-engine/geostat/tbsim"
 	"github.com/geostat-engine/geostat/worker/objects"
 	"github.com/geostat-engine/geostat/worker/problem"
 	"github.com/geostat-engine/geostat/worker/store"
@@ -82,6 +83,10 @@ type Env struct {
 	// FreeDisk returns the free bytes of the data directory (nil: not
 	// checked).
 	FreeDisk func() (int64, error)
+	// Cluster, when set, runs the conditional turning-bands simulations
+	// (conditional-turning-bands, conditional-tbsim) as shards on the
+	// cluster queue; nil runs them in this process.
+	Cluster ClusterSimulator
 	// writeLocks serialises the writes of one object inside the worker
 	// (set by Register; nil: writes rely on If-Match retries alone).
 	writeLocks *keyedLocks
@@ -92,6 +97,15 @@ func (e *Env) threads() int {
 		return e.Threads
 	}
 	return runtime.GOMAXPROCS(0)
+}
+
+// ClusterSimulator runs a turning-bands simulation as shards on other
+// processes and writes its ensembles into writers (one per output, in the
+// order block, block normal score, point, point normal score), bit-identical
+// to tbsim.Stream in this process. progress gets the done shards and their
+// total. Package worker/cluster/simjob implements it.
+type ClusterSimulator interface {
+	Run(ctx context.Context, in tbsim.Input, p tbsim.Params, writers []*objects.TableWriter, progress func(done, total int)) error
 }
 
 // Needs is what a job is estimated to need: memory while it runs and disk

@@ -211,30 +211,35 @@ func (s *simulation) run(ctx context.Context, env *Env, progress func(int, strin
 			out.kept[i] = make([]float64, cells*p.Realisations)
 		}
 	}
-	res, err := tbsim.Stream(ctx, in, tp, func(t tbsim.Tile) error {
-		outs := [][]float64{t.Block, t.BlockGaussian, t.Point, t.PointGaussian}
-		n := t.Hi - t.Lo
-		for i, es := range sinks {
-			for r := range es.cols {
-				es.cols[r] = outs[i][r*n : (r+1)*n]
+	var res *tbsim.Result
+	if env.Cluster != nil && s.clusterable(keep) {
+		res, err = s.runOnCluster(ctx, env, in, tp, sinks, scaleProgress(progress, lo+2, hi-5, "simulating (shards done)"))
+	} else {
+		res, err = tbsim.Stream(ctx, in, tp, func(t tbsim.Tile) error {
+			outs := [][]float64{t.Block, t.BlockGaussian, t.Point, t.PointGaussian}
+			n := t.Hi - t.Lo
+			for i, es := range sinks {
+				for r := range es.cols {
+					es.cols[r] = outs[i][r*n : (r+1)*n]
+				}
+				if err := es.tw.WriteFloat64Columns(es.cols); err != nil {
+					return fmt.Errorf("writing %s: %w", es.name, err)
+				}
 			}
-			if err := es.tw.WriteFloat64Columns(es.cols); err != nil {
-				return fmt.Errorf("writing %s: %w", es.name, err)
+			for i, dst := range out.kept {
+				if dst == nil {
+					continue
+				}
+				for r := 0; r < t.Realisations; r++ {
+					copy(dst[r*cells+t.Lo:r*cells+t.Hi], outs[i][r*n:(r+1)*n])
+				}
 			}
-		}
-		for i, dst := range out.kept {
-			if dst == nil {
-				continue
+			if s.onTile != nil {
+				return s.onTile(t)
 			}
-			for r := 0; r < t.Realisations; r++ {
-				copy(dst[r*cells+t.Lo:r*cells+t.Hi], outs[i][r*n:(r+1)*n])
-			}
-		}
-		if s.onTile != nil {
-			return s.onTile(t)
-		}
-		return nil
-	})
+			return nil
+		})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -317,4 +322,34 @@ func (pl *simulationPlan) Run(ctx context.Context, progress func(int, string)) (
 		out["warnings"] = so.result.Warnings
 	}
 	return out, nil
+}
+
+// clusterable reports whether the simulation can run as cluster shards:
+// the plain task (no consim transform or tile hook, every realisation
+// saved under the default names) without anything kept in memory
+// (variogram reproduction and the validation report keep the Gaussian
+// ensemble and run in this process).
+func (s *simulation) clusterable(keep bool) bool {
+	return s.transform == nil && s.onTile == nil && s.names == nil && s.save == 0 && !keep && !s.p.VariogramReproduction
+}
+
+// runOnCluster simulates (in, tp) as shards on the cluster and writes the
+// ensembles into the sinks' writers. The returned Result carries the
+// simulation's warnings and model, from preparing it here (one empty part:
+// the data transform, the field and the kriging of the residuals, no
+// cells), which also reports a bad input before any shard is queued.
+func (s *simulation) runOnCluster(ctx context.Context, env *Env, in tbsim.Input, tp tbsim.Params, sinks []*ensembleSink, progress func(done, total int)) (*tbsim.Result, error) {
+	tp.Progress = nil
+	res, err := tbsim.StreamPart(ctx, in, tp, tbsim.Part{R0: 0, R1: 1, Row0: 0, Row1: 1}, func(tbsim.Tile) error { return nil })
+	if err != nil {
+		return nil, err
+	}
+	writers := make([]*objects.TableWriter, len(sinks))
+	for i, es := range sinks {
+		writers[i] = es.tw
+	}
+	if err := env.Cluster.Run(ctx, in, tp, writers, progress); err != nil {
+		return nil, err
+	}
+	return res, nil
 }

@@ -1,0 +1,311 @@
+// Package simjob runs a turning-bands simulation as shards on the cluster
+// queue (package cluster): Encode turns a simulation's inputs and
+// parameters into a self-contained job spec, Handler computes a shard of
+// such a spec on a compute worker, and Runner submits a job, follows it
+// and assembles the ensembles on the worker that accepted the request.
+//
+// The spec carries every input of the simulation (grid geometry, mask,
+// target filter, conditioning data, variogram, distribution, parameters),
+// so a compute worker needs no access to the object store. Floating-point
+// values travel as their IEEE bits (gob), so a compute worker simulates
+// exactly the inputs the api worker read.
+package simjob
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/gob"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/geostat-engine/geostat/geostat"
+	"github.com/geostat-engine/geostat/grid"
+	"github.com/geostat-engine/geostat/kriging"
+	"github.com/geostat-engine/geostat/neighbor"
+	"github.com/geostat-engine/geostat/tbsim"
+	"github.com/geostat-engine/geostat/worker/cluster"
+	"github.com/geostat-engine/geostat/worker/cluster/shard"
+	"github.com/geostat-engine/geostat/worker/objects"
+)
+
+// specVersion is the layout of the spec; a compute worker refuses others.
+const specVersion = 1
+
+// wire is the gob-encoded body of a spec.
+type wire struct {
+	Version int
+	// Grid geometry.
+	Origin, CellSize [3]float64
+	Size             [3]int
+	Rotation         geostat.Rotation
+	// Mask is the active-cell bitset of a masked grid (nil: not masked);
+	// Filter the selected output cells (nil: no filter), FilterLen their
+	// count.
+	Mask      []byte
+	Filter    []byte
+	FilterLen int
+	Coords    []float64
+	Values    []float64
+	// Variogram.
+	Nugget, Sill, DataVariance float64
+	ModellingSpace             string
+	Structures                 []structure
+	// Distribution (HasDist false: none).
+	HasDist      bool
+	DistZ, DistP []float64
+	Lower, Upper geostat.Tail
+	// Parameters.
+	Realisations, Lines int
+	Seed                int64
+	Method              kriging.Method
+	Discretisation      grid.BlockDiscretisation
+	Search              *neighbor.Params
+	Normalise, Gaussian bool
+	Sizes               shard.Sizes
+}
+
+type structure struct {
+	Type         geostat.StructureType
+	Contribution float64
+	Alpha        int
+	Ellipsoid    geostat.Ellipsoid
+}
+
+// Encode returns the job spec of the simulation (in, p) split with sz:
+// a JSON string holding the gob encoding of every input.
+func Encode(in tbsim.Input, p tbsim.Params, sz shard.Sizes) (json.RawMessage, error) {
+	if in.Variogram == nil {
+		return nil, errors.New("simjob: no variogram")
+	}
+	g := in.Grid
+	if in.Masked != nil {
+		g = in.Masked.Grid
+	}
+	if g == nil {
+		return nil, errors.New("simjob: no grid")
+	}
+	w := wire{Version: specVersion, Origin: g.Origin, CellSize: g.CellSize, Size: g.Size, Rotation: g.Rotation,
+		Coords: in.Coords, Values: in.Values,
+		Nugget: in.Variogram.Nugget, Sill: in.Variogram.Sill, DataVariance: in.Variogram.DataVariance, ModellingSpace: in.Variogram.ModellingSpace,
+		Realisations: p.Realisations, Lines: p.Lines, Seed: p.Seed, Method: p.Method, Discretisation: p.Discretisation,
+		Search: p.Search, Normalise: p.NormaliseVariogram, Gaussian: p.SaveGaussian, Sizes: sz}
+	if in.Masked != nil {
+		mask := make([]bool, g.NumCells())
+		for _, c := range in.Masked.ActiveCells() {
+			mask[c] = true
+		}
+		w.Mask = packBits(mask)
+	}
+	if in.Filter != nil {
+		w.Filter, w.FilterLen = packBits(in.Filter), len(in.Filter)
+	}
+	for _, s := range in.Variogram.Structures {
+		w.Structures = append(w.Structures, structure{Type: s.Type, Contribution: s.Contribution, Alpha: s.Alpha, Ellipsoid: s.Ellipsoid})
+	}
+	if d := in.Distribution; d != nil {
+		w.HasDist = true
+		w.DistZ, w.DistP = make([]float64, d.Len()), make([]float64, d.Len())
+		for j := range w.DistZ {
+			w.DistZ[j], w.DistP[j] = d.Node(j)
+		}
+		w.Lower, w.Upper = d.Tails()
+	}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(&w); err != nil {
+		return nil, fmt.Errorf("simjob: encoding the spec: %w", err)
+	}
+	return json.Marshal(buf.Bytes()) // a base64 JSON string
+}
+
+// Job is a decoded spec: the simulation and its plan.
+type Job struct {
+	Input  tbsim.Input
+	Params tbsim.Params
+	Plan   *shard.Plan
+	shards map[string]shard.Shard
+}
+
+// Decode rebuilds the simulation and its plan from a spec.
+func Decode(spec json.RawMessage) (*Job, error) {
+	var b []byte
+	if err := json.Unmarshal(spec, &b); err != nil {
+		return nil, fmt.Errorf("simjob: spec: %w", err)
+	}
+	var w wire
+	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&w); err != nil {
+		return nil, fmt.Errorf("simjob: spec: %w", err)
+	}
+	if w.Version != specVersion {
+		return nil, fmt.Errorf("simjob: spec version %d, this worker reads %d", w.Version, specVersion)
+	}
+	g, err := grid.New(w.Origin, w.Size, w.CellSize, w.Rotation)
+	if err != nil {
+		return nil, fmt.Errorf("simjob: grid: %w", err)
+	}
+	in := tbsim.Input{Grid: g, Coords: w.Coords, Values: w.Values}
+	if w.Mask != nil {
+		if in.Masked, err = grid.NewMasked(g, unpackBits(w.Mask, g.NumCells())); err != nil {
+			return nil, fmt.Errorf("simjob: mask: %w", err)
+		}
+	}
+	if w.Filter != nil {
+		in.Filter = unpackBits(w.Filter, w.FilterLen)
+	}
+	st := make([]geostat.Structure, len(w.Structures))
+	for i, s := range w.Structures {
+		st[i] = geostat.Structure{Type: s.Type, Contribution: s.Contribution, Alpha: s.Alpha, Ellipsoid: s.Ellipsoid}
+	}
+	if in.Variogram, err = geostat.NewVariogram(w.Nugget, st...); err != nil {
+		return nil, fmt.Errorf("simjob: variogram: %w", err)
+	}
+	in.Variogram.Sill, in.Variogram.DataVariance, in.Variogram.ModellingSpace = w.Sill, w.DataVariance, w.ModellingSpace
+	if w.HasDist {
+		if in.Distribution, err = geostat.NewDistribution(w.DistZ, w.DistP, w.Lower, w.Upper); err != nil {
+			return nil, fmt.Errorf("simjob: distribution: %w", err)
+		}
+	}
+	p := tbsim.DefaultParams()
+	p.Realisations, p.Lines, p.Seed, p.Method = w.Realisations, w.Lines, w.Seed, w.Method
+	p.Discretisation, p.Search, p.NormaliseVariogram, p.SaveGaussian = w.Discretisation, w.Search, w.Normalise, w.Gaussian
+	pl, err := Plan(in, p, w.Sizes)
+	if err != nil {
+		return nil, err
+	}
+	j := &Job{Input: in, Params: p, Plan: pl, shards: make(map[string]shard.Shard, len(pl.Shards))}
+	for _, s := range pl.Shards {
+		j.shards[s.Key()] = s
+	}
+	return j, nil
+}
+
+// Plan splits the simulation (in, p) into shards of sizes sz.
+func Plan(in tbsim.Input, p tbsim.Params, sz shard.Sizes) (*shard.Plan, error) {
+	starts, err := tbsim.RowStarts(in)
+	if err != nil {
+		return nil, fmt.Errorf("simjob: %w", err)
+	}
+	return shard.NewPlan(starts, p.Realisations, shard.Outputs(p), sz)
+}
+
+func packBits(v []bool) []byte {
+	b := make([]byte, (len(v)+7)/8)
+	for i, x := range v {
+		if x {
+			b[i/8] |= 1 << (i % 8)
+		}
+	}
+	return b
+}
+
+func unpackBits(b []byte, n int) []bool {
+	v := make([]bool, n)
+	for i := range v {
+		v[i] = i/8 < len(b) && b[i/8]&(1<<(i%8)) != 0
+	}
+	return v
+}
+
+// Handler computes shards of simulation jobs on a compute worker. It keeps
+// the decoded spec of the last few jobs, so a job's shards decode it once.
+type Handler struct {
+	mu   sync.Mutex
+	jobs map[string]*Job
+	keys []string // insertion order, for eviction
+}
+
+// handlerCache is the number of decoded specs a Handler keeps.
+const handlerCache = 4
+
+// Compute is a cluster.Handler: it computes the shard named key of the job.
+func (h *Handler) Compute(ctx context.Context, job string, spec json.RawMessage, key string) ([]byte, error) {
+	j, err := h.job(job, spec)
+	if err != nil {
+		return nil, err
+	}
+	s, ok := j.shards[key]
+	if !ok {
+		return nil, fmt.Errorf("simjob: job %s has no shard %q", job, key)
+	}
+	return shard.Compute(ctx, j.Input, j.Params, s)
+}
+
+func (h *Handler) job(id string, spec json.RawMessage) (*Job, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if j, ok := h.jobs[id]; ok {
+		return j, nil
+	}
+	j, err := Decode(spec)
+	if err != nil {
+		return nil, err
+	}
+	if h.jobs == nil {
+		h.jobs = make(map[string]*Job)
+	}
+	if len(h.keys) == handlerCache {
+		delete(h.jobs, h.keys[0])
+		h.keys = h.keys[1:]
+	}
+	h.jobs[id], h.keys = j, append(h.keys, id)
+	return j, nil
+}
+
+// Runner runs simulations as cluster jobs from the worker that accepted
+// them.
+type Runner struct {
+	Queue *cluster.Queue
+	// Sizes of the shards (zero: the shard package's defaults).
+	Sizes shard.Sizes
+}
+
+// Run simulates (in, p) on the cluster and writes the ensembles into
+// writers (one per output, as shard.WriteSingle). progress gets the number
+// of done shards and the total. When ctx ends the cluster job is cancelled.
+func (r *Runner) Run(ctx context.Context, in tbsim.Input, p tbsim.Params, writers []*objects.TableWriter, progress func(done, total int)) error {
+	spec, err := Encode(in, p, r.Sizes)
+	if err != nil {
+		return err
+	}
+	pl, err := Plan(in, p, r.Sizes)
+	if err != nil {
+		return err
+	}
+	keys := make([]string, len(pl.Shards))
+	for i, s := range pl.Shards {
+		keys[i] = s.Key()
+	}
+	var id [12]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		return err
+	}
+	job := "sim-" + hex.EncodeToString(id[:])
+	if err := r.Queue.Submit(ctx, job, spec, keys); err != nil {
+		return fmt.Errorf("submitting the shards: %w", err)
+	}
+	st, err := r.Queue.Wait(ctx, job, progress)
+	if err != nil {
+		if ctx.Err() != nil {
+			cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if cerr := r.Queue.Cancel(cctx, job); cerr != nil {
+				return errors.Join(ctx.Err(), fmt.Errorf("cancelling the cluster job %s: %w", job, cerr))
+			}
+			return ctx.Err()
+		}
+		return fmt.Errorf("cluster job %s: %w", job, err)
+	}
+	switch {
+	case st.Failed != "":
+		return fmt.Errorf("cluster job %s failed: %s", job, st.Failed)
+	case st.Cancelled:
+		return fmt.Errorf("cluster job %s was cancelled", job)
+	}
+	return shard.Assemble(ctx, pl, writers, func(ctx context.Context, s shard.Shard) ([]byte, error) {
+		return r.Queue.Result(ctx, job, s.Key())
+	})
+}

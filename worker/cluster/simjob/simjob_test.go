@@ -1,0 +1,180 @@
+package simjob_test
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/geostat-engine/geostat/geostat/synthetic"
+	"github.com/geostat-engine/geostat/grid"
+	"github.com/geostat-engine/geostat/kriging"
+	"github.com/geostat-engine/geostat/neighbor"
+	"github.com/geostat-engine/geostat/tbsim"
+	"github.com/geostat-engine/geostat/worker/cluster"
+	"github.com/geostat-engine/geostat/worker/cluster/shard"
+	"github.com/geostat-engine/geostat/worker/cluster/simjob"
+	"github.com/geostat-engine/geostat/worker/objects"
+)
+
+// job is a small masked, filtered, block-discretised ordinary-kriging
+// simulation with a distribution, a search neighbourhood, all four outputs
+// and a NaN datum (dropped by tbsim).
+func job(t *testing.T, realisations int) (tbsim.Input, tbsim.Params) {
+	spec := synthetic.Simulation(synthetic.Small, synthetic.DefaultSeed)
+	spec.GridSize = [3]int{14, 10, 6}
+	c, err := synthetic.New(spec)
+	require.NoError(t, err)
+	m, err := c.Masked()
+	require.NoError(t, err)
+	values := append([]float64(nil), c.Grades...)
+	values[3] = math.NaN()
+	filter := make([]bool, m.NumActive())
+	for i := range filter {
+		filter[i] = i%7 != 0
+	}
+	p := tbsim.DefaultParams()
+	p.Realisations, p.Lines, p.Seed = realisations, 40, 1234
+	p.Method = kriging.Ordinary
+	p.Discretisation = grid.BlockDiscretisation{NX: 2, NY: 2, NZ: 1}
+	p.SaveGaussian = true
+	p.Search = &neighbor.Params{Ellipsoid: c.Variogram.Structures[0].Ellipsoid, MaxSamples: 12, MinSamples: 2, MaxPerOctant: 3}
+	return tbsim.Input{Masked: m, Filter: filter, Coords: c.Coords, Values: values, Variogram: c.Variogram, Distribution: c.Distribution}, p
+}
+
+func writers(t *testing.T, p tbsim.Params) []*objects.TableWriter {
+	var ws []*objects.TableWriter
+	for range shard.Outputs(p) {
+		types := make([]objects.DataType, p.Realisations)
+		for i := range types {
+			types[i] = objects.TypeFloat64
+		}
+		w, err := objects.NewTableWriter(&bytes.Buffer{}, types, objects.EnsembleColumnNames("v", p.Realisations), &objects.WriteOptions{RowGroupRows: 150})
+		require.NoError(t, err)
+		ws = append(ws, w)
+	}
+	return ws
+}
+
+func closeAll(t *testing.T, ws []*objects.TableWriter) []objects.Blob {
+	var out []objects.Blob
+	for _, w := range ws {
+		b, err := w.Close()
+		require.NoError(t, err)
+		out = append(out, b)
+	}
+	return out
+}
+
+// The decoded spec rebuilds the inputs exactly: every shard computed from
+// it equals the shard computed from the original inputs, byte for byte.
+func TestSpecRoundTrip(t *testing.T) {
+	in, p := job(t, 3)
+	sz := shard.Sizes{TileBytes: 4 << 10, ShardBytes: 1 << 10}
+	spec, err := simjob.Encode(in, p, sz)
+	require.NoError(t, err)
+	j, err := simjob.Decode(spec)
+	require.NoError(t, err)
+	pl, err := simjob.Plan(in, p, sz)
+	require.NoError(t, err)
+	require.Equal(t, pl, j.Plan)
+	require.Greater(t, len(pl.Shards), 3)
+	assert.Equal(t, in.Filter, j.Input.Filter)
+	assert.Equal(t, in.Masked.ActiveCells(), j.Input.Masked.ActiveCells())
+	assert.Equal(t, in.Coords, j.Input.Coords)
+	require.Equal(t, len(in.Values), len(j.Input.Values))
+	for i, v := range in.Values {
+		assert.Equal(t, math.Float64bits(v), math.Float64bits(j.Input.Values[i]), "value %d", i)
+	}
+	h := &simjob.Handler{}
+	for _, s := range pl.Shards {
+		want, err := shard.Compute(context.Background(), in, p, s)
+		require.NoError(t, err)
+		got, err := h.Compute(context.Background(), "job1", spec, s.Key())
+		require.NoError(t, err)
+		require.Equal(t, shard.Digest(want), shard.Digest(got), "shard %s", s.Key())
+	}
+	_, err = h.Compute(context.Background(), "job1", spec, "r0-1.q999-1000")
+	require.ErrorContains(t, err, "has no shard")
+}
+
+// Runner submits, follows and assembles a job run by a Work loop on an
+// embedded server; the ensembles equal the single-process ones byte for
+// byte, and progress counts done shards up to the total.
+func TestRunner(t *testing.T) {
+	in, p := job(t, 4)
+	ns, err := cluster.StartServer(cluster.ServerOptions{Dir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(ns.Shutdown)
+	nc, err := cluster.ConnectInProcess(ns, "test")
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	q, err := cluster.Open(ctx, nc, cluster.Config{})
+	require.NoError(t, err)
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- q.Work(wctx, (&simjob.Handler{}).Compute, nil) }()
+	defer func() { stop(); require.NoError(t, <-done) }()
+
+	sz := shard.Sizes{TileBytes: 4 << 10, ShardBytes: 1 << 10}
+	pl, err := simjob.Plan(in, p, sz)
+	require.NoError(t, err)
+	ws := writers(t, p)
+	var last, total int
+	r := &simjob.Runner{Queue: q, Sizes: sz}
+	require.NoError(t, r.Run(ctx, in, p, ws, func(d, n int) {
+		assert.Greater(t, d, last)
+		last, total = d, n
+	}))
+	assert.Equal(t, len(pl.Shards), total)
+	assert.Equal(t, total, last)
+	ref := writers(t, p)
+	require.NoError(t, shard.WriteSingle(ctx, in, p, ref))
+	require.Equal(t, closeAll(t, ref), closeAll(t, ws))
+}
+
+// A Runner whose context ends cancels the cluster job: no Work loop runs,
+// so the job stays queued until the cancel purges it.
+func TestRunnerCancel(t *testing.T) {
+	in, p := job(t, 2)
+	ns, err := cluster.StartServer(cluster.ServerOptions{Dir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(ns.Shutdown)
+	nc, err := cluster.ConnectInProcess(ns, "test")
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	q, err := cluster.Open(ctx, nc, cluster.Config{})
+	require.NoError(t, err)
+	rctx, rcancel := context.WithCancel(ctx)
+	r := &simjob.Runner{Queue: q}
+	errc := make(chan error, 1)
+	go func() { errc <- r.Run(rctx, in, p, writers(t, p), nil) }()
+	// Wait (bounded) until the shard is queued, then cancel.
+	for i := 0; ; i++ {
+		pending, _, err := q.Pending(ctx)
+		require.NoError(t, err)
+		if pending > 0 {
+			break
+		}
+		require.Less(t, i, 500, "the job's shard was never queued")
+		time.Sleep(10 * time.Millisecond)
+	}
+	rcancel()
+	select {
+	case err := <-errc:
+		require.ErrorIs(t, err, context.Canceled)
+	case <-ctx.Done():
+		t.Fatal("Run did not return after its context ended")
+	}
+	pending, _, err := q.Pending(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, pending, "the cancel purged the queued shard")
+}

@@ -1,0 +1,184 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"github.com/geostat-engine/geostat/worker/cluster"
+	"github.com/geostat-engine/geostat/worker/cluster/shard"
+	"github.com/geostat-engine/geostat/worker/cluster/simjob"
+)
+
+// Roles of a worker (-role).
+const (
+	// RoleAll serves HTTP, assembles and, in a cluster, computes shards.
+	RoleAll = "all"
+	// RoleAPI serves HTTP and assembles; it computes no shards.
+	RoleAPI = "api"
+	// RoleCompute only computes shards (see RunCompute).
+	RoleCompute = "compute"
+)
+
+// ClusterOptions configure the NATS JetStream cluster a worker belongs to.
+// With both NATS and Listen empty the worker is not in a cluster and runs
+// every job in its own process.
+type ClusterOptions struct {
+	// NATS is a comma-separated list of NATS server URLs to join instead of
+	// embedding a server.
+	NATS string
+	// Listen is the HOST:PORT the embedded server (state under
+	// DATA/nats) accepts other workers on.
+	Listen string
+	// Role is RoleAll (default) or RoleAPI for a Service.
+	Role string
+	// ShardBytes bounds the ensemble values of one shard (0: 200 MiB).
+	ShardBytes int64
+	// AckWait is the shard ack deadline, after which a shard held by a
+	// dead or stalled compute worker is redelivered (0: 60 s). Every
+	// worker of a cluster must use the same.
+	AckWait time.Duration
+	// Replicas of the JetStream stream, bucket and object store (0: 1);
+	// 3 or 5 on a NATS cluster of as many servers.
+	Replicas int
+}
+
+// Enabled reports whether the worker is a member of a cluster.
+func (o ClusterOptions) Enabled() bool { return o.NATS != "" || o.Listen != "" }
+
+// clusterMember is a worker's connection to the cluster.
+type clusterMember struct {
+	ns    *server.Server // embedded server, or nil
+	nc    *nats.Conn
+	queue *cluster.Queue
+	wg    sync.WaitGroup
+	stop  context.CancelFunc
+	once  sync.Once
+}
+
+// joinCluster starts the embedded server (under dataDir/nats) or connects
+// to o.NATS, and opens the queue.
+func joinCluster(o ClusterOptions, dataDir, name string) (_ *clusterMember, err error) {
+	m := &clusterMember{}
+	defer func() {
+		if err != nil {
+			m.close()
+		}
+	}()
+	if o.NATS != "" {
+		if o.Listen != "" {
+			return nil, errors.New("-nats and -nats-listen exclude each other: a worker either joins a NATS server or embeds one")
+		}
+		if m.nc, err = cluster.Connect(o.NATS, name); err != nil {
+			return nil, fmt.Errorf("joining NATS at %s: %w", o.NATS, err)
+		}
+	} else {
+		if m.ns, err = cluster.StartServer(cluster.ServerOptions{Name: "geostat", Dir: filepath.Join(dataDir, "nats"), Listen: o.Listen}); err != nil {
+			return nil, fmt.Errorf("starting the embedded NATS server: %w", err)
+		}
+		if m.nc, err = cluster.ConnectInProcess(m.ns, name); err != nil {
+			return nil, err
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if m.queue, err = cluster.Open(ctx, m.nc, cluster.Config{AckWait: o.AckWait, Replicas: o.Replicas}); err != nil {
+		return nil, fmt.Errorf("opening the shard queue: %w", err)
+	}
+	return m, nil
+}
+
+// work runs shards until stopWork.
+func (m *clusterMember) work(logger *slog.Logger) {
+	ctx, cancel := context.WithCancel(context.Background())
+	m.stop = cancel
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		if err := m.queue.Work(ctx, computeShards(logger), shardLogger(logger)); err != nil {
+			logger.Error("shard worker stopped", "err", err)
+		}
+	}()
+}
+
+// close stops the shard loop and closes the connection and the embedded
+// server.
+func (m *clusterMember) close() {
+	if m == nil {
+		return
+	}
+	m.once.Do(m.shutdown)
+}
+
+func (m *clusterMember) shutdown() {
+	if m.stop != nil {
+		m.stop()
+		m.wg.Wait()
+	}
+	if m.nc != nil {
+		m.nc.Close()
+	}
+	if m.ns != nil {
+		m.ns.Shutdown()
+		m.ns.WaitForShutdown()
+	}
+}
+
+func (m *clusterMember) runner(o ClusterOptions) *simjob.Runner {
+	return &simjob.Runner{Queue: m.queue, Sizes: shard.Sizes{ShardBytes: o.ShardBytes}}
+}
+
+// computeShards is the shard handler of a worker: it logs each shard it
+// starts and computes it.
+func computeShards(logger *slog.Logger) cluster.Handler {
+	h := &simjob.Handler{}
+	return func(ctx context.Context, job string, spec json.RawMessage, key string) ([]byte, error) {
+		logger.Info("shard started", "job", job, "shard", key)
+		return h.Compute(ctx, job, spec, key)
+	}
+}
+
+// shardLogger logs what happened to every shard message.
+func shardLogger(logger *slog.Logger) func(cluster.Event) {
+	return func(ev cluster.Event) {
+		args := []any{"job", ev.Job, "shard", ev.Shard, "delivery", ev.Delivery, "outcome", ev.Outcome}
+		if ev.Err != nil {
+			logger.Warn("shard", append(args, "err", ev.Err)...)
+			return
+		}
+		logger.Info("shard", args...)
+	}
+}
+
+// RunCompute runs a compute-only worker (-role compute): it joins the NATS
+// server or cluster at o.NATS and computes shards until ctx ends, serving
+// no HTTP. A shard's spec carries every input, so it needs no object
+// store.
+func RunCompute(ctx context.Context, o ClusterOptions, logger *slog.Logger) error {
+	if o.Listen != "" {
+		return errors.New("-role compute joins a NATS server (-nats); it embeds none (-nats-listen)")
+	}
+	if o.NATS == "" {
+		return errors.New("-role compute needs -nats URL of the api worker's NATS server or of a NATS cluster")
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	m, err := joinCluster(o, "", "geostat-compute")
+	if err != nil {
+		return err
+	}
+	defer m.close()
+	logger.Info("geostat compute worker running", "nats", o.NATS)
+	err = m.queue.Work(ctx, computeShards(logger), shardLogger(logger))
+	logger.Info("geostat compute worker stopped")
+	return err
+}

@@ -1,0 +1,127 @@
+package service_test
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/geostat-engine/geostat/worker/cluster"
+	"github.com/geostat-engine/geostat/worker/cluster/simjob"
+	"github.com/geostat-engine/geostat/worker/demo"
+	"github.com/geostat-engine/geostat/worker/service"
+)
+
+// An api worker with its embedded NATS server listening: a conditional
+// simulation waits as queued shards while no compute worker is there, is
+// cancelled through the HTTP API (its shards are purged from the queue and
+// the target keeps its version), then runs to the end once a compute
+// worker (here a Work loop of the test on its own TCP connection) is there,
+// its progress moving with the done shards.
+func TestClusterAPIWorkerCancelAndRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a simulation through NATS")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	natsAddr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	s, c, _ := start(t, t.TempDir(), service.Options{Cluster: service.ClusterOptions{
+		Listen: natsAddr, Role: service.RoleAPI, ShardBytes: 1 << 10}})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	_, err = s.SeedDemo(ctx)
+	require.NoError(t, err)
+	nc, err := cluster.Connect("nats://"+natsAddr, "test")
+	require.NoError(t, err)
+	defer nc.Close()
+	q, err := cluster.Open(ctx, nc, cluster.Config{})
+	require.NoError(t, err)
+
+	var body []byte
+	for _, call := range demo.Calls(c.Base) {
+		if call.Task == "conditional-turning-bands" {
+			var b map[string]any
+			require.NoError(t, json.Unmarshal(call.Body, &b))
+			b["parameters"].(map[string]any)["realizations"] = 10
+			body, err = json.Marshal(b)
+			require.NoError(t, err)
+			break
+		}
+	}
+	require.NotNil(t, body)
+	grid := "/geoscience-object/orgs/" + demo.Org + "/workspaces/" + demo.Workspace + "/objects/path/" + demo.MaskedGridPath
+	version := func() string {
+		r, err := c.Do(ctx, http.MethodGet, grid, nil)
+		require.NoError(t, err)
+		var v struct {
+			VersionID string `json:"version_id"`
+		}
+		require.NoError(t, r.JSON(&v))
+		return v.VersionID
+	}
+	before := version()
+	submit := func() string {
+		r, err := c.Do(ctx, http.MethodPost, "/compute/orgs/"+demo.Org+"/geostatistics/conditional-turning-bands", body)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusSeeOther, r.Status, "%s", r.Body)
+		return r.Header.Get("Location")
+	}
+
+	// No compute worker: the 10 shards wait in the queue.
+	status := submit()
+	for i := 0; ; i++ {
+		pending, _, err := q.Pending(ctx)
+		require.NoError(t, err)
+		if pending == 10 {
+			break
+		}
+		require.Less(t, i, 1000, "the 10 shards were never queued (pending %d)", pending)
+		time.Sleep(10 * time.Millisecond)
+	}
+	r, err := c.Do(ctx, http.MethodDelete, jobURL(status), nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusNoContent, r.Status, "%s", r.Body)
+	job, err := c.Follow(ctx, status)
+	require.NoError(t, err)
+	assert.Equal(t, "cancelled", job.Status)
+	pending, _, err := q.Pending(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, pending, "the cancel purged the queued shards")
+	assert.Equal(t, before, version(), "the target is unchanged")
+
+	// A compute worker joins: the job runs; the status shows shard progress.
+	wctx, stopWork := context.WithCancel(ctx)
+	worked := make(chan error, 1)
+	go func() { worked <- q.Work(wctx, (&simjob.Handler{}).Compute, nil) }()
+	defer func() { stopWork(); require.NoError(t, <-worked) }()
+	status = submit()
+	seen := map[string]bool{}
+	for i := 0; ; i++ {
+		r, err := c.Do(ctx, http.MethodGet, status, nil)
+		require.NoError(t, err)
+		var st struct {
+			Status   string `json:"status"`
+			Message  string `json:"message"`
+			Progress int    `json:"progress"`
+		}
+		require.NoError(t, r.JSON(&st))
+		seen[st.Message] = true
+		if r.Status == http.StatusOK {
+			require.Equal(t, "succeeded", st.Status, "%s", r.Body)
+			break
+		}
+		require.Less(t, i, 6000, "the job did not finish")
+		time.Sleep(20 * time.Millisecond)
+	}
+	assert.True(t, seen["simulating (shards done)"], "progress messages: %v", seen)
+	assert.NotEqual(t, before, version(), "the new version is committed")
+}
+
+// jobURL is the job URL of a job status URL.
+func jobURL(statusURL string) string { return statusURL[:len(statusURL)-len("/status")] }
