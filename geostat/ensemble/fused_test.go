@@ -27,6 +27,7 @@ func TestFusedPassesBitIdentical(t *testing.T) {
 			}
 			total, lo, hi := sumMinMax(v)
 			require.Equal(t, math.Float64bits(sum(v)), math.Float64bits(total), "n=%d rep %d sum", n, rep)
+			// The scan of the previous code, written out.
 			wlo, whi := v[0], v[0]
 			for _, x := range v {
 				if x < wlo {

@@ -304,12 +304,15 @@ func sum(v []float64) float64 {
 }
 
 // sumMinMax returns sum(v) (the same additions in the same order) and the
-// smallest and largest values of v (len(v) ≥ 1) in one pass. Among equal
-// extremes (−0 and +0) the first in v is kept, as a sequential scan keeps
-// it.
+// smallest and largest values of v (len(v) ≥ 1, finite values) in one pass.
+// The extremes are kept in two lanes with the branch-free min and max; a
+// nonzero extreme is the same value whichever equal copy is met first, and
+// when an extreme is zero a sequential scan picks it as firstExtremes does
+// (the first of −0 and +0 in v), so the result is that of a sequential scan.
 func sumMinMax(v []float64) (total, lo, hi float64) {
 	var s0, s1, s2, s3 float64
-	lo, hi = v[0], v[0]
+	lo0, hi0 := v[0], v[0]
+	lo1, hi1 := lo0, hi0
 	i := 0
 	for ; i+4 <= len(v); i += 4 {
 		x0, x1, x2, x3 := v[i], v[i+1], v[i+2], v[i+3]
@@ -317,31 +320,10 @@ func sumMinMax(v []float64) (total, lo, hi float64) {
 		s1 += x1
 		s2 += x2
 		s3 += x3
-		// Rarely taken once the first values are in: predictable.
-		if x0 < lo {
-			lo = x0
-		}
-		if x0 > hi {
-			hi = x0
-		}
-		if x1 < lo {
-			lo = x1
-		}
-		if x1 > hi {
-			hi = x1
-		}
-		if x2 < lo {
-			lo = x2
-		}
-		if x2 > hi {
-			hi = x2
-		}
-		if x3 < lo {
-			lo = x3
-		}
-		if x3 > hi {
-			hi = x3
-		}
+		lo0, hi0 = min(lo0, x0), max(hi0, x0)
+		lo1, hi1 = min(lo1, x1), max(hi1, x1)
+		lo0, hi0 = min(lo0, x2), max(hi0, x2)
+		lo1, hi1 = min(lo1, x3), max(hi1, x3)
 	}
 	for k := 0; i < len(v); i, k = i+1, k+1 {
 		x := v[i]
@@ -353,6 +335,20 @@ func sumMinMax(v []float64) (total, lo, hi float64) {
 		default:
 			s2 += x
 		}
+		lo0, hi0 = min(lo0, x), max(hi0, x)
+	}
+	lo, hi = min(lo0, lo1), max(hi0, hi1)
+	if lo == 0 || hi == 0 {
+		lo, hi = firstExtremes(v)
+	}
+	return (s0 + s1) + (s2 + s3), lo, hi
+}
+
+// firstExtremes returns the smallest and largest values of v by a
+// sequential scan: among equal extremes (−0 and +0) the first in v.
+func firstExtremes(v []float64) (lo, hi float64) {
+	lo, hi = v[0], v[0]
+	for _, x := range v {
 		if x < lo {
 			lo = x
 		}
@@ -360,7 +356,7 @@ func sumMinMax(v []float64) (total, lo, hi float64) {
 			hi = x
 		}
 	}
-	return (s0 + s1) + (s2 + s3), lo, hi
+	return lo, hi
 }
 
 // sumSquares returns Σ (x − m)² over v.
