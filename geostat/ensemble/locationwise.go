@@ -189,17 +189,8 @@ func (l *LocationWise) reduce(cell int, v []float64, s *scratch) {
 	}
 	o := &l.out
 	if o.Min != nil {
-		lo, hi := v[0], v[0]
-		for _, x := range v {
-			// Rarely taken once the first values are in: predictable.
-			if x < lo {
-				lo = x
-			}
-			if x > hi {
-				hi = x
-			}
-		}
-		m := sum(v) / float64(n)
+		total, lo, hi := sumMinMax(v)
+		m := total / float64(n)
 		ss := sumSquares(v, m)
 		o.Min[cell], o.Max[cell], o.Mean[cell], o.Variance[cell] = lo, hi, m, ss/float64(n)
 	}
@@ -207,8 +198,12 @@ func (l *LocationWise) reduce(cell int, v []float64, s *scratch) {
 		if cap(s.above) < len(l.cuts) {
 			s.above, s.sumAbove = make([]int, len(l.cuts)), make([]float64, len(l.cuts))
 		}
-		for j, c := range l.cuts {
-			s.above[j], s.sumAbove[j] = countAbove(v, c)
+		j := 0
+		for ; j+2 <= len(l.cuts); j += 2 {
+			s.above[j], s.sumAbove[j], s.above[j+1], s.sumAbove[j+1] = countAbove2(v, l.cuts[j], l.cuts[j+1])
+		}
+		if j < len(l.cuts) {
+			s.above[j], s.sumAbove[j] = countAbove(v, l.cuts[j])
 		}
 		for k, j := range l.probAt {
 			o.ProbabilityAbove[k][cell] = float64(s.above[j]) / float64(n)
@@ -308,6 +303,62 @@ func sum(v []float64) float64 {
 	return (s0 + s1) + (s2 + s3)
 }
 
+// sumMinMax returns sum(v) (the same additions in the same order) and the
+// smallest and largest values of v (len(v) ≥ 1, finite values) in one pass.
+// The extremes are kept in two lanes with the branch-free min and max; a
+// nonzero extreme is the same value whichever equal copy is met first, and
+// when an extreme is zero a sequential scan picks it as firstExtremes does
+// (the first of −0 and +0 in v), so the result is that of a sequential scan.
+func sumMinMax(v []float64) (total, lo, hi float64) {
+	var s0, s1, s2, s3 float64
+	lo0, hi0 := v[0], v[0]
+	lo1, hi1 := lo0, hi0
+	i := 0
+	for ; i+4 <= len(v); i += 4 {
+		x0, x1, x2, x3 := v[i], v[i+1], v[i+2], v[i+3]
+		s0 += x0
+		s1 += x1
+		s2 += x2
+		s3 += x3
+		lo0, hi0 = min(lo0, x0), max(hi0, x0)
+		lo1, hi1 = min(lo1, x1), max(hi1, x1)
+		lo0, hi0 = min(lo0, x2), max(hi0, x2)
+		lo1, hi1 = min(lo1, x3), max(hi1, x3)
+	}
+	for k := 0; i < len(v); i, k = i+1, k+1 {
+		x := v[i]
+		switch k {
+		case 0:
+			s0 += x
+		case 1:
+			s1 += x
+		default:
+			s2 += x
+		}
+		lo0, hi0 = min(lo0, x), max(hi0, x)
+	}
+	lo, hi = min(lo0, lo1), max(hi0, hi1)
+	if lo == 0 || hi == 0 {
+		lo, hi = firstExtremes(v)
+	}
+	return (s0 + s1) + (s2 + s3), lo, hi
+}
+
+// firstExtremes returns the smallest and largest values of v by a
+// sequential scan: among equal extremes (−0 and +0) the first in v.
+func firstExtremes(v []float64) (lo, hi float64) {
+	lo, hi = v[0], v[0]
+	for _, x := range v {
+		if x < lo {
+			lo = x
+		}
+		if x > hi {
+			hi = x
+		}
+	}
+	return lo, hi
+}
+
 // sumSquares returns Σ (x − m)² over v.
 func sumSquares(v []float64, m float64) float64 {
 	var s0, s1, s2, s3 float64
@@ -346,6 +397,36 @@ func countAbove(v []float64, c float64) (count int, total float64) {
 		s0 += masked(v[i], b)
 	}
 	return count, (s0 + s1) + (s2 + s3)
+}
+
+// countAbove2 is countAbove for the cutoffs c and d in one pass, each
+// count and sum formed exactly as countAbove forms it.
+func countAbove2(v []float64, c, d float64) (nc int, tc float64, nd int, td float64) {
+	var s0, s1, s2, s3, u0, u1, u2, u3 float64
+	i := 0
+	for ; i+4 <= len(v); i += 4 {
+		x0, x1, x2, x3 := v[i], v[i+1], v[i+2], v[i+3]
+		b0, b1, b2, b3 := b2i(x0 > c), b2i(x1 > c), b2i(x2 > c), b2i(x3 > c)
+		e0, e1, e2, e3 := b2i(x0 > d), b2i(x1 > d), b2i(x2 > d), b2i(x3 > d)
+		nc += (b0 + b1) + (b2 + b3)
+		nd += (e0 + e1) + (e2 + e3)
+		s0 += masked(x0, b0)
+		s1 += masked(x1, b1)
+		s2 += masked(x2, b2)
+		s3 += masked(x3, b3)
+		u0 += masked(x0, e0)
+		u1 += masked(x1, e1)
+		u2 += masked(x2, e2)
+		u3 += masked(x3, e3)
+	}
+	for ; i < len(v); i++ {
+		b, e := b2i(v[i] > c), b2i(v[i] > d)
+		nc += b
+		nd += e
+		s0 += masked(v[i], b)
+		u0 += masked(v[i], e)
+	}
+	return nc, (s0 + s1) + (s2 + s3), nd, (u0 + u1) + (u2 + u3)
 }
 
 // masked returns x when b is 1 and +0 when b is 0.

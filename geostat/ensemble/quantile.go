@@ -52,12 +52,8 @@ func quantileOf(v []float64, q float64, ranks []int) float64 {
 			break
 		}
 	}
-	a, b := v[k], v[k+1]
-	for _, x := range v[k+2 : end] {
-		if x < b {
-			b = x
-		}
-	}
+	a := v[k]
+	b := smallest(v[k+1 : end])
 	d := b - a
 	if math.IsInf(d, 0) { // a and b finite, their difference overflows
 		return a*(1-t) + b*t
@@ -162,4 +158,29 @@ func insertionSort(v []float64) {
 		}
 		v[j] = x
 	}
+}
+
+// smallest returns the smallest value of w (len(w) ≥ 1, finite values), as
+// a sequential scan keeping the first of equal values finds it: the
+// branch-free builtin min in two lanes, and the scan itself only when the
+// result is zero (the one value whose equal copies, −0 and +0, differ).
+func smallest(w []float64) float64 {
+	m0, m1 := w[0], w[0]
+	i := 1
+	for ; i+2 <= len(w); i += 2 {
+		m0, m1 = min(m0, w[i]), min(m1, w[i+1])
+	}
+	if i < len(w) {
+		m0 = min(m0, w[i])
+	}
+	m := min(m0, m1)
+	if m == 0 {
+		m = w[0]
+		for _, x := range w {
+			if x < m {
+				m = x
+			}
+		}
+	}
+	return m
 }

@@ -1,0 +1,82 @@
+package ensemble
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The fused passes give exactly (bit for bit) what the separate passes
+// give: every length modulo 4, ties at the cutoffs, ±0 among the extremes.
+func TestFusedPassesBitIdentical(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	for n := 1; n <= 41; n++ {
+		for rep := range 20 {
+			v := make([]float64, n)
+			for i := range v {
+				switch rng.IntN(5) {
+				case 0:
+					v[i] = float64(rng.IntN(3)) // ties at the cutoffs 1 and 2
+				case 1:
+					v[i] = math.Copysign(0, rng.Float64()-0.5)
+				default:
+					v[i] = rng.NormFloat64() * 3
+				}
+			}
+			total, lo, hi := sumMinMax(v)
+			require.Equal(t, math.Float64bits(sum(v)), math.Float64bits(total), "n=%d rep %d sum", n, rep)
+			// The scan of the previous code, written out.
+			wlo, whi := v[0], v[0]
+			for _, x := range v {
+				if x < wlo {
+					wlo = x
+				}
+				if x > whi {
+					whi = x
+				}
+			}
+			require.Equal(t, math.Float64bits(wlo), math.Float64bits(lo), "n=%d rep %d min", n, rep)
+			require.Equal(t, math.Float64bits(whi), math.Float64bits(hi), "n=%d rep %d max", n, rep)
+			c, d := 1.0, 2.0
+			if rep%2 == 1 {
+				c, d = d, -0.5
+			}
+			nc, tc, nd, td := countAbove2(v, c, d)
+			wnc, wtc := countAbove(v, c)
+			wnd, wtd := countAbove(v, d)
+			require.Equal(t, wnc, nc)
+			require.Equal(t, wnd, nd)
+			require.Equal(t, math.Float64bits(wtc), math.Float64bits(tc), "n=%d rep %d sum above %v", n, rep, c)
+			require.Equal(t, math.Float64bits(wtd), math.Float64bits(td), "n=%d rep %d sum above %v", n, rep, d)
+		}
+	}
+}
+
+// smallest is the sequential scan's minimum, bit for bit.
+func TestSmallestBitIdentical(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 11))
+	for n := 1; n <= 23; n++ {
+		for rep := range 50 {
+			w := make([]float64, n)
+			for i := range w {
+				switch rng.IntN(4) {
+				case 0:
+					w[i] = math.Copysign(0, rng.Float64()-0.5)
+				case 1:
+					w[i] = float64(rng.IntN(3))
+				default:
+					w[i] = rng.NormFloat64()
+				}
+			}
+			want := w[0]
+			for _, x := range w {
+				if x < want {
+					want = x
+				}
+			}
+			require.Equal(t, math.Float64bits(want), math.Float64bits(smallest(w)), "n=%d rep %d %v", n, rep, w)
+		}
+	}
+}
