@@ -540,6 +540,9 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, specs
 	spec, ok := specs[job]
 	if !ok {
 		e, err := q.kv.Get(ctx, "job."+job)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return term("cancelled", nil) // the job is over and forgotten
+		}
 		if err != nil {
 			return q.fail(ctx, msg, ev, fmt.Errorf("job record: %w", err))
 		}
@@ -627,6 +630,59 @@ func (q *Queue) fail(ctx context.Context, msg jetstream.Msg, ev Event, err error
 	_ = msg.Term()
 	ev.Outcome, ev.Err = "failed", err
 	return ev
+}
+
+// Forget deletes everything the cluster holds of a finished job (done,
+// failed or cancelled), once its results have been assembled or are no
+// longer wanted: its queued shard messages, its shard results in the
+// Object Store and its records (job, done, fail, cancel). A result another
+// job's done record also names (two jobs computing identical shards) is
+// kept for that job. A shard message delivered after Forget finds no job
+// record and is dropped. Forget of an unknown job does nothing.
+func (q *Queue) Forget(ctx context.Context, job string) error {
+	if !tokenRE.MatchString(job) {
+		return fmt.Errorf("cluster: job id %q: want 1 to 128 letters, digits, '-' or '_'", job)
+	}
+	if err := q.stream.Purge(ctx, jetstream.WithPurgeSubject("shard."+job+".>")); err != nil {
+		return fmt.Errorf("cluster: purging job %s: %w", job, err)
+	}
+	// Digests of this job's results, and those other jobs still name.
+	mine, others := map[string]bool{}, map[string]bool{}
+	lister, err := q.kv.ListKeysFiltered(ctx, "done.>")
+	if err != nil {
+		return fmt.Errorf("cluster: job %s done records: %w", job, err)
+	}
+	var doneKeys []string
+	for k := range lister.Keys() {
+		e, err := q.kv.Get(ctx, k)
+		if err != nil {
+			continue // deleted meanwhile
+		}
+		if strings.HasPrefix(k, "done."+job+".") {
+			mine[string(e.Value())] = true
+			doneKeys = append(doneKeys, k)
+		} else {
+			others[string(e.Value())] = true
+		}
+	}
+	var errs []error
+	for d := range mine {
+		if others[d] {
+			continue
+		}
+		if err := q.obs.Delete(ctx, d); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+			errs = append(errs, fmt.Errorf("result %s: %w", d, err))
+		}
+	}
+	for _, k := range append(doneKeys, "fail."+job, "cancel."+job, "job."+job) {
+		if err := q.kv.Purge(ctx, k); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+			errs = append(errs, fmt.Errorf("record %s: %w", k, err))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("cluster: forgetting job %s: %w", job, errors.Join(errs...))
+	}
+	return nil
 }
 
 // Pending returns the number of shard messages not yet delivered and those

@@ -96,6 +96,23 @@ func joinCluster(o ClusterOptions, dataDir, name string) (_ *clusterMember, err 
 	return m, nil
 }
 
+// collectOrphans deletes the Object Store chunks no result refers to
+// (puts of compute workers killed half-way) when an api worker starts, and
+// logs how many it found.
+func (m *clusterMember) collectOrphans(logger *slog.Logger) {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	n, err := m.queue.CollectOrphans(ctx)
+	if err != nil {
+		logger.Warn("collecting orphan shard-result chunks", "err", err)
+		return
+	}
+	logger.Info("collected orphan shard-result chunks", "objects", n)
+}
+
 // work runs shards until stopWork.
 func (m *clusterMember) work(logger *slog.Logger) {
 	ctx, cancel := context.WithCancel(context.Background())

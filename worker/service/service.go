@@ -167,6 +167,7 @@ func New(opts Options) (_ *Service, err error) {
 				s.cluster.close()
 			}
 		}()
+		s.cluster.collectOrphans(logger)
 	}
 	if s.jobs, err = jobs.NewManager(jobs.Options{Dir: filepath.Join(opts.DataDir, "jobs"), MaxJobs: opts.MaxJobs, Logger: logger,
 		MaxMemory: opts.MaxMemory, Retention: max(opts.JobRetention, 0), MaxPerUser: max(opts.MaxJobsPerUser, 0),
