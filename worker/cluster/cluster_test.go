@@ -781,3 +781,57 @@ func TestForget(t *testing.T) {
 	}
 	require.Empty(t, keys)
 }
+
+// A Work loop with Concurrency 3 computes three shards at once, never
+// more: the handler records the calls in flight, and the first three wait
+// until all three are in.
+func TestWorkConcurrency(t *testing.T) {
+	ns := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	q, err := cluster.Open(ctx, connect(t, ns, "w"), cluster.Config{Concurrency: 3})
+	require.NoError(t, err)
+	const job = "job-conc"
+	var keys []string
+	for i := 0; i < 12; i++ {
+		keys = append(keys, fmt.Sprintf("s%d", i))
+	}
+	require.NoError(t, q.Submit(ctx, job, json.RawMessage(`{}`), keys))
+	var mu sync.Mutex
+	inFlight, most, calls := 0, 0, 0
+	full := make(chan struct{})
+	h := func(ctx context.Context, _ string, _ json.RawMessage, key string) ([]byte, error) {
+		mu.Lock()
+		inFlight++
+		calls++
+		most = max(most, inFlight)
+		if inFlight == 3 && calls == 3 {
+			close(full)
+		}
+		mu.Unlock()
+		defer func() { mu.Lock(); inFlight--; mu.Unlock() }()
+		select {
+		case <-full:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		time.Sleep(5 * time.Millisecond) // overlap with the next fetches
+		return []byte(key), nil
+	}
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = q.Work(wctx, h, nil) }()
+	st, err := q.Wait(ctx, job, nil)
+	stop()
+	<-done
+	require.NoError(t, err)
+	require.Equal(t, len(keys), st.Done)
+	require.Empty(t, st.Failed)
+	require.Equal(t, 3, most, "shards computed at once")
+	require.Equal(t, len(keys), calls)
+	for _, k := range keys {
+		b, err := q.Result(ctx, job, k)
+		require.NoError(t, err)
+		require.Equal(t, k, string(b))
+	}
+}
