@@ -46,9 +46,13 @@ func setupClusterTwoComputes(ctx context.Context, cfg harness.Config) (*harness.
 	p.Realisations = simulationRealisations(cfg.Size)
 	in := tbsim.Input{Grid: c.Grid, Variogram: c.Variogram, Coords: c.Coords, Values: c.Grades, Distribution: c.Distribution}
 	cells := c.Grid.NumCells()
-	// One realisation of the whole grid per shard (one tile): the two
-	// compute loops share the realisations.
-	sizes := shard.Sizes{ShardBytes: int64(cells * 8)}
+	// Ten tiles of every realisation: the two compute loops share the
+	// tiles, and each cell's conditioning (neighbour search and kriging
+	// weights) is computed once, as in one process. (Shards of one
+	// realisation of the whole grid each redo the conditioning of every
+	// cell: 5.8 times the single-process time on the medium case.)
+	total := int64(cells * p.Realisations * 8)
+	sizes := shard.Sizes{TileBytes: total / 10, ShardBytes: total / 10}
 	plan, err := simjob.Plan(in, p, sizes)
 	if err != nil {
 		return nil, err
