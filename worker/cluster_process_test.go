@@ -112,7 +112,9 @@ func TestClusterWorkersKilledComputeProcess(t *testing.T) {
 	api := startProc(t, t.TempDir(), append([]string{"-data", data, "-addr", "127.0.0.1:0", "-demo", "-role", "api", "-nats-listen", natsAddr}, common...)...)
 	base := api.url(t)
 	computeArgs := append([]string{"-role", "compute", "-nats", "nats://" + natsAddr}, common...)
-	victim := startProc(t, t.TempDir(), computeArgs...)
+	// The victim computes one shard at a time (so its second shard starts
+	// after its first is done); the other two at once (-max-jobs default).
+	victim := startProc(t, t.TempDir(), append([]string{"-max-jobs", "1", "-threads", "1"}, computeArgs...)...)
 	other := startProc(t, t.TempDir(), computeArgs...)
 	victim.waitFor(t, "geostat compute worker running")
 	other.waitFor(t, "geostat compute worker running")

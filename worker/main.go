@@ -49,8 +49,8 @@ func run(args []string) int {
 	fs.StringVar(&opts.ObjectsToken, "objects-token", "", "bearer token for -objects-url")
 	fs.StringVar(&opts.SchemasDir, "schemas", "", "evo schema directory overriding the schemas built into the worker (default: $GEOSTAT_SCHEMAS_DIR, else the built-in set)")
 	fs.StringVar(&opts.PublicURL, "public-url", "", "base URL in the links the worker hands out (default: from each request)")
-	fs.IntVar(&opts.MaxJobs, "max-jobs", service.DefaultMaxJobs, "compute jobs run at once; the rest wait as requested")
-	fs.IntVar(&opts.Threads, "threads", 0, "cores one job computes with (0 = all)")
+	fs.IntVar(&opts.MaxJobs, "max-jobs", service.DefaultMaxJobs, "compute jobs run at once; the rest wait as requested (in a cluster, also the shards this process computes at once)")
+	fs.IntVar(&opts.Threads, "threads", 0, "cores one job, or one shard in a cluster, computes with (0 = all)")
 	fs.StringVar(&maxMemory, "max-memory", "", "estimated memory the running jobs may need together, e.g. 8GiB or 512MiB (default: 75% of the machine's memory)")
 	fs.IntVar(&opts.MaxPerPrincipal, "max-requests-per-token", server.DefaultMaxPerPrincipal, "in-flight requests of one token (429 above); waiting for a job does not count")
 	fs.IntVar(&opts.MaxJobsPerUser, "max-jobs-per-user", service.DefaultMaxJobsPerUser, "queued and running jobs of one user (429 above)")
@@ -102,6 +102,9 @@ func run(args []string) int {
 		return 2
 	}
 	opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	// In a cluster -max-jobs and -threads also bound the shards this
+	// process computes.
+	opts.Cluster.MaxShards, opts.Cluster.Threads = opts.MaxJobs, opts.Threads
 	if opts.Cluster.Role == service.RoleCompute {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()

@@ -31,6 +31,7 @@ func All() []harness.Scenario {
 		consimScenario(),
 		clusterQueue(),
 		clusterAssemble(),
+		clusterTwoComputes(),
 	}
 }
 

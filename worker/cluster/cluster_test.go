@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -23,6 +24,7 @@ import (
 	"github.com/geostat-engine/geostat/worker/objects"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 )
 
@@ -667,4 +669,169 @@ func TestKilledProcess(t *testing.T) {
 	require.Equal(t, uint64(2), here[hung].Delivery, "the killed shard is a redelivery")
 	require.Len(t, here, len(j.keys)-1)
 	j.check(t, ctx, q, job)
+}
+
+// objectNames lists the live objects of the result store.
+func objectNames(t *testing.T, ctx context.Context, nc *nats.Conn) []string {
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	obs, err := js.ObjectStore(ctx, cluster.ObjectBucket)
+	require.NoError(t, err)
+	list, err := obs.List(ctx)
+	if errors.Is(err, jetstream.ErrNoObjectsFound) {
+		return nil
+	}
+	require.NoError(t, err)
+	var names []string
+	for _, o := range list {
+		names = append(names, o.Name)
+	}
+	return names
+}
+
+// chunkSubjects counts the chunk subjects with messages in the result
+// store's stream.
+func chunkSubjects(t *testing.T, ctx context.Context, nc *nats.Conn) int {
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	st, err := js.Stream(ctx, "OBJ_"+cluster.ObjectBucket)
+	require.NoError(t, err)
+	info, err := st.Info(ctx, jetstream.WithSubjectFilter("$O."+cluster.ObjectBucket+".C.>"))
+	require.NoError(t, err)
+	return len(info.State.Subjects)
+}
+
+// Forget deletes a finished job's results (object and chunks) and records,
+// keeps a result another job's done record names, and a shard message of a
+// forgotten job is dropped without a fail record.
+func TestForget(t *testing.T) {
+	ns := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	nc := connect(t, ns, "w")
+	q, err := cluster.Open(ctx, nc, cluster.Config{})
+	require.NoError(t, err)
+	blob := func(key string) []byte { return bytes.Repeat([]byte(key), 400_000) } // 2 chunks of 1 MiB for 4-byte keys
+	require.NoError(t, q.Submit(ctx, "job-a", json.RawMessage(`{}`), []string{"xxxx", "yyyy"}))
+	require.NoError(t, q.Submit(ctx, "job-b", json.RawMessage(`{}`), []string{"xxxx"}))
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = q.Work(wctx, func(_ context.Context, _ string, _ json.RawMessage, key string) ([]byte, error) {
+			return blob(key), nil
+		}, nil)
+	}()
+	for _, job := range []string{"job-a", "job-b"} {
+		st, err := q.Wait(ctx, job, nil)
+		require.NoError(t, err)
+		require.Equal(t, st.Shards, st.Done)
+	}
+	stop()
+	<-done
+	require.ElementsMatch(t, []string{cluster.Digest(blob("xxxx")), cluster.Digest(blob("yyyy"))}, objectNames(t, ctx, nc))
+
+	require.NoError(t, q.Forget(ctx, "job-a"))
+	// job-b's shard has the same result as job-a's "xxxx": kept.
+	require.Equal(t, []string{cluster.Digest(blob("xxxx"))}, objectNames(t, ctx, nc))
+	b, err := q.Result(ctx, "job-b", "xxxx")
+	require.NoError(t, err)
+	require.Equal(t, blob("xxxx"), b)
+	_, err = q.Status(ctx, "job-a")
+	require.ErrorIs(t, err, cluster.ErrNoJob)
+
+	require.NoError(t, q.Forget(ctx, "job-b"))
+	require.Empty(t, objectNames(t, ctx, nc))
+	require.Zero(t, chunkSubjects(t, ctx, nc))
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	kv, err := js.KeyValue(ctx, cluster.BucketName)
+	require.NoError(t, err)
+	keys, err := kv.Keys(ctx)
+	if !errors.Is(err, jetstream.ErrNoKeysFound) {
+		require.NoError(t, err)
+	}
+	require.Empty(t, keys)
+	require.NoError(t, q.Forget(ctx, "job-b"), "forgetting twice does nothing")
+
+	// A late shard message of a forgotten job is dropped, not failed.
+	_, err = js.Publish(ctx, "shard.job-a.zzzz", []byte("zzzz"))
+	require.NoError(t, err)
+	ev := newEvents()
+	wctx, stop = context.WithCancel(ctx)
+	done = make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = q.Work(wctx, func(context.Context, string, json.RawMessage, string) ([]byte, error) {
+			return nil, errors.New("must not run")
+		}, ev.add)
+	}()
+	var got cluster.Event
+	select {
+	case got = <-ev.ch:
+	case <-ctx.Done():
+		t.Fatal("the late shard message was not delivered")
+	}
+	stop()
+	<-done
+	require.Equal(t, "cancelled", got.Outcome)
+	keys, err = kv.Keys(ctx)
+	if !errors.Is(err, jetstream.ErrNoKeysFound) {
+		require.NoError(t, err)
+	}
+	require.Empty(t, keys)
+}
+
+// A Work loop with Concurrency 3 computes three shards at once, never
+// more: the handler records the calls in flight, and the first three wait
+// until all three are in.
+func TestWorkConcurrency(t *testing.T) {
+	ns := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	q, err := cluster.Open(ctx, connect(t, ns, "w"), cluster.Config{Concurrency: 3})
+	require.NoError(t, err)
+	const job = "job-conc"
+	var keys []string
+	for i := 0; i < 12; i++ {
+		keys = append(keys, fmt.Sprintf("s%d", i))
+	}
+	require.NoError(t, q.Submit(ctx, job, json.RawMessage(`{}`), keys))
+	var mu sync.Mutex
+	inFlight, most, calls := 0, 0, 0
+	full := make(chan struct{})
+	h := func(ctx context.Context, _ string, _ json.RawMessage, key string) ([]byte, error) {
+		mu.Lock()
+		inFlight++
+		calls++
+		most = max(most, inFlight)
+		if inFlight == 3 && calls == 3 {
+			close(full)
+		}
+		mu.Unlock()
+		defer func() { mu.Lock(); inFlight--; mu.Unlock() }()
+		select {
+		case <-full:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		time.Sleep(5 * time.Millisecond) // overlap with the next fetches
+		return []byte(key), nil
+	}
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = q.Work(wctx, h, nil) }()
+	st, err := q.Wait(ctx, job, nil)
+	stop()
+	<-done
+	require.NoError(t, err)
+	require.Equal(t, len(keys), st.Done)
+	require.Empty(t, st.Failed)
+	require.Equal(t, 3, most, "shards computed at once")
+	require.Equal(t, len(keys), calls)
+	for _, k := range keys {
+		b, err := q.Result(ctx, job, k)
+		require.NoError(t, err)
+		require.Equal(t, k, string(b))
+	}
 }

@@ -58,6 +58,9 @@ type Config struct {
 	// Duplicates is the window in which a republished shard message (same
 	// job and shard) is dropped as a duplicate (default 10 min).
 	Duplicates time.Duration
+	// Concurrency is the number of shards one Work loop computes at once
+	// (default 1). It is a setting of the process, not of the queue.
+	Concurrency int
 }
 
 func (c *Config) defaults() {
@@ -72,6 +75,9 @@ func (c *Config) defaults() {
 	}
 	if c.Duplicates <= 0 {
 		c.Duplicates = 10 * time.Minute
+	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = 1
 	}
 }
 
@@ -347,8 +353,9 @@ type Handler func(ctx context.Context, job string, spec json.RawMessage, shard s
 // ErrDeterminism marks a shard completed twice with different results.
 var ErrDeterminism = errors.New("determinism bug")
 
-// Work runs shards with h, one at a time, until ctx ends (then it returns
-// nil): it fetches a shard message, skips it when the job is cancelled or
+// Work runs shards with h, Config.Concurrency at a time, until ctx ends
+// (then it returns nil, once its running shards have returned): for each
+// free slot it fetches a shard message, skips it when the job is cancelled or
 // failed or the shard already has a done record with its result present,
 // else computes it while reporting progress every AckWait/3, stores the
 // result under its SHA-256, creates the done record and acknowledges. A
@@ -365,7 +372,7 @@ func (q *Queue) Work(ctx context.Context, h Handler, onEvent func(Event)) error 
 		return fmt.Errorf("cluster: consumer: %w", err)
 	}
 	// One watcher of every job's cancel key for the life of the loop.
-	cw := &cancelWatch{cancelled: map[string]bool{}}
+	cw := &cancelWatch{cancelled: map[string]bool{}, running: map[*runningShard]bool{}}
 	w, err := q.kv.Watch(ctx, "cancel.>")
 	if err != nil {
 		if ctx.Err() != nil {
@@ -378,13 +385,19 @@ func (q *Queue) Work(ctx context.Context, h Handler, onEvent func(Event)) error 
 	reaped := make(chan struct{})
 	defer func() { <-reaped }()
 	go func() { defer close(reaped); q.reap(ctx) }()
-	specs := map[string]json.RawMessage{}
+	specs := &specCache{m: map[string]json.RawMessage{}}
+	slots := make(chan struct{}, q.cfg.Concurrency)
+	var running sync.WaitGroup
+	defer running.Wait()
 	for ctx.Err() == nil {
-		if len(specs) > 64 { // a long-lived worker sees many jobs
-			clear(specs)
+		select { // wait for a free slot
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return nil
 		}
 		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Second))
 		if err != nil {
+			<-slots
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -395,14 +408,45 @@ func (q *Queue) Work(ctx context.Context, h Handler, onEvent func(Event)) error 
 			}
 			continue
 		}
+		started := false
 		for msg := range batch.Messages() {
-			ev := q.process(ctx, msg, h, specs, cw)
-			if onEvent != nil {
-				onEvent(ev)
-			}
+			started = true
+			running.Add(1)
+			go func() {
+				defer func() { <-slots; running.Done() }()
+				ev := q.process(ctx, msg, h, specs, cw)
+				if onEvent != nil {
+					onEvent(ev)
+				}
+			}()
+		}
+		if !started {
+			<-slots
 		}
 	}
 	return nil
+}
+
+// specCache keeps the specs of the jobs a Work loop has seen.
+type specCache struct {
+	mu sync.Mutex
+	m  map[string]json.RawMessage
+}
+
+func (c *specCache) get(job string) (json.RawMessage, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.m[job]
+	return s, ok
+}
+
+func (c *specCache) put(job string, spec json.RawMessage) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) > 64 { // a long-lived worker sees many jobs
+		clear(c.m)
+	}
+	c.m[job] = spec
 }
 
 // reap fails the jobs of shard messages that reached MaxDeliver (killed
@@ -466,12 +510,17 @@ type Event struct {
 }
 
 // cancelWatch follows the cancel keys: which jobs are cancelled, and the
-// job and stop function of the running shard.
+// job and stop function of each running shard.
 type cancelWatch struct {
 	mu        sync.Mutex
 	cancelled map[string]bool
-	job       string
-	stop      func()
+	running   map[*runningShard]bool
+}
+
+// runningShard is a shard being computed.
+type runningShard struct {
+	job  string
+	stop func()
 }
 
 func (cw *cancelWatch) follow(ctx context.Context, w jetstream.KeyWatcher) {
@@ -489,8 +538,10 @@ func (cw *cancelWatch) follow(ctx context.Context, w jetstream.KeyWatcher) {
 			job := strings.TrimPrefix(e.Key(), "cancel.")
 			cw.mu.Lock()
 			cw.cancelled[job] = true
-			if cw.job == job && cw.stop != nil {
-				cw.stop()
+			for r := range cw.running {
+				if r.job == job {
+					r.stop()
+				}
 			}
 			cw.mu.Unlock()
 		}
@@ -503,16 +554,25 @@ func (cw *cancelWatch) isCancelled(job string) bool {
 	return cw.cancelled[job]
 }
 
-// running registers the shard being computed; it returns false when the
-// job is already cancelled.
-func (cw *cancelWatch) running(job string, stop func()) bool {
+// start registers a shard being computed and returns the function that
+// unregisters it; ok is false (and nothing is registered) when the job is
+// already cancelled.
+func (cw *cancelWatch) start(job string, stop func()) (done func(), ok bool) {
 	cw.mu.Lock()
 	defer cw.mu.Unlock()
-	cw.job, cw.stop = job, stop
-	return !cw.cancelled[job]
+	if cw.cancelled[job] {
+		return nil, false
+	}
+	r := &runningShard{job: job, stop: stop}
+	cw.running[r] = true
+	return func() {
+		cw.mu.Lock()
+		delete(cw.running, r)
+		cw.mu.Unlock()
+	}, true
 }
 
-func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, specs map[string]json.RawMessage, cw *cancelWatch) Event {
+func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, specs *specCache, cw *cancelWatch) Event {
 	rest, _ := strings.CutPrefix(msg.Subject(), "shard.")
 	job, shard, _ := strings.Cut(rest, ".")
 	ev := Event{Job: job, Shard: shard}
@@ -537,9 +597,12 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, specs
 			return ev
 		}
 	}
-	spec, ok := specs[job]
+	spec, ok := specs.get(job)
 	if !ok {
 		e, err := q.kv.Get(ctx, "job."+job)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return term("cancelled", nil) // the job is over and forgotten
+		}
 		if err != nil {
 			return q.fail(ctx, msg, ev, fmt.Errorf("job record: %w", err))
 		}
@@ -548,16 +611,17 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, specs
 			return q.fail(ctx, msg, ev, fmt.Errorf("job record: %w", err))
 		}
 		spec = rec.Spec
-		specs[job] = spec
+		specs.put(job, spec)
 	}
 
 	// Compute with progress reports, stopping when the job is cancelled.
 	cctx, stop := context.WithCancel(ctx)
 	defer stop()
-	if !cw.running(job, stop) {
+	unregister, ok := cw.start(job, stop)
+	if !ok {
 		return term("cancelled", nil)
 	}
-	defer cw.running("", nil)
+	defer unregister()
 	go func() {
 		t := time.NewTicker(q.cfg.AckWait / 3)
 		defer t.Stop()
@@ -615,7 +679,11 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, specs
 		}
 		ev.Outcome = "duplicate"
 	}
-	_ = msg.DoubleAck(ctx)
+	// The shard is done: acknowledge it even when the loop is stopping
+	// meanwhile, so that it is not redelivered.
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	_ = msg.DoubleAck(actx)
 	return ev
 }
 
@@ -627,6 +695,59 @@ func (q *Queue) fail(ctx context.Context, msg jetstream.Msg, ev Event, err error
 	_ = msg.Term()
 	ev.Outcome, ev.Err = "failed", err
 	return ev
+}
+
+// Forget deletes everything the cluster holds of a finished job (done,
+// failed or cancelled), once its results have been assembled or are no
+// longer wanted: its queued shard messages, its shard results in the
+// Object Store and its records (job, done, fail, cancel). A result another
+// job's done record also names (two jobs computing identical shards) is
+// kept for that job. A shard message delivered after Forget finds no job
+// record and is dropped. Forget of an unknown job does nothing.
+func (q *Queue) Forget(ctx context.Context, job string) error {
+	if !tokenRE.MatchString(job) {
+		return fmt.Errorf("cluster: job id %q: want 1 to 128 letters, digits, '-' or '_'", job)
+	}
+	if err := q.stream.Purge(ctx, jetstream.WithPurgeSubject("shard."+job+".>")); err != nil {
+		return fmt.Errorf("cluster: purging job %s: %w", job, err)
+	}
+	// Digests of this job's results, and those other jobs still name.
+	mine, others := map[string]bool{}, map[string]bool{}
+	lister, err := q.kv.ListKeysFiltered(ctx, "done.>")
+	if err != nil {
+		return fmt.Errorf("cluster: job %s done records: %w", job, err)
+	}
+	var doneKeys []string
+	for k := range lister.Keys() {
+		e, err := q.kv.Get(ctx, k)
+		if err != nil {
+			continue // deleted meanwhile
+		}
+		if strings.HasPrefix(k, "done."+job+".") {
+			mine[string(e.Value())] = true
+			doneKeys = append(doneKeys, k)
+		} else {
+			others[string(e.Value())] = true
+		}
+	}
+	var errs []error
+	for d := range mine {
+		if others[d] {
+			continue
+		}
+		if err := q.obs.Delete(ctx, d); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+			errs = append(errs, fmt.Errorf("result %s: %w", d, err))
+		}
+	}
+	for _, k := range append(doneKeys, "fail."+job, "cancel."+job, "job."+job) {
+		if err := q.kv.Purge(ctx, k); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+			errs = append(errs, fmt.Errorf("record %s: %w", k, err))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("cluster: forgetting job %s: %w", job, errors.Join(errs...))
+	}
+	return nil
 }
 
 // Pending returns the number of shard messages not yet delivered and those

@@ -76,8 +76,8 @@ func (tw *TableWriter) WriteFloat64ColumnsAt(first int, cols [][]float64) error 
 	errs := make([]error, len(cols))
 	eachColumn(workers, len(cols), func(w, i int) {
 		c := first + i
-		for lo := 0; lo < n && errs[i] == nil; lo += valueChunk {
-			hi := min(n, lo+valueChunk)
+		for lo := 0; lo < n && errs[i] == nil; {
+			hi := min(n, chunkEnd(tw.inGroup+lo)-tw.inGroup) // see chunkEnd
 			buf := tw.bufs[w][:0]
 			for _, v := range cols[i][lo:hi] {
 				buf = append(buf, parquet.DoubleValue(v))
@@ -86,6 +86,7 @@ func (tw *TableWriter) WriteFloat64ColumnsAt(first int, cols [][]float64) error 
 			if _, err := cws[c].WriteRowValues(buf); err != nil {
 				errs[i] = fmt.Errorf("parquet writer: column %d: %w", c, err)
 			}
+			lo = hi
 		}
 	})
 	if err := errors.Join(errs...); err != nil {

@@ -42,3 +42,59 @@ func TestWriteFloat64ColumnsAt(t *testing.T) {
 	_, err = w.Close()
 	require.ErrorContains(t, err, "closed with 1 of 3 columns")
 }
+
+// The bytes of a table depend on its values only, not on the blocks they
+// were written in: several pages per column and row group (100,000 rows,
+// row groups of 70,000, pages of 32,768 float64 values), written whole, in
+// blocks of uneven sizes, and column by column in other blocks.
+func TestFloat64BytesIndependentOfBlocks(t *testing.T) {
+	const rows, width = 100_000, 3
+	cols := make([][]float64, width)
+	for c := range cols {
+		cols[c] = make([]float64, rows)
+		for i := range cols[c] {
+			// Values of full precision, so that the pages do not compress
+			// to the same bytes by chance.
+			cols[c][i] = float64(i*(c+7)%9973) + 1/float64(i+c+3)
+		}
+	}
+	types := []DataType{TypeFloat64, TypeFloat64, TypeFloat64}
+	open := func() *TableWriter {
+		w, err := NewTableWriter(&bytes.Buffer{}, types, []string{"a", "b", "c"}, &WriteOptions{RowGroupRows: 70_000})
+		require.NoError(t, err)
+		return w
+	}
+	slice := func(lo, hi int) [][]float64 {
+		out := make([][]float64, width)
+		for c := range out {
+			out[c] = cols[c][lo:hi]
+		}
+		return out
+	}
+	whole := open()
+	require.NoError(t, whole.WriteFloat64Columns(cols))
+	want, err := whole.Close()
+	require.NoError(t, err)
+
+	blocks := open()
+	for lo, i := 0, 0; lo < rows; i++ {
+		hi := min(rows, lo+[]int{5_001, 12_345, 777, 30_000}[i%4])
+		require.NoError(t, blocks.WriteFloat64Columns(slice(lo, hi)))
+		lo = hi
+	}
+	got, err := blocks.Close()
+	require.NoError(t, err)
+	require.Equal(t, want, got, "uneven blocks")
+
+	at := open()
+	for lo, i := 0, 0; lo < rows; i++ {
+		hi := min(rows, lo+[]int{9_999, 40_000, 3}[i%3], lo+at.GroupRoom())
+		part := slice(lo, hi)
+		require.NoError(t, at.WriteFloat64ColumnsAt(1, part[1:]))
+		require.NoError(t, at.WriteFloat64ColumnsAt(0, part[:1]))
+		lo = hi
+	}
+	got, err = at.Close()
+	require.NoError(t, err)
+	require.Equal(t, want, got, "column blocks")
+}

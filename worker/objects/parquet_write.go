@@ -279,6 +279,24 @@ func (tw *TableWriter) usable() error {
 // column (bounds the conversion buffers to 8192 values per worker).
 const valueChunk = 8192
 
+// pageRows is the number of float64 values at which a column writer cuts a
+// data page: parquet-go flushes a page once a write takes its buffer to 98 %
+// of the page buffer size (parquet.DefaultPageBufferSize, 256 KiB), i.e.
+// at the first write that ends at or past 32,113 values.
+const pageRows = (parquet.DefaultPageBufferSize*98/100 + 7) / 8
+
+// chunkEnd is the end of the chunk holding row i of a row group: the next
+// multiple of valueChunk within i's page, or the page's end. Ending every
+// write there makes the column writers cut their pages at the same rows
+// whatever the blocks the caller gave the rows in (a write ending past a
+// page's end would cut the page there instead), so that the file's bytes
+// depend on the values only: a simulation written tile by tile in one
+// process and the same ensemble assembled from shards are the same file.
+func chunkEnd(i int) int {
+	page := i / pageRows * pageRows
+	return min(page+pageRows, page+((i-page)/valueChunk+1)*valueChunk)
+}
+
 // write feeds n rows to the column writers, cutting row groups at groupCap.
 // fill(dst, c, from, to) appends the values of column c, rows [from, to), to
 // dst. Columns are written concurrently by up to GOMAXPROCS workers (each
@@ -296,12 +314,15 @@ func (tw *TableWriter) write(n int, fill func(dst []parquet.Value, c, from, to i
 	}
 	errs := make([]error, width)
 	writeColumn := func(worker, c, from, to int) {
-		for lo := from; lo < to && errs[c] == nil; lo += valueChunk {
-			hi := min(to, lo+valueChunk)
+		// Row from is row tw.inGroup of the row group: chunks end at the
+		// group's multiples of valueChunk (see chunkEnd).
+		for lo := from; lo < to && errs[c] == nil; {
+			hi := min(to, from+chunkEnd(tw.inGroup+lo-from)-tw.inGroup)
 			tw.bufs[worker] = fill(tw.bufs[worker][:0], c, lo, hi)
 			if _, err := cws[c].WriteRowValues(tw.bufs[worker]); err != nil {
 				errs[c] = fmt.Errorf("parquet writer: column %d: %w", c, err)
 			}
+			lo = hi
 		}
 	}
 	for from := 0; from < n; {

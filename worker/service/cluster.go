@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
+	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/worker/cluster"
 	"github.com/geostat-engine/geostat/worker/cluster/shard"
 	"github.com/geostat-engine/geostat/worker/cluster/simjob"
@@ -49,6 +50,13 @@ type ClusterOptions struct {
 	// Replicas of the JetStream stream, bucket and object store (0: 1);
 	// 3 or 5 on a NATS cluster of as many servers.
 	Replicas int
+	// Threads bounds the cores one shard computes with (0 = all); the
+	// worker's -threads.
+	Threads int
+	// MaxShards is the number of shards this process computes at once
+	// (0: 1); the worker's -max-jobs. A Service of role all takes
+	// Options.Threads and Options.MaxJobs when these are zero.
+	MaxShards int
 }
 
 // Enabled reports whether the worker is a member of a cluster.
@@ -90,20 +98,37 @@ func joinCluster(o ClusterOptions, dataDir, name string) (_ *clusterMember, err 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if m.queue, err = cluster.Open(ctx, m.nc, cluster.Config{AckWait: o.AckWait, Replicas: o.Replicas}); err != nil {
+	if m.queue, err = cluster.Open(ctx, m.nc, cluster.Config{AckWait: o.AckWait, Replicas: o.Replicas, Concurrency: o.MaxShards}); err != nil {
 		return nil, fmt.Errorf("opening the shard queue: %w", err)
 	}
 	return m, nil
 }
 
-// work runs shards until stopWork.
-func (m *clusterMember) work(logger *slog.Logger) {
+// collectOrphans deletes the Object Store chunks no result refers to
+// (puts of compute workers killed half-way) when an api worker starts, and
+// logs how many it found.
+func (m *clusterMember) collectOrphans(logger *slog.Logger) {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	n, err := m.queue.CollectOrphans(ctx)
+	if err != nil {
+		logger.Warn("collecting orphan shard-result chunks", "err", err)
+		return
+	}
+	logger.Info("collected orphan shard-result chunks", "objects", n)
+}
+
+// work runs shards, each with at most threads cores (0 = all), until close.
+func (m *clusterMember) work(logger *slog.Logger, threads int) {
 	ctx, cancel := context.WithCancel(context.Background())
 	m.stop = cancel
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
-		if err := m.queue.Work(ctx, computeShards(logger), shardLogger(logger)); err != nil {
+		if err := m.queue.Work(ctx, computeShards(logger, threads), shardLogger(logger)); err != nil {
 			logger.Error("shard worker stopped", "err", err)
 		}
 	}()
@@ -137,11 +162,14 @@ func (m *clusterMember) runner(o ClusterOptions) *simjob.Runner {
 }
 
 // computeShards is the shard handler of a worker: it logs each shard it
-// starts and computes it.
-func computeShards(logger *slog.Logger) cluster.Handler {
+// starts and computes it with at most threads cores (0 = all).
+func computeShards(logger *slog.Logger, threads int) cluster.Handler {
 	h := &simjob.Handler{}
 	return func(ctx context.Context, job string, spec json.RawMessage, key string) ([]byte, error) {
 		logger.Info("shard started", "job", job, "shard", key)
+		if threads > 0 {
+			ctx = geostat.WithWorkers(ctx, threads)
+		}
 		return h.Compute(ctx, job, spec, key)
 	}
 }
@@ -160,7 +188,8 @@ func shardLogger(logger *slog.Logger) func(cluster.Event) {
 
 // RunCompute runs a compute-only worker (-role compute): it joins the NATS
 // server or cluster at o.NATS and computes shards until ctx ends, serving
-// no HTTP. A shard's spec carries every input, so it needs no object
+// no HTTP: o.MaxShards at a time (0: 1), each with at most o.Threads cores
+// (0 = all). A shard's spec carries every input, so it needs no object
 // store.
 func RunCompute(ctx context.Context, o ClusterOptions, logger *slog.Logger) error {
 	if o.Listen != "" {
@@ -177,8 +206,8 @@ func RunCompute(ctx context.Context, o ClusterOptions, logger *slog.Logger) erro
 		return err
 	}
 	defer m.close()
-	logger.Info("geostat compute worker running", "nats", o.NATS)
-	err = m.queue.Work(ctx, computeShards(logger), shardLogger(logger))
+	logger.Info("geostat compute worker running", "nats", o.NATS, "max_shards", max(o.MaxShards, 1), "threads", o.Threads)
+	err = m.queue.Work(ctx, computeShards(logger, o.Threads), shardLogger(logger))
 	logger.Info("geostat compute worker stopped")
 	return err
 }

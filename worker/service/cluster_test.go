@@ -1,13 +1,18 @@
 package service_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -121,6 +126,90 @@ func TestClusterAPIWorkerCancelAndRun(t *testing.T) {
 	}
 	assert.True(t, seen["simulating (shards done)"], "progress messages: %v", seen)
 	assert.NotEqual(t, before, version(), "the new version is committed")
+	// Both jobs (cancelled, then run) left nothing in the cluster.
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	obs, err := js.ObjectStore(ctx, cluster.ObjectBucket)
+	require.NoError(t, err)
+	_, err = obs.List(ctx)
+	require.ErrorIs(t, err, jetstream.ErrNoObjectsFound)
+	kv, err := js.KeyValue(ctx, cluster.BucketName)
+	require.NoError(t, err)
+	_, err = kv.Keys(ctx)
+	require.ErrorIs(t, err, jetstream.ErrNoKeysFound)
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes (a log sink).
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Object Store chunks left by a put that never finished (a compute worker
+// killed mid-upload) before an api worker starts are collected, and logged,
+// when it starts; a stored result is kept.
+func TestClusterAPIWorkerCollectsOrphans(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	// A previous life of the embedded server: one result, one orphan.
+	ns, err := cluster.StartServer(cluster.ServerOptions{Dir: filepath.Join(dir, "nats")})
+	require.NoError(t, err)
+	nc, err := cluster.ConnectInProcess(ns, "before")
+	require.NoError(t, err)
+	_, err = cluster.Open(ctx, nc, cluster.Config{})
+	require.NoError(t, err)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	obs, err := js.ObjectStore(ctx, cluster.ObjectBucket)
+	require.NoError(t, err)
+	_, err = obs.PutBytes(ctx, "kept", []byte("a stored result"))
+	require.NoError(t, err)
+	for i := 0; i < 2; i++ {
+		_, err = js.Publish(ctx, "$O."+cluster.ObjectBucket+".C.orphanNUID", []byte("chunk"))
+		require.NoError(t, err)
+	}
+	nc.Close()
+	ns.Shutdown()
+	ns.WaitForShutdown()
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	natsAddr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	logs := &syncBuffer{}
+	opts := testOptions(dir, service.Options{Cluster: service.ClusterOptions{Listen: natsAddr, Role: service.RoleAPI}})
+	opts.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	run(t, opts)
+	assert.Contains(t, logs.String(), `msg="collected orphan shard-result chunks" objects=1`)
+
+	nc, err = cluster.Connect("nats://"+natsAddr, "test")
+	require.NoError(t, err)
+	defer nc.Close()
+	js, err = jetstream.New(nc)
+	require.NoError(t, err)
+	st, err := js.Stream(ctx, "OBJ_"+cluster.ObjectBucket)
+	require.NoError(t, err)
+	info, err := st.Info(ctx, jetstream.WithSubjectFilter("$O."+cluster.ObjectBucket+".C.>"))
+	require.NoError(t, err)
+	require.Len(t, info.State.Subjects, 1, "only the stored result's chunk is left")
+	obs, err = js.ObjectStore(ctx, cluster.ObjectBucket)
+	require.NoError(t, err)
+	b, err := obs.GetBytes(ctx, "kept")
+	require.NoError(t, err)
+	require.Equal(t, "a stored result", string(b))
 }
 
 // jobURL is the job URL of a job status URL.

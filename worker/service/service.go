@@ -102,6 +102,12 @@ func New(opts Options) (_ *Service, err error) {
 	if opts.MaxJobs <= 0 {
 		opts.MaxJobs = DefaultMaxJobs
 	}
+	if opts.Cluster.MaxShards <= 0 {
+		opts.Cluster.MaxShards = opts.MaxJobs
+	}
+	if opts.Cluster.Threads <= 0 {
+		opts.Cluster.Threads = opts.Threads
+	}
 	if opts.SyncWait <= 0 {
 		opts.SyncWait = DefaultSyncWait
 	}
@@ -167,6 +173,7 @@ func New(opts Options) (_ *Service, err error) {
 				s.cluster.close()
 			}
 		}()
+		s.cluster.collectOrphans(logger)
 	}
 	if s.jobs, err = jobs.NewManager(jobs.Options{Dir: filepath.Join(opts.DataDir, "jobs"), MaxJobs: opts.MaxJobs, Logger: logger,
 		MaxMemory: opts.MaxMemory, Retention: max(opts.JobRetention, 0), MaxPerUser: max(opts.MaxJobsPerUser, 0),
@@ -206,7 +213,7 @@ func New(opts Options) (_ *Service, err error) {
 		return nil, err
 	}
 	if s.cluster != nil && opts.Cluster.Role != RoleAPI {
-		s.cluster.work(logger)
+		s.cluster.work(logger, opts.Cluster.Threads)
 	}
 	return s, nil
 }

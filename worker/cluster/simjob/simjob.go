@@ -266,7 +266,9 @@ type Runner struct {
 // Run simulates (in, p) on the cluster and writes the ensembles into
 // writers (one per output, as shard.WriteSingle). progress gets the number
 // of done shards and the total. When ctx ends the cluster job is cancelled.
-func (r *Runner) Run(ctx context.Context, in tbsim.Input, p tbsim.Params, writers []*objects.TableWriter, progress func(done, total int)) error {
+// When Run returns (assembled, failed or cancelled) the job's shard
+// results and records are deleted from the cluster (Queue.Forget).
+func (r *Runner) Run(ctx context.Context, in tbsim.Input, p tbsim.Params, writers []*objects.TableWriter, progress func(done, total int)) (err error) {
 	spec, err := Encode(in, p, r.Sizes)
 	if err != nil {
 		return err
@@ -287,6 +289,15 @@ func (r *Runner) Run(ctx context.Context, in tbsim.Input, p tbsim.Params, writer
 	if err := r.Queue.Submit(ctx, job, spec, keys); err != nil {
 		return fmt.Errorf("submitting the shards: %w", err)
 	}
+	// Whatever the outcome, the cluster forgets the job once Run returns:
+	// its results are in the writers or no longer wanted.
+	defer func() {
+		fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if ferr := r.Queue.Forget(fctx, job); ferr != nil {
+			err = errors.Join(err, ferr)
+		}
+	}()
 	st, err := r.Queue.Wait(ctx, job, progress)
 	if err != nil {
 		if ctx.Err() != nil {

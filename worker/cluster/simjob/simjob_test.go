@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -137,6 +139,28 @@ func TestRunner(t *testing.T) {
 	ref := writers(t, p)
 	require.NoError(t, shard.WriteSingle(ctx, in, p, ref))
 	require.Equal(t, closeAll(t, ref), closeAll(t, ws))
+	// After the assembly the cluster holds nothing of the job.
+	requireEmpty(t, ctx, nc)
+}
+
+// requireEmpty checks that the result store has no object and no chunk,
+// and the job bucket no key.
+func requireEmpty(t *testing.T, ctx context.Context, nc *nats.Conn) {
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	obs, err := js.ObjectStore(ctx, cluster.ObjectBucket)
+	require.NoError(t, err)
+	_, err = obs.List(ctx)
+	require.ErrorIs(t, err, jetstream.ErrNoObjectsFound)
+	st, err := js.Stream(ctx, "OBJ_"+cluster.ObjectBucket)
+	require.NoError(t, err)
+	info, err := st.Info(ctx, jetstream.WithSubjectFilter("$O."+cluster.ObjectBucket+".C.>"))
+	require.NoError(t, err)
+	require.Empty(t, info.State.Subjects)
+	kv, err := js.KeyValue(ctx, cluster.BucketName)
+	require.NoError(t, err)
+	_, err = kv.Keys(ctx)
+	require.ErrorIs(t, err, jetstream.ErrNoKeysFound)
 }
 
 // A Runner whose context ends cancels the cluster job: no Work loop runs,
@@ -177,4 +201,5 @@ func TestRunnerCancel(t *testing.T) {
 	pending, _, err := q.Pending(ctx)
 	require.NoError(t, err)
 	assert.Zero(t, pending, "the cancel purged the queued shard")
+	requireEmpty(t, ctx, nc)
 }
