@@ -37,6 +37,13 @@ const (
 	DefaultRowGroupRows = 128 * 1024
 )
 
+// zstdCodec is the zstd codec of every TableWriter. A codec keeps a pool of
+// encoders (each holds several MB of match tables); one codec per writer
+// made every small table (a task writes one per output column) allocate
+// fresh encoders. Encoders are reset for each page, so the bytes written do
+// not depend on the pool; it is safe for concurrent use.
+var zstdCodec = &zstd.Codec{Level: zstd.SpeedDefault}
+
 // WriteOptions configures a TableWriter. The zero value means zstd and
 // DefaultRowGroupRows.
 type WriteOptions struct {
@@ -149,7 +156,7 @@ func NewTableWriter(w io.Writer, types []DataType, names []string, opts *WriteOp
 	var codec compress.Codec
 	switch o.Compression {
 	case "", Zstd:
-		codec = &zstd.Codec{Level: zstd.SpeedDefault}
+		codec = zstdCodec
 	case Snappy:
 		codec = &snappy.Codec{}
 	default:
