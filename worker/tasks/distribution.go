@@ -100,23 +100,8 @@ func DecodeDistribution(raw []byte) (*DistributionParams, error) {
 			}
 		}
 	}
-	if f.need("target") {
-		t := f.sub("target")
-		out.Target = t.objectURL("reference")
-		out.Overwrite = t.boolean("overwrite")
-		out.Description = t.str("description")
-		if t.has("tags") {
-			var tags map[string]*string
-			if t.unmarshal("tags", &tags) {
-				out.Tags = map[string]string{}
-				for k, v := range tags {
-					if v != nil { // a null tag is absent, as every null member
-						out.Tags[k] = *v
-					}
-				}
-			}
-		}
-	}
+	t := f.objectTarget("target")
+	out.Target, out.Overwrite, out.Description, out.Tags = t.Reference, t.Overwrite, t.Description, t.Tags
 	return out, p.err()
 }
 

@@ -298,7 +298,7 @@ func TestContinuousDistributionRefusals(t *testing.T) {
 	refuse("parameters.target.reference", func(p map[string]any) {
 		p["target"] = map[string]any{"reference": "dist.json", "overwrite": true}
 	})
-	refuse("parameters.target.tags", func(p map[string]any) {
+	refuse("parameters.target.tags.a", func(p map[string]any) {
 		p["target"] = map[string]any{"reference": h.url("x/dist.json"), "tags": map[string]any{"a": 1}}
 	})
 	refuse("weights.attribute", func(p map[string]any) {

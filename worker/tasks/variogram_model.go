@@ -270,16 +270,14 @@ func (f *fields) variogramFit(dirs []variogram.Direction) (fp variogram.FitParam
 	return fp, sillGiven
 }
 
-// objectTarget decodes {"reference", "overwrite", "description", "tags"}.
-func (f *fields) variogramTarget(key string) VariogramModelTarget {
+// objectTarget decodes a target object {"reference", "overwrite",
+// "description", "tags"}; a null tag is absent, as every null member.
+func (f *fields) objectTarget(key string) VariogramModelTarget {
 	if !f.need(key) {
 		return VariogramModelTarget{}
 	}
 	t := f.sub(key)
 	out := VariogramModelTarget{Reference: t.objectURL("reference"), Overwrite: t.boolean("overwrite"), Description: t.str("description")}
-	if out.Reference.Version != "" {
-		f.p.add(t.name("reference"), "a target cannot pin a version (got version=%s)", out.Reference.Version)
-	}
 	if t.has("tags") {
 		tags := t.sub("tags")
 		for k, raw := range tags.m {
@@ -296,6 +294,16 @@ func (f *fields) variogramTarget(key string) VariogramModelTarget {
 			}
 			out.Tags[k] = v
 		}
+	}
+	return out
+}
+
+// variogramTarget decodes a target of the variogram-model task: an
+// objectTarget whose reference pins no version.
+func (f *fields) variogramTarget(key string) VariogramModelTarget {
+	out := f.objectTarget(key)
+	if out.Reference.Version != "" {
+		f.p.add(f.sub(key).name("reference"), "a target cannot pin a version (got version=%s)", out.Reference.Version)
 	}
 	return out
 }
