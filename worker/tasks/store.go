@@ -63,7 +63,9 @@ func (a *StoreAdapter) CreateObject(ctx context.Context, org, workspace, path st
 	v, err := a.Store.PutObject(ctx, store.Workspace{Org: org, ID: workspace}, store.PutRequest{Path: path, Object: doc, By: user})
 	if err != nil {
 		if store.StatusOf(err) == http.StatusConflict {
-			return "", "", fmt.Errorf("%w: %v", ErrExists, err)
+			// Both wrapped: ErrExists for the caller's test, the store's
+			// error for its problem document (409).
+			return "", "", fmt.Errorf("%w: %w", ErrExists, err)
 		}
 		return "", "", err
 	}

@@ -319,15 +319,12 @@ type variogramTargetObject struct {
 }
 
 // variogramObjectStore is what the variogram-model task needs of a store beyond
-// ObjectStore: the raw head of an object of any kind, and objects created
-// at a path. StoreAdapter implements it.
+// ObjectStore: the raw head of an object of any kind, and discarding an
+// object it created. StoreAdapter implements it.
 type variogramObjectStore interface {
 	// ObjectHead returns the id, schema and name of the latest version of the
 	// object ref names (ErrNotFound when there is none).
 	ObjectHead(ctx context.Context, ref ObjectRef) (id, versionID, schema, name string, err error)
-	// CreateObjectAtPath creates an object at a path; it fails when the path is
-	// taken.
-	CreateObjectAtPath(ctx context.Context, org, workspace, path string, doc []byte, user store.User) (id, versionID string, err error)
 	// DiscardObject soft-deletes an object the task created.
 	DiscardObject(ctx context.Context, org, workspace, id string, user store.User) error
 }
@@ -351,15 +348,6 @@ func (a *StoreAdapter) ObjectHead(ctx context.Context, ref ObjectRef) (id, versi
 	}
 	json.Unmarshal(v.Object, &env)
 	return v.ObjectID, v.VersionID, v.Schema, env.Name, nil
-}
-
-// CreateObjectAtPath implements variogramObjectStore.
-func (a *StoreAdapter) CreateObjectAtPath(ctx context.Context, org, workspace, path string, doc []byte, user store.User) (string, string, error) {
-	v, err := a.Store.PutObject(ctx, store.Workspace{Org: org, ID: workspace}, store.PutRequest{Path: path, Object: doc, By: user})
-	if err != nil {
-		return "", "", err
-	}
-	return v.ObjectID, v.VersionID, nil
 }
 
 func variogramStoreOf(env *Env) (variogramObjectStore, error) {
@@ -450,7 +438,7 @@ func (t *variogramTargetObject) write(ctx context.Context, env *Env, user store.
 	}
 	ref := t.t.Reference
 	if !t.exists {
-		id, vid, err := h.CreateObjectAtPath(ctx, ref.Org, ref.Workspace, ref.Path, data, user)
+		id, vid, err := env.Store.CreateObject(ctx, ref.Org, ref.Workspace, ref.Path, data, user)
 		if err != nil {
 			return "", "", t.named(fmt.Errorf("%s: creating %s: %w", t.field, ref.Raw, err))
 		}
