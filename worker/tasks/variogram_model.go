@@ -514,15 +514,8 @@ func PrepareVariogramModel(ctx context.Context, env *Env, req Request) (Plan, er
 		}
 	}
 	if p.Distribution != nil {
-		dv, err := loadObject(ctx, env, req.Access, req.Org, "distribution", *p.Distribution, false)
-		if err != nil {
+		if pl.distribution, err = loadDistribution(ctx, env, req, "distribution", *p.Distribution); err != nil {
 			return nil, err
-		}
-		if err := requireKind("distribution", dv, objects.KindDistribution); err != nil {
-			return nil, err
-		}
-		if pl.distribution, err = dv.Object.Distribution.Build(ctx, dv.Blobs); err != nil {
-			return nil, invalid("distribution", "%v", err)
 		}
 	}
 	if !p.SillGiven {
