@@ -264,9 +264,9 @@ func PrepareDeclustering(ctx context.Context, env *Env, req Request) (Plan, erro
 		return nil, err
 	}
 	if pl.target.ObjectID != pl.source.ObjectID {
-		nt, err := pl.target.Object.ExpectedLength(pl.target.Object.AttributeLists()[0])
+		nt, err := elements("target", pl.target)
 		if err != nil {
-			return nil, dataOf("target", pl.target, err)
+			return nil, err
 		}
 		if nt != pl.n {
 			return nil, invalid("target", "the target has %d elements for %d samples: the weights are written one per sample, in the samples' order", nt, pl.n)
@@ -281,9 +281,9 @@ func PrepareDeclustering(ctx context.Context, env *Env, req Request) (Plan, erro
 		if err := requireKind("grid", pl.grid, targetKinds...); err != nil {
 			return nil, err
 		}
-		nl, err := pl.grid.Object.ExpectedLength(pl.grid.Object.AttributeLists()[0])
+		nl, err := elements("grid", pl.grid)
 		if err != nil {
-			return nil, dataOf("grid", pl.grid, err)
+			return nil, err
 		}
 		// The index, the locations and one fixed-point accumulator per
 		// sample and goroutine.

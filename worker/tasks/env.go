@@ -203,6 +203,16 @@ func dataOf(field string, v *Version, err error) error {
 	return objectData(field, name, err)
 }
 
+// elements is the number of elements (locations or cells) of v's first
+// attribute list; field names v in an error.
+func elements(field string, v *Version) (int64, error) {
+	n, err := v.Object.ExpectedLength(v.Object.AttributeLists()[0])
+	if err != nil {
+		return 0, dataOf(field, v, err)
+	}
+	return n, nil
+}
+
 func invalid(field, format string, args ...any) error {
 	return &ValidationError{Params: []InvalidParam{{Name: field, Reason: fmt.Sprintf(format, args...)}}}
 }

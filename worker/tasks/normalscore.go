@@ -78,9 +78,9 @@ func PrepareNormalScore(ctx context.Context, env *Env, req Request) (Plan, error
 		return nil, dataOf("source", pl.source, err)
 	}
 	if pl.target.ObjectID != pl.source.ObjectID {
-		nt, err := pl.target.Object.ExpectedLength(pl.target.Object.AttributeLists()[0])
+		nt, err := elements("target", pl.target)
 		if err != nil {
-			return nil, dataOf("target", pl.target, err)
+			return nil, err
 		}
 		if nt != pl.n {
 			return nil, invalid("target", "the target has %d elements, the source attribute %d values: normal-score writes one value per source value, matched by position", nt, pl.n)
