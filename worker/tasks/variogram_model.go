@@ -415,11 +415,7 @@ func (t *variogramTargetObject) envelope(schema objects.SchemaID, description st
 	}
 	doc["description"] = description
 	if len(t.t.Tags) > 0 {
-		tags := map[string]any{}
-		for k, v := range t.t.Tags {
-			tags[k] = v
-		}
-		doc["tags"] = tags
+		doc["tags"] = t.t.Tags
 	}
 	return doc
 }
