@@ -358,7 +358,7 @@ func variogramStoreOf(env *Env) (variogramObjectStore, error) {
 	return h, nil
 }
 
-// resolveTarget checks an object target at submit: the caller may write to
+// resolveVariogramTarget checks an object target at submit: the caller may write to
 // its workspace, and an existing object is of the kind written and may be
 // overwritten; a new object needs a path.
 func resolveVariogramTarget(ctx context.Context, env *Env, req Request, field string, t VariogramModelTarget, kind objects.Kind) (*variogramTargetObject, error) {
