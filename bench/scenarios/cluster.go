@@ -216,10 +216,7 @@ func setupClusterAssemble(ctx context.Context, cfg harness.Config) (*harness.Wor
 		return nil, err
 	}
 	names := objects.EnsembleColumnNames("grade", ncol)
-	types := make([]objects.DataType, ncol)
-	for j := range types {
-		types[j] = objects.TypeFloat64
-	}
+	types := objects.Float64Types(ncol)
 	// The reference: the same ensemble written in one process.
 	ref, err := objects.NewTableWriter(io.Discard, types, names, nil)
 	if err != nil {

@@ -115,10 +115,7 @@ func setupClusterTwoComputes(ctx context.Context, cfg harness.Config) (*harness.
 	runner := &simjob.Runner{Queue: api, Sizes: sizes}
 
 	newWriters := func() ([]*objects.TableWriter, error) {
-		types := make([]objects.DataType, p.Realisations)
-		for i := range types {
-			types[i] = objects.TypeFloat64
-		}
+		types := objects.Float64Types(p.Realisations)
 		var ws []*objects.TableWriter
 		for range shard.Outputs(p) {
 			w, err := objects.NewTableWriter(io.Discard, types, objects.EnsembleColumnNames("grade", p.Realisations), nil)

@@ -46,19 +46,11 @@ func newWriters(t testing.TB, outputs, realisations int) ([]*objects.TableWriter
 	var bufs []*bytes.Buffer
 	for o := 0; o < outputs; o++ {
 		var b bytes.Buffer
-		w, err := objects.NewTableWriter(&b, float64Types(realisations), objects.EnsembleColumnNames("v", realisations), &objects.WriteOptions{RowGroupRows: testGroupRows})
+		w, err := objects.NewTableWriter(&b, objects.Float64Types(realisations), objects.EnsembleColumnNames("v", realisations), &objects.WriteOptions{RowGroupRows: testGroupRows})
 		require.NoError(t, err)
 		ws, bufs = append(ws, w), append(bufs, &b)
 	}
 	return ws, bufs
-}
-
-func float64Types(n int) []objects.DataType {
-	ts := make([]objects.DataType, n)
-	for i := range ts {
-		ts[i] = objects.TypeFloat64
-	}
-	return ts
 }
 
 // singleProcess writes the ensembles the way the worker's simulation task
