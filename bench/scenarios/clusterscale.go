@@ -126,17 +126,6 @@ func setupClusterTwoComputes(ctx context.Context, cfg harness.Config) (*harness.
 		}
 		return ws, nil
 	}
-	closeWriters := func(ws []*objects.TableWriter) ([]objects.Blob, error) {
-		var out []objects.Blob
-		for _, w := range ws {
-			b, err := w.Close()
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, b)
-		}
-		return out, nil
-	}
 	single := func(ctx context.Context) ([]objects.Blob, error) {
 		ws, err := newWriters()
 		if err != nil {
@@ -145,7 +134,7 @@ func setupClusterTwoComputes(ctx context.Context, cfg harness.Config) (*harness.
 		if err := shard.WriteSingle(geostat.WithWorkers(ctx, 2), in, p, ws); err != nil {
 			return nil, err
 		}
-		return closeWriters(ws)
+		return shard.Close(ws)
 	}
 	sharded := func(ctx context.Context, progress func(done, total int)) ([]objects.Blob, error) {
 		ws, err := newWriters()
@@ -155,7 +144,7 @@ func setupClusterTwoComputes(ctx context.Context, cfg harness.Config) (*harness.
 		if err := runner.Run(ctx, in, p, ws, progress); err != nil {
 			return nil, err
 		}
-		return closeWriters(ws)
+		return shard.Close(ws)
 	}
 
 	var a, b []time.Duration

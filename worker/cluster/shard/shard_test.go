@@ -58,12 +58,8 @@ func newWriters(t testing.TB, outputs, realisations int) ([]*objects.TableWriter
 func singleProcess(t testing.TB, in tbsim.Input, p tbsim.Params) []objects.Blob {
 	ws, _ := newWriters(t, Outputs(p), p.Realisations)
 	require.NoError(t, WriteSingle(context.Background(), in, p, ws))
-	var out []objects.Blob
-	for _, w := range ws {
-		b, err := w.Close()
-		require.NoError(t, err)
-		out = append(out, b)
-	}
+	out, err := Close(ws)
+	require.NoError(t, err)
 	return out
 }
 

@@ -59,12 +59,8 @@ func writers(t *testing.T, p tbsim.Params) []*objects.TableWriter {
 }
 
 func closeAll(t *testing.T, ws []*objects.TableWriter) []objects.Blob {
-	var out []objects.Blob
-	for _, w := range ws {
-		b, err := w.Close()
-		require.NoError(t, err)
-		out = append(out, b)
-	}
+	out, err := shard.Close(ws)
+	require.NoError(t, err)
 	return out
 }
 
