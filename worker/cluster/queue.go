@@ -330,7 +330,7 @@ func (q *Queue) ResultInto(ctx context.Context, job, shard string, buf []byte) (
 	if err != nil {
 		return nil, fmt.Errorf("cluster: result %s of shard %s: %w", digest, shard, err)
 	}
-	if want := "SHA-256=" + base64.URLEncoding.EncodeToString(raw); info.Digest != want {
+	if want := objectDigest(raw); info.Digest != want {
 		return nil, fmt.Errorf("cluster: result object %s of shard %s has digest %s", digest, shard, info.Digest)
 	}
 	// The reader checks the bytes against info.Digest at EOF, so read to
@@ -360,10 +360,9 @@ func Digest(b []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
-// objectDigest is the Object Store's form of the SHA-256 of b.
-func objectDigest(b []byte) string {
-	h := sha256.Sum256(b)
-	return "SHA-256=" + base64.URLEncoding.EncodeToString(h[:])
+// objectDigest is the Object Store's form of a SHA-256 sum.
+func objectDigest(sum []byte) string {
+	return "SHA-256=" + base64.URLEncoding.EncodeToString(sum)
 }
 
 // Handler computes one shard of a job from the job's spec and returns its
@@ -665,8 +664,10 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, specs
 	if err != nil {
 		return q.fail(ctx, msg, ev, err)
 	}
-	digest := Digest(blob)
-	if info, err := q.obs.GetInfo(ctx, digest); err != nil || info.Digest != objectDigest(blob) {
+	// One hash of the blob gives its name and the Object Store's digest.
+	sum := sha256.Sum256(blob)
+	digest, objDigest := hex.EncodeToString(sum[:]), objectDigest(sum[:])
+	if info, err := q.obs.GetInfo(ctx, digest); err != nil || info.Digest != objDigest {
 		info, err := q.obs.Put(ctx, jetstream.ObjectMeta{Name: digest, Opts: &jetstream.ObjectMetaOptions{ChunkSize: q.chunk}}, bytes.NewReader(blob))
 		if err != nil {
 			if ctx.Err() != nil {
@@ -677,7 +678,7 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, specs
 			ev.Outcome, ev.Err = "retry", err
 			return ev
 		}
-		if info.Digest != objectDigest(blob) {
+		if info.Digest != objDigest {
 			return q.fail(ctx, msg, ev, fmt.Errorf("object store digest %s for %s", info.Digest, digest))
 		}
 	}
