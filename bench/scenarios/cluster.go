@@ -216,10 +216,7 @@ func setupClusterAssemble(ctx context.Context, cfg harness.Config) (*harness.Wor
 		return nil, err
 	}
 	names := objects.EnsembleColumnNames("grade", ncol)
-	types := make([]objects.DataType, ncol)
-	for j := range types {
-		types[j] = objects.TypeFloat64
-	}
+	types := objects.Float64Types(ncol)
 	// The reference: the same ensemble written in one process.
 	ref, err := objects.NewTableWriter(io.Discard, types, names, nil)
 	if err != nil {
@@ -254,8 +251,12 @@ func setupClusterAssemble(ctx context.Context, cfg harness.Config) (*harness.Wor
 			return err
 		}
 		done := 0
+		var buf []byte // Assemble holds one blob at a time
 		err = shard.Assemble(ctx, pl, []*objects.TableWriter{tw}, func(ctx context.Context, s shard.Shard) ([]byte, error) {
-			b, err := q.Result(ctx, job, s.Key())
+			b, err := q.ResultInto(ctx, job, s.Key(), buf)
+			if err == nil {
+				buf = b
+			}
 			if progress != nil {
 				done++
 				progress(done, len(pl.Shards))

@@ -115,10 +115,7 @@ func setupClusterTwoComputes(ctx context.Context, cfg harness.Config) (*harness.
 	runner := &simjob.Runner{Queue: api, Sizes: sizes}
 
 	newWriters := func() ([]*objects.TableWriter, error) {
-		types := make([]objects.DataType, p.Realisations)
-		for i := range types {
-			types[i] = objects.TypeFloat64
-		}
+		types := objects.Float64Types(p.Realisations)
 		var ws []*objects.TableWriter
 		for range shard.Outputs(p) {
 			w, err := objects.NewTableWriter(io.Discard, types, objects.EnsembleColumnNames("grade", p.Realisations), nil)
@@ -129,17 +126,6 @@ func setupClusterTwoComputes(ctx context.Context, cfg harness.Config) (*harness.
 		}
 		return ws, nil
 	}
-	closeWriters := func(ws []*objects.TableWriter) ([]objects.Blob, error) {
-		var out []objects.Blob
-		for _, w := range ws {
-			b, err := w.Close()
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, b)
-		}
-		return out, nil
-	}
 	single := func(ctx context.Context) ([]objects.Blob, error) {
 		ws, err := newWriters()
 		if err != nil {
@@ -148,7 +134,7 @@ func setupClusterTwoComputes(ctx context.Context, cfg harness.Config) (*harness.
 		if err := shard.WriteSingle(geostat.WithWorkers(ctx, 2), in, p, ws); err != nil {
 			return nil, err
 		}
-		return closeWriters(ws)
+		return shard.Close(ws)
 	}
 	sharded := func(ctx context.Context, progress func(done, total int)) ([]objects.Blob, error) {
 		ws, err := newWriters()
@@ -158,7 +144,7 @@ func setupClusterTwoComputes(ctx context.Context, cfg harness.Config) (*harness.
 		if err := runner.Run(ctx, in, p, ws, progress); err != nil {
 			return nil, err
 		}
-		return closeWriters(ws)
+		return shard.Close(ws)
 	}
 
 	var a, b []time.Duration

@@ -83,11 +83,7 @@ func writeEnsembleFile(seed uint64, cells, R int) (*os.File, objects.Blob, error
 		os.Remove(f.Name())
 		return nil, objects.Blob{}, err
 	}
-	types := make([]objects.DataType, R)
-	for r := range types {
-		types[r] = objects.TypeFloat64
-	}
-	tw, err := objects.NewTableWriter(f, types, objects.EnsembleColumnNames("grade", R), nil)
+	tw, err := objects.NewTableWriter(f, objects.Float64Types(R), objects.EnsembleColumnNames("grade", R), nil)
 	if err != nil {
 		return fail(err)
 	}

@@ -60,10 +60,7 @@ func setupParquetWrite(_ context.Context, cfg harness.Config) (*harness.Workload
 	}
 	rows, ncol := len(cols[0]), len(cols)
 	names := objects.EnsembleColumnNames("grade", ncol)
-	types := make([]objects.DataType, ncol)
-	for j := range types {
-		types[j] = objects.TypeFloat64
-	}
+	types := objects.Float64Types(ncol)
 	var buf bytes.Buffer
 	var blob objects.Blob
 	block := make([][]float64, ncol)

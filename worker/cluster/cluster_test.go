@@ -76,11 +76,7 @@ const groupRows = 200
 func (j *simJob) writers(t *testing.T) []*objects.TableWriter {
 	var ws []*objects.TableWriter
 	for o := 0; o < j.plan.Outputs; o++ {
-		types := make([]objects.DataType, j.p.Realisations)
-		for i := range types {
-			types[i] = objects.TypeFloat64
-		}
-		w, err := objects.NewTableWriter(&bytes.Buffer{}, types, objects.EnsembleColumnNames("v", j.p.Realisations), &objects.WriteOptions{RowGroupRows: groupRows})
+		w, err := objects.NewTableWriter(&bytes.Buffer{}, objects.Float64Types(j.p.Realisations), objects.EnsembleColumnNames("v", j.p.Realisations), &objects.WriteOptions{RowGroupRows: groupRows})
 		require.NoError(t, err)
 		ws = append(ws, w)
 	}
@@ -88,12 +84,8 @@ func (j *simJob) writers(t *testing.T) []*objects.TableWriter {
 }
 
 func closeAll(t *testing.T, ws []*objects.TableWriter) []objects.Blob {
-	var out []objects.Blob
-	for _, w := range ws {
-		b, err := w.Close()
-		require.NoError(t, err)
-		out = append(out, b)
-	}
+	out, err := shard.Close(ws)
+	require.NoError(t, err)
 	return out
 }
 

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"strings"
 	"sync"
@@ -304,6 +305,13 @@ func (q *Queue) Cancel(ctx context.Context, job string) error {
 // Result returns the blob of a done shard, checking its SHA-256 against the
 // done record.
 func (q *Queue) Result(ctx context.Context, job, shard string) ([]byte, error) {
+	return q.ResultInto(ctx, job, shard, nil)
+}
+
+// ResultInto is Result reading the blob into buf's storage when it is large
+// enough (a caller holding one blob at a time passes the previous one back),
+// else into a new slice of the blob's size; it returns the blob.
+func (q *Queue) ResultInto(ctx context.Context, job, shard string, buf []byte) ([]byte, error) {
 	e, err := q.kv.Get(ctx, "done."+job+"."+shard)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: shard %s of job %s is not done: %w", shard, job, err)
@@ -322,16 +330,28 @@ func (q *Queue) Result(ctx context.Context, job, shard string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: result %s of shard %s: %w", digest, shard, err)
 	}
-	if want := "SHA-256=" + base64.URLEncoding.EncodeToString(raw); info.Digest != want {
+	if want := objectDigest(raw); info.Digest != want {
 		return nil, fmt.Errorf("cluster: result object %s of shard %s has digest %s", digest, shard, info.Digest)
 	}
-	// The reader checks the bytes against info.Digest at EOF.
-	var buf bytes.Buffer
-	buf.Grow(int(info.Size) + 1)
-	if _, err := buf.ReadFrom(r); err != nil {
-		return nil, fmt.Errorf("cluster: reading result %s of shard %s: %w", digest, shard, err)
+	// The reader checks the bytes against info.Digest at EOF, so read to
+	// EOF; one spare byte of room lets the final read see it without growing.
+	if c := int(info.Size) + 1; cap(buf) < c {
+		buf = make([]byte, 0, c)
 	}
-	return buf.Bytes(), nil
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cluster: reading result %s of shard %s: %w", digest, shard, err)
+		}
+	}
 }
 
 // Digest is the lowercase hex SHA-256 of b.
@@ -340,10 +360,9 @@ func Digest(b []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
-// objectDigest is the Object Store's form of the SHA-256 of b.
-func objectDigest(b []byte) string {
-	h := sha256.Sum256(b)
-	return "SHA-256=" + base64.URLEncoding.EncodeToString(h[:])
+// objectDigest is the Object Store's form of a SHA-256 sum.
+func objectDigest(sum []byte) string {
+	return "SHA-256=" + base64.URLEncoding.EncodeToString(sum)
 }
 
 // Handler computes one shard of a job from the job's spec and returns its
@@ -645,8 +664,10 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, specs
 	if err != nil {
 		return q.fail(ctx, msg, ev, err)
 	}
-	digest := Digest(blob)
-	if info, err := q.obs.GetInfo(ctx, digest); err != nil || info.Digest != objectDigest(blob) {
+	// One hash of the blob gives its name and the Object Store's digest.
+	sum := sha256.Sum256(blob)
+	digest, objDigest := hex.EncodeToString(sum[:]), objectDigest(sum[:])
+	if info, err := q.obs.GetInfo(ctx, digest); err != nil || info.Digest != objDigest {
 		info, err := q.obs.Put(ctx, jetstream.ObjectMeta{Name: digest, Opts: &jetstream.ObjectMetaOptions{ChunkSize: q.chunk}}, bytes.NewReader(blob))
 		if err != nil {
 			if ctx.Err() != nil {
@@ -657,7 +678,7 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, specs
 			ev.Outcome, ev.Err = "retry", err
 			return ev
 		}
-		if info.Digest != objectDigest(blob) {
+		if info.Digest != objDigest {
 			return q.fail(ctx, msg, ev, fmt.Errorf("object store digest %s for %s", info.Digest, digest))
 		}
 	}

@@ -470,12 +470,8 @@ func EncodeTable(cols []Column, names []string, opts *WriteOptions) ([]byte, Blo
 // lengths) as one Parquet file in memory and returns its bytes and Blob
 // description (key = lowercase hex SHA-256 of the bytes).
 func EncodeFloat64(cols [][]float64, names []string, opts *WriteOptions) ([]byte, Blob, error) {
-	types := make([]DataType, len(cols))
-	for i := range types {
-		types[i] = TypeFloat64
-	}
 	var buf bytes.Buffer
-	tw, err := NewTableWriter(&buf, types, names, opts)
+	tw, err := NewTableWriter(&buf, Float64Types(len(cols)), names, opts)
 	if err != nil {
 		return nil, Blob{}, err
 	}
@@ -505,6 +501,16 @@ func EncodeXYZ(flat []float64, opts *WriteOptions) ([]byte, Blob, error) {
 		return nil, Blob{}, err
 	}
 	return buf.Bytes(), b, nil
+}
+
+// Float64Types returns n column types, all TypeFloat64: the types of an
+// ensemble of n realisations.
+func Float64Types(n int) []DataType {
+	types := make([]DataType, n)
+	for i := range types {
+		types[i] = TypeFloat64
+	}
+	return types
 }
 
 // EnsembleColumnNames returns column names for an ensemble of width

@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/geostat-engine/geostat/worker/problem"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/geostat-engine/geostat/worker/objects"
+	"github.com/geostat-engine/geostat/worker/problem"
 	"github.com/geostat-engine/geostat/worker/store"
 )
 

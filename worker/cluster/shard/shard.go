@@ -243,6 +243,20 @@ func Assemble(ctx context.Context, pl *Plan, writers []*objects.TableWriter, get
 	return nil
 }
 
+// Close closes the writers of a job (as filled by Assemble or WriteSingle)
+// and returns their blobs in output order; it stops at the first error.
+func Close(writers []*objects.TableWriter) ([]objects.Blob, error) {
+	out := make([]objects.Blob, 0, len(writers))
+	for _, w := range writers {
+		b, err := w.Close()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
 // WriteSingle writes the ensembles of the job (in, p) in one process, the
 // way the worker's simulation task does (tbsim.Stream, one
 // WriteFloat64Columns per tile): the reference the assembled files equal.

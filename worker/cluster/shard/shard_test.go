@@ -46,19 +46,11 @@ func newWriters(t testing.TB, outputs, realisations int) ([]*objects.TableWriter
 	var bufs []*bytes.Buffer
 	for o := 0; o < outputs; o++ {
 		var b bytes.Buffer
-		w, err := objects.NewTableWriter(&b, float64Types(realisations), objects.EnsembleColumnNames("v", realisations), &objects.WriteOptions{RowGroupRows: testGroupRows})
+		w, err := objects.NewTableWriter(&b, objects.Float64Types(realisations), objects.EnsembleColumnNames("v", realisations), &objects.WriteOptions{RowGroupRows: testGroupRows})
 		require.NoError(t, err)
 		ws, bufs = append(ws, w), append(bufs, &b)
 	}
 	return ws, bufs
-}
-
-func float64Types(n int) []objects.DataType {
-	ts := make([]objects.DataType, n)
-	for i := range ts {
-		ts[i] = objects.TypeFloat64
-	}
-	return ts
 }
 
 // singleProcess writes the ensembles the way the worker's simulation task
@@ -66,12 +58,8 @@ func float64Types(n int) []objects.DataType {
 func singleProcess(t testing.TB, in tbsim.Input, p tbsim.Params) []objects.Blob {
 	ws, _ := newWriters(t, Outputs(p), p.Realisations)
 	require.NoError(t, WriteSingle(context.Background(), in, p, ws))
-	var out []objects.Blob
-	for _, w := range ws {
-		b, err := w.Close()
-		require.NoError(t, err)
-		out = append(out, b)
-	}
+	out, err := Close(ws)
+	require.NoError(t, err)
 	return out
 }
 

@@ -316,7 +316,13 @@ func (r *Runner) Run(ctx context.Context, in tbsim.Input, p tbsim.Params, writer
 	case st.Cancelled:
 		return fmt.Errorf("cluster job %s was cancelled", job)
 	}
+	// Assemble holds one blob at a time: each fetch reuses the last one's storage.
+	var buf []byte
 	return shard.Assemble(ctx, pl, writers, func(ctx context.Context, s shard.Shard) ([]byte, error) {
-		return r.Queue.Result(ctx, job, s.Key())
+		b, err := r.Queue.ResultInto(ctx, job, s.Key(), buf)
+		if err == nil {
+			buf = b
+		}
+		return b, err
 	})
 }

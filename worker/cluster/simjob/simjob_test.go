@@ -51,11 +51,7 @@ func job(t *testing.T, realisations int) (tbsim.Input, tbsim.Params) {
 func writers(t *testing.T, p tbsim.Params) []*objects.TableWriter {
 	var ws []*objects.TableWriter
 	for range shard.Outputs(p) {
-		types := make([]objects.DataType, p.Realisations)
-		for i := range types {
-			types[i] = objects.TypeFloat64
-		}
-		w, err := objects.NewTableWriter(&bytes.Buffer{}, types, objects.EnsembleColumnNames("v", p.Realisations), &objects.WriteOptions{RowGroupRows: 150})
+		w, err := objects.NewTableWriter(&bytes.Buffer{}, objects.Float64Types(p.Realisations), objects.EnsembleColumnNames("v", p.Realisations), &objects.WriteOptions{RowGroupRows: 150})
 		require.NoError(t, err)
 		ws = append(ws, w)
 	}
@@ -63,12 +59,8 @@ func writers(t *testing.T, p tbsim.Params) []*objects.TableWriter {
 }
 
 func closeAll(t *testing.T, ws []*objects.TableWriter) []objects.Blob {
-	var out []objects.Blob
-	for _, w := range ws {
-		b, err := w.Close()
-		require.NoError(t, err)
-		out = append(out, b)
-	}
+	out, err := shard.Close(ws)
+	require.NoError(t, err)
 	return out
 }
 
