@@ -265,17 +265,7 @@ func DecodeConsim(raw []byte) (*ConsimParams, error) {
 			}
 		}
 	}
-	t := f.sub("report_mean_thresholds")
-	out.AcceptableMean, out.MarginalMean = t.rule("acceptable").def.(float64), t.rule("marginal").def.(float64)
-	if v, ok := t.number("acceptable"); ok {
-		out.AcceptableMean = v
-	}
-	if v, ok := t.number("marginal"); ok {
-		out.MarginalMean = v
-		if out.MarginalMean < out.AcceptableMean {
-			p.add(t.name("marginal"), "must be at least the acceptable threshold")
-		}
-	}
+	out.AcceptableMean, out.MarginalMean = f.meanThresholds("report_mean_thresholds")
 	sp.SaveGaussian = out.Save > 0 || out.Validate
 	return out, p.err()
 }
