@@ -155,28 +155,10 @@ func DecodeConsim(raw []byte) (*ConsimParams, error) {
 	if d.has("tail_extrapolation") {
 		te := d.sub("tail_extrapolation")
 		if te.need("upper") {
-			u := te.sub("upper")
-			pw, ok1 := u.number("power")
-			m, ok2 := u.number("max")
-			if ok1 && ok2 {
-				t, err := geostat.UpperPowerTail(m, pw)
-				if err != nil {
-					p.add(u.name("power"), "%v", err)
-				}
-				out.Upper = t
-			}
+			out.Upper = te.sub("upper").powerTail("max", geostat.UpperPowerTail)
 		}
 		if te.has("lower") {
-			l := te.sub("lower")
-			pw, ok1 := l.number("power")
-			m, ok2 := l.number("min")
-			if ok1 && ok2 {
-				t, err := geostat.LowerPowerTail(m, pw)
-				if err != nil {
-					p.add(l.name("power"), "%v", err)
-				}
-				out.Lower = t
-			}
+			out.Lower = te.sub("lower").powerTail("min", geostat.LowerPowerTail)
 		}
 	}
 
@@ -268,6 +250,22 @@ func DecodeConsim(raw []byte) (*ConsimParams, error) {
 	out.AcceptableMean, out.MarginalMean = f.meanThresholds("report_mean_thresholds")
 	sp.SaveGaussian = out.Save > 0 || out.Validate
 	return out, p.err()
+}
+
+// powerTail decodes a power-model tail {"power", bound} with build (the
+// upper or lower tail's constructor); its error is reported on power. The
+// zero Tail when a member is missing.
+func (f *fields) powerTail(bound string, build func(bound, power float64) (geostat.Tail, error)) geostat.Tail {
+	pw, ok1 := f.number("power")
+	m, ok2 := f.number(bound)
+	if !ok1 || !ok2 {
+		return geostat.Tail{}
+	}
+	t, err := build(m, pw)
+	if err != nil {
+		f.p.add(f.name("power"), "%v", err)
+	}
+	return t
 }
 
 type consimPlan struct {
