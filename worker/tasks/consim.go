@@ -461,16 +461,12 @@ func (pl *consimPlan) Run(ctx context.Context, progress func(int, string)) (any,
 	}
 
 	progress(96, "writing the results")
-	writes := so.writes
 	stats := lw.Outputs()
-	for _, o := range stats {
-		key, err := storeFloat64(ctx, pl.env, ref.Org, ref.Workspace, [][]float64{o.Values}, []string{"values"})
-		if err != nil {
-			return nil, err
-		}
-		writes = append(writes, attributeWrite{Target: objects.AttributeTarget{Operation: objects.OperationCreate, Name: o.Name},
-			Values: objects.ContinuousValues{Data: key, Length: int64(cells), Width: 1}})
+	sw, err := storeOutputs(ctx, pl.env, ref.Org, ref.Workspace, stats, cells)
+	if err != nil {
+		return nil, err
 	}
+	writes := append(so.writes, sw...)
 	if cls != nil {
 		cw, err := storeCategory(ctx, pl.env, ref.Org, ref.Workspace, attributeTarget(p.LossTarget), cmp.Or(p.LossTarget.Name, "category"), cls.Keys(), cls.LookupTable())
 		if err != nil {
