@@ -333,18 +333,10 @@ func PrepareConsim(ctx context.Context, env *Env, req Request) (Plan, error) {
 		need += 4 * cells * r * 8
 		disk += reportDiskBytes
 	}
-	if err := env.admit(req, "number_of_simulations", need+float64(req.Needs.memoryOr0()), disk); err != nil {
+	if err := env.admit(req, "number_of_simulations", need+pl.sim.memory, disk); err != nil {
 		return nil, err
 	}
 	return pl, nil
-}
-
-// memoryOr0 is the memory recorded so far (0 without a Needs).
-func (n *Needs) memoryOr0() int64 {
-	if n == nil {
-		return 0
-	}
-	return n.Memory
 }
 
 // consimData is the data consim simulates from, after its first steps.
