@@ -11,8 +11,6 @@ import (
 	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/geostat/ensemble"
 	"github.com/geostat-engine/geostat/geostat/report"
-	"github.com/geostat-engine/geostat/geostat/ties"
-	"github.com/geostat-engine/geostat/neighbor"
 	"github.com/geostat-engine/geostat/tbsim"
 	"github.com/geostat-engine/geostat/worker/objects"
 	"github.com/geostat-engine/geostat/worker/problem"
@@ -353,13 +351,7 @@ func (pl *consimPlan) transform(ctx context.Context, progress func(int, string),
 	return func(ctx context.Context, coords, values []float64) ([]float64, *geostat.Distribution, error) {
 		p := pl.p
 		progress(6, "breaking ties")
-		opts := tieOptions(values, p.Sim.Seed)
-		var np *neighbor.Params
-		if p.Sim.Neighborhood != nil {
-			prm := p.Sim.Neighborhood.Params()
-			np = &prm
-		}
-		tied, err := ties.Break(ctx, values, coords, np, opts)
+		tied, err := breakTies(ctx, values, coords, p.Sim.Neighborhood, p.Sim.Seed, nil)
 		if err != nil {
 			return nil, nil, fmt.Errorf("breaking ties: %w", err)
 		}
