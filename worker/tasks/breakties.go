@@ -54,14 +54,7 @@ func PrepareBreakTies(ctx context.Context, env *Env, req Request) (Plan, error) 
 
 func (pl *breakTiesPlan) Run(ctx context.Context, progress func(int, string)) (any, error) {
 	w, err := pl.mapColumn(ctx, pl.env, pl.req, pl.p.Target, progress, func(values []float64) ([]float64, error) {
-		opts := tieOptions(values, pl.p.Seed)
-		opts.Progress = scaleProgress(progress, 5, 85, "breaking ties")
-		var np *neighbor.Params
-		if pl.p.Neighborhood != nil {
-			prm := pl.p.Neighborhood.Params()
-			np = &prm
-		}
-		return ties.Break(ctx, values, pl.coords, np, opts)
+		return breakTies(ctx, values, pl.coords, pl.p.Neighborhood, pl.p.Seed, scaleProgress(progress, 5, 85, "breaking ties"))
 	})
 	if err != nil {
 		return nil, err
@@ -70,6 +63,21 @@ func (pl *breakTiesPlan) Run(ctx context.Context, progress func(int, string)) (a
 		return pl.env.seedResult(w, "Break ties completed successfully."), nil
 	}
 	return map[string]any{"message": "Break ties completed successfully.", "target": pl.env.targetAttributeResult(w)}, nil
+}
+
+// breakTies breaks the ties of values at coords as the break-ties task
+// does (and consim's first step): tieOptions for the seed, local means over
+// nb (nil: the library's default neighbourhood), progress (may be nil)
+// called with the local means done.
+func breakTies(ctx context.Context, values, coords []float64, nb *Neighborhood, seed int64, progress func(done, total int)) ([]float64, error) {
+	opts := tieOptions(values, seed)
+	opts.Progress = progress
+	var np *neighbor.Params
+	if nb != nil {
+		prm := nb.Params()
+		np = &prm
+	}
+	return ties.Break(ctx, values, coords, np, opts)
 }
 
 // tieOptions are the tie-breaking options of break-ties (and of consim's

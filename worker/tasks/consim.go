@@ -11,8 +11,6 @@ import (
 	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/geostat/ensemble"
 	"github.com/geostat-engine/geostat/geostat/report"
-	"github.com/geostat-engine/geostat/geostat/ties"
-	"github.com/geostat-engine/geostat/neighbor"
 	"github.com/geostat-engine/geostat/tbsim"
 	"github.com/geostat-engine/geostat/worker/objects"
 	"github.com/geostat-engine/geostat/worker/problem"
@@ -155,28 +153,10 @@ func DecodeConsim(raw []byte) (*ConsimParams, error) {
 	if d.has("tail_extrapolation") {
 		te := d.sub("tail_extrapolation")
 		if te.need("upper") {
-			u := te.sub("upper")
-			pw, ok1 := u.number("power")
-			m, ok2 := u.number("max")
-			if ok1 && ok2 {
-				t, err := geostat.UpperPowerTail(m, pw)
-				if err != nil {
-					p.add(u.name("power"), "%v", err)
-				}
-				out.Upper = t
-			}
+			out.Upper = te.sub("upper").powerTail("max", geostat.UpperPowerTail)
 		}
 		if te.has("lower") {
-			l := te.sub("lower")
-			pw, ok1 := l.number("power")
-			m, ok2 := l.number("min")
-			if ok1 && ok2 {
-				t, err := geostat.LowerPowerTail(m, pw)
-				if err != nil {
-					p.add(l.name("power"), "%v", err)
-				}
-				out.Lower = t
-			}
+			out.Lower = te.sub("lower").powerTail("min", geostat.LowerPowerTail)
 		}
 	}
 
@@ -265,19 +245,25 @@ func DecodeConsim(raw []byte) (*ConsimParams, error) {
 			}
 		}
 	}
-	t := f.sub("report_mean_thresholds")
-	out.AcceptableMean, out.MarginalMean = t.rule("acceptable").def.(float64), t.rule("marginal").def.(float64)
-	if v, ok := t.number("acceptable"); ok {
-		out.AcceptableMean = v
-	}
-	if v, ok := t.number("marginal"); ok {
-		out.MarginalMean = v
-		if out.MarginalMean < out.AcceptableMean {
-			p.add(t.name("marginal"), "must be at least the acceptable threshold")
-		}
-	}
+	out.AcceptableMean, out.MarginalMean = f.meanThresholds("report_mean_thresholds")
 	sp.SaveGaussian = out.Save > 0 || out.Validate
 	return out, p.err()
+}
+
+// powerTail decodes a power-model tail {"power", bound} with build (the
+// upper or lower tail's constructor); its error is reported on power. The
+// zero Tail when a member is missing.
+func (f *fields) powerTail(bound string, build func(bound, power float64) (geostat.Tail, error)) geostat.Tail {
+	pw, ok1 := f.number("power")
+	m, ok2 := f.number(bound)
+	if !ok1 || !ok2 {
+		return geostat.Tail{}
+	}
+	t, err := build(m, pw)
+	if err != nil {
+		f.p.add(f.name("power"), "%v", err)
+	}
+	return t
 }
 
 type consimPlan struct {
@@ -345,18 +331,10 @@ func PrepareConsim(ctx context.Context, env *Env, req Request) (Plan, error) {
 		need += 4 * cells * r * 8
 		disk += reportDiskBytes
 	}
-	if err := env.admit(req, "number_of_simulations", need+float64(req.Needs.memoryOr0()), disk); err != nil {
+	if err := env.admit(req, "number_of_simulations", need+pl.sim.memory, disk); err != nil {
 		return nil, err
 	}
 	return pl, nil
-}
-
-// memoryOr0 is the memory recorded so far (0 without a Needs).
-func (n *Needs) memoryOr0() int64 {
-	if n == nil {
-		return 0
-	}
-	return n.Memory
 }
 
 // consimData is the data consim simulates from, after its first steps.
@@ -373,13 +351,7 @@ func (pl *consimPlan) transform(ctx context.Context, progress func(int, string),
 	return func(ctx context.Context, coords, values []float64) ([]float64, *geostat.Distribution, error) {
 		p := pl.p
 		progress(6, "breaking ties")
-		opts := tieOptions(values, p.Sim.Seed)
-		var np *neighbor.Params
-		if p.Sim.Neighborhood != nil {
-			prm := p.Sim.Neighborhood.Params()
-			np = &prm
-		}
-		tied, err := ties.Break(ctx, values, coords, np, opts)
+		tied, err := breakTies(ctx, values, coords, p.Sim.Neighborhood, p.Sim.Seed, nil)
 		if err != nil {
 			return nil, nil, fmt.Errorf("breaking ties: %w", err)
 		}
@@ -473,16 +445,12 @@ func (pl *consimPlan) Run(ctx context.Context, progress func(int, string)) (any,
 	}
 
 	progress(96, "writing the results")
-	writes := so.writes
 	stats := lw.Outputs()
-	for _, o := range stats {
-		key, err := storeFloat64(ctx, pl.env, ref.Org, ref.Workspace, [][]float64{o.Values}, []string{"values"})
-		if err != nil {
-			return nil, err
-		}
-		writes = append(writes, attributeWrite{Target: objects.AttributeTarget{Operation: objects.OperationCreate, Name: o.Name},
-			Values: objects.ContinuousValues{Data: key, Length: int64(cells), Width: 1}})
+	sw, err := storeOutputs(ctx, pl.env, ref.Org, ref.Workspace, stats, cells)
+	if err != nil {
+		return nil, err
 	}
+	writes := append(so.writes, sw...)
 	if cls != nil {
 		cw, err := storeCategory(ctx, pl.env, ref.Org, ref.Workspace, attributeTarget(p.LossTarget), cmp.Or(p.LossTarget.Name, "category"), cls.Keys(), cls.LookupTable())
 		if err != nil {

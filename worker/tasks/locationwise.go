@@ -265,14 +265,9 @@ func (pl *locationWisePlan) Run(ctx context.Context, progress func(int, string))
 	ref := pl.p.Target
 	ws := ObjectRef{Org: ref.Org, Workspace: ref.Workspace, ObjectID: pl.target.ObjectID}
 	outs := lw.Outputs()
-	writes := make([]attributeWrite, len(outs))
-	for i, o := range outs {
-		key, err := storeFloat64(ctx, pl.env, ws.Org, ws.Workspace, [][]float64{o.Values}, []string{columnName(o.Name)})
-		if err != nil {
-			return nil, err
-		}
-		writes[i] = attributeWrite{Target: objects.AttributeTarget{Operation: objects.OperationCreate, Name: o.Name},
-			Values: objects.ContinuousValues{Data: key, Length: int64(src.cells), Width: 1}}
+	writes, err := storeOutputs(ctx, pl.env, ws.Org, ws.Workspace, outs, src.cells)
+	if err != nil {
+		return nil, err
 	}
 	w, err := commit(ctx, pl.env, pl.target, ws, pl.req.User, writes)
 	if err != nil {
@@ -291,6 +286,22 @@ func (pl *locationWisePlan) Run(ctx context.Context, progress func(int, string))
 		"message": fmt.Sprintf("Location-wise statistics written: %s.", strings.Join(names, ", ")),
 		"target":  r,
 	}, nil
+}
+
+// storeOutputs stores each location-wise output as a blob and returns the
+// writes creating its attribute (named as the output) on a target of cells
+// rows.
+func storeOutputs(ctx context.Context, env *Env, org, ws string, outs []ensemble.Output, cells int) ([]attributeWrite, error) {
+	writes := make([]attributeWrite, len(outs))
+	for i, o := range outs {
+		key, err := storeFloat64(ctx, env, org, ws, [][]float64{o.Values}, []string{columnName(o.Name)})
+		if err != nil {
+			return nil, err
+		}
+		writes[i] = attributeWrite{Target: objects.AttributeTarget{Operation: objects.OperationCreate, Name: o.Name},
+			Values: objects.ContinuousValues{Data: key, Length: int64(cells), Width: 1}}
+	}
+	return writes, nil
 }
 
 // columnName is the Parquet column name of an attribute's values: its name

@@ -444,18 +444,26 @@ func DecodeReport(shape Shape, raw []byte) (*ReportParams, error) {
 			}
 		}
 	}
-	t := f.sub("report_mean_thresholds")
-	out.AcceptableMean, out.MarginalMean = t.rule("acceptable").def.(float64), t.rule("marginal").def.(float64)
+	out.AcceptableMean, out.MarginalMean = f.meanThresholds("report_mean_thresholds")
+	return out, p.err()
+}
+
+// meanThresholds decodes {"acceptable", "marginal"} of a report's mean
+// check, each defaulting to its rule's default; marginal must be at least
+// acceptable.
+func (f *fields) meanThresholds(key string) (acceptable, marginal float64) {
+	t := f.sub(key)
+	acceptable, marginal = t.rule("acceptable").def.(float64), t.rule("marginal").def.(float64)
 	if v, ok := t.number("acceptable"); ok {
-		out.AcceptableMean = v
+		acceptable = v
 	}
 	if v, ok := t.number("marginal"); ok {
-		out.MarginalMean = v
-		if out.MarginalMean < out.AcceptableMean {
-			p.add(t.name("marginal"), "must be at least the acceptable threshold")
+		marginal = v
+		if marginal < acceptable {
+			f.p.add(t.name("marginal"), "must be at least the acceptable threshold")
 		}
 	}
-	return out, p.err()
+	return acceptable, marginal
 }
 
 // DecodeKriging decodes and checks a kriging request (current shape only).

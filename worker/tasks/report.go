@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/geostat-engine/geostat/worker/problem"
 	"io"
 	"math"
 	"path"
@@ -14,6 +13,7 @@ import (
 	"github.com/geostat-engine/geostat/geostat/report"
 	"github.com/geostat-engine/geostat/grid"
 	"github.com/geostat-engine/geostat/worker/objects"
+	"github.com/geostat-engine/geostat/worker/problem"
 	"github.com/geostat-engine/geostat/worker/store"
 )
 

@@ -36,6 +36,9 @@ type simulation struct {
 	transform func(ctx context.Context, coords, values []float64) ([]float64, *geostat.Distribution, error)
 	// onTile sees every finished tile, after it is written.
 	onTile func(tbsim.Tile) error
+	// memory is the simulation's estimated memory (bytes), which consim
+	// adds its own to.
+	memory float64
 }
 
 // prepareSimulation loads and checks everything a simulation needs.
@@ -104,6 +107,7 @@ func prepareSimulation(ctx context.Context, env *Env, req Request, p *Simulation
 	if p.VariogramReproduction {
 		need += cells * r * 8
 	}
+	s.memory = need
 	// Disk: every output ensemble, a float64 per cell and realisation.
 	if err := env.admit(req, field("realizations"), need, outs*cells*r*8); err != nil {
 		return nil, err
