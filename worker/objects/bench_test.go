@@ -25,7 +25,7 @@ func BenchmarkTableWriter(b *testing.B) {
 			b.SetBytes(int64(8 * c.n * c.width))
 			b.ResetTimer()
 			for b.Loop() {
-				tw, err := objects.NewTableWriter(io.Discard, float64Types(c.width), nil, nil)
+				tw, err := objects.NewTableWriter(io.Discard, objects.Float64Types(c.width), nil, nil)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -45,14 +45,6 @@ func BenchmarkTableWriter(b *testing.B) {
 			}
 		})
 	}
-}
-
-func float64Types(w int) []objects.DataType {
-	t := make([]objects.DataType, w)
-	for i := range t {
-		t[i] = objects.TypeFloat64
-	}
-	return t
 }
 
 // BenchmarkReadTable decodes a 1M-row float64 column.

@@ -30,7 +30,7 @@ func ensembleBytes(t *testing.T, n, R, rg int) ([]byte, [][]float64) {
 	}
 	cols[0][5] = math.NaN()
 	var buf bytes.Buffer
-	tw, err := NewTableWriter(&buf, float64Types(R), EnsembleColumnNames("g", R), &WriteOptions{RowGroupRows: rg})
+	tw, err := NewTableWriter(&buf, Float64Types(R), EnsembleColumnNames("g", R), &WriteOptions{RowGroupRows: rg})
 	require.NoError(t, err)
 	for lo := 0; lo < n; lo += 999 {
 		hi := min(n, lo+999)
@@ -43,14 +43,6 @@ func ensembleBytes(t *testing.T, n, R, rg int) ([]byte, [][]float64) {
 	_, err = tw.Close()
 	require.NoError(t, err)
 	return buf.Bytes(), cols
-}
-
-func float64Types(n int) []DataType {
-	t := make([]DataType, n)
-	for i := range t {
-		t[i] = TypeFloat64
-	}
-	return t
 }
 
 // readAllTiles reads every tile of s and returns the columns and the tile

@@ -91,11 +91,7 @@ type TableSpec struct {
 // Float64Spec returns the spec of a width-column float64 array element with
 // the given number of rows.
 func Float64Spec(element string, width int, rows int64) TableSpec {
-	types := make([]DataType, width)
-	for i := range types {
-		types[i] = TypeFloat64
-	}
-	return TableSpec{Element: element, Types: types, Rows: rows}
+	return TableSpec{Element: element, Types: Float64Types(width), Rows: rows}
 }
 
 // Float64Columns returns the columns of a table that has only float64 columns.

@@ -200,7 +200,7 @@ func (s *simulation) run(ctx context.Context, env *Env, progress func(int, strin
 		if err != nil {
 			return nil, err
 		}
-		tw, err := objects.NewTableWriter(bs, float64Types(save), objects.EnsembleColumnNames(n, save), nil)
+		tw, err := objects.NewTableWriter(bs, objects.Float64Types(save), objects.EnsembleColumnNames(n, save), nil)
 		if err != nil {
 			bs.Abort()
 			return nil, err

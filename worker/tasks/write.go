@@ -61,14 +61,6 @@ func storeColumns(ctx context.Context, env *Env, org, ws string, cols []objects.
 	return blob.Key, nil
 }
 
-func float64Types(n int) []objects.DataType {
-	t := make([]objects.DataType, n)
-	for i := range t {
-		t[i] = objects.TypeFloat64
-	}
-	return t
-}
-
 // attributeWrite is one attribute to write into the target's new version:
 // continuous Values, or a category attribute when Category is set.
 type attributeWrite struct {
