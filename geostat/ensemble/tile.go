@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"sync"
-	"sync/atomic"
 
 	"github.com/geostat-engine/geostat/geostat"
 )
@@ -179,45 +177,34 @@ func ProcessTile(ctx context.Context, t Tile, rs ...Reducer) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	return processTile(ctx, t, rs, make([]*scratch, geostat.Workers(ctx)))
+}
+
+// processTile is ProcessTile on a checked tile and ordered reducers.
+// Goroutine w works in scratches[w], made on first use and kept there, so
+// that Process reuses the working buffers from tile to tile.
+func processTile(ctx context.Context, t Tile, rs []Reducer, scratches []*scratch) error {
+	R, n := rs[0].realisations(), t.Len()
 	chunk := chunkCells(R)
 	chunks := (n + chunk - 1) / chunk
-	workers := min(geostat.Workers(ctx), chunks)
-	run := func(s *scratch, k int) {
-		a, b := k*chunk, min(n, (k+1)*chunk)
-		transpose(t.Columns, a, b, s)
-		for i := 0; i < b-a; i++ {
-			v := s.cellMajor[i*R : i*R+s.count[i]]
-			for _, red := range rs {
-				red.reduce(t.Lo+a+i, v, s)
-			}
+	workers := max(1, min(len(scratches), chunks))
+	_, err := geostat.ForChunks(ctx, chunks, workers, 1, nil, func(w int) func(lo, hi int) {
+		if scratches[w] == nil {
+			scratches[w] = newScratch(R, chunk)
 		}
-	}
-	if workers <= 1 {
-		s := newScratch(R, chunk)
-		for k := 0; k < chunks; k++ {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			run(s, k)
-		}
-		return nil
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			s := newScratch(R, chunk)
-			for ctx.Err() == nil {
-				k := int(next.Add(1)) - 1
-				if k >= chunks {
-					return
+		s := scratches[w]
+		return func(k, _ int) {
+			a, b := k*chunk, min(n, (k+1)*chunk)
+			transpose(t.Columns, a, b, s)
+			for i := 0; i < b-a; i++ {
+				v := s.cellMajor[i*R : i*R+s.count[i]]
+				for _, red := range rs {
+					red.reduce(t.Lo+a+i, v, s)
 				}
-				run(s, k)
 			}
-		})
-	}
-	wg.Wait()
-	return ctx.Err()
+		}
+	})
+	return err
 }
 
 // ordered checks that the reducers agree on their shape and returns them
