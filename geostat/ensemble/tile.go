@@ -161,6 +161,12 @@ func ProcessTile(ctx context.Context, t Tile, rs ...Reducer) error {
 	if err != nil {
 		return err
 	}
+	return checkedTile(ctx, t, rs, make([]*scratch, geostat.Workers(ctx)))
+}
+
+// checkedTile is ProcessTile on ordered reducers: it checks that t fits them
+// and runs processTile.
+func checkedTile(ctx context.Context, t Tile, rs []Reducer, scratches []*scratch) error {
 	R := rs[0].realisations()
 	if len(t.Columns) != R {
 		return fmt.Errorf("ensemble: tile at cell %d has %d realisations, want %d", t.Lo, len(t.Columns), R)
@@ -177,7 +183,7 @@ func ProcessTile(ctx context.Context, t Tile, rs ...Reducer) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return processTile(ctx, t, rs, make([]*scratch, geostat.Workers(ctx)))
+	return processTile(ctx, t, rs, scratches)
 }
 
 // processTile is ProcessTile on a checked tile and ordered reducers.
@@ -317,6 +323,7 @@ func ProcessWithProgress(ctx context.Context, src Source, progress func(done, to
 	for r := range dst {
 		dst[r] = buf[r*stride : (r+1)*stride : (r+1)*stride]
 	}
+	scratches := make([]*scratch, geostat.Workers(ctx)) // reused by every tile
 	next := 0
 	for {
 		t, err := src.ReadTile(ctx, dst)
@@ -329,7 +336,7 @@ func ProcessWithProgress(ctx context.Context, src Source, progress func(done, to
 		if t.Lo != next || t.Len() == 0 || t.Len() > maxTile {
 			return fmt.Errorf("ensemble: source returned %d cells at cell %d, want at most %d at cell %d", t.Len(), t.Lo, maxTile, next)
 		}
-		if err := ProcessTile(ctx, t, rs...); err != nil {
+		if err := checkedTile(ctx, t, rs, scratches); err != nil {
 			return err
 		}
 		next += t.Len()
