@@ -210,6 +210,9 @@ func processTile(ctx context.Context, t Tile, rs []Reducer, scratches []*scratch
 			}
 		}
 	})
+	if err == nil {
+		err = ctx.Err() // cancelled after the last chunk: still an error
+	}
 	return err
 }
 

@@ -487,6 +487,9 @@ func pairSums(ctx context.Context, xs, ys, zs, vs, ws []float64, tests []dirTest
 			parts[ji] = acc
 		}
 	})
+	if err == nil {
+		err = ctx.Err() // cancelled after the last chunk: still an error
+	}
 	if err != nil {
 		return nil, fmt.Errorf("experimental variogram: %w", err)
 	}

@@ -190,13 +190,17 @@ func Fit(ctx context.Context, series []Series, p FitParams) (*FitResult, error) 
 	}
 	runs := make([]run, len(x0))
 	workers := max(1, min(geostat.Workers(ctx), len(x0)))
-	if _, err := geostat.ForChunks(ctx, len(x0), workers, 1, nil, func(int) func(lo, hi int) {
+	_, err = geostat.ForChunks(ctx, len(x0), workers, 1, nil, func(int) func(lo, hi int) {
 		return func(i, _ int) {
 			x, f := pr.minimise(x0[i])
 			x, f = pr.minimise(x) // a restart rebuilds a collapsed simplex
 			runs[i] = run{x, f}
 		}
-	}); err != nil {
+	})
+	if err == nil {
+		err = ctx.Err() // cancelled after the last start: still an error
+	}
+	if err != nil {
 		return nil, fmt.Errorf("variogram fit: %w", err)
 	}
 	best := 0
