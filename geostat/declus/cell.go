@@ -159,9 +159,10 @@ func Cell(ctx context.Context, coords, values []float64, p CellParams, progress 
 	}
 	sizeW := make([]float64, m)
 	done := 0
+	scratches := make([]cellScratch, geostat.Workers(ctx)) // reused by every size
 	for si, s := range p.Sizes {
 		cs := [3]float64{s, s * ay, s * az}
-		err := parallelJobs(ctx, p.Offsets, func(k int, sc *cellScratch) {
+		err := parallelJobs(ctx, p.Offsets, scratches, func(k int, sc *cellScratch) {
 			if rows[k] == nil {
 				rows[k] = make([]float64, m)
 			}
@@ -284,13 +285,13 @@ func (sc *cellScratch) weights(w []float64, coords []float64, keep []int, origin
 	}
 }
 
-// parallelJobs runs job(0..total−1) on geostat.Workers(ctx) goroutines, each
-// with its own scratch, calling doneOne (serialised) after each job.
-func parallelJobs(ctx context.Context, total int, job func(k int, sc *cellScratch), doneOne func()) error {
-	workers := max(1, min(geostat.Workers(ctx), total))
-	_, err := geostat.ForChunks(ctx, total, workers, 1, func(int, int) { doneOne() }, func(int) func(lo, hi int) {
-		var sc cellScratch
-		return func(k, _ int) { job(k, &sc) }
+// parallelJobs runs job(0..total−1) on up to len(scratches) goroutines,
+// goroutine w with scratches[w], calling doneOne (serialised) after each job.
+func parallelJobs(ctx context.Context, total int, scratches []cellScratch, job func(k int, sc *cellScratch), doneOne func()) error {
+	workers := max(1, min(len(scratches), total))
+	_, err := geostat.ForChunks(ctx, total, workers, 1, func(int, int) { doneOne() }, func(w int) func(lo, hi int) {
+		sc := &scratches[w]
+		return func(k, _ int) { job(k, sc) }
 	})
 	if err != nil {
 		return fmt.Errorf("declus: cell declustering stopped: %w", err)

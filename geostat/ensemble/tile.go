@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"sync"
-	"sync/atomic"
 
 	"github.com/geostat-engine/geostat/geostat"
 )
@@ -163,6 +161,12 @@ func ProcessTile(ctx context.Context, t Tile, rs ...Reducer) error {
 	if err != nil {
 		return err
 	}
+	return checkedTile(ctx, t, rs, make([]*scratch, geostat.Workers(ctx)))
+}
+
+// checkedTile is ProcessTile on ordered reducers: it checks that t fits them
+// and runs processTile.
+func checkedTile(ctx context.Context, t Tile, rs []Reducer, scratches []*scratch) error {
 	R := rs[0].realisations()
 	if len(t.Columns) != R {
 		return fmt.Errorf("ensemble: tile at cell %d has %d realisations, want %d", t.Lo, len(t.Columns), R)
@@ -179,45 +183,37 @@ func ProcessTile(ctx context.Context, t Tile, rs ...Reducer) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	return processTile(ctx, t, rs, scratches)
+}
+
+// processTile is ProcessTile on a checked tile and ordered reducers.
+// Goroutine w works in scratches[w], made on first use and kept there, so
+// that Process reuses the working buffers from tile to tile.
+func processTile(ctx context.Context, t Tile, rs []Reducer, scratches []*scratch) error {
+	R, n := rs[0].realisations(), t.Len()
 	chunk := chunkCells(R)
 	chunks := (n + chunk - 1) / chunk
-	workers := min(geostat.Workers(ctx), chunks)
-	run := func(s *scratch, k int) {
-		a, b := k*chunk, min(n, (k+1)*chunk)
-		transpose(t.Columns, a, b, s)
-		for i := 0; i < b-a; i++ {
-			v := s.cellMajor[i*R : i*R+s.count[i]]
-			for _, red := range rs {
-				red.reduce(t.Lo+a+i, v, s)
-			}
+	workers := max(1, min(len(scratches), chunks))
+	_, err := geostat.ForChunks(ctx, chunks, workers, 1, nil, func(w int) func(lo, hi int) {
+		if scratches[w] == nil {
+			scratches[w] = newScratch(R, chunk)
 		}
-	}
-	if workers <= 1 {
-		s := newScratch(R, chunk)
-		for k := 0; k < chunks; k++ {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			run(s, k)
-		}
-		return nil
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			s := newScratch(R, chunk)
-			for ctx.Err() == nil {
-				k := int(next.Add(1)) - 1
-				if k >= chunks {
-					return
+		s := scratches[w]
+		return func(k, _ int) {
+			a, b := k*chunk, min(n, (k+1)*chunk)
+			transpose(t.Columns, a, b, s)
+			for i := 0; i < b-a; i++ {
+				v := s.cellMajor[i*R : i*R+s.count[i]]
+				for _, red := range rs {
+					red.reduce(t.Lo+a+i, v, s)
 				}
-				run(s, k)
 			}
-		})
+		}
+	})
+	if err == nil {
+		err = ctx.Err() // cancelled after the last chunk: still an error
 	}
-	wg.Wait()
-	return ctx.Err()
+	return err
 }
 
 // ordered checks that the reducers agree on their shape and returns them
@@ -330,6 +326,7 @@ func ProcessWithProgress(ctx context.Context, src Source, progress func(done, to
 	for r := range dst {
 		dst[r] = buf[r*stride : (r+1)*stride : (r+1)*stride]
 	}
+	scratches := make([]*scratch, geostat.Workers(ctx)) // reused by every tile
 	next := 0
 	for {
 		t, err := src.ReadTile(ctx, dst)
@@ -342,7 +339,7 @@ func ProcessWithProgress(ctx context.Context, src Source, progress func(done, to
 		if t.Lo != next || t.Len() == 0 || t.Len() > maxTile {
 			return fmt.Errorf("ensemble: source returned %d cells at cell %d, want at most %d at cell %d", t.Len(), t.Lo, maxTile, next)
 		}
-		if err := ProcessTile(ctx, t, rs...); err != nil {
+		if err := checkedTile(ctx, t, rs, scratches); err != nil {
 			return err
 		}
 		next += t.Len()

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sync"
-	"sync/atomic"
 
 	"github.com/geostat-engine/geostat/geostat"
 )
@@ -482,32 +480,17 @@ func pairSums(ctx context.Context, xs, ys, zs, vs, ws []float64, tests []dirTest
 	}
 	parts := make([]accumulator, len(jobs))
 	workers := max(1, min(geostat.Workers(ctx), len(jobs)))
-	var next, done atomic.Int64
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				ji := int(next.Add(1) - 1)
-				if ji >= len(jobs) || ctx.Err() != nil {
-					return
-				}
-				acc := make(accumulator, len(tests)*nb)
-				passes[jobs[ji].pass].run(jobs[ji].chunk, acc)
-				parts[ji] = acc
-				d := int(done.Add(1))
-				if progress != nil {
-					mu.Lock()
-					progress(d, len(jobs))
-					mu.Unlock()
-				}
-			}
-		}()
+	_, err := geostat.ForChunks(ctx, len(jobs), workers, 1, progress, func(int) func(lo, hi int) {
+		return func(ji, _ int) {
+			acc := make(accumulator, len(tests)*nb)
+			passes[jobs[ji].pass].run(jobs[ji].chunk, acc)
+			parts[ji] = acc
+		}
+	})
+	if err == nil {
+		err = ctx.Err() // cancelled after the last chunk: still an error
 	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	if err != nil {
 		return nil, fmt.Errorf("experimental variogram: %w", err)
 	}
 	total := make(accumulator, len(tests)*nb)

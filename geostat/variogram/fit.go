@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sync"
 
 	"gonum.org/v1/gonum/diff/fd"
 	"gonum.org/v1/gonum/optimize"
@@ -190,24 +189,18 @@ func Fit(ctx context.Context, series []Series, p FitParams) (*FitResult, error) 
 		f float64
 	}
 	runs := make([]run, len(x0))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, geostat.Workers(ctx))
-	for i := range x0 {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			if ctx.Err() != nil {
-				return
-			}
+	workers := max(1, min(geostat.Workers(ctx), len(x0)))
+	_, err = geostat.ForChunks(ctx, len(x0), workers, 1, nil, func(int) func(lo, hi int) {
+		return func(i, _ int) {
 			x, f := pr.minimise(x0[i])
 			x, f = pr.minimise(x) // a restart rebuilds a collapsed simplex
 			runs[i] = run{x, f}
-		}()
+		}
+	})
+	if err == nil {
+		err = ctx.Err() // cancelled after the last start: still an error
 	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	if err != nil {
 		return nil, fmt.Errorf("variogram fit: %w", err)
 	}
 	best := 0
