@@ -17,6 +17,14 @@ import (
 // balance and progress reports.
 const chunkSize = 4096
 
+// EstimateChunk is the number of consecutive targets after which Estimate
+// restarts its factorisation state. Estimating a run targets[3·lo:3·hi] of
+// a larger target list, lo a multiple of EstimateChunk and hi a multiple of
+// it or the end of the list, gives bit for bit the values of those targets
+// in the estimate of the whole list: the estimate can be split into such
+// runs, for example tiles computed by different processes.
+const EstimateChunk = chunkSize
+
 // Output receives the per-target results of Estimate. Each non-nil slice must
 // have one element per target; nil slices are not computed. Targets with too
 // few neighbours get NaN in every field except Samples (0).
