@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/geostat-engine/geostat/worker/cluster"
 	"github.com/geostat-engine/geostat/worker/cluster/shard"
 	"github.com/geostat-engine/geostat/worker/cluster/simjob"
+	"github.com/geostat-engine/geostat/worker/cluster/tilejob"
 )
 
 // Roles of a worker (-role).
@@ -43,6 +45,10 @@ type ClusterOptions struct {
 	Role string
 	// ShardBytes bounds the ensemble values of one shard (0: 200 MiB).
 	ShardBytes int64
+	// ShardCells is the number of targets of one knn, idw or kriging
+	// shard, rounded up to a multiple of 4,096 (0: 1,048,576); an estimate
+	// onto more targets runs as shards.
+	ShardCells int
 	// AckWait is the shard ack deadline, after which a shard held by a
 	// dead or stalled compute worker is redelivered (0: 60 s). Every
 	// worker of a cluster must use the same.
@@ -128,7 +134,7 @@ func (m *clusterMember) work(logger *slog.Logger, threads int) {
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
-		if err := m.queue.Work(ctx, computeShards(logger, threads), shardLogger(logger)); err != nil {
+		if err := m.queue.Work(ctx, computeShards(logger, threads, m.queue), shardLogger(logger)); err != nil {
 			logger.Error("shard worker stopped", "err", err)
 		}
 	}()
@@ -161,14 +167,23 @@ func (m *clusterMember) runner(o ClusterOptions) *simjob.Runner {
 	return &simjob.Runner{Queue: m.queue, Sizes: shard.Sizes{ShardBytes: o.ShardBytes}}
 }
 
+func (m *clusterMember) tiles(o ClusterOptions) *tilejob.Runner {
+	return &tilejob.Runner{Queue: m.queue, TileTargets: o.ShardCells}
+}
+
 // computeShards is the shard handler of a worker: it logs each shard it
 // starts and computes it with at most threads cores (0 = all).
-func computeShards(logger *slog.Logger, threads int) cluster.Handler {
+func computeShards(logger *slog.Logger, threads int, q *cluster.Queue) cluster.Handler {
 	h := &simjob.Handler{}
+	th := &tilejob.Handler{Inputs: q}
 	return func(ctx context.Context, job string, spec json.RawMessage, key string) ([]byte, error) {
 		logger.Info("shard started", "job", job, "shard", key)
 		if threads > 0 {
 			ctx = geostat.WithWorkers(ctx, threads)
+		}
+		// Jobs are routed by the prefix of their id.
+		if strings.HasPrefix(job, tilejob.JobPrefix) {
+			return th.Compute(ctx, job, spec, key)
 		}
 		return h.Compute(ctx, job, spec, key)
 	}
@@ -207,7 +222,7 @@ func RunCompute(ctx context.Context, o ClusterOptions, logger *slog.Logger) erro
 	}
 	defer m.close()
 	logger.Info("geostat compute worker running", "nats", o.NATS, "max_shards", max(o.MaxShards, 1), "threads", o.Threads)
-	err = m.queue.Work(ctx, computeShards(logger, o.Threads), shardLogger(logger))
+	err = m.queue.Work(ctx, computeShards(logger, o.Threads, m.queue), shardLogger(logger))
 	logger.Info("geostat compute worker stopped")
 	return err
 }

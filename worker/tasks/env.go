@@ -87,6 +87,9 @@ type Env struct {
 	// (conditional-turning-bands, conditional-tbsim) as shards on the
 	// cluster queue; nil runs them in this process.
 	Cluster ClusterSimulator
+	// Tiles, when set, runs knn, idw and kriging estimates onto large
+	// targets as tiles on the cluster queue; nil runs them in this process.
+	Tiles TileEstimator
 	// writeLocks serialises the writes of one object inside the worker
 	// (set by Register; nil: writes rely on If-Match retries alone).
 	writeLocks *keyedLocks

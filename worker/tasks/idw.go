@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/geostat-engine/geostat/neighbor"
+	"github.com/geostat-engine/geostat/worker/cluster/tilejob"
 )
 
 // IDWParams are the parameters of the idw task.
@@ -75,7 +76,7 @@ func PrepareIDW(ctx context.Context, env *Env, req Request) (Plan, error) {
 func (pl *idwPlan) Run(ctx context.Context, progress func(int, string)) (any, error) {
 	p := pl.p
 	w, err := pl.estimateOverIndex(ctx, pl.env, pl.req, p.Source, p.Target, p.Neighborhood, progress,
-		func(ix *neighbor.Index, values, targets, out []float64, prog func(done, total int)) error {
+		tilejob.IDW, p.Power, func(ix *neighbor.Index, values, targets, out []float64, prog func(done, total int)) error {
 			return ix.IDW(ctx, values, p.Power, targets, out, prog)
 		})
 	if err != nil {

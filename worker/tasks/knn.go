@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/geostat-engine/geostat/neighbor"
+	"github.com/geostat-engine/geostat/worker/cluster/tilejob"
 	"github.com/geostat-engine/geostat/worker/objects"
 	"github.com/geostat-engine/geostat/worker/problem"
 	"github.com/geostat-engine/geostat/worker/store"
@@ -91,7 +92,7 @@ func sourceData(ctx context.Context, v *Version, a *objects.Attribute, f *Filter
 func (pl *knnPlan) Run(ctx context.Context, progress func(int, string)) (any, error) {
 	p := pl.p
 	w, err := pl.estimateOverIndex(ctx, pl.env, pl.req, p.Source, p.Target, p.Neighborhood, progress,
-		func(ix *neighbor.Index, values, targets, out []float64, prog func(done, total int)) error {
+		tilejob.KNN, 0, func(ix *neighbor.Index, values, targets, out []float64, prog func(done, total int)) error {
 			return ix.Mean(ctx, values, targets, out, prog)
 		})
 	if err != nil {
@@ -113,9 +114,10 @@ type indexEstimate func(ix *neighbor.Index, values, targets, out []float64, prog
 // estimateOverIndex is the Run flow shared by the estimators over knn's
 // neighbour index (knn, idw): read the source and the targets, index the
 // source with the neighbourhood, fill one value per target with estimate
-// (progress 15 to 85) and write the column as the target attribute.
+// (progress 15 to 85) and write the column as the target attribute. In a
+// cluster, a large target is estimated as tiles (kind and power) instead.
 func (ep *endpoints) estimateOverIndex(ctx context.Context, env *Env, req Request, src Source, tgt Target, nb Neighborhood,
-	progress func(int, string), estimate indexEstimate) (*written, error) {
+	progress func(int, string), kind tilejob.Kind, power float64, estimate indexEstimate) (*written, error) {
 	progress(2, "reading the source")
 	coords, values, targets, keep, err := ep.estimationData(ctx, src, tgt)
 	if err != nil {
@@ -127,7 +129,14 @@ func (ep *endpoints) estimateOverIndex(ctx context.Context, env *Env, req Reques
 		return nil, fmt.Errorf("neighborhood: %w", err)
 	}
 	out := make([]float64, len(targets)/3)
-	if err := estimate(ix, values, targets, out, scaleProgress(progress, 15, 85, "estimating")); err != nil {
+	if env.tiled(len(out)) {
+		e := &tilejob.Estimation{Kind: kind, Coords: coords, Values: values, Search: nb.Params(), Power: power}
+		cols, err := ep.estimateTiles(ctx, env, e, targets, progress)
+		if err != nil {
+			return nil, err
+		}
+		out = cols[0]
+	} else if err := estimate(ix, values, targets, out, scaleProgress(progress, 15, 85, "estimating")); err != nil {
 		return nil, err
 	}
 	progress(88, "writing the result")

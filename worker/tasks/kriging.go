@@ -5,6 +5,7 @@ import (
 
 	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/kriging"
+	"github.com/geostat-engine/geostat/worker/cluster/tilejob"
 	"github.com/geostat-engine/geostat/worker/objects"
 )
 
@@ -100,7 +101,18 @@ func (pl *krigingPlan) Run(ctx context.Context, progress func(int, string)) (any
 	for _, o := range p.Outputs {
 		*slots[o] = make([]float64, n)
 	}
-	if err := k.Estimate(ctx, targets, &out, scaleProgress(progress, 10, 85, "kriging")); err != nil {
+	if pl.env.tiled(n) {
+		// In a cluster, a large target is kriged as tiles of targets.
+		e := &tilejob.Estimation{Kind: tilejob.Kriging, Coords: coords, Values: values, Kriging: kp, Outputs: p.Outputs}
+		cols, err := pl.estimateTiles(ctx, pl.env, e, targets, progress)
+		if err != nil {
+			return nil, err
+		}
+		out.Estimate = cols[0]
+		for i, o := range p.Outputs {
+			*slots[o] = cols[1+i]
+		}
+	} else if err := k.Estimate(ctx, targets, &out, scaleProgress(progress, 10, 85, "kriging")); err != nil {
 		return nil, err
 	}
 	progress(88, "writing the result")
