@@ -65,7 +65,7 @@ func run(args []string) int {
 	fs.IntVar(&opts.Cluster.Replicas, "nats-replicas", 1, "with a cluster: replicas of the shard queue, job state and results (3 or 5 on a NATS cluster of as many servers; the same on every worker)")
 	var shardBytes string
 	fs.StringVar(&shardBytes, "shard-size", "200MiB", "with a cluster: ensemble values per shard, e.g. 200MiB")
-	fs.IntVar(&opts.Cluster.ShardCells, "shard-cells", 1<<20, "with a cluster: target cells (or points) per knn, idw or kriging shard, rounded up to a multiple of 4096; a larger target runs as shards")
+	fs.IntVar(&opts.Cluster.ShardCells, "shard-cells", 1<<20, "with a cluster: target cells (or points) per knn, idw or kriging shard, rounded up to a multiple of 4096; a larger target runs as shards, and so do location-wise statistics of a larger ensemble (one shard per row group)")
 	fs.BoolVar(&seedDemo, "demo", false, "seed the demo workspace (kept when it is there from an earlier run) and print curl commands for every task")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

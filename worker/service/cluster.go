@@ -16,6 +16,7 @@ import (
 
 	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/worker/cluster"
+	"github.com/geostat-engine/geostat/worker/cluster/lwjob"
 	"github.com/geostat-engine/geostat/worker/cluster/shard"
 	"github.com/geostat-engine/geostat/worker/cluster/simjob"
 	"github.com/geostat-engine/geostat/worker/cluster/tilejob"
@@ -47,7 +48,8 @@ type ClusterOptions struct {
 	ShardBytes int64
 	// ShardCells is the number of targets of one knn, idw or kriging
 	// shard, rounded up to a multiple of 4,096 (0: 1,048,576); an estimate
-	// onto more targets runs as shards.
+	// onto more targets runs as shards, and so do the location-wise
+	// statistics of an ensemble of more cells (one shard per row group).
 	ShardCells int
 	// AckWait is the shard ack deadline, after which a shard held by a
 	// dead or stalled compute worker is redelivered (0: 60 s). Every
@@ -171,19 +173,27 @@ func (m *clusterMember) tiles(o ClusterOptions) *tilejob.Runner {
 	return &tilejob.Runner{Queue: m.queue, TileTargets: o.ShardCells}
 }
 
+func (m *clusterMember) ensembles(o ClusterOptions) *lwjob.Runner {
+	return &lwjob.Runner{Queue: m.queue, Cells: o.ShardCells}
+}
+
 // computeShards is the shard handler of a worker: it logs each shard it
 // starts and computes it with at most threads cores (0 = all).
 func computeShards(logger *slog.Logger, threads int, q *cluster.Queue) cluster.Handler {
 	h := &simjob.Handler{}
 	th := &tilejob.Handler{Inputs: q}
+	lh := &lwjob.Handler{Inputs: q}
 	return func(ctx context.Context, job string, spec json.RawMessage, key string) ([]byte, error) {
 		logger.Info("shard started", "job", job, "shard", key)
 		if threads > 0 {
 			ctx = geostat.WithWorkers(ctx, threads)
 		}
 		// Jobs are routed by the prefix of their id.
-		if strings.HasPrefix(job, tilejob.JobPrefix) {
+		switch {
+		case strings.HasPrefix(job, tilejob.JobPrefix):
 			return th.Compute(ctx, job, spec, key)
+		case strings.HasPrefix(job, lwjob.JobPrefix):
+			return lh.Compute(ctx, job, spec, key)
 		}
 		return h.Compute(ctx, job, spec, key)
 	}

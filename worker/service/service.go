@@ -232,6 +232,7 @@ func (s *Service) register(mux server.Router, deps server.Deps) {
 	if s.cluster != nil {
 		env.Cluster = s.cluster.runner(s.opts.Cluster)
 		env.Tiles = s.cluster.tiles(s.opts.Cluster)
+		env.Ensembles = s.cluster.ensembles(s.opts.Cluster)
 	}
 	tasks.Register(mux, deps, tasks.ComputeOptions{Env: env, Jobs: s.jobs, SyncWait: s.opts.SyncWait, OnSubmit: s.metrics.Submitted})
 	files.Register(mux, deps, s.files, files.Options{URLExpiry: s.opts.URLExpiry, MaxUploadBytes: s.opts.MaxBlobBytes})

@@ -19,11 +19,12 @@ import (
 )
 
 // knn, idw and kriging onto the demo's grids (43,200 cells, the masked grid
-// its active cells) run as tiles of 4,096 cells on a cluster worker (role
+// its active cells), and the location-wise statistics of a simulation of
+// the masked grid, run as tiles of 4,096 cells on a cluster worker (role
 // all: it computes its own shards) and write attributes whose Parquet blobs,
 // and so their SHA-256 data keys, equal those a worker outside a cluster
 // writes.
-func TestClusterEstimatesEqualSingleProcess(t *testing.T) {
+func TestClusterTilesEqualSingleProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs three estimates twice, once through NATS")
 	}
@@ -42,8 +43,19 @@ func TestClusterEstimatesEqualSingleProcess(t *testing.T) {
 		c := &workertest.Client{Base: s.URL(), Token: token}
 		_, err := s.SeedDemo(ctx)
 		require.NoError(t, err)
-		for _, task := range []string{"knn", "idw", "kriging"} {
-			call := demoCall(t, c.Base, "geostatistics", task)
+		url := func(p string) string {
+			return c.Base + "/geoscience-object/orgs/" + demo.Org + "/workspaces/" + demo.Workspace + "/objects/path/" + p
+		}
+		lw, err := json.Marshal(map[string]any{"parameters": map[string]any{
+			"source":  map[string]any{"object": url(demo.MaskedGridPath), "attribute": "cell_attributes[?name=='simulation-results']"},
+			"target":  map[string]any{"object": url(demo.MaskedGridPath)},
+			"summary": true, "quantiles": []float64{0.1, 0.5, 0.9}, "probability_above_cutoff": map[string]any{"cutoffs": []float64{0.5}}}})
+		require.NoError(t, err)
+		for _, task := range []string{"knn", "idw", "kriging", "conditional-turning-bands", "location-wise"} {
+			call := demo.Call{Topic: "geostatistics", Task: task, Body: lw}
+			if task != "location-wise" {
+				call = demoCall(t, c.Base, "geostatistics", task)
+			}
 			r, err := c.Do(ctx, http.MethodPost, call.Path(), call.Body)
 			require.NoError(t, err)
 			require.Equal(t, http.StatusSeeOther, r.Status, "%s", r.Body)
@@ -62,18 +74,23 @@ func TestClusterEstimatesEqualSingleProcess(t *testing.T) {
 	single := run(service.Options{})
 	require.NotContains(t, logs.String(), "shard started")
 	tiled := run(service.Options{Cluster: service.ClusterOptions{Listen: natsAddr, ShardCells: 4096}})
-	// Each estimate ran as tiles: three tile jobs of several shards (the
-	// grid's 43,200 cells make 11).
+	// Each estimate and the statistics ran as tiles: three tile jobs and
+	// a location-wise one, of several shards each (the grid's 43,200 cells
+	// make 11), beside the simulation.
 	done := map[string]int{}
 	for _, m := range regexp.MustCompile(`msg=shard job=(\S+) .*outcome=done`).FindAllStringSubmatch(logs.String(), -1) {
 		done[m[1]]++
 	}
-	require.Len(t, done, 3, "%s", logs.String())
+	kinds := map[string]int{}
 	for job, n := range done {
-		require.True(t, strings.HasPrefix(job, "tile-"), job)
-		require.Greater(t, n, 1, job)
+		kind, _, _ := strings.Cut(job, "-")
+		kinds[kind]++
+		if kind != "sim" {
+			require.Greater(t, n, 1, job)
+		}
 	}
-	for _, name := range []string{"cu_knn", "cu_idw", "cu_ok"} {
+	require.Equal(t, map[string]int{"tile": 3, "lw": 1, "sim": 1}, kinds, "%s", logs.String())
+	for _, name := range []string{"cu_knn", "cu_idw", "cu_ok", "simulation-results", "Quantile: 0.5", "Prob>0.5"} {
 		found := false
 		for k := range single {
 			found = found || len(k) > len(name) && k[len(k)-len(name):] == name

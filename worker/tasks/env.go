@@ -90,6 +90,10 @@ type Env struct {
 	// Tiles, when set, runs knn, idw and kriging estimates onto large
 	// targets as tiles on the cluster queue; nil runs them in this process.
 	Tiles TileEstimator
+	// Ensembles, when set, runs the location-wise statistics of large
+	// ensembles as tiles on the cluster queue; nil runs them in this
+	// process.
+	Ensembles EnsembleStatistics
 	// writeLocks serialises the writes of one object inside the worker
 	// (set by Register; nil: writes rely on If-Match retries alone).
 	writeLocks *keyedLocks

@@ -253,18 +253,27 @@ func outputCount(o ensemble.Operations) int {
 
 func (pl *locationWisePlan) Run(ctx context.Context, progress func(int, string)) (any, error) {
 	src := pl.source
-	lw, err := ensemble.NewLocationWise(pl.p.Operations, src.cells, src.width)
-	if err != nil {
-		return nil, err
-	}
 	progress(2, "reading the realisations")
-	if err := src.process(ctx, progress, 5, 80, lw); err != nil {
-		return nil, err
+	var outs []ensemble.Output
+	if pl.env.Ensembles != nil && pl.env.Ensembles.Sharded(src.cells) {
+		// In a cluster, a large ensemble is processed as tiles.
+		var err error
+		if outs, err = src.processOnCluster(ctx, pl.env, pl.p.Operations, progress, 5, 80); err != nil {
+			return nil, err
+		}
+	} else {
+		lw, err := ensemble.NewLocationWise(pl.p.Operations, src.cells, src.width)
+		if err != nil {
+			return nil, err
+		}
+		if err := src.process(ctx, progress, 5, 80, lw); err != nil {
+			return nil, err
+		}
+		outs = lw.Outputs()
 	}
 	progress(82, "writing the statistics")
 	ref := pl.p.Target
 	ws := ObjectRef{Org: ref.Org, Workspace: ref.Workspace, ObjectID: pl.target.ObjectID}
-	outs := lw.Outputs()
 	writes, err := storeOutputs(ctx, pl.env, ws.Org, ws.Workspace, outs, src.cells)
 	if err != nil {
 		return nil, err

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/geostat-engine/geostat/geostat/ensemble"
 	"github.com/geostat-engine/geostat/worker/cluster/tilejob"
+	"github.com/geostat-engine/geostat/worker/objects"
 )
 
 // TileEstimator runs knn, idw and kriging estimates of large targets as
@@ -17,6 +19,38 @@ type TileEstimator interface {
 	// Run returns the estimate's columns (the estimate, then e.Outputs),
 	// one value per target; progress gets the done tiles and their total.
 	Run(ctx context.Context, e *tilejob.Estimation, progress func(done, total int)) ([][]float64, error)
+}
+
+// EnsembleStatistics runs the location-wise statistics of large ensembles
+// as tiles on the cluster, bit-identical to ensemble.Process in this
+// process. Package worker/cluster/lwjob implements it (lwjob.Runner).
+type EnsembleStatistics interface {
+	// Sharded reports whether the statistics of n cells run as tiles.
+	Sharded(n int) bool
+	// TileCells is the largest tile (cells) to read the ensemble in; a
+	// row group is a tile when it is smaller.
+	TileCells() int
+	// Run returns the statistics of src as ensemble.LocationWise.Outputs;
+	// progress gets a fraction done/total.
+	Run(ctx context.Context, ops ensemble.Operations, src ensemble.Source, progress func(done, total int)) ([]ensemble.Output, error)
+}
+
+// processOnCluster computes the location-wise statistics of the source's
+// ensemble on the cluster (env.Ensembles), reading it a tile at a time,
+// with progress between lo and hi percent. An unusable blob is a 422
+// naming the source, as in process.
+func (s *ensembleSource) processOnCluster(ctx context.Context, env *Env, ops ensemble.Operations, progress func(int, string), lo, hi int) ([]ensemble.Output, error) {
+	v := s.version
+	er, err := v.Object.OpenEnsemble(ctx, v.Blobs, s.attr, min(env.Ensembles.TileCells(), objects.DefaultEnsembleTile))
+	if err != nil {
+		return nil, dataOf("source", v, err)
+	}
+	defer er.Close()
+	outs, err := env.Ensembles.Run(ctx, ops, er, scaleProgress(progress, lo, hi, "processing the realisations (tiles stored, then done)"))
+	if err != nil && objects.IsDataError(err) {
+		return nil, dataOf("source", v, err)
+	}
+	return outs, err
 }
 
 // tiled reports whether an estimate onto n targets runs as tiles on the

@@ -41,7 +41,11 @@ func search(c *synthetic.Case) neighbor.Params {
 // targets; kriging is ordinary block kriging with every diagnostic.
 func estimations(t *testing.T) map[string]*tilejob.Estimation {
 	c := source(t)
-	m, err := c.Masked()
+	mask := make([]bool, c.Grid.NumCells())
+	for i := range mask {
+		mask[i] = i%3 != 1 // 9,000 active cells: three kriging chunks
+	}
+	m, err := grid.NewMasked(c.Grid, mask)
 	require.NoError(t, err)
 	points := c.Grid.CellCentres(nil)[:3*9000]
 	for i := range points {
