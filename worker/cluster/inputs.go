@@ -73,13 +73,25 @@ func (q *Queue) Input(ctx context.Context, job, digest string, buf []byte) ([]by
 	if info.Digest != objectDigest(raw) {
 		return nil, fmt.Errorf("cluster: input object %s of job %s has digest %s", digest, job, info.Digest)
 	}
-	// The reader checks the bytes against info.Digest at EOF.
-	w := bytes.NewBuffer(buf[:0])
-	w.Grow(int(info.Size) + 1)
-	if _, err := io.Copy(w, r); err != nil {
-		return nil, fmt.Errorf("cluster: reading input %s of job %s: %w", digest, job, err)
+	// The reader checks the bytes against info.Digest at EOF, so read to
+	// EOF; one spare byte of room lets the final read see it.
+	if c := int(info.Size) + 1; cap(buf) < c {
+		buf = make([]byte, 0, c)
 	}
-	return w.Bytes(), nil
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cluster: reading input %s of job %s: %w", digest, job, err)
+		}
+	}
 }
 
 // DeleteInput deletes an input of job; deleting one that is not there does

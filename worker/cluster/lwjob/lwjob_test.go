@@ -122,3 +122,19 @@ func TestRunner(t *testing.T) {
 		clustertest.RequireEmpty(t, ctx, nc)
 	}
 }
+
+// A Runner whose context ends cancels the cluster job and deletes its
+// inputs: no compute worker runs, so the tiles stay queued until then.
+func TestRunnerCancel(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	q, nc := clustertest.Queue(t, ctx)
+	cols := columns(t)
+	r := &lwjob.Runner{Queue: q, Cells: 1000}
+	require.True(t, r.Sharded(len(cols[0])))
+	require.False(t, (&lwjob.Runner{}).Sharded(len(cols[0])))
+	clustertest.Cancel(t, ctx, q, nc, func(ctx context.Context) error {
+		_, err := r.Run(ctx, ops, ensemble.NewColumnsSource(cols, 1000), nil)
+		return err
+	})
+}

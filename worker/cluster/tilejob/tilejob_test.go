@@ -228,3 +228,19 @@ func TestErrors(t *testing.T) {
 	_, err = (&tilejob.Handler{}).Compute(context.Background(), "tile-x", []byte(`{"version":1}`), "t0-1")
 	require.ErrorContains(t, err, "reads no inputs")
 }
+
+// A Runner whose context ends cancels the cluster job and deletes its
+// input: no compute worker runs, so the tiles stay queued until then.
+func TestRunnerCancel(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	q, nc := clustertest.Queue(t, ctx)
+	e := estimations(t)["knn-grid"]
+	r := &tilejob.Runner{Queue: q, TileTargets: 1}
+	require.True(t, r.Sharded(e.Target.Len()))
+	require.False(t, (&tilejob.Runner{}).Sharded(e.Target.Len()))
+	clustertest.Cancel(t, ctx, q, nc, func(ctx context.Context) error {
+		_, err := r.Run(ctx, e, nil)
+		return err
+	})
+}

@@ -156,3 +156,34 @@ func RequireEmpty(t testing.TB, ctx context.Context, nc *nats.Conn) {
 	_, err = kv.Keys(ctx)
 	require.ErrorIs(t, err, jetstream.ErrNoKeysFound)
 }
+
+// Cancel starts run with no compute worker, waits (bounded) until the job's
+// shards are queued, cancels run's context and checks that run returns
+// context.Canceled, that the cancel purged the queued shards and that the
+// cluster keeps nothing of the job (its inputs included).
+func Cancel(t testing.TB, ctx context.Context, q *cluster.Queue, nc *nats.Conn, run func(ctx context.Context) error) {
+	t.Helper()
+	rctx, rcancel := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() { errc <- run(rctx) }()
+	for i := 0; ; i++ {
+		pending, _, err := q.Pending(ctx)
+		require.NoError(t, err)
+		if pending > 0 {
+			break
+		}
+		require.Less(t, i, 1000, "the job's shards were never queued")
+		time.Sleep(10 * time.Millisecond)
+	}
+	rcancel()
+	select {
+	case err := <-errc:
+		require.ErrorIs(t, err, context.Canceled)
+	case <-ctx.Done():
+		t.Fatal("the run did not return after its context ended")
+	}
+	pending, _, err := q.Pending(ctx)
+	require.NoError(t, err)
+	require.Zero(t, pending, "the cancel purged the queued shards")
+	RequireEmpty(t, ctx, nc)
+}
