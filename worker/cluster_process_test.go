@@ -193,6 +193,7 @@ func TestClusterFlags(t *testing.T) {
 		{[]string{"-role", "compute", "-nats-listen", "127.0.0.1:0"}, 1, "-role compute joins a NATS server (-nats); it embeds none"},
 		{[]string{"-nats", "nats://127.0.0.1:1", "-nats-listen", "127.0.0.1:0"}, 1, "-nats and -nats-listen exclude each other"},
 		{[]string{"-shard-size", "lots"}, 2, `-shard-size: "lots" is not a size`},
+		{[]string{"-shard-cells", "0"}, 2, "-shard-cells 0: want at least 1"},
 	} {
 		p := startProc(t, t.TempDir(), append([]string{"-data", data, "-addr", "127.0.0.1:0"}, c.args...)...)
 		assert.Equal(t, c.code, p.wait(t), "%v", c.args)

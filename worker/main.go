@@ -92,6 +92,10 @@ func run(args []string) int {
 	} else {
 		opts.Cluster.ShardBytes = n
 	}
+	if opts.Cluster.ShardCells < 1 {
+		fmt.Fprintf(os.Stderr, "geostat: -shard-cells %d: want at least 1\n", opts.Cluster.ShardCells)
+		return 2
+	}
 	switch opts.Cluster.Role {
 	case service.RoleAll, service.RoleAPI, service.RoleCompute:
 	default:
