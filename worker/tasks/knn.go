@@ -119,28 +119,27 @@ type indexEstimate func(ix *neighbor.Index, values, targets, out []float64, prog
 func (ep *endpoints) estimateOverIndex(ctx context.Context, env *Env, req Request, src Source, tgt Target, nb Neighborhood,
 	progress func(int, string), kind tilejob.Kind, power float64, estimate indexEstimate) (*written, error) {
 	progress(2, "reading the source")
-	coords, values, targets, keep, err := ep.estimationData(ctx, src, tgt)
+	in, err := ep.readEstimation(ctx, env, src, tgt)
 	if err != nil {
 		return nil, err
 	}
 	progress(10, "indexing the source")
-	ix, err := neighbor.NewIndex(coords, values, nil, nb.Params())
+	ix, err := neighbor.NewIndex(in.coords, in.values, nil, nb.Params())
 	if err != nil {
 		return nil, fmt.Errorf("neighborhood: %w", err)
 	}
-	out := make([]float64, len(targets)/3)
-	if env.tiled(len(out)) {
-		e := &tilejob.Estimation{Kind: kind, Coords: coords, Values: values, Search: nb.Params(), Power: power}
-		cols, err := ep.estimateTiles(ctx, env, e, targets, progress)
+	out := make([]float64, in.n)
+	if in.tiled {
+		cols, err := in.estimateTiles(ctx, env, tilejob.Estimation{Kind: kind, Search: nb.Params(), Power: power}, progress)
 		if err != nil {
 			return nil, err
 		}
 		out = cols[0]
-	} else if err := estimate(ix, values, targets, out, scaleProgress(progress, 15, 85, "estimating")); err != nil {
+	} else if err := estimate(ix, in.values, in.targets, out, scaleProgress(progress, 15, 85, "estimating")); err != nil {
 		return nil, err
 	}
 	progress(88, "writing the result")
-	return writeSingle(ctx, env, ep.target, tgt, req.User, out, keep)
+	return writeSingle(ctx, env, ep.target, tgt, req.User, out, in.keep)
 }
 
 // mapColumn is the Run flow shared by the tasks that map the source

@@ -78,10 +78,11 @@ func loadVariogram(ctx context.Context, env *Env, req Request, field string, ref
 func (pl *krigingPlan) Run(ctx context.Context, progress func(int, string)) (any, error) {
 	p := pl.p
 	progress(2, "reading the source")
-	coords, values, targets, keep, err := pl.estimationData(ctx, p.Source, p.Target)
+	in, err := pl.readEstimation(ctx, pl.env, p.Source, p.Target)
 	if err != nil {
 		return nil, err
 	}
+	coords, values, keep := in.coords, in.values, in.keep
 	kp := kriging.Params{Variogram: pl.variogram, Mean: p.Mean, Search: p.Neighborhood.Params(), Discretisation: p.Discretisation}
 	if p.Ordinary {
 		kp.Method = kriging.Ordinary
@@ -94,17 +95,13 @@ func (pl *krigingPlan) Run(ctx context.Context, progress func(int, string)) (any
 	if err != nil {
 		return nil, err
 	}
-	n := len(targets) / 3
-	out := kriging.Output{Estimate: make([]float64, n)}
+	n := in.n
+	var out kriging.Output
 	slots := map[string]*[]float64{"variance": &out.Variance, "samples": &out.Samples, "mean_distance": &out.MeanDistance,
 		"slope": &out.Slope, "efficiency": &out.Efficiency}
-	for _, o := range p.Outputs {
-		*slots[o] = make([]float64, n)
-	}
-	if pl.env.tiled(n) {
+	if in.tiled {
 		// In a cluster, a large target is kriged as tiles of targets.
-		e := &tilejob.Estimation{Kind: tilejob.Kriging, Coords: coords, Values: values, Kriging: kp, Outputs: p.Outputs}
-		cols, err := pl.estimateTiles(ctx, pl.env, e, targets, progress)
+		cols, err := in.estimateTiles(ctx, pl.env, tilejob.Estimation{Kind: tilejob.Kriging, Kriging: kp, Outputs: p.Outputs}, progress)
 		if err != nil {
 			return nil, err
 		}
@@ -112,8 +109,14 @@ func (pl *krigingPlan) Run(ctx context.Context, progress func(int, string)) (any
 		for i, o := range p.Outputs {
 			*slots[o] = cols[1+i]
 		}
-	} else if err := k.Estimate(ctx, targets, &out, scaleProgress(progress, 10, 85, "kriging")); err != nil {
-		return nil, err
+	} else {
+		out.Estimate = make([]float64, n)
+		for _, o := range p.Outputs {
+			*slots[o] = make([]float64, n)
+		}
+		if err := k.Estimate(ctx, in.targets, &out, scaleProgress(progress, 10, 85, "kriging")); err != nil {
+			return nil, err
+		}
 	}
 	progress(88, "writing the result")
 	ws := ObjectRef{Org: p.Target.Object.Org, Workspace: p.Target.Object.Workspace, ObjectID: pl.target.ObjectID}

@@ -2,8 +2,6 @@ package tasks
 
 import (
 	"context"
-	"fmt"
-	"math"
 
 	"github.com/geostat-engine/geostat/geostat/ensemble"
 	"github.com/geostat-engine/geostat/worker/cluster/tilejob"
@@ -57,52 +55,62 @@ func (s *ensembleSource) processOnCluster(ctx context.Context, env *Env, ops ens
 // cluster: the worker is in a cluster and the target is large.
 func (env *Env) tiled(n int) bool { return env.Tiles != nil && env.Tiles.Sharded(n) }
 
-// estimateTiles runs e (its target set from the task's target object and
-// the locations read from it) on the cluster and returns its columns.
-func (ep *endpoints) estimateTiles(ctx context.Context, env *Env, e *tilejob.Estimation, targets []float64, progress func(int, string)) ([][]float64, error) {
-	var err error
-	if e.Target, err = tileTarget(ctx, ep.target, targets); err != nil {
-		return nil, err
-	}
-	return env.Tiles.Run(ctx, e, scaleProgress(progress, 15, 85, "estimating (tiles done)"))
+// estimation is what an estimate onto the target needs (estimationData),
+// and in a cluster with a large target the target of its tile job.
+type estimation struct {
+	coords, values []float64
+	// targets are the target locations; nil for a tiled grid target,
+	// whose cell centres the api worker never holds (the compute workers
+	// compute those of their tiles).
+	targets []float64
+	keep    []bool
+	n       int // targets
+	// tiled is set when the estimate runs as tiles on the cluster, with
+	// target as the tile job's target.
+	tiled  bool
+	target tilejob.Target
 }
 
-// tileTarget is the target of a tile job: the grid's geometry for a grid
-// (a compute worker computes the cell centres of its tile), the locations
-// read for other objects. The geometry's centres are checked against the
-// locations, bit for bit.
-func tileTarget(ctx context.Context, v *Version, targets []float64) (tilejob.Target, error) {
-	var t tilejob.Target
-	g := v.Object.Grid
-	switch {
-	case g == nil:
-		return tilejob.Target{Points: targets}, nil
-	case g.Masked:
-		m, err := g.MaskedGeometry(ctx, v.Blobs)
+// readEstimation reads what an estimate onto the target needs, as
+// estimationData does; in a cluster, a grid target of more cells than a
+// tile is read as its geometry rather than its cell centres.
+func (ep *endpoints) readEstimation(ctx context.Context, env *Env, src Source, tgt Target) (*estimation, error) {
+	_, nTgt := ep.sizes()
+	g := ep.target.Object.Grid
+	if g == nil || !env.tiled(int(nTgt)) {
+		coords, values, targets, keep, err := ep.estimationData(ctx, src, tgt)
 		if err != nil {
-			return t, dataOf("target", v, err)
+			return nil, err
 		}
-		t.Masked = m
-	default:
-		gg, err := g.Geometry()
-		if err != nil {
-			return t, invalid("target", "%v", err)
+		e := &estimation{coords: coords, values: values, targets: targets, keep: keep, n: len(targets) / 3}
+		if env.tiled(e.n) {
+			e.tiled, e.target = true, tilejob.Target{Points: targets}
 		}
-		t.Grid = gg
+		return e, nil
 	}
-	n := len(targets) / 3
-	if t.Len() != n {
-		return t, fmt.Errorf("tiles: the target's geometry has %d cells, its locations %d", t.Len(), n)
+	coords, values, err := sourceData(ctx, ep.source, ep.sourceAttr, src.Filter, "source")
+	if err != nil {
+		return nil, err
 	}
-	var buf []float64
-	for lo := 0; lo < n; lo += 1 << 16 {
-		hi := min(n, lo+1<<16)
-		buf = t.Coords(lo, hi, buf)
-		for i, x := range buf {
-			if math.Float64bits(x) != math.Float64bits(targets[3*lo+i]) {
-				return t, fmt.Errorf("tiles: the target's geometry puts cell %d elsewhere than its locations", lo+i/3)
-			}
+	e := &estimation{coords: coords, values: values, tiled: true}
+	if g.Masked {
+		if e.target.Masked, err = g.MaskedGeometry(ctx, ep.target.Blobs); err != nil {
+			return nil, dataOf("target", ep.target, err)
 		}
+	} else if e.target.Grid, err = g.Geometry(); err != nil {
+		return nil, dataOf("target", ep.target, err)
 	}
-	return t, nil
+	e.n = e.target.Len()
+	if e.keep, err = applyFilter(ctx, "target.filter", ep.target, tgt.Filter, e.n); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// estimateTiles runs the estimate of kind (with its power or kriging
+// parameters and outputs set in est) on the cluster and returns its
+// columns: the estimate, then est.Outputs.
+func (in *estimation) estimateTiles(ctx context.Context, env *Env, est tilejob.Estimation, progress func(int, string)) ([][]float64, error) {
+	est.Coords, est.Values, est.Target = in.coords, in.values, in.target
+	return env.Tiles.Run(ctx, &est, scaleProgress(progress, 15, 85, "estimating (tiles done)"))
 }
