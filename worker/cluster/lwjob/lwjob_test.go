@@ -103,7 +103,7 @@ func TestRunner(t *testing.T) {
 		r := &lwjob.Runner{Queue: q}
 		var got []ensemble.Output
 		var last, total int
-		err, killed, evs := clustertest.Run(t, ctx, q, (&lwjob.Handler{Inputs: q}).Compute, tc.workers, tc.kill, func(ctx context.Context) error {
+		killed, evs, err := clustertest.Run(t, ctx, q, (&lwjob.Handler{Inputs: q}).Compute, tc.workers, tc.kill, func(ctx context.Context) error {
 			var err error
 			got, err = r.Run(ctx, ops, ensemble.NewColumnsSource(cols, tc.tile), func(d, n int) {
 				require.GreaterOrEqual(t, float64(d)/float64(n), float64(last)/float64(max(total, 1)))

@@ -48,7 +48,7 @@ func TestRunnerShardSizesWorkersAndRedelivery(t *testing.T) {
 		}
 		ws := writers(t, p)
 		r := &simjob.Runner{Queue: q, Sizes: tc.sz}
-		err, killed, evs := clustertest.Run(t, ctx, q, (&simjob.Handler{}).Compute, tc.workers, tc.kill, func(ctx context.Context) error {
+		killed, evs, err := clustertest.Run(t, ctx, q, (&simjob.Handler{}).Compute, tc.workers, tc.kill, func(ctx context.Context) error {
 			return r.Run(ctx, in, p, ws, nil)
 		})
 		require.NoError(t, err, what)

@@ -182,7 +182,7 @@ func TestRunner(t *testing.T) {
 		r := &tilejob.Runner{Queue: q, TileTargets: tc.tile}
 		var got [][]float64
 		var last, total int
-		err, killed, evs := clustertest.Run(t, ctx, q, (&tilejob.Handler{Inputs: q}).Compute, tc.workers, tc.kill, func(ctx context.Context) error {
+		killed, evs, err := clustertest.Run(t, ctx, q, (&tilejob.Handler{Inputs: q}).Compute, tc.workers, tc.kill, func(ctx context.Context) error {
 			var err error
 			got, err = r.Run(ctx, e, func(d, n int) {
 				require.Greater(t, d, last)

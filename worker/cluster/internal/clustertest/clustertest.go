@@ -60,13 +60,12 @@ func (e *Events) List() []cluster.Event {
 // Work loop takes one shard and hangs in it until it is stopped (a compute
 // worker killed mid-shard: no ack), which happens once it has taken the
 // shard; the workers loops start only then, so the killed shard is
-// redelivered to one of them after the ack deadline. It returns run's error,
-// the key of the killed shard ("" without kill) and the events of the
-// workers loops. Every wait is bounded by ctx.
-func Run(t testing.TB, ctx context.Context, q *cluster.Queue, h cluster.Handler, workers int, kill bool, run func(ctx context.Context) error) (error, string, []cluster.Event) {
+// redelivered to one of them after the ack deadline. It returns the key of
+// the killed shard ("" without kill), the events of the workers loops and
+// run's error. Every wait is bounded by ctx.
+func Run(t testing.TB, ctx context.Context, q *cluster.Queue, h cluster.Handler, workers int, kill bool, run func(ctx context.Context) error) (killed string, evs []cluster.Event, err error) {
 	t.Helper()
 	runErr := make(chan error, 1)
-	var killed string
 	if kill {
 		kctx, stop := context.WithCancel(ctx)
 		taken := make(chan string, 1)
@@ -103,7 +102,6 @@ func Run(t testing.TB, ctx context.Context, q *cluster.Queue, h cluster.Handler,
 			_ = q.Work(wctx, h, ev.add)
 		}()
 	}
-	var err error
 	select {
 	case err = <-runErr:
 	case <-ctx.Done():
@@ -111,7 +109,7 @@ func Run(t testing.TB, ctx context.Context, q *cluster.Queue, h cluster.Handler,
 	}
 	stop()
 	wg.Wait()
-	return err, killed, ev.List()
+	return killed, ev.List(), err
 }
 
 // CheckEvents checks the events of a run: every shard of keys done exactly
