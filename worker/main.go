@@ -58,10 +58,11 @@ func run(args []string) int {
 	fs.DurationVar(&opts.JobRetention, "job-retention", service.DefaultJobRetention, "how long finished job records are kept (queued and running jobs never expire)")
 	fs.DurationVar(&opts.SyncWait, "sync-wait", service.DefaultSyncWait, "how long a /geostat submit waits for its job before answering 303")
 	fs.DurationVar(&opts.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "on SIGINT or SIGTERM, how long running jobs may finish before they are recorded as interrupted")
-	fs.StringVar(&opts.Cluster.NATS, "nats", "", "comma-separated NATS server URLs to join (a NATS server or cluster with JetStream) instead of embedding one; conditional turning-bands simulations then run as shards on the cluster")
-	fs.StringVar(&opts.Cluster.Listen, "nats-listen", "", "HOST:PORT on which the embedded NATS server (state in DATA/nats) accepts other workers; conditional turning-bands simulations then run as shards on the cluster")
+	fs.StringVar(&opts.Cluster.NATS, "nats", "", "comma-separated NATS server URLs to join (a NATS server or cluster with JetStream) instead of embedding one (by default the worker embeds one, state in DATA/nats, on no port); job records and queue then live there, and conditional turning-bands simulations run as shards on the cluster")
+	fs.StringVar(&opts.Cluster.Listen, "nats-listen", "", "HOST:PORT on which the embedded NATS server (state in DATA/nats) accepts other workers (default: no port); conditional turning-bands simulations then run as shards on the cluster")
 	fs.StringVar(&opts.Cluster.Role, "role", service.RoleAll, "with -nats or -nats-listen: all (serve HTTP, assemble and compute shards), api (serve HTTP and assemble) or compute (only compute shards; needs -nats, serves no HTTP and reads no objects)")
 	fs.DurationVar(&opts.Cluster.AckWait, "shard-ack-wait", 60*time.Second, "with a cluster: how long a shard may go without a sign of life from its compute worker before it is redelivered (the same on every worker)")
+	fs.DurationVar(&opts.Cluster.JobAckWait, "job-ack-wait", 60*time.Second, "how long a job may go without a sign of life from the api worker that took it before another takes it (a job that had started is then failed as interrupted; the same on every worker)")
 	fs.IntVar(&opts.Cluster.Replicas, "nats-replicas", 1, "with a cluster: replicas of the shard queue, job state and results (3 or 5 on a NATS cluster of as many servers; the same on every worker)")
 	var shardBytes string
 	fs.StringVar(&shardBytes, "shard-size", "200MiB", "with a cluster: ensemble values per shard, e.g. 200MiB")

@@ -213,8 +213,11 @@ type Manager struct {
 	// ticker, bg waits for them.
 	wake    chan struct{}
 	closing chan struct{}
-	stopBg  context.CancelFunc
-	bg      sync.WaitGroup
+	// tooLarge holds the jobs of the shared queue this worker left for
+	// larger workers (logged once each).
+	tooLarge map[string]bool
+	stopBg   context.CancelFunc
+	bg       sync.WaitGroup
 }
 
 // NewManager loads the records of its store (creating opts.Dir), failing

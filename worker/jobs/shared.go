@@ -53,8 +53,9 @@ type Delivery interface {
 	InProgress() error
 	// Ack removes the job from the queue.
 	Ack() error
-	// Nak puts the job back for any worker to take at once.
-	Nak() error
+	// Nak puts the job back for any worker to take after delay (0: at
+	// once).
+	Nak(delay time.Duration) error
 }
 
 // ErrUnchanged, returned by the function given to Shared.Update, leaves
@@ -203,7 +204,7 @@ func (m *Manager) claim(j *job, now time.Time) bool {
 // queue; m.mu is held.
 func (m *Manager) putBack(j *job) {
 	if j.d != nil {
-		if err := j.d.Nak(); err != nil {
+		if err := j.d.Nak(0); err != nil {
 			m.opts.Logger.Warn("putting a job back in the shared queue", "job_id", j.rec.ID, "err", err)
 		}
 	}
@@ -313,6 +314,7 @@ func (m *Manager) applyRecord(r Record, rev uint64) {
 	if r.Status.Finished() {
 		j.fn = nil
 		j.closeDone()
+		delete(m.tooLarge, r.ID)
 	}
 }
 
@@ -383,7 +385,7 @@ func (m *Manager) take(ctx context.Context, d Delivery) {
 	rec, ok, err := m.shared.Get(ctx, id)
 	if err != nil {
 		m.opts.Logger.Warn("reading a job taken from the shared queue; putting it back", "job_id", id, "err", err)
-		_ = d.Nak()
+		_ = d.Nak(time.Second)
 		return
 	}
 	if !ok || rec.Status.Finished() {
@@ -397,10 +399,25 @@ func (m *Manager) take(ctx context.Context, d Delivery) {
 		_ = d.Ack()
 		return
 	}
+	if m.opts.MaxMemory > 0 && rec.Memory > m.opts.MaxMemory {
+		// Accepted by a worker with more memory: left to such a worker.
+		m.mu.Lock()
+		if m.tooLarge == nil {
+			m.tooLarge = map[string]bool{}
+		}
+		if !m.tooLarge[id] {
+			m.tooLarge[id] = true
+			m.opts.Logger.Info("job needs more memory than this worker's limit; left in the shared queue for a larger worker",
+				"job_id", id, "needs", gib(rec.Memory), "limit", gib(m.opts.MaxMemory))
+		}
+		m.mu.Unlock()
+		_ = d.Nak(tooLargeDelay)
+		return
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
-		_ = d.Nak()
+		_ = d.Nak(0)
 		return
 	}
 	j, ok := m.jobs[id]
@@ -419,6 +436,10 @@ func (m *Manager) take(ctx context.Context, d Delivery) {
 	m.queue = append(m.queue, j)
 	m.schedule()
 }
+
+// tooLargeDelay is how long a job too large for this worker is left to
+// the others before this worker sees it again.
+const tooLargeDelay = time.Second
 
 // rebuild makes the Func of a job accepted by another worker (or before a
 // restart).

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,6 +26,48 @@ func (m *clusterMember) openJobs(o ClusterOptions) (*jskv.Store, error) {
 		return nil, fmt.Errorf("opening the job records and queue: %w", err)
 	}
 	return st, nil
+}
+
+// importDirRecords moves the job records of a worker of an earlier
+// version (one JSON file per job under DATA/jobs) into the shared store,
+// once: the unfinished ones failed as interrupted, as that worker would
+// have recorded them at its start. The directory is then renamed
+// DATA/jobs.imported.
+func importDirRecords(dataDir string, st *jskv.Store, logger *slog.Logger) error {
+	dir := filepath.Join(dataDir, "jobs")
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return nil
+	}
+	old, err := jobs.NewManager(jobs.Options{Dir: dir, Logger: logger})
+	if err != nil {
+		return err
+	}
+	old.Shutdown(context.Background())
+	ds, err := jobs.NewDirStore(dir)
+	if err != nil {
+		return err
+	}
+	recs, err := ds.Load()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, r := range recs {
+		if _, ok, err := st.Get(ctx, r.ID); err != nil {
+			return err
+		} else if ok {
+			continue
+		}
+		if err := st.Save(r); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(dir, dir+".imported"); err != nil {
+		return fmt.Errorf("importing the job records of %s: %w", dir, err)
+	}
+	logger.Info("imported the job records of an earlier worker into the job store", "records", len(recs), "from", dir)
+	return nil
 }
 
 // rebuild is the jobs.Options.Rebuild of the worker: the Func it returns

@@ -187,3 +187,35 @@ func TestRestartRunsQueuedJobs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "succeeded", j.Status, "the job queued when the worker stopped ran after its restart: %s", j.Error)
 }
+
+// The job records of a worker of an earlier version (one file each under
+// DATA/jobs) are imported at start: a finished job still answers, one
+// left unfinished reads failed as interrupted.
+func TestImportsRecordsOfAnEarlierWorker(t *testing.T) {
+	dir := t.TempDir()
+	old, err := jobs.NewManager(jobs.Options{Dir: filepath.Join(dir, "jobs")})
+	require.NoError(t, err)
+	spec := jobs.Spec{Org: demo.Org, Topic: "geostatistics", Task: "knn", Workspace: demo.Workspace}
+	done, err := old.Submit(spec, func(context.Context, func(int, string)) (any, error) { return map[string]int{"answer": 42}, nil })
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, ok := old.Wait(ctx, done.ID)
+	require.True(t, ok)
+	unfinished, err := jobs.NewDirStore(filepath.Join(dir, "jobs"))
+	require.NoError(t, err)
+	stale := jobs.Record{ID: "0b6f3f4e-2b1e-4a51-9a57-3f1f0c7f1a11", Org: demo.Org, Topic: "geostatistics", Task: "knn",
+		Workspace: demo.Workspace, Status: jobs.InProgress, CreatedAt: time.Now().UTC()}
+	require.NoError(t, unfinished.Save(stale))
+
+	_, c, _ := start(t, dir, service.Options{})
+	base := "/compute/orgs/" + demo.Org + "/geostatistics/knn/"
+	j, err := c.Follow(ctx, base+done.ID+"/status")
+	require.NoError(t, err)
+	assert.Equal(t, "succeeded", j.Status)
+	assert.JSONEq(t, `{"answer":42}`, string(j.Results))
+	p := jobError(t, c, base+stale.ID+"/status")
+	assert.Equal(t, http.StatusServiceUnavailable, p.Status)
+	assert.DirExists(t, filepath.Join(dir, "jobs.imported"))
+	assert.NoDirExists(t, filepath.Join(dir, "jobs"))
+}

@@ -185,6 +185,9 @@ func New(opts Options) (_ *Service, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("service: %w", err)
 	}
+	if err := importDirRecords(opts.DataDir, shared, logger); err != nil {
+		return nil, fmt.Errorf("service: %w", err)
+	}
 	id, err := workerID(opts.DataDir)
 	if err != nil {
 		return nil, fmt.Errorf("service: %w", err)

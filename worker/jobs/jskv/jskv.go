@@ -342,7 +342,14 @@ type delivery struct {
 func (d delivery) JobID() string     { return d.id }
 func (d delivery) Request() []byte   { return d.msg.Data() }
 func (d delivery) InProgress() error { return d.msg.InProgress() }
-func (d delivery) Nak() error        { return d.msg.Nak() }
+
+// Nak puts the job back, to be delivered again after delay.
+func (d delivery) Nak(delay time.Duration) error {
+	if delay <= 0 {
+		return d.msg.Nak()
+	}
+	return d.msg.NakWithDelay(delay)
+}
 
 // Ack waits for the server's confirmation, so that a finished job is not
 // delivered again.

@@ -126,7 +126,7 @@ func TestQueueDeliversOnceAndRedeliversAfterSilence(t *testing.T) {
 	again, err := s.Next(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, "j1", again.JobID())
-	require.NoError(t, again.Nak())
+	require.NoError(t, again.Nak(0))
 	back, err := s.Next(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, "j1", back.JobID(), "a put-back job is taken again")
@@ -205,14 +205,14 @@ func submit(t *testing.T, m *jobs.Manager, sp spec) jobs.Record {
 func waitFor(t *testing.T, m *jobs.Manager, id string, what string, ok func(jobs.Record) bool) jobs.Record {
 	t.Helper()
 	var r jobs.Record
-	for i := 0; i < 1000; i++ {
+	for i := 0; i < 3000; i++ {
 		r, _ = m.Get(id)
 		if ok(r) {
 			return r
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Fatalf("job %s: %s not seen in 10 s: %+v", id, what, r)
+	t.Fatalf("job %s: %s not seen in 30 s: %+v", id, what, r)
 	return r
 }
 
@@ -357,4 +357,34 @@ func BenchmarkJobOverhead(b *testing.B) {
 		require.NoError(b, err)
 		run(b, m)
 	})
+}
+
+// A worker leaves in the queue a job larger than its own memory limit
+// (accepted by a larger worker) for a worker it fits.
+func TestJobTooLargeForAWorkerWaitsForALargerOne(t *testing.T) {
+	ns := startServer(t, t.TempDir())
+	big, err := jobs.NewManager(jobs.Options{Shared: open(t, ns, 0), ID: "big", MaxJobs: 1, MaxMemory: 100, Rebuild: rebuild(nil)})
+	require.NoError(t, err)
+	t.Cleanup(func() { big.Shutdown(context.Background()) })
+	busy := submit(t, big, spec{Run: -1})
+	waitFor(t, big, busy.ID, "running", func(r jobs.Record) bool { return r.Status == jobs.InProgress })
+
+	small, err := jobs.NewManager(jobs.Options{Shared: open(t, ns, 0), ID: "small", MaxJobs: 1, MaxMemory: 50, Rebuild: rebuild(nil)})
+	require.NoError(t, err)
+	t.Cleanup(func() { small.Shutdown(context.Background()) })
+	req, _ := json.Marshal(spec{Result: "large"})
+	fn, _ := rebuild(nil)(jobs.Record{}, req)
+	large, err := big.Submit(jobs.Spec{Org: "o", Topic: "geostatistics", Task: "t", Memory: 80, Request: req}, fn)
+	require.NoError(t, err)
+	small2 := submit(t, big, spec{Result: "small"})
+	// The small worker skips the large job and runs the one behind it.
+	r := waitFor(t, small, small2.ID, "finished", finished)
+	assert.Equal(t, "small", r.Owner)
+	got, _ := small.Get(large.ID)
+	assert.Equal(t, jobs.Requested, got.Status, "the large job is left for a worker it fits")
+
+	require.True(t, big.Cancel(busy.ID))
+	r = waitFor(t, small, large.ID, "finished", finished)
+	assert.Equal(t, jobs.Succeeded, r.Status)
+	assert.Equal(t, "big", r.Owner)
 }
