@@ -429,7 +429,9 @@ func (m *Manager) explainQueue() {
 		case i > 0:
 			msg = fmt.Sprintf("Job requested: %d job(s) ahead in the queue", i)
 		}
-		j.rec.Message = msg
+		if msg != j.rec.Message {
+			j.rec.Message, j.dirty = msg, true
+		}
 	}
 }
 

@@ -478,11 +478,30 @@ func (m *Manager) tick(ctx context.Context) {
 					m.opts.Logger.Warn("keeping a job held", "job_id", j.rec.ID, "err", err)
 				}
 			}
-			if j.dirty {
-				j.dirty = false
-				if err := m.persist(j.rec); err != nil {
-					m.opts.Logger.Warn("saving a job's progress", "job_id", j.rec.ID, "err", err)
+			if !j.dirty {
+				continue
+			}
+			j.dirty = false
+			if j.rec.Status == Requested {
+				// Only the message of a job still queued: another worker
+				// may have cancelled it.
+				msg := j.rec.Message
+				uctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				_, _, err := m.shared.Update(uctx, j.rec.ID, func(r *Record) error {
+					if r.Status != Requested || r.Message == msg {
+						return ErrUnchanged
+					}
+					r.Message = msg
+					return nil
+				})
+				cancel()
+				if err != nil {
+					m.opts.Logger.Warn("saving a queued job's message", "job_id", j.rec.ID, "err", err)
 				}
+				continue
+			}
+			if err := m.persist(j.rec); err != nil {
+				m.opts.Logger.Warn("saving a job's progress", "job_id", j.rec.ID, "err", err)
 			}
 		}
 		m.mu.Unlock()
