@@ -161,7 +161,8 @@ func (s *Store) Save(r jobs.Record) error {
 	return nil
 }
 
-// Delete removes a record (and its history).
+// Delete removes a record (and its history) and any cancel request left
+// for the job.
 func (s *Store) Delete(id string) error {
 	k, err := recKey(id)
 	if err != nil {
@@ -172,7 +173,7 @@ func (s *Store) Delete(id string) error {
 	if err := s.kv.Purge(ctx, k); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 		return fmt.Errorf("jskv: deleting job %s: %w", id, err)
 	}
-	return nil
+	return s.ClearCancel(ctx, id)
 }
 
 // Get reads a record.
