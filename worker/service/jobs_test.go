@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -218,4 +219,51 @@ func TestImportsRecordsOfAnEarlierWorker(t *testing.T) {
 	assert.Equal(t, http.StatusServiceUnavailable, p.Status)
 	assert.DirExists(t, filepath.Join(dir, "jobs.imported"))
 	assert.NoDirExists(t, filepath.Join(dir, "jobs"))
+}
+
+// childJobAckWait is the -job-ack-wait of the worker processes and
+// workers of TestKilledAPIWorkersJobIsFailedByAnother.
+const childJobAckWait = time.Second
+
+// An api worker process joined to another's NATS server is killed (SIGKILL
+// by PID) while it runs a simulation submitted to it: after the ack
+// deadline the surviving api worker takes the job's message and records
+// it as failed, interrupted (503), the target untouched.
+func TestKilledAPIWorkersJobIsFailedByAnother(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a worker process and simulations")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	natsAddr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	b, cb, _ := start(t, t.TempDir(), service.Options{MaxJobs: 1, Threads: 1, Options: server.Options{ShutdownTimeout: 200 * time.Millisecond},
+		Cluster: service.ClusterOptions{Listen: natsAddr, JobAckWait: childJobAckWait}})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	_, err = b.SeedDemo(ctx)
+	require.NoError(t, err)
+	before := targetVersion(t, cb, demo.GridPath)
+	// b is busy, so the simulation submitted to the child runs there.
+	busy := startHeavy(t, b, cb)
+	cmd, ca := startChild(t, t.TempDir(), false, childNATSEnv+"=nats://"+natsAddr, childObjectsEnv+"="+cb.Base)
+	killed := submit(t, ca, "geostatistics", "conditional-turning-bands", heavySimulation(cb.Base))
+	waitStatus(t, cb, killed, "in progress")
+	rec, _ := b.Jobs().Get(jobID(killed))
+	require.NotEqual(t, (func() string { r, _ := b.Jobs().Get(jobID(busy)); return r.Owner })(), rec.Owner, "the child runs it")
+	require.NoError(t, syscall.Kill(cmd.Process.Pid, syscall.SIGKILL))
+	require.Error(t, cmd.Wait(), "the worker was killed")
+
+	// b frees its slot; it takes the dead worker's job after the ack
+	// deadline and fails it.
+	r, err := cb.Do(ctx, http.MethodDelete, jobURL(busy), nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusNoContent, r.Status)
+	j, err := cb.Follow(ctx, killed)
+	require.NoError(t, err)
+	require.Equal(t, "failed", j.Status)
+	p := jobError(t, cb, killed)
+	assert.Equal(t, http.StatusServiceUnavailable, p.Status)
+	assert.Contains(t, p.Detail, "interrupted")
+	assert.Equal(t, before, targetVersion(t, cb, demo.GridPath), "the target is unchanged")
 }
