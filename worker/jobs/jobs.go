@@ -115,6 +115,10 @@ type Options struct {
 	// worker that did not accept it (or after a restart) from its record
 	// and the Spec.Request it was submitted with.
 	Rebuild func(r Record, request []byte) (Func, error)
+	// OnInterrupted, when set, is called (without the manager's lock) for
+	// each job found interrupted because the worker running it stopped
+	// (with Shared): what it left running elsewhere can be cancelled.
+	OnInterrupted func(r Record)
 	// ProgressEvery is how often the progress of running jobs is saved for
 	// the other workers to read (with Shared; default 1 s).
 	ProgressEvery time.Duration
@@ -503,7 +507,7 @@ func (m *Manager) call(ctx context.Context, j *job) (res any, err error) {
 			err = fmt.Errorf("internal error: %v", p)
 		}
 	}()
-	return j.fn(ctx, func(pct int, msg string) {
+	return j.fn(context.WithValue(ctx, idKey{}, j.rec.ID), func(pct int, msg string) {
 		if pct < 0 {
 			pct = 0
 		}
@@ -519,6 +523,16 @@ func (m *Manager) call(ctx context.Context, j *job) (res any, err error) {
 		}
 		m.mu.Unlock()
 	})
+}
+
+type idKey struct{}
+
+// IDFrom returns the id of the job whose Func was given ctx (or a context
+// derived from it): work the job hands to other processes can be named
+// after it, so that it can be found again when the job is interrupted.
+func IDFrom(ctx context.Context) (string, bool) {
+	id, ok := ctx.Value(idKey{}).(string)
+	return id, ok
 }
 
 // toProblem is the error of a job whose function failed: the document err

@@ -127,6 +127,9 @@ func (m *Manager) interrupt(ctx context.Context, id, owner string) {
 	}
 	if rec.Status == Failed && rec.Error != nil && rec.Error.Type == interrupted("").Type {
 		m.opts.Logger.Warn("job found interrupted: its worker stopped while it ran; recorded as failed", "job_id", id, "task", rec.Task, "owner", rec.Owner)
+		if m.opts.OnInterrupted != nil {
+			m.opts.OnInterrupted(rec)
+		}
 	}
 }
 

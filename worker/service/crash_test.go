@@ -30,7 +30,7 @@ const (
 	// NATS server and read that worker's objects (see jobs_test.go).
 	childNATSEnv    = "GEOSTAT_SERVICE_TEST_CHILD_NATS"
 	childObjectsEnv = "GEOSTAT_SERVICE_TEST_CHILD_OBJECTS"
-	childPrefix  = "geostat-test-child listening on "
+	childPrefix     = "geostat-test-child listening on "
 )
 
 func TestMain(m *testing.M) {
@@ -46,7 +46,7 @@ func runChild(dir string, seed bool) int {
 	opts := service.Options{Threads: 1}
 	if u := os.Getenv(childNATSEnv); u != "" {
 		opts.MaxJobs = 1
-		opts.Cluster = service.ClusterOptions{NATS: u, JobAckWait: childJobAckWait}
+		opts.Cluster = service.ClusterOptions{NATS: u, JobAckWait: childJobAckWait, ShardBytes: 1 << 20}
 		opts.ObjectsURL, opts.ObjectsToken = os.Getenv(childObjectsEnv), token
 	}
 	s, err := service.New(testOptions(dir, opts))

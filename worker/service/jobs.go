@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/geostat-engine/geostat/worker/cluster/simjob"
 	"github.com/geostat-engine/geostat/worker/internal/atomicfile"
 	"github.com/geostat-engine/geostat/worker/jobs"
 	"github.com/geostat-engine/geostat/worker/jobs/jskv"
@@ -87,6 +88,25 @@ func (s *Service) rebuild(rec jobs.Record, request []byte) (jobs.Func, error) {
 		}
 		return fn(ctx, progress)
 	}, nil
+}
+
+// interrupted cancels and forgets the shards of a job found interrupted
+// (its api worker died while it ran): they would otherwise keep compute
+// workers busy for a job nobody assembles.
+func (s *Service) interrupted(r jobs.Record) {
+	if !s.opts.Cluster.Enabled() || s.cluster == nil || s.cluster.queue == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	job := simjob.ShardJobID(r.ID)
+	if err := s.cluster.queue.Cancel(ctx, job); err != nil {
+		s.opts.Logger.Warn("cancelling the shards of an interrupted job", "job_id", r.ID, "err", err)
+		return
+	}
+	if err := s.cluster.queue.Forget(ctx, job); err != nil {
+		s.opts.Logger.Warn("forgetting the shards of an interrupted job", "job_id", r.ID, "err", err)
+	}
 }
 
 // workerIDFile keeps the worker's name in the job records (jobs.Options.ID),

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -55,6 +56,23 @@ func targetVersion(t *testing.T, c *workertest.Client, path string) string {
 	}
 	require.NoError(t, r.JSON(&v))
 	return v.VersionID
+}
+
+// waitMessage polls a job's status through c (bounded) until its message
+// contains part.
+func waitMessage(t *testing.T, c *workertest.Client, statusURL, part string) {
+	t.Helper()
+	var last []byte
+	for i := 0; i < 3000; i++ {
+		r, err := c.Do(context.Background(), http.MethodGet, statusURL, nil)
+		require.NoError(t, err)
+		if strings.Contains(string(r.Body), part) {
+			return
+		}
+		last = r.Body
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("the job's message never contained %q through %s: %s", part, c.Base, last)
 }
 
 // waitStatus polls a job's status through c (bounded) until it reads want.
@@ -249,6 +267,7 @@ func TestKilledAPIWorkersJobIsFailedByAnother(t *testing.T) {
 	cmd, ca := startChild(t, t.TempDir(), false, childNATSEnv+"=nats://"+natsAddr, childObjectsEnv+"="+cb.Base)
 	killed := submit(t, ca, "geostatistics", "conditional-turning-bands", heavySimulation(cb.Base))
 	waitStatus(t, cb, killed, "in progress")
+	waitMessage(t, cb, killed, "shards done") // its shards are queued
 	rec, _ := b.Jobs().Get(jobID(killed))
 	require.NotEqual(t, (func() string { r, _ := b.Jobs().Get(jobID(busy)); return r.Owner })(), rec.Owner, "the child runs it")
 	require.NoError(t, syscall.Kill(cmd.Process.Pid, syscall.SIGKILL))
@@ -266,4 +285,20 @@ func TestKilledAPIWorkersJobIsFailedByAnother(t *testing.T) {
 	assert.Equal(t, http.StatusServiceUnavailable, p.Status)
 	assert.Contains(t, p.Detail, "interrupted")
 	assert.Equal(t, before, targetVersion(t, cb, demo.GridPath), "the target is unchanged")
+
+	// The dead worker's shards were cancelled and purged with its job.
+	nc, err := cluster.Connect("nats://"+natsAddr, "test")
+	require.NoError(t, err)
+	defer nc.Close()
+	q, err := cluster.Open(ctx, nc, cluster.Config{})
+	require.NoError(t, err)
+	for i := 0; ; i++ {
+		pending, ackPending, err := q.Pending(ctx)
+		require.NoError(t, err)
+		if pending == 0 && ackPending == 0 {
+			break
+		}
+		require.Less(t, i, 300, "shards of the interrupted job still queued: %d pending, %d held", pending, ackPending)
+		time.Sleep(100 * time.Millisecond)
+	}
 }

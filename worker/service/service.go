@@ -193,7 +193,7 @@ func New(opts Options) (_ *Service, err error) {
 		return nil, fmt.Errorf("service: %w", err)
 	}
 	s.registered = make(chan struct{})
-	if s.jobs, err = jobs.NewManager(jobs.Options{Shared: shared, ID: id, Rebuild: s.rebuild, MaxJobs: opts.MaxJobs, Logger: logger,
+	if s.jobs, err = jobs.NewManager(jobs.Options{Shared: shared, ID: id, Rebuild: s.rebuild, OnInterrupted: s.interrupted, MaxJobs: opts.MaxJobs, Logger: logger,
 		MaxMemory: opts.MaxMemory, Retention: max(opts.JobRetention, 0), MaxPerUser: max(opts.MaxJobsPerUser, 0),
 		OnFinish: func(r jobs.Record, d time.Duration) { s.metrics.JobFinished(r.Topic, r.Task, string(r.Status), d) }}); err != nil {
 		return nil, fmt.Errorf("service: %w", err)
