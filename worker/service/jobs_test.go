@@ -115,7 +115,6 @@ func TestTwoAPIWorkersShareJobs(t *testing.T) {
 	require.NoError(t, err)
 
 	// A long simulation starts on a, the only api worker so far.
-	before := targetVersion(t, ca, demo.GridPath)
 	heavy := startHeavy(t, a, ca)
 
 	optsB := one
@@ -139,8 +138,18 @@ func TestTwoAPIWorkersShareJobs(t *testing.T) {
 	assert.Equal(t, rb.Owner, ra.Owner)
 	assert.NotEqual(t, ha.Owner, rb.Owner, "the job submitted to busy a ran on b")
 
-	// The simulation running on a is cancelled through b.
-	r, err := cb.Do(ctx, http.MethodDelete, jobURL(heavy), nil)
+	// A synchronous submit of the seed's shape to busy a waits for the job
+	// b runs and answers its result.
+	seed := demoCall(t, ca.Base, "geostat", "knn")
+	r, err := ca.Do(ctx, http.MethodPost, seed.Path(), seed.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	assert.Contains(t, string(r.Body), "knn")
+
+	// The simulation running on a is cancelled through b (the knn jobs
+	// wrote other versions of its target; it writes none).
+	before := targetVersion(t, ca, demo.GridPath)
+	r, err = cb.Do(ctx, http.MethodDelete, jobURL(heavy), nil)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusNoContent, r.Status, "%s", r.Body)
 	for _, c := range []*workertest.Client{ca, cb} {
