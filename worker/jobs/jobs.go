@@ -1,9 +1,15 @@
 // Package jobs runs the worker's compute jobs: a bounded number at a time
 // (the rest wait as "requested"), with progress, cancellation and records
-// that persist under the data directory. After a restart, finished jobs
-// still answer and jobs that were queued or running are failed with an
-// error saying they were interrupted (503, the same as a job the worker
-// interrupted when it shut down).
+// that persist in a Store: a directory (DirStore, one process) or a store
+// and queue shared by the workers of a cluster (Options.Shared, see package
+// jskv). After a restart, finished jobs still answer. With a directory,
+// jobs that were queued or running are failed with an error saying they
+// were interrupted (503, the same as a job the worker interrupted when it
+// shut down). With a shared queue, queued jobs stay queued (any worker, or
+// this one after its restart, runs them) and only the running ones are
+// failed as interrupted: by the worker itself when it shuts down or starts
+// again, or by the worker that takes the job after its ack deadline when
+// the worker running it died.
 //
 // Admission accounts for memory: each job declares an estimate of its
 // need, and a queued job starts only when its estimate fits beside those of
@@ -26,14 +32,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
-	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/geostat-engine/geostat/worker/internal/atomicfile"
 	"github.com/geostat-engine/geostat/worker/problem"
 )
 
@@ -85,6 +87,9 @@ type Record struct {
 	CreatedAt  time.Time       `json:"created_at"`
 	StartedAt  *time.Time      `json:"started_at,omitempty"`
 	FinishedAt *time.Time      `json:"finished_at,omitempty"`
+	// Owner is the Options.ID of the worker that runs or ran the job (with
+	// a shared queue).
+	Owner string `json:"owner,omitempty"`
 }
 
 // Func is the work of a job. It reports progress (0..100) and a message,
@@ -93,8 +98,30 @@ type Func func(ctx context.Context, progress func(percent int, message string)) 
 
 // Options configure a Manager.
 type Options struct {
-	// Dir holds one JSON record per job.
+	// Dir holds one JSON record per job (a DirStore), unless Store or
+	// Shared is set.
 	Dir string
+	// Store keeps the records instead of Dir.
+	Store Store
+	// Shared, when set, keeps the records and the queue of jobs for every
+	// worker of a cluster; Dir and Store are then unused, and ID and
+	// Rebuild are needed.
+	Shared Shared
+	// ID names this worker in the records it runs (Record.Owner); it must
+	// be stable across restarts (the worker keeps it in its data
+	// directory), so that a restarted worker recognises its own jobs.
+	ID string
+	// Rebuild makes the Func of a job taken from the shared queue by a
+	// worker that did not accept it (or after a restart) from its record
+	// and the Spec.Request it was submitted with.
+	Rebuild func(r Record, request []byte) (Func, error)
+	// OnInterrupted, when set, is called (without the manager's lock) for
+	// each job found interrupted because the worker running it stopped
+	// (with Shared): what it left running elsewhere can be cancelled.
+	OnInterrupted func(r Record)
+	// ProgressEvery is how often the progress of running jobs is saved for
+	// the other workers to read (with Shared; default 1 s).
+	ProgressEvery time.Duration
 	// MaxJobs is the number of jobs that run at once (default 2).
 	MaxJobs int
 	// Logger receives job events (default: discard).
@@ -123,6 +150,10 @@ type Spec struct {
 	Workspace string
 	// Memory is the estimated memory need in bytes.
 	Memory int64
+	// Request is what Options.Rebuild needs to make the job's Func again
+	// on another worker or after a restart (with Shared; it travels in the
+	// shared queue and is never logged).
+	Request []byte
 }
 
 type job struct {
@@ -135,11 +166,44 @@ type job struct {
 	started chan struct{}
 	// interrupted is set when Shutdown cancels the job.
 	interrupted bool
+	// With Shared: local is set while this worker holds the job (taken
+	// from the queue), d is its delivery, rev the revision of rec last
+	// seen, dirty whether rec changed since it was saved.
+	local                     bool
+	d                         Delivery
+	rev                       uint64
+	dirty                     bool
+	doneClosed, startedClosed bool
+	// cancelAsked is set when a cancel request came through the shared
+	// store (cleared from it when the job ends).
+	cancelAsked bool
+}
+
+// closeStarted and closeDone close the job's channels once; m.mu is held.
+func (j *job) closeStarted() {
+	if !j.startedClosed {
+		j.startedClosed = true
+		close(j.started)
+	}
+}
+
+func (j *job) closeDone() {
+	j.closeStarted()
+	if !j.doneClosed {
+		j.doneClosed = true
+		close(j.done)
+	}
+}
+
+func newJob(r Record) *job {
+	return &job{rec: r, done: make(chan struct{}), started: make(chan struct{})}
 }
 
 // Manager schedules and records jobs. It is safe for concurrent use.
 type Manager struct {
 	opts    Options
+	store   Store
+	shared  Shared
 	mu      sync.Mutex
 	jobs    map[string]*job
 	queue   []*job
@@ -148,10 +212,23 @@ type Manager struct {
 	memory int64
 	closed bool
 	wg     sync.WaitGroup
+	// With Shared: wake tells the feeder a slot may be free; closing is
+	// closed by Shutdown; stopBg ends the feeder, the watchers and the
+	// ticker, bg waits for them.
+	wake    chan struct{}
+	closing chan struct{}
+	// tooLarge holds the jobs of the shared queue this worker left for
+	// larger workers (logged once each).
+	tooLarge map[string]bool
+	stopBg   context.CancelFunc
+	bg       sync.WaitGroup
 }
 
-// NewManager loads the records in opts.Dir (creating it), failing the ones
-// that were not finished as interrupted.
+// NewManager loads the records of its store (creating opts.Dir), failing
+// the ones that were not finished as interrupted. With opts.Shared it
+// watches the shared records instead, fails only the unfinished jobs this
+// worker (opts.ID) was running before it stopped, and starts taking jobs
+// from the shared queue.
 func NewManager(opts Options) (*Manager, error) {
 	if opts.MaxJobs <= 0 {
 		opts.MaxJobs = 2
@@ -162,30 +239,26 @@ func NewManager(opts Options) (*Manager, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
-		return nil, fmt.Errorf("jobs: %w", err)
+	m := &Manager{opts: opts, jobs: map[string]*job{}, closing: make(chan struct{})}
+	if opts.Shared != nil {
+		return m, m.startShared()
 	}
-	m := &Manager{opts: opts, jobs: map[string]*job{}}
-	entries, err := os.ReadDir(opts.Dir)
-	if err != nil {
-		return nil, fmt.Errorf("jobs: %w", err)
-	}
-	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(opts.Dir, e.Name()))
+	m.store = opts.Store
+	if m.store == nil {
+		ds, err := NewDirStore(opts.Dir)
 		if err != nil {
-			return nil, fmt.Errorf("jobs: %w", err)
+			return nil, err
 		}
-		var r Record
-		if err := json.Unmarshal(b, &r); err != nil || r.ID == "" {
-			opts.Logger.Warn("skipping unreadable job record", "file", e.Name(), "err", err)
-			continue
-		}
-		j := &job{rec: r, done: make(chan struct{}), started: make(chan struct{})}
-		close(j.done)
-		close(j.started)
+		ds.logger = opts.Logger
+		m.store = ds
+	}
+	recs, err := m.store.Load()
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range recs {
+		j := newJob(r)
+		j.closeDone()
 		if !r.Status.Finished() {
 			now := opts.Now().UTC()
 			j.rec.Status, j.rec.FinishedAt = Failed, &now
@@ -215,7 +288,7 @@ func (m *Manager) prune() {
 		if !r.Status.Finished() || r.FinishedAt == nil || !r.FinishedAt.Before(cutoff) {
 			continue
 		}
-		if err := os.Remove(filepath.Join(m.opts.Dir, id+".json")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := m.store.Delete(id); err != nil {
 			m.opts.Logger.Error("pruning job record", "job_id", id, "err", err)
 			continue
 		}
@@ -269,10 +342,14 @@ func (m *Manager) Submit(spec Spec, fn Func) (Record, error) {
 		return Record{}, fmt.Errorf("%w (%d)", ErrBusy, m.opts.MaxPerUser)
 	}
 	m.prune()
-	j := &job{fn: fn, done: make(chan struct{}), started: make(chan struct{}), rec: Record{
+	j := newJob(Record{
 		ID: newID(), Org: spec.Org, Topic: spec.Topic, Task: spec.Task, Workspace: spec.Workspace, User: spec.User,
 		Memory: spec.Memory, Status: Requested, Message: "Job requested", CreatedAt: m.opts.Now().UTC(),
-	}}
+	})
+	j.fn = fn
+	if m.shared != nil {
+		return m.submitShared(j, spec.Request)
+	}
 	if err := m.persist(j.rec); err != nil {
 		return Record{}, err
 	}
@@ -317,20 +394,27 @@ func (m *Manager) schedule() {
 			break
 		}
 		m.queue = m.queue[1:]
+		now := m.opts.Now().UTC()
+		if m.shared != nil {
+			if !m.claim(j, now) {
+				continue
+			}
+		} else {
+			j.rec.Status, j.rec.StartedAt, j.rec.Message = InProgress, &now, "Job in progress"
+			if err := m.persist(j.rec); err != nil {
+				m.opts.Logger.Error("persisting job", "job_id", j.rec.ID, "err", err)
+			}
+		}
 		ctx, cancel := context.WithCancel(context.Background())
 		j.cancel = cancel
-		now := m.opts.Now().UTC()
-		j.rec.Status, j.rec.StartedAt, j.rec.Message = InProgress, &now, "Job in progress"
-		if err := m.persist(j.rec); err != nil {
-			m.opts.Logger.Error("persisting job", "job_id", j.rec.ID, "err", err)
-		}
 		m.running++
 		m.memory += j.rec.Memory
-		close(j.started)
+		j.closeStarted()
 		m.wg.Add(1)
 		go m.run(ctx, j)
 	}
 	m.explainQueue()
+	m.signal()
 }
 
 // explainQueue sets the message of the queued jobs: waiting for a slot, or
@@ -349,17 +433,20 @@ func (m *Manager) explainQueue() {
 		case i > 0:
 			msg = fmt.Sprintf("Job requested: %d job(s) ahead in the queue", i)
 		}
-		j.rec.Message = msg
+		if msg != j.rec.Message {
+			j.rec.Message, j.dirty = msg, true
+		}
 	}
 }
 
 func gib(n int64) string { return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30)) }
 
-// Counts returns the number of running and queued jobs.
+// Counts returns the number of jobs this worker runs and of queued jobs
+// (with Shared, those of every worker).
 func (m *Manager) Counts() (running, queued int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, j := range m.queue {
+	for _, j := range m.jobs {
 		if j.rec.Status == Requested {
 			queued++
 		}
@@ -397,12 +484,14 @@ func (m *Manager) run(ctx context.Context, j *job) {
 	if perr := m.persist(j.rec); perr != nil {
 		m.opts.Logger.Error("persisting job", "job_id", j.rec.ID, "err", perr)
 	}
+	j.dirty = false
+	m.release(j)
 	rec := j.rec
 	if m.opts.OnFinish != nil {
 		m.opts.OnFinish(rec, time.Since(start))
 	}
 	j.cancel()
-	close(j.done)
+	j.closeDone()
 	m.running--
 	m.memory -= rec.Memory
 	m.schedule()
@@ -418,7 +507,7 @@ func (m *Manager) call(ctx context.Context, j *job) (res any, err error) {
 			err = fmt.Errorf("internal error: %v", p)
 		}
 	}()
-	return j.fn(ctx, func(pct int, msg string) {
+	return j.fn(context.WithValue(ctx, idKey{}, j.rec.ID), func(pct int, msg string) {
 		if pct < 0 {
 			pct = 0
 		}
@@ -427,13 +516,23 @@ func (m *Manager) call(ctx context.Context, j *job) (res any, err error) {
 		}
 		m.mu.Lock()
 		if pct > j.rec.Progress {
-			j.rec.Progress = pct
+			j.rec.Progress, j.dirty = pct, true
 		}
-		if msg != "" {
-			j.rec.Message = msg
+		if msg != "" && msg != j.rec.Message {
+			j.rec.Message, j.dirty = msg, true
 		}
 		m.mu.Unlock()
 	})
+}
+
+type idKey struct{}
+
+// IDFrom returns the id of the job whose Func was given ctx (or a context
+// derived from it): work the job hands to other processes can be named
+// after it, so that it can be found again when the job is interrupted.
+func IDFrom(ctx context.Context) (string, bool) {
+	id, ok := ctx.Value(idKey{}).(string)
+	return id, ok
 }
 
 // toProblem is the error of a job whose function failed: the document err
@@ -447,45 +546,82 @@ func toProblem(err error) *Problem {
 	return &Problem{Type: problem.ComputeTaskFailed, Title: "Task Failed.", Status: http.StatusInternalServerError, Detail: err.Error()}
 }
 
-// Get returns a job's record.
+// Get returns a job's record. With Shared, a job this worker has not seen
+// yet (just submitted to another worker) is read from the shared store.
 func (m *Manager) Get(id string) (Record, bool) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	j, ok := m.jobs[id]
+	if ok || m.shared == nil {
+		defer m.mu.Unlock()
+		if !ok {
+			return Record{}, false
+		}
+		return j.rec, true
+	}
+	m.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r, ok, err := m.shared.Get(ctx, id)
+	if err != nil {
+		m.opts.Logger.Warn("reading a job record", "job_id", id, "err", err)
+	}
 	if !ok {
 		return Record{}, false
 	}
-	return j.rec, true
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, seen := m.jobs[id]; !seen {
+		m.applyRecord(r, 0)
+	}
+	return m.jobs[id].rec, true
 }
 
 // Cancel asks a job to stop: a queued job is cancelled at once, a running
 // one moves to "cancelling" until its function returns. Finished jobs are
 // left as they are. It reports whether the job exists.
+//
+// With Shared, a job another worker holds is cancelled through the shared
+// store: a queued one at once, a running one by a cancel request its
+// worker watches.
 func (m *Manager) Cancel(id string) bool {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	j, ok := m.jobs[id]
+	if m.shared != nil && (!ok || !j.local) {
+		m.mu.Unlock()
+		return m.cancelShared(id)
+	}
+	defer m.mu.Unlock()
 	if !ok {
 		return false
 	}
+	m.cancelLocal(j)
+	return true
+}
+
+// cancelLocal cancels a job this worker holds; m.mu is held.
+func (m *Manager) cancelLocal(j *job) {
 	switch j.rec.Status {
 	case Requested:
 		now := m.opts.Now().UTC()
 		j.rec.Status, j.rec.Message, j.rec.FinishedAt = Cancelled, "Job cancelled", &now
-		close(j.done)
-		close(j.started)
+		j.closeDone()
 		if err := m.persist(j.rec); err != nil {
-			m.opts.Logger.Error("persisting job", "job_id", id, "err", err)
+			m.opts.Logger.Error("persisting job", "job_id", j.rec.ID, "err", err)
 		}
+		m.release(j)
 		if m.opts.OnFinish != nil {
 			m.opts.OnFinish(j.rec, 0)
 		}
 		m.schedule() // a job behind it may fit now
 	case InProgress:
 		j.rec.Status, j.rec.Message = Cancelling, "Job cancelling"
+		if m.shared != nil {
+			if err := m.persist(j.rec); err != nil {
+				m.opts.Logger.Error("persisting job", "job_id", j.rec.ID, "err", err)
+			}
+		}
 		j.cancel()
 	}
-	return true
 }
 
 // Wait blocks until the job finishes or ctx ends, and returns its record
@@ -507,6 +643,10 @@ func (m *Manager) WaitStarted(ctx context.Context, id string) (Record, bool) {
 func (m *Manager) await(ctx context.Context, id string, event func(*job) chan struct{}) (Record, bool) {
 	m.mu.Lock()
 	j, ok := m.jobs[id]
+	var closing chan struct{}
+	if ok && m.shared != nil && !j.local {
+		closing = m.closing
+	}
 	m.mu.Unlock()
 	if !ok {
 		return Record{}, false
@@ -516,6 +656,13 @@ func (m *Manager) await(ctx context.Context, id string, event func(*job) chan st
 	case <-event(j):
 	case <-ctx.Done():
 		happened = false
+	case <-closing:
+		// A job of the shared queue no longer followed by this worker.
+		select {
+		case <-event(j):
+		default:
+			happened = false
+		}
 	}
 	r, _ := m.Get(id)
 	return r, happened
@@ -545,14 +692,23 @@ func (m *Manager) Shutdown(ctx context.Context) {
 	m.mu.Lock()
 	first := !m.closed
 	m.closed = true
+	if first {
+		close(m.closing)
+	}
 	var queued, running []*job
 	for _, j := range m.queue {
 		if j.rec.Status == Requested {
+			if m.shared != nil {
+				// Back to the shared queue: another worker, or this one
+				// after its restart, runs it.
+				m.putBack(j)
+				queued = append(queued, j)
+				continue
+			}
 			now := m.opts.Now().UTC()
 			j.rec.Status, j.rec.FinishedAt, j.rec.Message = Failed, &now, "Job failed"
 			j.rec.Error = interrupted(Requested)
-			close(j.done)
-			close(j.started)
+			j.closeDone()
 			if err := m.persist(j.rec); err != nil {
 				m.opts.Logger.Error("persisting job", "job_id", j.rec.ID, "err", err)
 			}
@@ -561,7 +717,7 @@ func (m *Manager) Shutdown(ctx context.Context) {
 	}
 	m.queue = nil
 	for _, j := range m.jobs {
-		if j.rec.Status == InProgress || j.rec.Status == Cancelling {
+		if (j.rec.Status == InProgress || j.rec.Status == Cancelling) && (m.shared == nil || j.local) {
 			running = append(running, j)
 		}
 	}
@@ -576,6 +732,10 @@ func (m *Manager) Shutdown(ctx context.Context) {
 		log.Info(fmt.Sprintf("shutting down: waiting %s for %s", wait, plural(len(running), "running job", "running jobs")),
 			"running", len(running), "queued", len(queued))
 		for _, j := range queued {
+			if m.shared != nil {
+				log.Info("shutdown: queued job put back in the shared queue (another worker, or this one when it starts again, runs it)", "job_id", j.rec.ID, "task", j.rec.Task)
+				continue
+			}
 			log.Info("shutdown: queued job failed as interrupted (never started; submit it again)", "job_id", j.rec.ID, "task", j.rec.Task)
 		}
 	}
@@ -597,6 +757,7 @@ func (m *Manager) Shutdown(ctx context.Context) {
 	if !first {
 		return
 	}
+	m.stopShared()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, j := range running {
@@ -630,14 +791,7 @@ func marshal(v any, indent string) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-// persist writes a record atomically (temporary file, fsync, rename).
+// persist saves a record in the store; m.mu is held.
 func (m *Manager) persist(r Record) error {
-	b, err := marshal(r, "  ")
-	if err != nil {
-		return fmt.Errorf("jobs: %w", err)
-	}
-	if err := atomicfile.Write(m.opts.Dir, filepath.Join(m.opts.Dir, r.ID+".json"), b, nil); err != nil {
-		return fmt.Errorf("jobs: saving %s: %w", r.ID, err)
-	}
-	return nil
+	return m.store.Save(r)
 }

@@ -110,6 +110,35 @@ func (p *Principal) OwnsAnOrg() bool {
 	return false
 }
 
+// Grants returns a copy of the caller's roles, organisation -> workspace
+// (or * for every one) -> role: with User, what PrincipalOf needs to
+// rebuild the caller, e.g. to run a queued job on another worker.
+func (p *Principal) Grants() map[string]map[string]Role {
+	out := make(map[string]map[string]Role, len(p.orgs))
+	for o, m := range p.orgs {
+		c := make(map[string]Role, len(m))
+		for w, r := range m {
+			c[w] = r
+		}
+		out[o] = c
+	}
+	return out
+}
+
+// PrincipalOf rebuilds a caller from its user and Grants (keys are
+// compared case-insensitively, as for a token's entry).
+func PrincipalOf(user store.User, grants map[string]map[string]Role) *Principal {
+	orgs := make(map[string]map[string]Role, len(grants))
+	for o, m := range grants {
+		c := make(map[string]Role, len(m))
+		for w, r := range m {
+			c[strings.ToLower(w)] = r
+		}
+		orgs[strings.ToLower(o)] = c
+	}
+	return &Principal{User: user, orgs: orgs}
+}
+
 // InOrg reports whether the caller has a role in any workspace of org.
 func (p *Principal) InOrg(org string) bool {
 	return len(p.orgs[strings.ToLower(org)]) > 0 || len(p.orgs[Any]) > 0

@@ -33,8 +33,9 @@ const (
 )
 
 // ClusterOptions configure the NATS JetStream cluster a worker belongs to.
-// With both NATS and Listen empty the worker is not in a cluster and runs
-// every job in its own process.
+// With both NATS and Listen empty the worker embeds a NATS server that
+// listens on no port (its job records and queue live there, under
+// DATA/nats) and runs every job in its own process.
 type ClusterOptions struct {
 	// NATS is a comma-separated list of NATS server URLs to join instead of
 	// embedding a server.
@@ -61,13 +62,19 @@ type ClusterOptions struct {
 	// Threads bounds the cores one shard computes with (0 = all); the
 	// worker's -threads.
 	Threads int
+	// JobAckWait is the time after which a job taken by an api worker that
+	// went silent (killed, or stalled) is taken by another (0: 60 s): a
+	// job that had started is then failed as interrupted (503), one that
+	// had not runs there. Every worker of a cluster must use the same.
+	JobAckWait time.Duration
 	// MaxShards is the number of shards this process computes at once
 	// (0: 1); the worker's -max-jobs. A Service of role all takes
 	// Options.Threads and Options.MaxJobs when these are zero.
 	MaxShards int
 }
 
-// Enabled reports whether the worker is a member of a cluster.
+// Enabled reports whether the worker is a member of a cluster that other
+// workers can join (shards of conditional turning bands run on it).
 func (o ClusterOptions) Enabled() bool { return o.NATS != "" || o.Listen != "" }
 
 // clusterMember is a worker's connection to the cluster.
@@ -81,8 +88,8 @@ type clusterMember struct {
 }
 
 // joinCluster starts the embedded server (under dataDir/nats) or connects
-// to o.NATS, and opens the queue.
-func joinCluster(o ClusterOptions, dataDir, name string) (_ *clusterMember, err error) {
+// to o.NATS, and opens the shard queue when shards is set.
+func joinCluster(o ClusterOptions, dataDir, name string, shards bool) (_ *clusterMember, err error) {
 	m := &clusterMember{}
 	defer func() {
 		if err != nil {
@@ -103,6 +110,9 @@ func joinCluster(o ClusterOptions, dataDir, name string) (_ *clusterMember, err 
 		if m.nc, err = cluster.ConnectInProcess(m.ns, name); err != nil {
 			return nil, err
 		}
+	}
+	if !shards {
+		return m, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -226,7 +236,7 @@ func RunCompute(ctx context.Context, o ClusterOptions, logger *slog.Logger) erro
 	if logger == nil {
 		logger = slog.Default()
 	}
-	m, err := joinCluster(o, "", "geostat-compute")
+	m, err := joinCluster(o, "", "geostat-compute", true)
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,11 @@ import (
 const (
 	childDirEnv  = "GEOSTAT_SERVICE_TEST_CHILD_DIR"
 	childDemoEnv = "GEOSTAT_SERVICE_TEST_CHILD_DEMO"
-	childPrefix  = "geostat-test-child listening on "
+	// childNATSEnv and childObjectsEnv, when set, make the child join that
+	// NATS server and read that worker's objects (see jobs_test.go).
+	childNATSEnv    = "GEOSTAT_SERVICE_TEST_CHILD_NATS"
+	childObjectsEnv = "GEOSTAT_SERVICE_TEST_CHILD_OBJECTS"
+	childPrefix     = "geostat-test-child listening on "
 )
 
 func TestMain(m *testing.M) {
@@ -39,7 +43,13 @@ func TestMain(m *testing.M) {
 // runChild runs a worker on 127.0.0.1:0 over dir (with the demo seeded when
 // asked), prints its URL and serves until SIGTERM or SIGKILL.
 func runChild(dir string, seed bool) int {
-	s, err := service.New(testOptions(dir, service.Options{Threads: 1}))
+	opts := service.Options{Threads: 1}
+	if u := os.Getenv(childNATSEnv); u != "" {
+		opts.MaxJobs = 1
+		opts.Cluster = service.ClusterOptions{NATS: u, JobAckWait: childJobAckWait, ShardBytes: 1 << 20}
+		opts.ObjectsURL, opts.ObjectsToken = os.Getenv(childObjectsEnv), token
+	}
+	s, err := service.New(testOptions(dir, opts))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child worker:", err)
 		return 1
@@ -62,10 +72,10 @@ func runChild(dir string, seed bool) int {
 
 // startChild re-executes the test binary as a worker process over dir and
 // returns it with a client, once it listens (bounded wait).
-func startChild(t *testing.T, dir string, seed bool) (*exec.Cmd, *workertest.Client) {
+func startChild(t *testing.T, dir string, seed bool, env ...string) (*exec.Cmd, *workertest.Client) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childDirEnv+"="+dir)
+	cmd.Env = append(append(os.Environ(), childDirEnv+"="+dir), env...)
 	if seed {
 		cmd.Env = append(cmd.Env, childDemoEnv+"=1")
 	}

@@ -91,7 +91,11 @@ type Service struct {
 	routes  []string
 	openapi []byte
 	lock    *server.DataDirLock
-	cluster *clusterMember // nil: not in a cluster
+	cluster *clusterMember // the NATS connection (and shard queue in a cluster)
+	// rebuilder makes the Func of a job from its queued request; it is set
+	// when the compute routes are registered (then registered is closed).
+	rebuilder  func(jobs.Record, []byte) (jobs.Func, error)
+	registered chan struct{}
 }
 
 // New builds the worker. It binds its listener first, so that a busy port
@@ -159,23 +163,37 @@ func New(opts Options) (_ *Service, err error) {
 		return nil, fmt.Errorf("service: %w", err)
 	}
 	logger := opts.Logger
+	switch opts.Cluster.Role {
+	case "", RoleAll, RoleAPI:
+	default:
+		return nil, fmt.Errorf("service: role %q: a Service is an %q or %q worker (compute workers use RunCompute)", opts.Cluster.Role, RoleAll, RoleAPI)
+	}
+	// The job records and queue live in NATS JetStream: the embedded
+	// server (no port unless -nats-listen) or the one joined with -nats.
+	if s.cluster, err = joinCluster(opts.Cluster, opts.DataDir, "geostat-api", opts.Cluster.Enabled()); err != nil {
+		return nil, fmt.Errorf("service: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			s.cluster.close()
+		}
+	}()
 	if opts.Cluster.Enabled() {
-		switch opts.Cluster.Role {
-		case "", RoleAll, RoleAPI:
-		default:
-			return nil, fmt.Errorf("service: role %q: a Service is an %q or %q worker (compute workers use RunCompute)", opts.Cluster.Role, RoleAll, RoleAPI)
-		}
-		if s.cluster, err = joinCluster(opts.Cluster, opts.DataDir, "geostat-api"); err != nil {
-			return nil, fmt.Errorf("service: %w", err)
-		}
-		defer func() {
-			if err != nil {
-				s.cluster.close()
-			}
-		}()
 		s.cluster.collectOrphans(logger)
 	}
-	if s.jobs, err = jobs.NewManager(jobs.Options{Dir: filepath.Join(opts.DataDir, "jobs"), MaxJobs: opts.MaxJobs, Logger: logger,
+	shared, err := s.cluster.openJobs(opts.Cluster)
+	if err != nil {
+		return nil, fmt.Errorf("service: %w", err)
+	}
+	if err := importDirRecords(opts.DataDir, shared, logger); err != nil {
+		return nil, fmt.Errorf("service: %w", err)
+	}
+	id, err := workerID(opts.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("service: %w", err)
+	}
+	s.registered = make(chan struct{})
+	if s.jobs, err = jobs.NewManager(jobs.Options{Shared: shared, ID: id, Rebuild: s.rebuild, OnInterrupted: s.interrupted, MaxJobs: opts.MaxJobs, Logger: logger,
 		MaxMemory: opts.MaxMemory, Retention: max(opts.JobRetention, 0), MaxPerUser: max(opts.MaxJobsPerUser, 0),
 		OnFinish: func(r jobs.Record, d time.Duration) { s.metrics.JobFinished(r.Topic, r.Task, string(r.Status), d) }}); err != nil {
 		return nil, fmt.Errorf("service: %w", err)
@@ -212,7 +230,7 @@ func New(opts Options) (_ *Service, err error) {
 	if s.openapi, err = json.MarshalIndent(doc, "", "  "); err != nil {
 		return nil, err
 	}
-	if s.cluster != nil && opts.Cluster.Role != RoleAPI {
+	if opts.Cluster.Enabled() && opts.Cluster.Role != RoleAPI {
 		s.cluster.work(logger, opts.Cluster.Threads)
 	}
 	return s, nil
@@ -229,12 +247,15 @@ func (s *Service) register(mux server.Router, deps server.Deps) {
 		Files:     reportFiles{fs: s.files, expiry: urlExpiry(s.opts.URLExpiry)},
 		FreeDisk:  func() (int64, error) { return freeDisk(s.opts.DataDir) },
 	}
-	if s.cluster != nil {
+	if s.opts.Cluster.Enabled() {
 		env.Cluster = s.cluster.runner(s.opts.Cluster)
 		env.Tiles = s.cluster.tiles(s.opts.Cluster)
 		env.Ensembles = s.cluster.ensembles(s.opts.Cluster)
 	}
-	tasks.Register(mux, deps, tasks.ComputeOptions{Env: env, Jobs: s.jobs, SyncWait: s.opts.SyncWait, OnSubmit: s.metrics.Submitted})
+	co := tasks.ComputeOptions{Env: env, Jobs: s.jobs, SyncWait: s.opts.SyncWait, OnSubmit: s.metrics.Submitted}
+	tasks.Register(mux, deps, co)
+	s.rebuilder = tasks.Rebuilder(co)
+	close(s.registered)
 	files.Register(mux, deps, s.files, files.Options{URLExpiry: s.opts.URLExpiry, MaxUploadBytes: s.opts.MaxBlobBytes})
 	mux.Handle("GET /compute/orgs/{org_id}/reports/{workspace_id}/{file_id}", deps.Auth.RequireWorkspace(server.RoleViewer, http.HandlerFunc(s.dashboard)))
 	mux.Handle("GET /metrics", s.metricsAccess(deps.Auth, s.metrics.Handler()))

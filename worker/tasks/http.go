@@ -184,7 +184,13 @@ func (c *compute) submit(w http.ResponseWriter, r *http.Request, topic string) {
 		fail(fmt.Errorf("task %s checked no target workspace", task))
 		return
 	}
-	spec := jobs.Spec{Org: org, Topic: topic, Task: task, User: principal.User.ID, Workspace: workspace, Memory: needs.Memory}
+	queued, err := encodeQueued(queuedRequest{Org: org, Topic: topic, Task: task, Body: body, User: principal.User,
+		Grants: principal.Grants(), PublicURL: env.PublicURL})
+	if err != nil {
+		fail(err)
+		return
+	}
+	spec := jobs.Spec{Org: org, Topic: topic, Task: task, User: principal.User.ID, Workspace: workspace, Memory: needs.Memory, Request: queued}
 	rec, err := c.opts.Jobs.Submit(spec, func(ctx context.Context, progress func(int, string)) (any, error) {
 		return plan.Run(geostat.WithWorkers(ctx, env.Threads), progress)
 	})

@@ -30,6 +30,7 @@ import (
 	"github.com/geostat-engine/geostat/tbsim"
 	"github.com/geostat-engine/geostat/worker/cluster"
 	"github.com/geostat-engine/geostat/worker/cluster/shard"
+	"github.com/geostat-engine/geostat/worker/jobs"
 	"github.com/geostat-engine/geostat/worker/objects"
 )
 
@@ -281,11 +282,10 @@ func (r *Runner) Run(ctx context.Context, in tbsim.Input, p tbsim.Params, writer
 	for i, s := range pl.Shards {
 		keys[i] = s.Key()
 	}
-	var id [12]byte
-	if _, err := rand.Read(id[:]); err != nil {
+	job, err := shardJob(ctx)
+	if err != nil {
 		return err
 	}
-	job := "sim-" + hex.EncodeToString(id[:])
 	if err := r.Queue.Submit(ctx, job, spec, keys); err != nil {
 		return fmt.Errorf("submitting the shards: %w", err)
 	}
@@ -325,4 +325,22 @@ func (r *Runner) Run(ctx context.Context, in tbsim.Input, p tbsim.Params, writer
 		}
 		return b, err
 	})
+}
+
+// ShardJobID is the cluster job of the shards of the worker job id: the
+// worker cancels it when it finds the job interrupted (its api worker
+// died while assembling).
+func ShardJobID(id string) string { return "sim-" + id }
+
+// shardJob names the cluster job of a simulation after the worker job
+// that runs it (jobs.IDFrom), else at random.
+func shardJob(ctx context.Context) (string, error) {
+	if id, ok := jobs.IDFrom(ctx); ok && id != "" {
+		return ShardJobID(id), nil
+	}
+	var id [12]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		return "", err
+	}
+	return ShardJobID(hex.EncodeToString(id[:])), nil
 }

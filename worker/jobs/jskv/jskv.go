@@ -1,0 +1,401 @@
+// Package jskv keeps the worker's jobs in NATS JetStream, for every api
+// worker of a cluster (jobs.Shared): the job records and cancel requests
+// in a key-value bucket, the queue of jobs in a work-queue stream read by
+// one durable pull consumer that every api worker shares.
+//
+// A job message carries the job's request (what jobs.Options.Rebuild
+// needs to run it on any worker); it is removed when the job is
+// acknowledged, that is when it has finished, so a stored request lives
+// only while its job is queued or running. A worker takes one job at a
+// time, only when it has a free slot, and holds it with in-progress
+// signals; a job whose worker goes silent for the ack deadline is
+// delivered again to another worker (jobs.Manager then fails it as
+// interrupted when it had started, or runs it when it had not).
+package jskv
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/geostat-engine/geostat/worker/jobs"
+)
+
+// Names of the JetStream assets.
+const (
+	// Bucket is the key-value bucket of job records ("rec.<job>") and
+	// cancel requests ("cancel.<job>").
+	Bucket = "geostat_job_records"
+	// Stream is the work-queue stream of queued jobs, subjects
+	// "geostat_job.<job>"; Consumer is its durable pull consumer shared by
+	// the api workers.
+	Stream   = "GEOSTAT_JOBS"
+	Consumer = "api"
+	subject  = "geostat_job."
+)
+
+// Config tunes a Store; zero values take the defaults.
+type Config struct {
+	// Replicas of the bucket and the stream: 1 on one server (default), 3
+	// or 5 on a NATS cluster of as many servers.
+	Replicas int
+	// AckWait is the time after which a taken job whose worker gave no
+	// sign of life is delivered again (default 60 s); workers signal every
+	// AckWait/3 at most.
+	AckWait time.Duration
+	// Duplicates is the window in which a job published twice is queued
+	// once (default 10 min).
+	Duplicates time.Duration
+}
+
+// Store is one process's handle on the shared job records and queue. It
+// implements jobs.Shared.
+type Store struct {
+	cfg  Config
+	js   jetstream.JetStream
+	kv   jetstream.KeyValue
+	cons jetstream.Consumer
+}
+
+var _ jobs.Shared = (*Store)(nil)
+
+// Open creates (or updates to cfg) the bucket, stream and consumer, which
+// any number of processes may do at once, and returns a handle on them.
+func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Store, error) {
+	if cfg.Replicas <= 0 {
+		cfg.Replicas = 1
+	}
+	if cfg.AckWait <= 0 {
+		cfg.AckWait = 60 * time.Second
+	}
+	if cfg.Duplicates <= 0 {
+		cfg.Duplicates = 10 * time.Minute
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("jskv: jetstream: %w", err)
+	}
+	s := &Store{cfg: cfg, js: js}
+	if s.kv, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: Bucket, Storage: jetstream.FileStorage, Replicas: cfg.Replicas}); err != nil {
+		return nil, fmt.Errorf("jskv: bucket %s: %w", Bucket, err)
+	}
+	if _, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name: Stream, Subjects: []string{subject + "*"},
+		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage,
+		Duplicates: cfg.Duplicates, Replicas: cfg.Replicas,
+	}); err != nil {
+		return nil, fmt.Errorf("jskv: stream %s: %w", Stream, err)
+	}
+	if s.cons, err = js.CreateOrUpdateConsumer(ctx, Stream, jetstream.ConsumerConfig{
+		Durable: Consumer, AckPolicy: jetstream.AckExplicitPolicy, AckWait: cfg.AckWait,
+		MaxDeliver: -1, MaxAckPending: -1, Replicas: cfg.Replicas,
+	}); err != nil {
+		return nil, fmt.Errorf("jskv: consumer %s: %w", Consumer, err)
+	}
+	return s, nil
+}
+
+var idRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+
+func recKey(id string) (string, error) {
+	if !idRE.MatchString(id) {
+		return "", fmt.Errorf("jskv: job id %q: want 1 to 128 letters, digits, '-' or '_'", id)
+	}
+	return "rec." + id, nil
+}
+
+// AckWait is the configured ack deadline.
+func (s *Store) AckWait() time.Duration { return s.cfg.AckWait }
+
+const opTimeout = 30 * time.Second
+
+// Load returns every record.
+func (s *Store) Load() ([]jobs.Record, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	var out []jobs.Record
+	lister, err := s.kv.ListKeysFiltered(ctx, "rec.*")
+	if err != nil {
+		return nil, fmt.Errorf("jskv: listing records: %w", err)
+	}
+	defer lister.Stop()
+	for k := range lister.Keys() {
+		e, err := s.kv.Get(ctx, k)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("jskv: reading %s: %w", k, err)
+		}
+		var r jobs.Record
+		if err := json.Unmarshal(e.Value(), &r); err != nil {
+			return nil, fmt.Errorf("jskv: record %s: %w", k, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// Save creates or replaces a record.
+func (s *Store) Save(r jobs.Record) error {
+	k, err := recKey(r.ID)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("jskv: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	if _, err := s.kv.Put(ctx, k, b); err != nil {
+		return fmt.Errorf("jskv: saving job %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// Delete removes a record (and its history) and any cancel request left
+// for the job.
+func (s *Store) Delete(id string) error {
+	k, err := recKey(id)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	if err := s.kv.Purge(ctx, k); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return fmt.Errorf("jskv: deleting job %s: %w", id, err)
+	}
+	return s.ClearCancel(ctx, id)
+}
+
+// Get reads a record.
+func (s *Store) Get(ctx context.Context, id string) (jobs.Record, bool, error) {
+	r, _, ok, err := s.get(ctx, id)
+	return r, ok, err
+}
+
+func (s *Store) get(ctx context.Context, id string) (jobs.Record, uint64, bool, error) {
+	k, err := recKey(id)
+	if err != nil {
+		return jobs.Record{}, 0, false, nil // no job has such an id
+	}
+	e, err := s.kv.Get(ctx, k)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return jobs.Record{}, 0, false, nil
+	}
+	if err != nil {
+		return jobs.Record{}, 0, false, fmt.Errorf("jskv: reading job %s: %w", id, err)
+	}
+	var r jobs.Record
+	if err := json.Unmarshal(e.Value(), &r); err != nil {
+		return jobs.Record{}, 0, false, fmt.Errorf("jskv: record of job %s: %w", id, err)
+	}
+	return r, e.Revision(), true, nil
+}
+
+// Update applies f to a record with compare and swap, retrying (at most
+// 100 times) when another worker wrote it meanwhile.
+func (s *Store) Update(ctx context.Context, id string, f func(*jobs.Record) error) (jobs.Record, uint64, error) {
+	k, err := recKey(id)
+	if err != nil {
+		return jobs.Record{}, 0, err
+	}
+	for range 100 {
+		r, rev, ok, err := s.get(ctx, id)
+		if err != nil {
+			return jobs.Record{}, 0, err
+		}
+		if !ok {
+			return jobs.Record{}, 0, fmt.Errorf("%w: %s", jobs.ErrNotFound, id)
+		}
+		if err := f(&r); errors.Is(err, jobs.ErrUnchanged) {
+			return r, rev, nil
+		} else if err != nil {
+			return jobs.Record{}, 0, err
+		}
+		b, err := json.Marshal(r)
+		if err != nil {
+			return jobs.Record{}, 0, fmt.Errorf("jskv: %w", err)
+		}
+		nrev, err := s.kv.Update(ctx, k, b, rev)
+		if err == nil {
+			return r, nrev, nil
+		}
+		if !errors.Is(err, jetstream.ErrKeyExists) {
+			return jobs.Record{}, 0, fmt.Errorf("jskv: updating job %s: %w", id, err)
+		}
+	}
+	return jobs.Record{}, 0, fmt.Errorf("jskv: updating job %s: too many concurrent writers", id)
+}
+
+// Watch passes every record, then every change, to f.
+func (s *Store) Watch(ctx context.Context, f func(r jobs.Record, revision uint64, deleted bool)) error {
+	return s.watch(ctx, "rec.*", func(e jetstream.KeyValueEntry) {
+		id := e.Key()[len("rec."):]
+		if e.Operation() != jetstream.KeyValuePut {
+			f(jobs.Record{ID: id}, e.Revision(), true)
+			return
+		}
+		var r jobs.Record
+		if err := json.Unmarshal(e.Value(), &r); err != nil || r.ID != id {
+			return // not a record of this worker's shape: ignored
+		}
+		f(r, e.Revision(), false)
+	})
+}
+
+// watch runs f on the entries of a key filter, returning once the values
+// stored at the call have been passed.
+func (s *Store) watch(ctx context.Context, filter string, f func(jetstream.KeyValueEntry)) error {
+	w, err := s.kv.Watch(ctx, filter)
+	if err != nil {
+		return fmt.Errorf("jskv: watching %s: %w", filter, err)
+	}
+	ready := make(chan struct{})
+	var once sync.Once
+	go func() {
+		defer w.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				once.Do(func() { close(ready) })
+				return
+			case e, ok := <-w.Updates():
+				if !ok {
+					once.Do(func() { close(ready) })
+					return
+				}
+				if e == nil { // the stored values have all been passed
+					once.Do(func() { close(ready) })
+					continue
+				}
+				f(e)
+			}
+		}
+	}()
+	select {
+	case <-ready:
+		return ctx.Err()
+	case <-time.After(opTimeout):
+		return fmt.Errorf("jskv: watching %s: the stored values did not arrive in %s", filter, opTimeout)
+	}
+}
+
+// Publish queues a job with its request. Publishing the same job again
+// within the Duplicates window queues it once.
+func (s *Store) Publish(ctx context.Context, id string, request []byte) error {
+	if _, err := recKey(id); err != nil {
+		return err
+	}
+	if _, err := s.js.Publish(ctx, subject+id, request, jetstream.WithMsgID(id)); err != nil {
+		return fmt.Errorf("jskv: queueing job %s: %w", id, err)
+	}
+	return nil
+}
+
+// nextWait bounds one pull request, so that a worker that stops leaves no
+// request behind for long.
+const nextWait = 5 * time.Second
+
+// Next waits for the next queued job until ctx ends.
+func (s *Store) Next(ctx context.Context) (jobs.Delivery, error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		fctx, cancel := context.WithTimeout(ctx, nextWait)
+		msg, err := s.cons.Next(jetstream.FetchContext(fctx))
+		cancel()
+		if dl, ok := ctx.Deadline(); ok && err != nil && !time.Now().Before(dl) {
+			return nil, context.DeadlineExceeded
+		}
+		if ctx.Err() != nil {
+			if msg != nil {
+				_ = msg.Nak()
+			}
+			return nil, ctx.Err()
+		}
+		if errors.Is(err, jetstream.ErrNoMessages) || errors.Is(err, nats.ErrTimeout) ||
+			errors.Is(err, context.DeadlineExceeded) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("jskv: taking a job: %w", err)
+		}
+		id := msg.Subject()[len(subject):]
+		return delivery{id: id, msg: msg}, nil
+	}
+}
+
+type delivery struct {
+	id  string
+	msg jetstream.Msg
+}
+
+func (d delivery) JobID() string     { return d.id }
+func (d delivery) Request() []byte   { return d.msg.Data() }
+func (d delivery) InProgress() error { return d.msg.InProgress() }
+
+// Nak puts the job back, to be delivered again after delay.
+func (d delivery) Nak(delay time.Duration) error {
+	if delay <= 0 {
+		return d.msg.Nak()
+	}
+	return d.msg.NakWithDelay(delay)
+}
+
+// Ack waits for the server's confirmation, so that a finished job is not
+// delivered again.
+func (d delivery) Ack() error {
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	return d.msg.DoubleAck(ctx)
+}
+
+func cancelKey(id string) (string, error) {
+	if !idRE.MatchString(id) {
+		return "", fmt.Errorf("jskv: job id %q: want 1 to 128 letters, digits, '-' or '_'", id)
+	}
+	return "cancel." + id, nil
+}
+
+// RequestCancel records a cancel request for the worker running the job.
+func (s *Store) RequestCancel(ctx context.Context, id string) error {
+	k, err := cancelKey(id)
+	if err != nil {
+		return err
+	}
+	if _, err := s.kv.Put(ctx, k, []byte(time.Now().UTC().Format(time.RFC3339Nano))); err != nil {
+		return fmt.Errorf("jskv: requesting the cancellation of job %s: %w", id, err)
+	}
+	return nil
+}
+
+// WatchCancels passes every cancel request, past and new, to f.
+func (s *Store) WatchCancels(ctx context.Context, f func(id string)) error {
+	return s.watch(ctx, "cancel.*", func(e jetstream.KeyValueEntry) {
+		if e.Operation() == jetstream.KeyValuePut {
+			f(e.Key()[len("cancel."):])
+		}
+	})
+}
+
+// ClearCancel forgets a job's cancel request.
+func (s *Store) ClearCancel(ctx context.Context, id string) error {
+	k, err := cancelKey(id)
+	if err != nil {
+		return err
+	}
+	if err := s.kv.Purge(ctx, k); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return fmt.Errorf("jskv: clearing the cancel request of job %s: %w", id, err)
+	}
+	return nil
+}

@@ -1,0 +1,512 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Shared is a record store and a job queue shared by the api workers of a
+// cluster (package jskv keeps them in NATS JetStream). With it, a Manager
+// is one of many: any of them answers status, results and cancel for any
+// job, and each takes from the shared queue only the jobs that fit its own
+// Options.MaxJobs and Options.MaxMemory.
+type Shared interface {
+	Store
+	// Get reads a record as it is stored now.
+	Get(ctx context.Context, id string) (Record, bool, error)
+	// Update applies f to a stored record atomically (compare and swap,
+	// retried on a concurrent write) and returns the stored record and its
+	// revision. When f returns ErrUnchanged the record is left as it is and
+	// returned without error.
+	Update(ctx context.Context, id string, f func(*Record) error) (Record, uint64, error)
+	// Watch calls f with every stored record and then with every change
+	// (a deleted record has only its ID, with deleted true), in revision
+	// order, until ctx ends. It returns once the records stored at the
+	// call have been passed to f; f runs on one goroutine.
+	Watch(ctx context.Context, f func(r Record, revision uint64, deleted bool)) error
+	// Publish queues a job with its request (the payload from which
+	// Options.Rebuild makes its Func on any worker).
+	Publish(ctx context.Context, id string, request []byte) error
+	// Next waits for the next queued job, until ctx ends.
+	Next(ctx context.Context) (Delivery, error)
+	// RequestCancel asks the worker running a job to cancel it;
+	// WatchCancels calls f with each job whose cancel was requested
+	// (those requested before the call too) until ctx ends, returning once
+	// it watches; ClearCancel forgets a job's request.
+	RequestCancel(ctx context.Context, id string) error
+	WatchCancels(ctx context.Context, f func(id string)) error
+	ClearCancel(ctx context.Context, id string) error
+	// AckWait is the time after which a taken job whose worker went silent
+	// is delivered again.
+	AckWait() time.Duration
+}
+
+// Delivery is a job taken from the shared queue: this worker holds it
+// (InProgress while it waits or runs) until Ack, or puts it back (Nak).
+type Delivery interface {
+	JobID() string
+	// Request is the payload given to Publish.
+	Request() []byte
+	// InProgress tells the queue the job is still held.
+	InProgress() error
+	// Ack removes the job from the queue.
+	Ack() error
+	// Nak puts the job back for any worker to take after delay (0: at
+	// once).
+	Nak(delay time.Duration) error
+}
+
+// ErrUnchanged, returned by the function given to Shared.Update, leaves
+// the record as it is.
+var ErrUnchanged = errors.New("jobs: record unchanged")
+
+// startShared watches the shared records and cancel requests, fails the
+// jobs this worker was running when it stopped, and starts the feeder and
+// the ticker.
+func (m *Manager) startShared() error {
+	o := m.opts
+	if o.ID == "" {
+		return errors.New("jobs: a Manager on a shared queue needs an ID")
+	}
+	if o.ProgressEvery <= 0 {
+		m.opts.ProgressEvery = time.Second
+	}
+	m.shared, m.store = o.Shared, o.Shared
+	m.wake = make(chan struct{}, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	m.stopBg = cancel
+	fail := func(err error) error {
+		cancel()
+		return err
+	}
+	if err := m.shared.Watch(ctx, m.onRecord); err != nil {
+		return fail(fmt.Errorf("jobs: watching the job records: %w", err))
+	}
+	// Jobs this worker ran before it stopped (crashed, or shut down before
+	// it could record them) can only have been interrupted.
+	m.mu.Lock()
+	var mine []Record
+	for _, j := range m.jobs {
+		if (j.rec.Status == InProgress || j.rec.Status == Cancelling) && j.rec.Owner == o.ID {
+			mine = append(mine, j.rec)
+		}
+	}
+	m.mu.Unlock()
+	for _, r := range mine {
+		m.interrupt(ctx, r.ID, o.ID)
+	}
+	if err := m.shared.WatchCancels(ctx, m.onCancel); err != nil {
+		return fail(fmt.Errorf("jobs: watching cancel requests: %w", err))
+	}
+	m.mu.Lock()
+	m.prune()
+	m.mu.Unlock()
+	m.bg.Add(2)
+	go m.feed(ctx)
+	go m.tick(ctx)
+	return nil
+}
+
+// interrupt fails a job whose worker stopped while it ran (owner, or any
+// worker when owner is empty), unless it has finished since.
+func (m *Manager) interrupt(ctx context.Context, id, owner string) {
+	rec, _, err := m.shared.Update(ctx, id, func(r *Record) error {
+		if r.Status.Finished() || r.Status == Requested || (owner != "" && r.Owner != owner) {
+			return ErrUnchanged
+		}
+		now := m.opts.Now().UTC()
+		r.Error = interrupted(r.Status)
+		r.Status, r.FinishedAt, r.Message = Failed, &now, "Job failed"
+		return nil
+	})
+	if err != nil {
+		m.opts.Logger.Error("recording an interrupted job", "job_id", id, "err", err)
+		return
+	}
+	if rec.Status == Failed && rec.Error != nil && rec.Error.Type == interrupted("").Type {
+		m.opts.Logger.Warn("job found interrupted: its worker stopped while it ran; recorded as failed", "job_id", id, "task", rec.Task, "owner", rec.Owner)
+		if m.opts.OnInterrupted != nil {
+			m.opts.OnInterrupted(rec)
+		}
+	}
+}
+
+// stopShared ends the background goroutines (after Shutdown).
+func (m *Manager) stopShared() {
+	if m.stopBg == nil {
+		return
+	}
+	m.stopBg()
+	m.bg.Wait()
+}
+
+// signal tells the feeder that a slot may be free.
+func (m *Manager) signal() {
+	if m.wake == nil {
+		return
+	}
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+// submitShared records a new job in the shared store and queues it; m.mu
+// is held.
+func (m *Manager) submitShared(j *job, request []byte) (Record, error) {
+	j.rec.Message = "Job requested: waiting for a free slot"
+	if err := m.persist(j.rec); err != nil {
+		return Record{}, err
+	}
+	m.jobs[j.rec.ID] = j
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := m.shared.Publish(ctx, j.rec.ID, request); err != nil {
+		now := m.opts.Now().UTC()
+		j.rec.Status, j.rec.FinishedAt, j.rec.Message, j.rec.Progress = Failed, &now, "Job failed", 100
+		j.rec.Error = toProblem(fmt.Errorf("queueing the job: %w", err))
+		_ = m.persist(j.rec)
+		j.closeDone()
+		return Record{}, fmt.Errorf("jobs: queueing the job: %w", err)
+	}
+	m.opts.Logger.Info("task submitted", "job_id", j.rec.ID, "topic", j.rec.Topic, "task", j.rec.Task, "org", j.rec.Org)
+	return j.rec, nil
+}
+
+// claim moves a job this worker took from "requested" to "in progress" in
+// the shared store, and reports whether it may run: a job cancelled
+// meanwhile is finished here instead. m.mu is held.
+func (m *Manager) claim(j *job, now time.Time) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rec, rev, err := m.shared.Update(ctx, j.rec.ID, func(r *Record) error {
+		if r.Status != Requested {
+			return ErrUnchanged
+		}
+		r.Status, r.StartedAt, r.Message, r.Owner = InProgress, &now, "Job in progress", m.opts.ID
+		return nil
+	})
+	if err != nil {
+		m.opts.Logger.Error("starting a job of the shared queue; putting it back", "job_id", j.rec.ID, "err", err)
+		m.putBack(j)
+		return false
+	}
+	j.rec, j.rev = rec, max(j.rev, rev)
+	if rec.Status != InProgress || rec.Owner != m.opts.ID {
+		// Cancelled while it waited here.
+		j.closeDone()
+		m.release(j)
+		return false
+	}
+	return true
+}
+
+// putBack returns a job this worker took but did not start to the shared
+// queue; m.mu is held.
+func (m *Manager) putBack(j *job) {
+	if j.d != nil {
+		if err := j.d.Nak(0); err != nil {
+			m.opts.Logger.Warn("putting a job back in the shared queue", "job_id", j.rec.ID, "err", err)
+		}
+	}
+	j.d, j.local = nil, false
+	j.rec.Message = "Job requested: waiting for a free slot"
+}
+
+// release acknowledges a finished job's delivery and clears its cancel
+// request; m.mu is held.
+func (m *Manager) release(j *job) {
+	if m.shared == nil {
+		return
+	}
+	if j.d != nil {
+		if err := j.d.Ack(); err != nil {
+			m.opts.Logger.Warn("acknowledging a finished job", "job_id", j.rec.ID, "err", err)
+		}
+		j.d = nil
+	}
+	j.fn = nil
+	if j.cancelAsked {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := m.shared.ClearCancel(ctx, j.rec.ID); err != nil {
+			m.opts.Logger.Warn("clearing a cancel request", "job_id", j.rec.ID, "err", err)
+		}
+	}
+}
+
+// cancelShared cancels a job this worker does not hold.
+func (m *Manager) cancelShared(id string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rec, rev, err := m.shared.Update(ctx, id, func(r *Record) error {
+		if r.Status != Requested {
+			return ErrUnchanged
+		}
+		now := m.opts.Now().UTC()
+		r.Status, r.Message, r.FinishedAt = Cancelled, "Job cancelled", &now
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return false
+		}
+		m.opts.Logger.Error("cancelling a job", "job_id", id, "err", err)
+		return true
+	}
+	if rec.Status == Cancelled {
+		// Seen here at once; the worker that takes it drops it.
+		m.mu.Lock()
+		m.applyRecord(rec, rev)
+		m.mu.Unlock()
+		return true
+	}
+	if rec.Status == InProgress {
+		if err := m.shared.RequestCancel(ctx, id); err != nil {
+			m.opts.Logger.Error("requesting a job's cancellation", "job_id", id, "err", err)
+		}
+	}
+	return true
+}
+
+// ErrNotFound is returned by Shared.Update for a job that does not exist.
+var ErrNotFound = errors.New("jobs: no such job")
+
+// onRecord follows a change of the shared records.
+func (m *Manager) onRecord(r Record, rev uint64, deleted bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if deleted {
+		if j, ok := m.jobs[r.ID]; ok && !j.local {
+			j.closeDone()
+			delete(m.jobs, r.ID)
+		}
+		return
+	}
+	m.applyRecord(r, rev)
+}
+
+// applyRecord updates the view of a job this worker does not run; m.mu is
+// held.
+func (m *Manager) applyRecord(r Record, rev uint64) {
+	j, ok := m.jobs[r.ID]
+	if !ok {
+		j = newJob(r)
+		m.jobs[r.ID] = j
+	}
+	if rev != 0 && rev <= j.rev {
+		return
+	}
+	if j.local {
+		// This worker's record is the truth, except for a job it holds
+		// queued that another worker cancelled.
+		if j.rec.Status == Requested && r.Status == Cancelled {
+			j.rec, j.rev = r, rev
+			j.closeDone()
+			m.release(j)
+			m.schedule()
+		}
+		return
+	}
+	j.rec, j.rev = r, max(j.rev, rev)
+	if r.Status != Requested {
+		j.closeStarted()
+	}
+	if r.Status.Finished() {
+		j.fn = nil
+		j.closeDone()
+		delete(m.tooLarge, r.ID)
+	}
+}
+
+// onCancel cancels a job this worker holds whose cancel another worker
+// requested.
+func (m *Manager) onCancel(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	j, ok := m.jobs[id]
+	if !ok || !j.local || j.rec.Status.Finished() {
+		return
+	}
+	j.cancelAsked = true
+	m.cancelLocal(j)
+}
+
+// feed takes jobs from the shared queue while this worker has a free slot
+// and nothing waiting, until ctx ends.
+func (m *Manager) feed(ctx context.Context) {
+	defer m.bg.Done()
+	for ctx.Err() == nil {
+		m.mu.Lock()
+		free := !m.closed && m.running+m.waiting() < m.opts.MaxJobs
+		m.mu.Unlock()
+		if !free {
+			select {
+			case <-m.wake:
+			case <-ctx.Done():
+			}
+			continue
+		}
+		d, err := m.shared.Next(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			m.opts.Logger.Warn("taking a job from the shared queue", "err", err)
+			select {
+			case <-time.After(time.Second):
+			case <-ctx.Done():
+			}
+			continue
+		}
+		if d == nil {
+			continue
+		}
+		m.take(ctx, d)
+	}
+}
+
+// waiting counts the jobs this worker took that wait to start; m.mu is
+// held.
+func (m *Manager) waiting() int {
+	n := 0
+	for _, j := range m.queue {
+		if j.rec.Status == Requested {
+			n++
+		}
+	}
+	return n
+}
+
+// take places a job taken from the shared queue in this worker's queue,
+// or drops it when it has finished, or fails it when it was running on a
+// worker that went silent past the ack deadline.
+func (m *Manager) take(ctx context.Context, d Delivery) {
+	id := d.JobID()
+	rec, ok, err := m.shared.Get(ctx, id)
+	if err != nil {
+		m.opts.Logger.Warn("reading a job taken from the shared queue; putting it back", "job_id", id, "err", err)
+		_ = d.Nak(time.Second)
+		return
+	}
+	if !ok || rec.Status.Finished() {
+		_ = d.Ack()
+		return
+	}
+	if rec.Status != Requested {
+		// It started on a worker that died (or stalled past the ack
+		// deadline): it is failed as interrupted, not run twice.
+		m.interrupt(ctx, id, "")
+		_ = d.Ack()
+		return
+	}
+	if m.opts.MaxMemory > 0 && rec.Memory > m.opts.MaxMemory {
+		// Accepted by a worker with more memory: left to such a worker.
+		m.mu.Lock()
+		if m.tooLarge == nil {
+			m.tooLarge = map[string]bool{}
+		}
+		if !m.tooLarge[id] {
+			m.tooLarge[id] = true
+			m.opts.Logger.Info("job needs more memory than this worker's limit; left in the shared queue for a larger worker",
+				"job_id", id, "needs", gib(rec.Memory), "limit", gib(m.opts.MaxMemory))
+		}
+		m.mu.Unlock()
+		_ = d.Nak(tooLargeDelay)
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		_ = d.Nak(0)
+		return
+	}
+	j, ok := m.jobs[id]
+	if !ok {
+		j = newJob(rec)
+		m.jobs[id] = j
+	}
+	if j.rec.Status.Finished() {
+		_ = d.Ack()
+		return
+	}
+	j.rec, j.local, j.d = rec, true, d
+	if j.fn == nil {
+		j.fn = m.rebuild(rec, d.Request())
+	}
+	m.queue = append(m.queue, j)
+	m.schedule()
+}
+
+// tooLargeDelay is how long a job too large for this worker is left to
+// the others before this worker sees it again.
+const tooLargeDelay = time.Second
+
+// rebuild makes the Func of a job accepted by another worker (or before a
+// restart).
+func (m *Manager) rebuild(r Record, request []byte) Func {
+	var fn Func
+	err := errors.New("this worker cannot run jobs it did not accept")
+	if m.opts.Rebuild != nil {
+		fn, err = m.opts.Rebuild(r, request)
+	}
+	if err != nil {
+		return func(context.Context, func(int, string)) (any, error) { return nil, err }
+	}
+	return fn
+}
+
+// tick keeps the held jobs' deliveries alive and saves the progress of
+// the running jobs, until ctx ends.
+func (m *Manager) tick(ctx context.Context) {
+	defer m.bg.Done()
+	every := min(m.opts.ProgressEvery, m.shared.AckWait()/3)
+	t := time.NewTicker(max(every, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		m.mu.Lock()
+		for _, j := range m.jobs {
+			if !j.local || j.rec.Status.Finished() {
+				continue
+			}
+			if j.d != nil {
+				if err := j.d.InProgress(); err != nil {
+					m.opts.Logger.Warn("keeping a job held", "job_id", j.rec.ID, "err", err)
+				}
+			}
+			if !j.dirty {
+				continue
+			}
+			j.dirty = false
+			if j.rec.Status == Requested {
+				// Only the message of a job still queued: another worker
+				// may have cancelled it.
+				msg := j.rec.Message
+				uctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				_, _, err := m.shared.Update(uctx, j.rec.ID, func(r *Record) error {
+					if r.Status != Requested || r.Message == msg {
+						return ErrUnchanged
+					}
+					r.Message = msg
+					return nil
+				})
+				cancel()
+				if err != nil {
+					m.opts.Logger.Warn("saving a queued job's message", "job_id", j.rec.ID, "err", err)
+				}
+				continue
+			}
+			if err := m.persist(j.rec); err != nil {
+				m.opts.Logger.Warn("saving a job's progress", "job_id", j.rec.ID, "err", err)
+			}
+		}
+		m.mu.Unlock()
+	}
+}

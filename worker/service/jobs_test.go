@@ -1,0 +1,313 @@
+package service_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/geostat-engine/geostat/worker/cluster"
+	"github.com/geostat-engine/geostat/worker/demo"
+	"github.com/geostat-engine/geostat/worker/jobs"
+	"github.com/geostat-engine/geostat/worker/jobs/jskv"
+	"github.com/geostat-engine/geostat/worker/server"
+	"github.com/geostat-engine/geostat/worker/service"
+	"github.com/geostat-engine/geostat/worker/workertest"
+)
+
+// ageRecord moves a finished job's finished_at back by age, in the job
+// records of a stopped worker's embedded NATS server (DATA/nats).
+func ageRecord(t *testing.T, dataDir, id string, age time.Duration) {
+	t.Helper()
+	ns, err := cluster.StartServer(cluster.ServerOptions{Dir: filepath.Join(dataDir, "nats")})
+	require.NoError(t, err)
+	defer func() { ns.Shutdown(); ns.WaitForShutdown() }()
+	nc, err := cluster.ConnectInProcess(ns, "test")
+	require.NoError(t, err)
+	defer nc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := jskv.Open(ctx, nc, jskv.Config{})
+	require.NoError(t, err)
+	rec, _, err := st.Update(ctx, id, func(r *jobs.Record) error {
+		at := time.Now().Add(-age).UTC()
+		r.FinishedAt = &at
+		return nil
+	})
+	require.NoError(t, err)
+	require.True(t, rec.Status.Finished())
+}
+
+// targetVersion reads the version id of a demo object.
+func targetVersion(t *testing.T, c *workertest.Client, path string) string {
+	t.Helper()
+	r, err := c.Do(context.Background(), http.MethodGet, "/geoscience-object/orgs/"+demo.Org+"/workspaces/"+demo.Workspace+"/objects/path/"+path, nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	var v struct {
+		VersionID string `json:"version_id"`
+	}
+	require.NoError(t, r.JSON(&v))
+	return v.VersionID
+}
+
+// waitMessage polls a job's status through c (bounded) until its message
+// contains part.
+func waitMessage(t *testing.T, c *workertest.Client, statusURL, part string) {
+	t.Helper()
+	var last []byte
+	for i := 0; i < 3000; i++ {
+		r, err := c.Do(context.Background(), http.MethodGet, statusURL, nil)
+		require.NoError(t, err)
+		if strings.Contains(string(r.Body), part) {
+			return
+		}
+		last = r.Body
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("the job's message never contained %q through %s: %s", part, c.Base, last)
+}
+
+// waitStatus polls a job's status through c (bounded) until it reads want.
+func waitStatus(t *testing.T, c *workertest.Client, statusURL, want string) {
+	t.Helper()
+	var last []byte
+	for i := 0; i < 3000; i++ {
+		r, err := c.Do(context.Background(), http.MethodGet, statusURL, nil)
+		require.NoError(t, err)
+		if containsStatus(r.Body, want) {
+			return
+		}
+		last = r.Body
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("the job never read %q through %s: %s", want, c.Base, last)
+}
+
+// Two api workers on one NATS server (the first embeds it and listens on
+// 127.0.0.1, the second joins it and reads the objects of the first): a
+// job submitted to the first runs on the second when the first is busy
+// (made again from its queued request), and is polled and read through
+// either; a running job is cancelled through the worker that does not run
+// it, leaving its target as it was.
+func TestTwoAPIWorkersShareJobs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two workers and a simulation")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	natsAddr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	one := service.Options{MaxJobs: 1, Threads: 1, Options: server.Options{ShutdownTimeout: 200 * time.Millisecond}}
+	optsA := one
+	optsA.Cluster = service.ClusterOptions{Listen: natsAddr}
+	a, ca, _ := start(t, t.TempDir(), optsA)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	_, err = a.SeedDemo(ctx)
+	require.NoError(t, err)
+
+	// A long simulation starts on a, the only api worker so far.
+	heavy := startHeavy(t, a, ca)
+
+	optsB := one
+	optsB.Cluster = service.ClusterOptions{NATS: "nats://" + natsAddr}
+	optsB.ObjectsURL, optsB.ObjectsToken = ca.Base, token
+	b, cb, _ := start(t, t.TempDir(), optsB)
+	waitStatus(t, cb, heavy, "in progress")
+
+	// a is busy (one job at a time): b takes the next job submitted to a.
+	knn := demoCall(t, ca.Base, "geostatistics", "knn")
+	status := submit(t, ca, knn.Topic, knn.Task, knn.Body)
+	jb, err := cb.Follow(ctx, status)
+	require.NoError(t, err)
+	require.Equal(t, "succeeded", jb.Status, "%s", jb.Error)
+	ja, err := ca.Follow(ctx, status)
+	require.NoError(t, err)
+	assert.JSONEq(t, string(ja.Results), string(jb.Results), "both workers read the same result")
+	ra, _ := a.Jobs().Get(jobID(status))
+	rb, _ := b.Jobs().Get(jobID(status))
+	ha, _ := a.Jobs().Get(jobID(heavy))
+	assert.Equal(t, rb.Owner, ra.Owner)
+	assert.NotEqual(t, ha.Owner, rb.Owner, "the job submitted to busy a ran on b")
+
+	// A synchronous submit of the seed's shape to busy a waits for the job
+	// b runs and answers its result.
+	seed := demoCall(t, ca.Base, "geostat", "knn")
+	r, err := ca.Do(ctx, http.MethodPost, seed.Path(), seed.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	assert.Contains(t, string(r.Body), "knn")
+
+	// The simulation running on a is cancelled through b (the knn jobs
+	// wrote other versions of its target; it writes none).
+	before := targetVersion(t, ca, demo.GridPath)
+	r, err = cb.Do(ctx, http.MethodDelete, jobURL(heavy), nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusNoContent, r.Status, "%s", r.Body)
+	for _, c := range []*workertest.Client{ca, cb} {
+		j, err := c.Follow(ctx, heavy)
+		require.NoError(t, err)
+		assert.Equal(t, "cancelled", j.Status)
+	}
+	assert.Equal(t, before, targetVersion(t, ca, demo.GridPath), "the cancelled job left its target as it was")
+
+	// A job waiting in the shared queue is cancelled through either worker
+	// at once: a runs a long job, b is given one too, a third waits.
+	heavyA := submit(t, ca, "geostatistics", "conditional-turning-bands", heavySimulation(ca.Base))
+	heavyB := submit(t, cb, "geostatistics", "conditional-turning-bands", heavySimulation(ca.Base))
+	waitStatus(t, ca, heavyA, "in progress")
+	waitStatus(t, ca, heavyB, "in progress")
+	queued := submit(t, ca, knn.Topic, knn.Task, knn.Body)
+	waitStatus(t, cb, queued, "requested")
+	r, err = cb.Do(ctx, http.MethodDelete, jobURL(queued), nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusNoContent, r.Status, "%s", r.Body)
+	j, err := ca.Follow(ctx, queued)
+	require.NoError(t, err)
+	assert.Equal(t, "cancelled", j.Status)
+	for _, u := range []string{heavyA, heavyB} {
+		r, err := ca.Do(ctx, http.MethodDelete, jobURL(u), nil)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusNoContent, r.Status, "%s", r.Body)
+		j, err := cb.Follow(ctx, u)
+		require.NoError(t, err)
+		assert.Equal(t, "cancelled", j.Status)
+	}
+}
+
+// A worker stopped with a job running and one queued, then started again
+// over the same data directory: the finished job still answers, the
+// running one reads failed as interrupted (503), the queued one runs.
+func TestRestartRunsQueuedJobs(t *testing.T) {
+	dir := t.TempDir()
+	opts := service.Options{MaxJobs: 1, Threads: 1, Options: server.Options{ShutdownTimeout: 200 * time.Millisecond}}
+	s, c, stop := start(t, dir, opts)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	_, err := s.SeedDemo(ctx)
+	require.NoError(t, err)
+	knn := demoCall(t, c.Base, "geostatistics", "knn")
+	done := submit(t, c, knn.Topic, knn.Task, knn.Body)
+	first, err := c.Follow(ctx, done)
+	require.NoError(t, err)
+	require.Equal(t, "succeeded", first.Status)
+	running := startHeavy(t, s, c)
+	queued := submit(t, c, knn.Topic, knn.Task, knn.Body)
+	waitStatus(t, c, queued, "requested")
+	stop()
+
+	_, c2, _ := start(t, dir, opts)
+	again, err := c2.Follow(ctx, done)
+	require.NoError(t, err)
+	assert.Equal(t, "succeeded", again.Status)
+	assert.JSONEq(t, string(first.Results), string(again.Results))
+	p := jobError(t, c2, running)
+	assert.Equal(t, http.StatusServiceUnavailable, p.Status)
+	j, err := c2.Follow(ctx, queued)
+	require.NoError(t, err)
+	assert.Equal(t, "succeeded", j.Status, "the job queued when the worker stopped ran after its restart: %s", j.Error)
+}
+
+// The job records of a worker of an earlier version (one file each under
+// DATA/jobs) are imported at start: a finished job still answers, one
+// left unfinished reads failed as interrupted.
+func TestImportsRecordsOfAnEarlierWorker(t *testing.T) {
+	dir := t.TempDir()
+	old, err := jobs.NewManager(jobs.Options{Dir: filepath.Join(dir, "jobs")})
+	require.NoError(t, err)
+	spec := jobs.Spec{Org: demo.Org, Topic: "geostatistics", Task: "knn", Workspace: demo.Workspace}
+	done, err := old.Submit(spec, func(context.Context, func(int, string)) (any, error) { return map[string]int{"answer": 42}, nil })
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, ok := old.Wait(ctx, done.ID)
+	require.True(t, ok)
+	unfinished, err := jobs.NewDirStore(filepath.Join(dir, "jobs"))
+	require.NoError(t, err)
+	stale := jobs.Record{ID: "0b6f3f4e-2b1e-4a51-9a57-3f1f0c7f1a11", Org: demo.Org, Topic: "geostatistics", Task: "knn",
+		Workspace: demo.Workspace, Status: jobs.InProgress, CreatedAt: time.Now().UTC()}
+	require.NoError(t, unfinished.Save(stale))
+
+	_, c, _ := start(t, dir, service.Options{})
+	base := "/compute/orgs/" + demo.Org + "/geostatistics/knn/"
+	j, err := c.Follow(ctx, base+done.ID+"/status")
+	require.NoError(t, err)
+	assert.Equal(t, "succeeded", j.Status)
+	assert.JSONEq(t, `{"answer":42}`, string(j.Results))
+	p := jobError(t, c, base+stale.ID+"/status")
+	assert.Equal(t, http.StatusServiceUnavailable, p.Status)
+	assert.DirExists(t, filepath.Join(dir, "jobs.imported"))
+	assert.NoDirExists(t, filepath.Join(dir, "jobs"))
+}
+
+// childJobAckWait is the -job-ack-wait of the worker processes and
+// workers of TestKilledAPIWorkersJobIsFailedByAnother.
+const childJobAckWait = time.Second
+
+// An api worker process joined to another's NATS server is killed (SIGKILL
+// by PID) while it runs a simulation submitted to it: after the ack
+// deadline the surviving api worker takes the job's message and records
+// it as failed, interrupted (503), the target untouched.
+func TestKilledAPIWorkersJobIsFailedByAnother(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a worker process and simulations")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	natsAddr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	b, cb, _ := start(t, t.TempDir(), service.Options{MaxJobs: 1, Threads: 1, Options: server.Options{ShutdownTimeout: 200 * time.Millisecond},
+		Cluster: service.ClusterOptions{Listen: natsAddr, JobAckWait: childJobAckWait}})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	_, err = b.SeedDemo(ctx)
+	require.NoError(t, err)
+	before := targetVersion(t, cb, demo.GridPath)
+	// b is busy, so the simulation submitted to the child runs there.
+	busy := startHeavy(t, b, cb)
+	cmd, ca := startChild(t, t.TempDir(), false, childNATSEnv+"=nats://"+natsAddr, childObjectsEnv+"="+cb.Base)
+	killed := submit(t, ca, "geostatistics", "conditional-turning-bands", heavySimulation(cb.Base))
+	waitStatus(t, cb, killed, "in progress")
+	waitMessage(t, cb, killed, "shards done") // its shards are queued
+	rec, _ := b.Jobs().Get(jobID(killed))
+	require.NotEqual(t, (func() string { r, _ := b.Jobs().Get(jobID(busy)); return r.Owner })(), rec.Owner, "the child runs it")
+	require.NoError(t, syscall.Kill(cmd.Process.Pid, syscall.SIGKILL))
+	require.Error(t, cmd.Wait(), "the worker was killed")
+
+	// b frees its slot; it takes the dead worker's job after the ack
+	// deadline and fails it.
+	r, err := cb.Do(ctx, http.MethodDelete, jobURL(busy), nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusNoContent, r.Status)
+	j, err := cb.Follow(ctx, killed)
+	require.NoError(t, err)
+	require.Equal(t, "failed", j.Status)
+	p := jobError(t, cb, killed)
+	assert.Equal(t, http.StatusServiceUnavailable, p.Status)
+	assert.Contains(t, p.Detail, "interrupted")
+	assert.Equal(t, before, targetVersion(t, cb, demo.GridPath), "the target is unchanged")
+
+	// The dead worker's shards were cancelled and purged with its job.
+	nc, err := cluster.Connect("nats://"+natsAddr, "test")
+	require.NoError(t, err)
+	defer nc.Close()
+	q, err := cluster.Open(ctx, nc, cluster.Config{})
+	require.NoError(t, err)
+	for i := 0; ; i++ {
+		pending, ackPending, err := q.Pending(ctx)
+		require.NoError(t, err)
+		if pending == 0 && ackPending == 0 {
+			break
+		}
+		require.Less(t, i, 300, "shards of the interrupted job still queued: %d pending, %d held", pending, ackPending)
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -1,0 +1,69 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/geostat-engine/geostat/geostat"
+	"github.com/geostat-engine/geostat/worker/jobs"
+	"github.com/geostat-engine/geostat/worker/server"
+	"github.com/geostat-engine/geostat/worker/store"
+)
+
+// queuedRequest is what a job keeps in a shared job queue (jobs.Spec.Request)
+// so that any api worker, or this one after a restart, can run it: the
+// route, the body and the caller as they were at submit. It is never
+// logged; the caller's token is not part of it, only its user and roles.
+type queuedRequest struct {
+	Org       string                            `json:"org"`
+	Topic     string                            `json:"topic"`
+	Task      string                            `json:"task"`
+	Body      json.RawMessage                   `json:"body"`
+	User      store.User                        `json:"user"`
+	Grants    map[string]map[string]server.Role `json:"grants"`
+	PublicURL string                            `json:"public_url,omitempty"`
+}
+
+func encodeQueued(q queuedRequest) ([]byte, error) {
+	return json.Marshal(q)
+}
+
+// Rebuilder returns the jobs.Options.Rebuild of the compute routes that
+// Register added with the same opts: it makes a job's Func from the
+// request it was queued with. The Func prepares the task again when the
+// job starts (the objects the request names are read then, with the
+// caller's roles of the submit), then runs it as a job submitted here
+// would.
+func Rebuilder(opts ComputeOptions) func(rec jobs.Record, request []byte) (jobs.Func, error) {
+	return func(rec jobs.Record, request []byte) (jobs.Func, error) {
+		var q queuedRequest
+		if err := json.Unmarshal(request, &q); err != nil {
+			return nil, fmt.Errorf("the queued request of job %s cannot be read: %w", rec.ID, err)
+		}
+		if q.Org != rec.Org || q.Topic != rec.Topic || q.Task != rec.Task {
+			return nil, fmt.Errorf("the queued request of job %s is for another route", rec.ID)
+		}
+		prep, ok := taskTable[q.Topic][q.Task]
+		if !ok {
+			return nil, fmt.Errorf("job %s: this worker has no task %q under /%s", rec.ID, q.Task, q.Topic)
+		}
+		shape := CurrentShape
+		if q.Topic == TopicSeed {
+			shape = SeedShape
+		}
+		return func(ctx context.Context, progress func(int, string)) (any, error) {
+			env := *opts.Env
+			if q.PublicURL != "" {
+				env.PublicURL = q.PublicURL
+			}
+			p := server.PrincipalOf(q.User, q.Grants)
+			progress(0, "preparing the job (reading its objects)")
+			plan, err := prep(ctx, &env, Request{Org: q.Org, Shape: shape, Body: q.Body, User: p.User, Needs: &Needs{}, Access: accessFor(p)})
+			if err != nil {
+				return nil, err
+			}
+			return plan.Run(geostat.WithWorkers(ctx, env.Threads), progress)
+		}, nil
+	}
+}
