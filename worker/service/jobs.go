@@ -12,7 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/geostat-engine/geostat/worker/cluster/lwjob"
 	"github.com/geostat-engine/geostat/worker/cluster/simjob"
+	"github.com/geostat-engine/geostat/worker/cluster/tilejob"
 	"github.com/geostat-engine/geostat/worker/internal/atomicfile"
 	"github.com/geostat-engine/geostat/worker/jobs"
 	"github.com/geostat-engine/geostat/worker/jobs/jskv"
@@ -99,13 +101,17 @@ func (s *Service) interrupted(r jobs.Record) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	job := simjob.ShardJobID(r.ID)
-	if err := s.cluster.queue.Cancel(ctx, job); err != nil {
-		s.opts.Logger.Warn("cancelling the shards of an interrupted job", "job_id", r.ID, "err", err)
-		return
-	}
-	if err := s.cluster.queue.Forget(ctx, job); err != nil {
-		s.opts.Logger.Warn("forgetting the shards of an interrupted job", "job_id", r.ID, "err", err)
+	// The runners name their cluster jobs after the worker job
+	// (cluster.JobName); one job runs at most one of them.
+	for _, prefix := range []string{simjob.JobPrefix, tilejob.JobPrefix, lwjob.JobPrefix} {
+		job := prefix + r.ID
+		if err := s.cluster.queue.Cancel(ctx, job); err != nil {
+			s.opts.Logger.Warn("cancelling the shards of an interrupted job", "job_id", r.ID, "cluster_job", job, "err", err)
+			continue
+		}
+		if err := s.cluster.queue.Forget(ctx, job); err != nil {
+			s.opts.Logger.Warn("forgetting the shards of an interrupted job", "job_id", r.ID, "cluster_job", job, "err", err)
+		}
 	}
 }
 

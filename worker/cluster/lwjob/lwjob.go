@@ -17,9 +17,7 @@ package lwjob
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -189,11 +187,10 @@ func (r *Runner) Run(ctx context.Context, ops ensemble.Operations, src ensemble.
 	if err != nil {
 		return nil, err
 	}
-	var id [12]byte
-	if _, err := rand.Read(id[:]); err != nil {
+	job, err := cluster.JobName(ctx, JobPrefix)
+	if err != nil {
 		return nil, err
 	}
-	job := JobPrefix + hex.EncodeToString(id[:])
 	sp := Spec{Version: specVersion, Operations: ops, Realisations: reals}
 	defer func() {
 		fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -14,9 +14,7 @@ package simjob
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/gob"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,7 +28,6 @@ import (
 	"github.com/geostat-engine/geostat/tbsim"
 	"github.com/geostat-engine/geostat/worker/cluster"
 	"github.com/geostat-engine/geostat/worker/cluster/shard"
-	"github.com/geostat-engine/geostat/worker/jobs"
 	"github.com/geostat-engine/geostat/worker/objects"
 )
 
@@ -330,17 +327,13 @@ func (r *Runner) Run(ctx context.Context, in tbsim.Input, p tbsim.Params, writer
 // ShardJobID is the cluster job of the shards of the worker job id: the
 // worker cancels it when it finds the job interrupted (its api worker
 // died while assembling).
-func ShardJobID(id string) string { return "sim-" + id }
+func ShardJobID(id string) string { return JobPrefix + id }
+
+// JobPrefix starts the cluster job ids of simulations.
+const JobPrefix = "sim-"
 
 // shardJob names the cluster job of a simulation after the worker job
-// that runs it (jobs.IDFrom), else at random.
+// that runs it (cluster.JobName).
 func shardJob(ctx context.Context) (string, error) {
-	if id, ok := jobs.IDFrom(ctx); ok && id != "" {
-		return ShardJobID(id), nil
-	}
-	var id [12]byte
-	if _, err := rand.Read(id[:]); err != nil {
-		return "", err
-	}
-	return ShardJobID(hex.EncodeToString(id[:])), nil
+	return cluster.JobName(ctx, JobPrefix)
 }

@@ -26,10 +26,8 @@ package tilejob
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/binary"
 	"encoding/gob"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -560,11 +558,10 @@ func (r *Runner) Run(ctx context.Context, e *Estimation, progress func(done, tot
 	for i, t := range tiles {
 		keys[i] = t.Key()
 	}
-	var id [12]byte
-	if _, err := rand.Read(id[:]); err != nil {
+	job, err := cluster.JobName(ctx, JobPrefix)
+	if err != nil {
 		return nil, err
 	}
-	job := JobPrefix + hex.EncodeToString(id[:])
 	digest, err := r.Queue.PutInput(ctx, job, in)
 	// Whatever the outcome, the cluster forgets the job and its input once
 	// Run returns.
