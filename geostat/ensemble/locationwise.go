@@ -107,7 +107,7 @@ type LocationWise struct {
 	out   Statistics
 	nreal int
 	ncell int
-	// qlevels are the quantile levels; see quantileRanks.
+	// qlevels are the quantile levels; see wantedPositions.
 	qlevels []float64
 	// cuts are the distinct cutoffs of both lists; probAt[k] and meanAt[k]
 	// index the cutoff of ProbabilityAbove[k] and MeanAbove[k] in it, so a
@@ -180,7 +180,7 @@ func (l *LocationWise) Operations() Operations { return l.ops }
 
 func (l *LocationWise) realisations() int { return l.nreal }
 func (l *LocationWise) cells() int        { return l.ncell }
-func (l *LocationWise) permutes() bool    { return len(l.ops.Quantiles) > 0 }
+func (l *LocationWise) permutes() bool    { return false }
 
 func (l *LocationWise) reduce(cell int, v []float64, s *scratch) {
 	n := len(v)
@@ -188,22 +188,48 @@ func (l *LocationWise) reduce(cell int, v []float64, s *scratch) {
 		return // outputs stay NaN
 	}
 	o := &l.out
+	var lo, hi float64
 	if o.Min != nil {
-		total, lo, hi := sumMinMax(v)
+		var total float64
+		total, lo, hi = sumMinMax(v)
 		m := total / float64(n)
 		ss := sumSquares(v, m)
 		o.Min[cell], o.Max[cell], o.Mean[cell], o.Variance[cell] = lo, hi, m, ss/float64(n)
+	}
+	var w []float64 // v sorted by bucket, when there are quantiles
+	if len(l.qlevels) > 0 {
+		if o.Min == nil {
+			lo, hi = firstExtremes(v)
+		}
+		q := &s.quant
+		q.pos = wantedPositions(q.pos[:0], l.qlevels, n)
+		w = orderStatistics(v, lo, hi, q.pos, q)
+		for k, level := range l.qlevels {
+			o.Quantiles[k][cell] = quantileAt(w, level)
+		}
 	}
 	if len(l.cuts) > 0 {
 		if cap(s.above) < len(l.cuts) {
 			s.above, s.sumAbove = make([]int, len(l.cuts)), make([]float64, len(l.cuts))
 		}
-		j := 0
-		for ; j+2 <= len(l.cuts); j += 2 {
-			s.above[j], s.sumAbove[j], s.above[j+1], s.sumAbove[j+1] = countAbove2(v, l.cuts[j], l.cuts[j+1])
-		}
-		if j < len(l.cuts) {
-			s.above[j], s.sumAbove[j] = countAbove(v, l.cuts[j])
+		if w != nil {
+			for j, c := range l.cuts {
+				if c < lo { // every value: the sum in realisation order, as the mean's
+					s.above[j], s.sumAbove[j] = n, sum(v)
+				} else if c >= hi {
+					s.above[j], s.sumAbove[j] = 0, 0
+				} else {
+					s.above[j], s.sumAbove[j] = s.quant.above(w, c)
+				}
+			}
+		} else {
+			j := 0
+			for ; j+2 <= len(l.cuts); j += 2 {
+				s.above[j], s.sumAbove[j], s.above[j+1], s.sumAbove[j+1] = countAbove2(v, l.cuts[j], l.cuts[j+1])
+			}
+			if j < len(l.cuts) {
+				s.above[j], s.sumAbove[j] = countAbove(v, l.cuts[j])
+			}
 		}
 		for k, j := range l.probAt {
 			o.ProbabilityAbove[k][cell] = float64(s.above[j]) / float64(n)
@@ -212,13 +238,6 @@ func (l *LocationWise) reduce(cell int, v []float64, s *scratch) {
 			if s.above[j] > 0 {
 				o.MeanAbove[k][cell] = s.sumAbove[j] / float64(s.above[j])
 			}
-		}
-	}
-	if len(l.qlevels) > 0 {
-		s.ranks = quantileRanks(s.ranks[:0], l.qlevels, n)
-		selectRanks(v, s.ranks)
-		for k, q := range l.qlevels {
-			o.Quantiles[k][cell] = quantileOf(v, q, s.ranks)
 		}
 	}
 }

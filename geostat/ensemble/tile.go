@@ -131,8 +131,8 @@ type scratch struct {
 	// at cellMajor[i·R : i·R+count[i]].
 	cellMajor []float64
 	count     []int
-	// ranks are the order statistics a quantile computation needs.
-	ranks []int
+	// quant is the quantiles' working memory.
+	quant quantScratch
 	// above and sumAbove are the count and sum of a cell's values above
 	// each cutoff.
 	above    []int
