@@ -14,8 +14,9 @@ import (
 // wanted position. The result at those positions is exactly that of the
 // full stable sort.
 
-// maxBuckets is the largest number of buckets: a bucket index fits a byte.
-const maxBuckets = 256
+// maxBuckets is the largest number of buckets: a bucket index (0 …
+// maxBuckets, see orderStatistics) fits a byte.
+const maxBuckets = 128
 
 // smallCell is the number of values up to which a cell is sorted whole by
 // insertion instead of by buckets.
@@ -33,12 +34,14 @@ type quantScratch struct {
 	// key is the bucket of each value.
 	key []uint8
 	// end[b] counts the values of bucket b, then holds the position after
-	// its last value in sorted.
-	end [maxBuckets]int32
+	// its last value in sorted (an array a byte indexes without a bounds
+	// check).
+	end [256]int32
 	// pos are the wanted positions (order statistics), ascending.
 	pos []int
 	// The bucket map of the last orderStatistics: bucket(x) =
-	// min(⌊(x − lo)·scale⌋, nb − 1); nb = 1 when it did not use buckets.
+	// ⌊(x − lo)·scale⌋ in 0 … nb; nb = 0 when it did not use buckets (one
+	// bucket, end[0] = len(v)).
 	lo, scale float64
 	nb        int
 }
@@ -100,23 +103,34 @@ func orderStatistics(v []float64, lo, hi float64, pos []int, s *quantScratch) []
 		if hi != lo {
 			sortStable(w)
 		}
-		s.nb, s.end[0] = 1, int32(n)
+		s.nb, s.end[0] = 0, int32(n)
 		return w
 	}
 	s.lo, s.scale, s.nb = lo, scale, nb
-	// x − lo ≥ 0 and (x − lo)·scale ≤ nb (up to rounding) for every x; both
-	// roundings keep the order, so x ≤ y gives bucket(x) ≤ bucket(y).
+	// x − lo ≥ 0 and (x − lo)·scale ≤ nb for every x: with D = hi − lo
+	// rounded, scale = nb·(1/D)(1 + δ) (nb a power of two) and
+	// D·scale ≤ nb·(1 + 2⁻⁵²) rounds to at most the float after nb, which
+	// truncates to nb. So the buckets are 0 … nb, the last one holding at
+	// most values equal to hi; both roundings keep the order, so x ≤ y gives
+	// bucket(x) ≤ bucket(y).
 	end := &s.end
-	clear(end[:nb])
+	clear(end[:nb+1])
 	key := s.key[:n]
-	last := nb - 1
-	for i, x := range v {
-		b := uint8(min(int((x-lo)*scale), last))
+	i := 0
+	for ; i+2 <= n; i += 2 {
+		b0 := uint8(int((v[i] - lo) * scale))
+		b1 := uint8(int((v[i+1] - lo) * scale))
+		key[i], key[i+1] = b0, b1
+		end[b0]++
+		end[b1]++
+	}
+	if i < n {
+		b := uint8(int((v[i] - lo) * scale))
 		key[i] = b
 		end[b]++
 	}
 	var c int32
-	for b := range end[:nb] {
+	for b := range end[:nb+1] {
 		c, end[b] = c+end[b], c
 	}
 	for i, x := range v {
@@ -148,8 +162,8 @@ func orderStatistics(v []float64, lo, hi float64, pos []int, s *quantScratch) []
 // sum of the later positions of w, a fixed order.
 func (s *quantScratch) above(w []float64, c float64) (count int, total float64) {
 	a, e := 0, len(w)
-	if s.nb > 1 {
-		b := uint8(min(int((c-s.lo)*s.scale), s.nb-1))
+	if s.nb > 0 {
+		b := uint8(int((c - s.lo) * s.scale))
 		if b > 0 {
 			a = int(s.end[b-1])
 		}
