@@ -46,11 +46,13 @@ type quantScratch struct {
 	nb        int
 }
 
-// bucketCount is the number of buckets for n values: about n/2, a power of
-// two between 8 and maxBuckets.
+// bucketCount is the number of buckets for n values: the power of two in
+// (n, 2n], between 8 and maxBuckets. Fewer buckets would make the buckets
+// to sort larger (insertion sort mispredicts about once per value); more
+// would make the pass over the counts longer.
 func bucketCount(n int) int {
 	b := 8
-	for b < maxBuckets && 4*b <= n {
+	for b < maxBuckets && b <= n {
 		b *= 2
 	}
 	return b
