@@ -324,14 +324,15 @@ func sum(v []float64) float64 {
 
 // sumMinMax returns sum(v) (the same additions in the same order) and the
 // smallest and largest values of v (len(v) ≥ 1, finite values) in one pass.
-// The extremes are kept in two lanes with the branch-free min and max; a
+// The extremes are found on integer keys that order as the values do
+// (orderKey), with the branch-free integer min and max, in two lanes; a
 // nonzero extreme is the same value whichever equal copy is met first, and
 // when an extreme is zero a sequential scan picks it as firstExtremes does
 // (the first of −0 and +0 in v), so the result is that of a sequential scan.
 func sumMinMax(v []float64) (total, lo, hi float64) {
 	var s0, s1, s2, s3 float64
-	lo0, hi0 := v[0], v[0]
-	lo1, hi1 := lo0, hi0
+	l0 := orderKey(v[0])
+	h0, l1, h1 := l0, l0, l0
 	i := 0
 	for ; i+4 <= len(v); i += 4 {
 		x0, x1, x2, x3 := v[i], v[i+1], v[i+2], v[i+3]
@@ -339,10 +340,9 @@ func sumMinMax(v []float64) (total, lo, hi float64) {
 		s1 += x1
 		s2 += x2
 		s3 += x3
-		lo0, hi0 = min(lo0, x0), max(hi0, x0)
-		lo1, hi1 = min(lo1, x1), max(hi1, x1)
-		lo0, hi0 = min(lo0, x2), max(hi0, x2)
-		lo1, hi1 = min(lo1, x3), max(hi1, x3)
+		k0, k1, k2, k3 := orderKey(x0), orderKey(x1), orderKey(x2), orderKey(x3)
+		l0, h0 = min(l0, k0, k2), max(h0, k0, k2)
+		l1, h1 = min(l1, k1, k3), max(h1, k1, k3)
 	}
 	for k := 0; i < len(v); i, k = i+1, k+1 {
 		x := v[i]
@@ -354,13 +354,27 @@ func sumMinMax(v []float64) (total, lo, hi float64) {
 		default:
 			s2 += x
 		}
-		lo0, hi0 = min(lo0, x), max(hi0, x)
+		kx := orderKey(x)
+		l0, h0 = min(l0, kx), max(h0, kx)
 	}
-	lo, hi = min(lo0, lo1), max(hi0, hi1)
+	lo, hi = keyValue(min(l0, l1)), keyValue(max(h0, h1))
 	if lo == 0 || hi == 0 {
 		lo, hi = firstExtremes(v)
 	}
 	return (s0 + s1) + (s2 + s3), lo, hi
+}
+
+// orderKey maps a non-NaN float64 to an int64 that orders as the values do
+// (−0 before +0): the bits, with those of a negative value but its sign
+// flipped.
+func orderKey(x float64) int64 {
+	b := int64(math.Float64bits(x))
+	return b ^ int64(uint64(b>>63)>>1)
+}
+
+// keyValue is the inverse of orderKey.
+func keyValue(k int64) float64 {
+	return math.Float64frombits(uint64(k ^ int64(uint64(k>>63)>>1)))
 }
 
 // firstExtremes returns the smallest and largest values of v by a
