@@ -254,7 +254,11 @@ func transpose(cols [][]float64, a, b int, s *scratch) {
 	m := b - a
 	cnt := s.count[:m]
 	buf := s.cellMajor
-	bad := 0
+	// check stays 0 while every value is finite: t − t is 0 for a finite
+	// sum t of four values and NaN for a NaN or ±Inf one, which a NaN or
+	// ±Inf value makes (so can an overflow of finite values: the cells are
+	// then checked one by one for nothing).
+	check := 0.0
 	// Four realisations at a time: each cell receives four consecutive
 	// values (half a cache line) per visit instead of one.
 	r := 0
@@ -264,20 +268,20 @@ func transpose(cols [][]float64, a, b int, s *scratch) {
 			x0, x1, x2, x3 := c0[i], c1[i], c2[i], c3[i]
 			d := buf[i*R+r : i*R+r+4 : i*R+r+4]
 			d[0], d[1], d[2], d[3] = x0, x1, x2, x3
-			// x − x is 0 for finite x and NaN for NaN and ±Inf.
-			bad |= b2i(x0-x0 != 0) | b2i(x1-x1 != 0) | b2i(x2-x2 != 0) | b2i(x3-x3 != 0)
+			t := (x0 + x1) + (x2 + x3)
+			check += t - t
 		}
 	}
 	for ; r < R; r++ {
 		for i, x := range cols[r][a:b] {
 			buf[i*R+r] = x
-			bad |= b2i(x-x != 0)
+			check += x - x
 		}
 	}
 	for i := range cnt {
 		cnt[i] = R
 	}
-	if bad == 0 {
+	if check == 0 {
 		return
 	}
 	for i := range cnt {
