@@ -131,24 +131,40 @@ func orderStatistics(v []float64, lo, hi float64, pos []int, s *quantScratch) []
 		key[i] = b
 		end[b]++
 	}
+	// Counts to starting positions, four buckets a step (nb is a power of
+	// two ≥ 8); the last bucket, nb, starts after all the others.
 	var c int32
-	for b := range end[:nb+1] {
-		c, end[b] = c+end[b], c
+	for b := 0; b+4 <= nb; b += 4 {
+		e := end[b : b+4 : b+4]
+		c0 := c + e[0]
+		c1 := c0 + e[1]
+		c2 := c1 + e[2]
+		e[0], e[1], e[2], c = c, c0, c1, c2+e[3]
+		e[3] = c2
 	}
+	end[nb] = c
 	for i, x := range v {
 		b := key[i]
 		w[end[b]] = x
 		end[b]++
 	}
 	// end[b] is now the position after bucket b. Sort the buckets that
-	// hold a wanted position, each once.
-	b, start, done := 0, 0, -1
+	// hold a wanted position, each once: bucket b holds position p when
+	// end[b−1] ≤ p < end[b].
+	b, done := 0, -1
 	for _, p := range pos {
-		for int(end[b]) <= p {
-			start = int(end[b])
+		p := int32(p)
+		for b+4 <= nb && end[b+3] <= p {
+			b += 4
+		}
+		for end[b] <= p {
 			b++
 		}
 		if b != done {
+			start := int32(0)
+			if b > 0 {
+				start = end[b-1]
+			}
 			sortStable(w[start:end[b]])
 			done = b
 		}
@@ -181,6 +197,12 @@ func (s *quantScratch) above(w []float64, c float64) (count int, total float64) 
 
 // sortStable sorts w by value, equal values (−0 and +0) keeping their order.
 func sortStable(w []float64) {
+	if len(w) == 2 {
+		if w[1] < w[0] {
+			w[0], w[1] = w[1], w[0]
+		}
+		return
+	}
 	if len(w) <= smallBucket {
 		insertionSort(w)
 		return
