@@ -94,14 +94,26 @@ type Statistics struct {
 //	              the cutoff is not above it)
 //	E[X | X > c]  the mean of the x_r > c
 //
-// Sums run over the values in realisation order in four interleaved partial
-// sums (positions 0, 4, 8, …; 1, 5, 9, …; …) added as (s0 + s1) + (s2 + s3):
-// a fixed order, so every output is a function of the cell's values alone.
-// A cell without finite values (n = 0) gets NaN for every output, the
-// probability included; E[X | X > c] is NaN when no value exceeds c.
-// Quantiles use a deterministic selection (no full sort) on a cell-major copy
-// of the tile. Results are bit-identical for any number of goroutines and any
-// tiling.
+// The order statistics x_(k) are those of the values sorted stably (equal
+// values, which only −0 and +0 can be while differing, keep their
+// realisation order). They are found without sorting the cell: a counting
+// sort into buckets of equal width between the minimum and the maximum (the
+// power of two above n, at most 128), then a sort of only the buckets that
+// hold a wanted position; the values found are exactly those of the full
+// sort.
+//
+// Sums run in a fixed order, so every output is a function of the cell's
+// values alone: the mean's and the variance's over the values in
+// realisation order in four interleaved partial sums (positions 0, 4, 8, …;
+// 1, 5, 9, …; …) added as (s0 + s1) + (s2 + s3). The sum of the values
+// above a cutoff runs in the same way over the values in realisation order
+// when no quantile is requested, and otherwise over the values in the order
+// of the quantiles' bucket sort (the bucket holding c compared with c, the
+// later buckets taken whole; all values, when c is below the minimum, in
+// realisation order as for the mean). A cell without finite values (n = 0)
+// gets NaN for every output, the probability included; E[X | X > c] is NaN
+// when no value exceeds c. Results are bit-identical for any number of
+// goroutines and any tiling.
 type LocationWise struct {
 	ops   Operations
 	out   Statistics
@@ -180,7 +192,6 @@ func (l *LocationWise) Operations() Operations { return l.ops }
 
 func (l *LocationWise) realisations() int { return l.nreal }
 func (l *LocationWise) cells() int        { return l.ncell }
-func (l *LocationWise) permutes() bool    { return false }
 
 func (l *LocationWise) reduce(cell int, v []float64, s *scratch) {
 	n := len(v)

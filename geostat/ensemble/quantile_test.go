@@ -2,6 +2,7 @@ package ensemble
 
 import (
 	"cmp"
+	"context"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -153,4 +154,28 @@ func FuzzOrderStatistics(f *testing.F) {
 		}
 		checkOrderStatistics(t, v, "fuzz")
 	})
+}
+
+// With quantiles requested, a cutoff below every value gives Mean>c equal
+// to the mean bit for bit (both sums in realisation order) and Prob>c = 1;
+// a cutoff at or above the maximum gives 0 and NaN.
+func TestMeanAboveBelowMinimumIsMean(t *testing.T) {
+	const cells, R = 200, 37
+	rng := rand.New(rand.NewPCG(21, 22))
+	cols := make([][]float64, R)
+	for r := range cols {
+		cols[r] = make([]float64, cells)
+		for c := range cols[r] {
+			cols[r][c] = 10 + rng.ExpFloat64()
+		}
+	}
+	st, err := Compute(context.Background(), NewColumnsSource(cols, 64),
+		Operations{Summary: true, Quantiles: []float64{0.5}, ProbabilityAbove: []float64{-1, 1e9}, MeanAbove: []float64{-1, 1e9}})
+	require.NoError(t, err)
+	for c := range cells {
+		require.Equal(t, math.Float64bits(st.Mean[c]), math.Float64bits(st.MeanAbove[0][c]), "cell %d", c)
+		require.Equal(t, 1.0, st.ProbabilityAbove[0][c])
+		require.Equal(t, 0.0, st.ProbabilityAbove[1][c])
+		require.True(t, math.IsNaN(st.MeanAbove[1][c]))
+	}
 }

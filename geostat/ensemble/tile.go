@@ -110,16 +110,15 @@ func (c *columns) ReadTile(ctx context.Context, dst [][]float64) (Tile, error) {
 
 // Reducer is a per-cell computation over an ensemble: LocationWise and
 // Classifier. ProcessTile hands each reducer every cell of a tile with the
-// cell's finite values in realisation order; a reducer writes only that
-// cell's outputs, so cells are independent and the results do not depend on
-// the number of goroutines or on the order of the tiles.
+// cell's finite values in realisation order; a reducer reads them without
+// changing them and writes only that cell's outputs, so cells are
+// independent and the results do not depend on the number of goroutines or
+// on the order of the tiles.
 type Reducer interface {
 	// realisations is the number of realisations the reducer was built for.
 	realisations() int
 	// cells is the number of cells of its outputs.
 	cells() int
-	// permutes reports whether reduce reorders v (it then runs last).
-	permutes() bool
 	// reduce computes the outputs of cell from its finite values v
 	// (len(v) ≥ 0), using the worker's scratch s.
 	reduce(cell int, v []float64, s *scratch)
@@ -152,19 +151,18 @@ func chunkCells(realisations int) int {
 // ProcessTile runs the reducers over every cell of t, on geostat.Workers(ctx)
 // goroutines over chunks of cells. Each chunk is transposed once to
 // cell-major order (dropping NaN and ±Inf: missing values), then every
-// reducer that keeps the values' order sees the cell before the one that
-// reorders them. It returns an error when the tile does not fit the
+// reducer sees each cell of the chunk in turn. It returns an error when the tile does not fit the
 // reducers (realisations, cell range) and the context's error when
 // cancelled.
 func ProcessTile(ctx context.Context, t Tile, rs ...Reducer) error {
-	rs, err := ordered(rs)
+	rs, err := checkedReducers(rs)
 	if err != nil {
 		return err
 	}
 	return checkedTile(ctx, t, rs, make([]*scratch, geostat.Workers(ctx)))
 }
 
-// checkedTile is ProcessTile on ordered reducers: it checks that t fits them
+// checkedTile is ProcessTile on checked reducers: it checks that t fits them
 // and runs processTile.
 func checkedTile(ctx context.Context, t Tile, rs []Reducer, scratches []*scratch) error {
 	R := rs[0].realisations()
@@ -186,7 +184,7 @@ func checkedTile(ctx context.Context, t Tile, rs []Reducer, scratches []*scratch
 	return processTile(ctx, t, rs, scratches)
 }
 
-// processTile is ProcessTile on a checked tile and ordered reducers.
+// processTile is ProcessTile on a checked tile and checked reducers.
 // Goroutine w works in scratches[w], made on first use and kept there, so
 // that Process reuses the working buffers from tile to tile.
 func processTile(ctx context.Context, t Tile, rs []Reducer, scratches []*scratch) error {
@@ -216,23 +214,18 @@ func processTile(ctx context.Context, t Tile, rs []Reducer, scratches []*scratch
 	return err
 }
 
-// ordered checks that the reducers agree on their shape and returns them
-// with the order-keeping ones first.
-func ordered(rs []Reducer) ([]Reducer, error) {
+// checkedReducers checks that there are reducers and that they agree on
+// their shape, and returns them.
+func checkedReducers(rs []Reducer) ([]Reducer, error) {
 	if len(rs) == 0 {
 		return nil, errors.New("ensemble: no reducer")
 	}
-	out := make([]Reducer, 0, len(rs))
-	for _, perm := range []bool{false, true} {
-		for _, r := range rs {
-			if r == nil {
-				return nil, errors.New("ensemble: nil reducer")
-			}
-			if r.permutes() == perm {
-				out = append(out, r)
-			}
+	for _, r := range rs {
+		if r == nil {
+			return nil, errors.New("ensemble: nil reducer")
 		}
 	}
+	out := rs
 	for _, r := range out[1:] {
 		if r.realisations() != out[0].realisations() || r.cells() != out[0].cells() {
 			return nil, fmt.Errorf("ensemble: reducers disagree: %d cells × %d realisations and %d × %d",
@@ -311,7 +304,7 @@ func Process(ctx context.Context, src Source, rs ...Reducer) error {
 // tile with the number of cells processed and the total (progress may be
 // nil). It is called from the calling goroutine.
 func ProcessWithProgress(ctx context.Context, src Source, progress func(done, total int), rs ...Reducer) error {
-	rs, err := ordered(rs)
+	rs, err := checkedReducers(rs)
 	if err != nil {
 		return err
 	}
