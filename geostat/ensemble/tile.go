@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sync"
 
 	"github.com/geostat-engine/geostat/geostat"
 )
@@ -54,9 +55,10 @@ type Source interface {
 	// MaxTile is the largest number of cells ReadTile returns at once.
 	MaxTile() int
 	// ReadTile reads the next tile into the caller's buffers: dst has
-	// Realisations() slices of length MaxTile(); the returned tile's columns
-	// are dst[r][:n] (or, for an in-memory source, its own slices, which
-	// the caller must not modify). After the last tile it returns io.EOF.
+	// Realisations() slices of one length L, 1 ≤ L ≤ MaxTile(), and the
+	// tile has at most L cells; its columns are dst[r][:n] (or, for an
+	// in-memory source, its own slices, which the caller must not modify).
+	// After the last tile it returns io.EOF.
 	ReadTile(ctx context.Context, dst [][]float64) (Tile, error)
 }
 
@@ -99,7 +101,11 @@ func (c *columns) ReadTile(ctx context.Context, dst [][]float64) (Tile, error) {
 	if c.next >= c.Cells() {
 		return Tile{}, io.EOF
 	}
-	lo, hi := c.next, min(c.next+c.tile, c.Cells())
+	n := c.tile
+	if len(dst) > 0 && len(dst[0]) > 0 {
+		n = min(n, len(dst[0]))
+	}
+	lo, hi := c.next, min(c.next+n, c.Cells())
 	t := Tile{Lo: lo, Columns: make([][]float64, len(c.cols))}
 	for r := range c.cols {
 		t.Columns[r] = c.cols[r][lo:hi:hi]
@@ -290,12 +296,40 @@ func transpose(cols [][]float64, a, b int, s *scratch) {
 	}
 }
 
+// readValues is the number of values Process reads at a time into each of
+// its two buffers: 2²⁰ float64 (8 MiB), so that the values the source has
+// just written are still in the shared cache when the workers transpose them,
+// and the two buffers together stay far below one row group of a wide
+// ensemble.
+const readValues = 1 << 20
+
+// readCells returns the number of cells Process reads at a time: about
+// readValues / R, whole chunks of chunkCells, at most maxTile and the
+// ensemble.
+func readCells(R, maxTile, cells int) int {
+	chunk := chunkCells(R)
+	n := max(1, readValues/max(R, 1)/chunk) * chunk
+	return max(1, min(n, maxTile, cells))
+}
+
+// BufferBytes returns the bytes of the two read buffers Process uses for an
+// ensemble of cells cells × realisations realisations whose source returns
+// tiles of at most maxTile cells (at most about 16 MiB): the memory Process
+// needs besides the reducers' outputs and its workers' small transposition
+// buffers.
+func BufferBytes(cells, realisations, maxTile int) int {
+	return 2 * 8 * readCells(realisations, max(1, maxTile), cells) * realisations
+}
+
 // Process reads every tile of src and runs the reducers over it
-// (ProcessTile). Tiles are read one at a time into one buffer of
-// MaxTile() × Realisations() values, so memory stays near one tile plus the
-// reducers' outputs whatever the size of the ensemble. It checks that src
-// has the reducers' shape and that its tiles cover every cell once, in
-// order.
+// (ProcessTile). It reads pieces of at most readCells cells (tiles of the
+// source, or parts of them) into two buffers, the next piece being read on
+// another goroutine while the workers process the current one, so memory
+// stays near two pieces of about 8 MiB each plus the reducers' outputs
+// whatever the size of the ensemble and of its tiles. Only that goroutine
+// calls src, one call at a time, and it has returned when Process returns.
+// Process checks that src has the reducers' shape and that its tiles cover
+// every cell once, in order.
 func Process(ctx context.Context, src Source, rs ...Reducer) error {
 	return ProcessWithProgress(ctx, src, nil, rs...)
 }
@@ -317,28 +351,72 @@ func ProcessWithProgress(ctx context.Context, src Source, progress func(done, to
 	if maxTile < 1 {
 		return fmt.Errorf("ensemble: source tile size %d", maxTile)
 	}
-	buf := make([]float64, min(maxTile, max(cells, 1))*R)
-	stride := len(buf) / max(R, 1)
-	dst := make([][]float64, R)
-	for r := range dst {
-		dst[r] = buf[r*stride : (r+1)*stride : (r+1)*stride]
+	piece := readCells(R, maxTile, cells)
+	var dsts [2][][]float64
+	for b := range dsts {
+		buf := make([]float64, piece*R)
+		dsts[b] = make([][]float64, R)
+		for r := range dsts[b] {
+			dsts[b][r] = buf[r*piece : (r+1)*piece : (r+1)*piece]
+		}
 	}
+	// The reader fills a free buffer and hands it over; the loop below
+	// processes it and frees it again.
+	type read struct {
+		t   Tile
+		err error
+		buf int
+	}
+	free := make(chan int, len(dsts))
+	for b := range dsts {
+		free <- b
+	}
+	reads := make(chan read)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			var b int
+			select {
+			case b = <-free:
+			case <-stop:
+				return
+			}
+			t, err := src.ReadTile(ctx, dsts[b])
+			select {
+			case reads <- read{t, err, b}:
+			case <-stop:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	defer func() {
+		close(stop)
+		wg.Wait()
+	}()
 	scratches := make([]*scratch, geostat.Workers(ctx)) // reused by every tile
 	next := 0
 	for {
-		t, err := src.ReadTile(ctx, dst)
-		if errors.Is(err, io.EOF) {
+		rd := <-reads
+		t := rd.t
+		if errors.Is(rd.err, io.EOF) {
 			break
 		}
-		if err != nil {
-			return fmt.Errorf("ensemble: reading the tile at cell %d: %w", next, err)
+		if rd.err != nil {
+			return fmt.Errorf("ensemble: reading the tile at cell %d: %w", next, rd.err)
 		}
-		if t.Lo != next || t.Len() == 0 || t.Len() > maxTile {
-			return fmt.Errorf("ensemble: source returned %d cells at cell %d, want at most %d at cell %d", t.Len(), t.Lo, maxTile, next)
+		if t.Lo != next || t.Len() == 0 || t.Len() > piece {
+			return fmt.Errorf("ensemble: source returned %d cells at cell %d, want at most %d at cell %d", t.Len(), t.Lo, piece, next)
 		}
 		if err := checkedTile(ctx, t, rs, scratches); err != nil {
 			return err
 		}
+		free <- rd.buf
 		next += t.Len()
 		if progress != nil {
 			progress(next, cells)
