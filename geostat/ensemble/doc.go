@@ -11,10 +11,10 @@
 // Tiles, blocks of consecutive cells for every realisation, from a Source:
 // a Parquet reader that returns a row group at a time, the tiles of a running
 // simulation (TileFromFlat over a tbsim.Tile), or columns held in memory
-// (NewColumnsSource). Process reads pieces of about 2²⁰ values (a tile or a
+// (NewColumnsSource). Process reads pieces of about 2¹⁸ values (a tile or a
 // part of one) into two buffers, reading the next piece on another goroutine
 // while the current one is processed, so a 10,000,000-cell ×
-// 100-realisation ensemble needs two such pieces (16 MiB) plus the outputs,
+// 100-realisation ensemble needs two such pieces (4 MiB) plus the outputs,
 // never the whole table nor a whole row group.
 //
 // Within a tile, goroutines (geostat.Workers) take chunks of cells, transpose

@@ -39,9 +39,9 @@ func (c *countingSource) ReadTile(ctx context.Context, dst [][]float64) (Tile, e
 // of readCells cells, one call at a time, and gives the statistics of one
 // ProcessTile over the whole ensemble, bit for bit.
 func TestProcessReadsInPieces(t *testing.T) {
-	const cells, R = 2500, 1000 // pieces of 1024 cells
+	const cells, R = 2500, 1000 // pieces of 256 cells
 	piece := readCells(R, 1<<30, cells)
-	require.Equal(t, 1024, piece)
+	require.Equal(t, 256, piece)
 	cols := randomEnsemble(5, cells, R)
 	ops := Operations{Summary: true, Quantiles: []float64{0.1, 0.5, 0.9}, ProbabilityAbove: []float64{1, 3}, MeanAbove: []float64{1, 3}}
 	whole, err := NewLocationWise(ops, cells, R)
@@ -55,8 +55,13 @@ func TestProcessReadsInPieces(t *testing.T) {
 		require.Equal(t, cells, total)
 		done = append(done, d)
 	}, l))
-	require.Equal(t, []int{1024, 2048, 2500}, done)
-	require.EqualValues(t, 4, src.calls.Load()) // three pieces and io.EOF
+	var wantDone []int
+	for d := piece; d < cells; d += piece {
+		wantDone = append(wantDone, d)
+	}
+	wantDone = append(wantDone, cells)
+	require.Equal(t, wantDone, done)
+	require.EqualValues(t, len(wantDone)+1, src.calls.Load()) // the pieces and io.EOF
 	require.EqualValues(t, piece, src.maxDst.Load())
 	require.False(t, src.overlapped.Load())
 	want, got := whole.Outputs(), l.Outputs()
@@ -77,7 +82,7 @@ func TestProcessReadError(t *testing.T) {
 	l, err := NewLocationWise(Operations{Summary: true}, cells, R)
 	require.NoError(t, err)
 	err = Process(context.Background(), src, l)
-	require.ErrorContains(t, err, "reading the tile at cell 1024: disk on fire")
+	require.ErrorContains(t, err, "reading the tile at cell 256: disk on fire")
 	calls := src.calls.Load()
 	require.EqualValues(t, 2, calls)
 	require.EqualValues(t, 0, src.active.Load())
@@ -94,7 +99,7 @@ func TestProcessCancelledWhileRunning(t *testing.T) {
 	l, err := NewLocationWise(Operations{Summary: true}, cells, R)
 	require.NoError(t, err)
 	err = ProcessWithProgress(ctx, src, func(done, _ int) {
-		if done == 1024 {
+		if done == 256 {
 			cancel()
 		}
 	}, l)
@@ -102,13 +107,13 @@ func TestProcessCancelledWhileRunning(t *testing.T) {
 	require.EqualValues(t, 0, src.active.Load())
 }
 
-// Process's pieces: about 2²⁰ values in whole chunks of cells, at most the
+// Process's pieces: about 2¹⁸ values in whole chunks of cells, at most the
 // source's tile and the ensemble.
 func TestReadCellsAndBufferBytes(t *testing.T) {
-	require.Equal(t, 32*327, readCells(100, 131072, 1_000_000)) // chunks of 327 cells
+	require.Equal(t, 8*327, readCells(100, 131072, 1_000_000))  // chunks of 327 cells
 	require.Equal(t, 131072, readCells(1, 131072, 1_000_000))   // the row group
 	require.Equal(t, 77, readCells(100, 131072, 77))            // the ensemble
 	require.Equal(t, 16, readCells(100_000, 131072, 1_000_000)) // one chunk of 16 cells
-	require.Equal(t, 2*8*32*327*100, BufferBytes(1_000_000, 100, 131072))
+	require.Equal(t, 2*8*8*327*100, BufferBytes(1_000_000, 100, 131072))
 	require.Equal(t, 2*8*131072, BufferBytes(1_000_000, 1, 131072))
 }
