@@ -99,8 +99,8 @@ type Statistics struct {
 // realisation order). They are found without sorting the cell: a counting
 // sort into buckets of equal width between the minimum and the maximum (the
 // power of two above n, at most 128), then a sort of only the buckets that
-// hold a wanted position; the values found are exactly those of the full
-// sort.
+// hold a wanted position (a long one bucketed again between its own
+// extremes); the values found are exactly those of the full sort.
 //
 // Sums run in a fixed order, so every output is a function of the cell's
 // values alone: the mean's and the variance's over the values in

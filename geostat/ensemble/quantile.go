@@ -23,8 +23,7 @@ const maxBuckets = 128
 const smallCell = 16
 
 // smallBucket is the bucket length up to which a bucket is sorted by
-// insertion; a longer one (many equal or clustered values) by
-// slices.SortStableFunc.
+// insertion; a longer one (many equal or clustered values) by sortBucket.
 const smallBucket = 32
 
 // quantScratch is one goroutine's working memory for the quantiles.
@@ -44,6 +43,11 @@ type quantScratch struct {
 	// bucket, end[0] = len(v)).
 	lo, scale float64
 	nb        int
+	// sub sorts the long buckets again (sortBucket), at depth+1; subPos
+	// are the wanted positions inside such a bucket.
+	sub    *quantScratch
+	subPos []int
+	depth  int
 }
 
 // bucketCount is the number of buckets for n values: the power of two in
@@ -151,25 +155,61 @@ func orderStatistics(v []float64, lo, hi float64, pos []int, s *quantScratch) []
 	// end[b] is now the position after bucket b. Sort the buckets that
 	// hold a wanted position, each once: bucket b holds position p when
 	// end[b−1] ≤ p < end[b].
-	b, done := 0, -1
-	for _, p := range pos {
-		p := int32(p)
+	b := 0
+	for j := 0; j < len(pos); {
+		p := int32(pos[j])
 		for b+4 <= nb && end[b+3] <= p {
 			b += 4
 		}
 		for end[b] <= p {
 			b++
 		}
-		if b != done {
-			start := int32(0)
-			if b > 0 {
-				start = end[b-1]
-			}
-			sortStable(w[start:end[b]])
-			done = b
+		start := int32(0)
+		if b > 0 {
+			start = end[b-1]
 		}
+		k := j + 1
+		for k < len(pos) && int32(pos[k]) < end[b] {
+			k++
+		}
+		s.sortBucket(w[start:end[b]], pos[j:k], int(start))
+		j = k
 	}
 	return w
+}
+
+// maxDepth is the number of times a long bucket is bucketed again before
+// it is sorted by slices.SortStableFunc.
+const maxDepth = 3
+
+// sortBucket puts the values of the positions pos (ascending, each in
+// [off, off+len(u))) of a bucket u, whose first value is at position off of
+// its cell, in place, as a stable sort of u would. A short bucket is sorted
+// by insertion; a long one whose values are all equal is already in place;
+// another long one (clustered values, an outlier far from them, values
+// equal to the minimum mixed with a few others) is sorted again by buckets
+// between its own extremes, down to maxDepth levels.
+func (s *quantScratch) sortBucket(u []float64, pos []int, off int) {
+	if len(u) <= smallBucket {
+		sortStable(u)
+		return
+	}
+	lo, hi := firstExtremes(u)
+	if lo == hi {
+		return
+	}
+	if s.depth >= maxDepth {
+		slices.SortStableFunc(u, cmp.Compare[float64])
+		return
+	}
+	if s.sub == nil {
+		s.sub = &quantScratch{depth: s.depth + 1}
+	}
+	s.subPos = s.subPos[:0]
+	for _, p := range pos {
+		s.subPos = append(s.subPos, p-off)
+	}
+	copy(u, orderStatistics(u, lo, hi, s.subPos, s.sub))
 }
 
 // above returns the number and the sum of the values of w greater than c,

@@ -93,6 +93,15 @@ func TestOrderStatisticsMatchSort(t *testing.T) {
 		"huge range": func(i, n int) float64 { return math.MaxFloat64 * (2*rng.Float64() - 1) },
 		"tiny range": func(i, n int) float64 { return 1 + float64(rng.IntN(4))*0x1p-52 },
 		"subnormal":  func(i, n int) float64 { return float64(rng.IntN(5)) * 0x1p-1074 },
+		"zero-inflated": func(i, n int) float64 {
+			if rng.IntN(2) == 0 {
+				return 0
+			}
+			return rng.ExpFloat64()
+		},
+		// Nested clusters: each bucket's values are again one cluster
+		// and a far one, down past maxDepth.
+		"nested scales": func(i, n int) float64 { return math.Ldexp(rng.Float64(), -20*rng.IntN(8)) },
 		"mostly equal": func(i, n int) float64 {
 			if rng.IntN(10) == 0 {
 				return rng.NormFloat64()
