@@ -237,10 +237,19 @@ func (s *quantScratch) above(w []float64, c float64) (count int, total float64) 
 
 // sortStable sorts w by value, equal values (−0 and +0) keeping their order.
 func sortStable(w []float64) {
-	if len(w) == 2 {
+	switch len(w) {
+	case 0, 1:
+		return
+	case 2:
 		if w[1] < w[0] {
 			w[0], w[1] = w[1], w[0]
 		}
+		return
+	case 3:
+		sort3(w)
+		return
+	case 4:
+		sort4(w)
 		return
 	}
 	if len(w) <= smallBucket {
@@ -248,6 +257,29 @@ func sortStable(w []float64) {
 		return
 	}
 	slices.SortStableFunc(w, cmp.Compare[float64])
+}
+
+// sort3 sorts the three values of w stably without branches: each value
+// goes to its rank, the number of values before it not greater and of
+// values after it smaller (−0 and +0 compare equal, so keep their order).
+func sort3(w []float64) {
+	a, b, c := w[0], w[1], w[2]
+	w = w[:3]
+	ra := b2i(b < a) + b2i(c < a)
+	rb := b2i(a <= b) + b2i(c < b)
+	rc := b2i(a <= c) + b2i(b <= c)
+	w[ra], w[rb], w[rc] = a, b, c
+}
+
+// sort4 is sort3 for four values.
+func sort4(w []float64) {
+	a, b, c, d := w[0], w[1], w[2], w[3]
+	w = w[:4]
+	ra := b2i(b < a) + b2i(c < a) + b2i(d < a)
+	rb := b2i(a <= b) + b2i(c < b) + b2i(d < b)
+	rc := b2i(a <= c) + b2i(b <= c) + b2i(d < c)
+	rd := b2i(a <= d) + b2i(b <= d) + b2i(c <= d)
+	w[ra&3], w[rb&3], w[rc&3], w[rd&3] = a, b, c, d
 }
 
 // insertionSort sorts w stably.
