@@ -199,25 +199,32 @@ func (l *LocationWise) reduce(cell int, v []float64, s *scratch) {
 		return // outputs stay NaN
 	}
 	o := &l.out
-	var lo, hi float64
+	var lo, hi, m float64
 	if o.Min != nil {
 		var total float64
 		total, lo, hi = sumMinMax(v)
-		m := total / float64(n)
-		ss := sumSquares(v, m)
-		o.Min[cell], o.Max[cell], o.Mean[cell], o.Variance[cell] = lo, hi, m, ss/float64(n)
+		m = total / float64(n)
+		o.Min[cell], o.Max[cell], o.Mean[cell] = lo, hi, m
 	}
 	var w []float64 // v sorted by bucket, when there are quantiles
+	q := &s.quant
 	if len(l.qlevels) > 0 {
 		if o.Min == nil {
 			lo, hi = firstExtremes(v)
 		}
-		q := &s.quant
 		q.pos = wantedPositions(q.pos[:0], l.qlevels, n)
+		q.squares, q.mean = o.Min != nil, m
 		w = orderStatistics(v, lo, hi, q.pos, q)
 		for k, level := range l.qlevels {
 			o.Quantiles[k][cell] = quantileAt(w, level)
 		}
+	}
+	if o.Min != nil {
+		ss := q.ss
+		if w == nil || !q.haveSS {
+			ss = sumSquares(v, m)
+		}
+		o.Variance[cell] = ss / float64(n)
 	}
 	if len(l.cuts) > 0 {
 		if cap(s.above) < len(l.cuts) {

@@ -48,6 +48,10 @@ type quantScratch struct {
 	sub    *quantScratch
 	subPos []int
 	depth  int
+	// With squares set, orderStatistics also computes ss = sumSquares(v,
+	// mean) when it uses buckets, and sets haveSS.
+	squares, haveSS bool
+	mean, ss        float64
 }
 
 // bucketCount is the number of buckets for n values: the power of two in
@@ -95,6 +99,7 @@ func wantedPositions(dst []int, levels []float64, n int) []int {
 // lo and largest hi) is left unchanged. w is s.sorted; its other positions
 // hold the rest of v's values.
 func orderStatistics(v []float64, lo, hi float64, pos []int, s *quantScratch) []float64 {
+	s.haveSS = false
 	n := len(v)
 	if cap(s.sorted) < n {
 		s.sorted, s.key = make([]float64, n), make([]uint8, n)
@@ -122,18 +127,10 @@ func orderStatistics(v []float64, lo, hi float64, pos []int, s *quantScratch) []
 	end := &s.end
 	clear(end[:nb+1])
 	key := s.key[:n]
-	i := 0
-	for ; i+2 <= n; i += 2 {
-		b0 := uint8(int((v[i] - lo) * scale))
-		b1 := uint8(int((v[i+1] - lo) * scale))
-		key[i], key[i+1] = b0, b1
-		end[b0]++
-		end[b1]++
-	}
-	if i < n {
-		b := uint8(int((v[i] - lo) * scale))
-		key[i] = b
-		end[b]++
+	if s.squares {
+		s.ss, s.haveSS = countSquares(v, lo, scale, key, end, s.mean), true
+	} else {
+		count(v, lo, scale, key, end)
 	}
 	// Counts to starting positions, four buckets a step (nb is a power of
 	// two ≥ 8); the last bucket, nb, starts after all the others.
@@ -176,6 +173,60 @@ func orderStatistics(v []float64, lo, hi float64, pos []int, s *quantScratch) []
 		j = k
 	}
 	return w
+}
+
+// count stores the bucket of each value of v in key and counts the values
+// of each bucket in end.
+func count(v []float64, lo, scale float64, key []uint8, end *[256]int32) {
+	key = key[:len(v)]
+	i := 0
+	for ; i+2 <= len(v); i += 2 {
+		b0 := uint8(int((v[i] - lo) * scale))
+		b1 := uint8(int((v[i+1] - lo) * scale))
+		key[i], key[i+1] = b0, b1
+		end[b0]++
+		end[b1]++
+	}
+	if i < len(v) {
+		b := uint8(int((v[i] - lo) * scale))
+		key[i] = b
+		end[b]++
+	}
+}
+
+// countSquares is count that also returns sumSquares(v, m), the same
+// additions in the same order: the variance's pass shares the bucket pass's
+// loads.
+func countSquares(v []float64, lo, scale float64, key []uint8, end *[256]int32, m float64) float64 {
+	key = key[:len(v)]
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(v); i += 4 {
+		x0, x1, x2, x3 := v[i], v[i+1], v[i+2], v[i+3]
+		b0 := uint8(int((x0 - lo) * scale))
+		b1 := uint8(int((x1 - lo) * scale))
+		b2 := uint8(int((x2 - lo) * scale))
+		b3 := uint8(int((x3 - lo) * scale))
+		k := key[i : i+4 : i+4]
+		k[0], k[1], k[2], k[3] = b0, b1, b2, b3
+		end[b0]++
+		end[b1]++
+		end[b2]++
+		end[b3]++
+		d0, d1, d2, d3 := x0-m, x1-m, x2-m, x3-m
+		s0 += d0 * d0
+		s1 += d1 * d1
+		s2 += d2 * d2
+		s3 += d3 * d3
+	}
+	for ; i < len(v); i++ {
+		b := uint8(int((v[i] - lo) * scale))
+		key[i] = b
+		end[b]++
+		d := v[i] - m
+		s0 += d * d
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 // maxDepth is the number of times a long bucket is bucketed again before

@@ -41,6 +41,20 @@ func checkOrderStatistics(t testing.TB, v []float64, what string) {
 	}
 	// The other positions hold the rest of the values.
 	require.Equal(t, want, stableSorted(w), "%s: n=%d not a permutation", what, len(v))
+	// With the squares asked for, the same positions and, when the buckets
+	// were used, sumSquares bit for bit.
+	var s2 quantScratch
+	m := sum(v) / float64(len(v))
+	s2.squares, s2.mean = true, m
+	w2 := orderStatistics(v, lo, hi, pos, &s2)
+	for _, p := range pos {
+		require.Equal(t, math.Float64bits(w[p]), math.Float64bits(w2[p]), "%s: n=%d position %d with squares", what, len(v), p)
+	}
+	if s2.haveSS {
+		require.Equal(t, math.Float64bits(sumSquares(v, m)), math.Float64bits(s2.ss), "%s: n=%d sum of squares", what, len(v))
+	} else {
+		require.Zero(t, s2.nb, "%s: n=%d buckets used but no sum of squares", what, len(v))
+	}
 	// Counts and sums above cutoffs in [lo, hi) from the buckets: cutoffs
 	// at values (ties: strictly greater) and between values.
 	if lo == hi {
