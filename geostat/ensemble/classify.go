@@ -238,7 +238,6 @@ func (c *Classifier) Run(ctx context.Context, src Source) ([]int32, error) {
 
 func (c *Classifier) realisations() int { return c.nreal }
 func (c *Classifier) cells() int        { return len(c.keys) }
-func (c *Classifier) permutes() bool    { return false }
 func (c *Classifier) reduce(cell int, v []float64, _ *scratch) {
 	c.keys[cell] = decide(c.crit, &c.econ, v)
 }

@@ -11,9 +11,11 @@
 // Tiles, blocks of consecutive cells for every realisation, from a Source:
 // a Parquet reader that returns a row group at a time, the tiles of a running
 // simulation (TileFromFlat over a tbsim.Tile), or columns held in memory
-// (NewColumnsSource). Process reads one tile at a time into one buffer, so a
-// 10,000,000-cell × 100-realisation ensemble needs one tile × 100 values plus
-// the outputs, never the whole table.
+// (NewColumnsSource). Process reads pieces of about 2¹⁸ values (a tile or a
+// part of one) into two buffers, reading the next piece on another goroutine
+// while the current one is processed, so a 10,000,000-cell ×
+// 100-realisation ensemble needs two such pieces (4 MiB) plus the outputs,
+// never the whole table nor a whole row group.
 //
 // Within a tile, goroutines (geostat.Workers) take chunks of cells, transpose
 // each chunk once to cell-major order in a cache-sized buffer and hand every

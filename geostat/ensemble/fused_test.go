@@ -53,30 +53,3 @@ func TestFusedPassesBitIdentical(t *testing.T) {
 		}
 	}
 }
-
-// smallest is the sequential scan's minimum, bit for bit.
-func TestSmallestBitIdentical(t *testing.T) {
-	rng := rand.New(rand.NewPCG(10, 11))
-	for n := 1; n <= 23; n++ {
-		for rep := range 50 {
-			w := make([]float64, n)
-			for i := range w {
-				switch rng.IntN(4) {
-				case 0:
-					w[i] = math.Copysign(0, rng.Float64()-0.5)
-				case 1:
-					w[i] = float64(rng.IntN(3))
-				default:
-					w[i] = rng.NormFloat64()
-				}
-			}
-			want := w[0]
-			for _, x := range w {
-				if x < want {
-					want = x
-				}
-			}
-			require.Equal(t, math.Float64bits(want), math.Float64bits(smallest(w)), "n=%d rep %d %v", n, rep, w)
-		}
-	}
-}

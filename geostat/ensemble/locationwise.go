@@ -94,20 +94,32 @@ type Statistics struct {
 //	              the cutoff is not above it)
 //	E[X | X > c]  the mean of the x_r > c
 //
-// Sums run over the values in realisation order in four interleaved partial
-// sums (positions 0, 4, 8, …; 1, 5, 9, …; …) added as (s0 + s1) + (s2 + s3):
-// a fixed order, so every output is a function of the cell's values alone.
-// A cell without finite values (n = 0) gets NaN for every output, the
-// probability included; E[X | X > c] is NaN when no value exceeds c.
-// Quantiles use a deterministic selection (no full sort) on a cell-major copy
-// of the tile. Results are bit-identical for any number of goroutines and any
-// tiling.
+// The order statistics x_(k) are those of the values sorted stably (equal
+// values, which only −0 and +0 can be while differing, keep their
+// realisation order). They are found without sorting the cell: a counting
+// sort into buckets of equal width between the minimum and the maximum (the
+// power of two above n, at most 128), then a sort of only the buckets that
+// hold a wanted position (a long one bucketed again between its own
+// extremes); the values found are exactly those of the full sort.
+//
+// Sums run in a fixed order, so every output is a function of the cell's
+// values alone: the mean's and the variance's over the values in
+// realisation order in four interleaved partial sums (positions 0, 4, 8, …;
+// 1, 5, 9, …; …) added as (s0 + s1) + (s2 + s3). The sum of the values
+// above a cutoff runs in the same way over the values in realisation order
+// when no quantile is requested, and otherwise over the values in the order
+// of the quantiles' bucket sort (the bucket holding c compared with c, the
+// later buckets taken whole; all values, when c is below the minimum, in
+// realisation order as for the mean). A cell without finite values (n = 0)
+// gets NaN for every output, the probability included; E[X | X > c] is NaN
+// when no value exceeds c. Results are bit-identical for any number of
+// goroutines and any tiling.
 type LocationWise struct {
 	ops   Operations
 	out   Statistics
 	nreal int
 	ncell int
-	// qlevels are the quantile levels; see quantileRanks.
+	// qlevels are the quantile levels; see wantedPositions.
 	qlevels []float64
 	// cuts are the distinct cutoffs of both lists; probAt[k] and meanAt[k]
 	// index the cutoff of ProbabilityAbove[k] and MeanAbove[k] in it, so a
@@ -180,7 +192,6 @@ func (l *LocationWise) Operations() Operations { return l.ops }
 
 func (l *LocationWise) realisations() int { return l.nreal }
 func (l *LocationWise) cells() int        { return l.ncell }
-func (l *LocationWise) permutes() bool    { return len(l.ops.Quantiles) > 0 }
 
 func (l *LocationWise) reduce(cell int, v []float64, s *scratch) {
 	n := len(v)
@@ -188,22 +199,55 @@ func (l *LocationWise) reduce(cell int, v []float64, s *scratch) {
 		return // outputs stay NaN
 	}
 	o := &l.out
+	var lo, hi, m float64
 	if o.Min != nil {
-		total, lo, hi := sumMinMax(v)
-		m := total / float64(n)
-		ss := sumSquares(v, m)
-		o.Min[cell], o.Max[cell], o.Mean[cell], o.Variance[cell] = lo, hi, m, ss/float64(n)
+		var total float64
+		total, lo, hi = sumMinMax(v)
+		m = total / float64(n)
+		o.Min[cell], o.Max[cell], o.Mean[cell] = lo, hi, m
+	}
+	var w []float64 // v sorted by bucket, when there are quantiles
+	q := &s.quant
+	if len(l.qlevels) > 0 {
+		if o.Min == nil {
+			lo, hi = firstExtremes(v)
+		}
+		q.pos = wantedPositions(q.pos[:0], l.qlevels, n)
+		q.squares, q.mean = o.Min != nil, m
+		w = orderStatistics(v, lo, hi, q.pos, q)
+		for k, level := range l.qlevels {
+			o.Quantiles[k][cell] = quantileAt(w, level)
+		}
+	}
+	if o.Min != nil {
+		ss := q.ss
+		if w == nil || !q.haveSS {
+			ss = sumSquares(v, m)
+		}
+		o.Variance[cell] = ss / float64(n)
 	}
 	if len(l.cuts) > 0 {
 		if cap(s.above) < len(l.cuts) {
 			s.above, s.sumAbove = make([]int, len(l.cuts)), make([]float64, len(l.cuts))
 		}
-		j := 0
-		for ; j+2 <= len(l.cuts); j += 2 {
-			s.above[j], s.sumAbove[j], s.above[j+1], s.sumAbove[j+1] = countAbove2(v, l.cuts[j], l.cuts[j+1])
-		}
-		if j < len(l.cuts) {
-			s.above[j], s.sumAbove[j] = countAbove(v, l.cuts[j])
+		if w != nil {
+			for j, c := range l.cuts {
+				if c < lo { // every value: the sum in realisation order, as the mean's
+					s.above[j], s.sumAbove[j] = n, sum(v)
+				} else if c >= hi {
+					s.above[j], s.sumAbove[j] = 0, 0
+				} else {
+					s.above[j], s.sumAbove[j] = s.quant.above(w, c)
+				}
+			}
+		} else {
+			j := 0
+			for ; j+2 <= len(l.cuts); j += 2 {
+				s.above[j], s.sumAbove[j], s.above[j+1], s.sumAbove[j+1] = countAbove2(v, l.cuts[j], l.cuts[j+1])
+			}
+			if j < len(l.cuts) {
+				s.above[j], s.sumAbove[j] = countAbove(v, l.cuts[j])
+			}
 		}
 		for k, j := range l.probAt {
 			o.ProbabilityAbove[k][cell] = float64(s.above[j]) / float64(n)
@@ -212,13 +256,6 @@ func (l *LocationWise) reduce(cell int, v []float64, s *scratch) {
 			if s.above[j] > 0 {
 				o.MeanAbove[k][cell] = s.sumAbove[j] / float64(s.above[j])
 			}
-		}
-	}
-	if len(l.qlevels) > 0 {
-		s.ranks = quantileRanks(s.ranks[:0], l.qlevels, n)
-		selectRanks(v, s.ranks)
-		for k, q := range l.qlevels {
-			o.Quantiles[k][cell] = quantileOf(v, q, s.ranks)
 		}
 	}
 }
@@ -305,14 +342,15 @@ func sum(v []float64) float64 {
 
 // sumMinMax returns sum(v) (the same additions in the same order) and the
 // smallest and largest values of v (len(v) ≥ 1, finite values) in one pass.
-// The extremes are kept in two lanes with the branch-free min and max; a
+// The extremes are found on integer keys that order as the values do
+// (orderKey), with the branch-free integer min and max, in two lanes; a
 // nonzero extreme is the same value whichever equal copy is met first, and
 // when an extreme is zero a sequential scan picks it as firstExtremes does
 // (the first of −0 and +0 in v), so the result is that of a sequential scan.
 func sumMinMax(v []float64) (total, lo, hi float64) {
 	var s0, s1, s2, s3 float64
-	lo0, hi0 := v[0], v[0]
-	lo1, hi1 := lo0, hi0
+	l0 := orderKey(v[0])
+	h0, l1, h1 := l0, l0, l0
 	i := 0
 	for ; i+4 <= len(v); i += 4 {
 		x0, x1, x2, x3 := v[i], v[i+1], v[i+2], v[i+3]
@@ -320,10 +358,9 @@ func sumMinMax(v []float64) (total, lo, hi float64) {
 		s1 += x1
 		s2 += x2
 		s3 += x3
-		lo0, hi0 = min(lo0, x0), max(hi0, x0)
-		lo1, hi1 = min(lo1, x1), max(hi1, x1)
-		lo0, hi0 = min(lo0, x2), max(hi0, x2)
-		lo1, hi1 = min(lo1, x3), max(hi1, x3)
+		k0, k1, k2, k3 := orderKey(x0), orderKey(x1), orderKey(x2), orderKey(x3)
+		l0, h0 = min(l0, k0, k2), max(h0, k0, k2)
+		l1, h1 = min(l1, k1, k3), max(h1, k1, k3)
 	}
 	for k := 0; i < len(v); i, k = i+1, k+1 {
 		x := v[i]
@@ -335,13 +372,27 @@ func sumMinMax(v []float64) (total, lo, hi float64) {
 		default:
 			s2 += x
 		}
-		lo0, hi0 = min(lo0, x), max(hi0, x)
+		kx := orderKey(x)
+		l0, h0 = min(l0, kx), max(h0, kx)
 	}
-	lo, hi = min(lo0, lo1), max(hi0, hi1)
+	lo, hi = keyValue(min(l0, l1)), keyValue(max(h0, h1))
 	if lo == 0 || hi == 0 {
 		lo, hi = firstExtremes(v)
 	}
 	return (s0 + s1) + (s2 + s3), lo, hi
+}
+
+// orderKey maps a non-NaN float64 to an int64 that orders as the values do
+// (−0 before +0): the bits, with those of a negative value but its sign
+// flipped.
+func orderKey(x float64) int64 {
+	b := int64(math.Float64bits(x))
+	return b ^ int64(uint64(b>>63)>>1)
+}
+
+// keyValue is the inverse of orderKey.
+func keyValue(k int64) float64 {
+	return math.Float64frombits(uint64(k ^ int64(uint64(k>>63)>>1)))
 }
 
 // firstExtremes returns the smallest and largest values of v by a

@@ -328,57 +328,6 @@ func TestLocationWiseDeterministic(t *testing.T) {
 	}
 }
 
-func TestSelectRanks(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 3))
-	patterns := []func(i, n int) float64{
-		func(i, n int) float64 { return rng.Float64() },
-		func(i, n int) float64 { return float64(rng.IntN(3)) },               // heavy ties
-		func(i, n int) float64 { return 1 },                                  // all equal
-		func(i, n int) float64 { return float64(i) },                         // sorted
-		func(i, n int) float64 { return float64(n - i) },                     // reversed
-		func(i, n int) float64 { return float64(min(i, n-i)) },               // organ pipe
-		func(i, n int) float64 { return float64(i%2*n + i/2) },               // sawtooth
-		func(i, n int) float64 { return math.Copysign(0, float64(i%2)-0.5) }, // ±0
-	}
-	for _, n := range []int{1, 2, 5, 12, 13, 40, 100, 1001} {
-		for p, gen := range patterns {
-			v := make([]float64, n)
-			for i := range v {
-				v[i] = gen(i, n)
-			}
-			want := slices.Clone(v)
-			slices.Sort(want)
-			levels := []float64{0, 0.1, 0.5, 0.9, 1, rng.Float64()}
-			ranks := quantileRanks(nil, levels, n)
-			require.True(t, slices.IsSorted(ranks))
-			got := slices.Clone(v)
-			selectRanks(got, ranks)
-			for _, k := range ranks {
-				require.Equal(t, want[k], got[k], "n=%d pattern %d rank %d", n, p, k)
-			}
-			for _, q := range levels {
-				h := q * float64(n-1)
-				k := int(h)
-				w := want[k]
-				if k+1 < n {
-					w += (h - float64(k)) * (want[k+1] - want[k])
-				}
-				require.InDelta(t, w, quantileOf(got, q, ranks), 1e-12*max(1, math.Abs(w)), "n=%d pattern %d level %v", n, p, q)
-			}
-			// Selection permutes: same multiset.
-			slices.Sort(got)
-			require.Equal(t, want, got)
-		}
-	}
-}
-
-func TestQuantileRanks(t *testing.T) {
-	assert.Equal(t, []int{0, 4}, quantileRanks(nil, []float64{1, 0}, 5))
-	// 0.1·4 = 0.4 selects rank 0 (rank 1 is found by quantileOf); 0.5·4 = 2.
-	assert.Equal(t, []int{0, 2}, quantileRanks(nil, []float64{0.5, 0.1, 0.05}, 5))
-	assert.Equal(t, []int{0}, quantileRanks(nil, []float64{0.3, 1}, 1))
-}
-
 // badSource returns a tile that skips cells.
 type badSource struct{ Source }
 

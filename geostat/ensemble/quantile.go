@@ -1,21 +1,84 @@
 package ensemble
 
 import (
+	"cmp"
 	"math"
-	"math/bits"
 	"slices"
 )
 
-// quantileRanks appends to dst the order statistics (0-based ranks, sorted,
-// without repeats) to select for the quantiles at levels among n values:
-// k = ⌊q·(n−1)⌋ for each level. The upper neighbour x_(k+1) an
-// interpolation also needs is not selected: once the ranks are in place it is
-// the smallest value between k and the next selected rank (quantileOf).
-func quantileRanks(dst []int, levels []float64, n int) []int {
-	for _, q := range levels {
-		dst = append(dst, int(q*float64(n-1)))
+// The quantiles of a cell are read from its values sorted by value, equal
+// values in realisation order (a stable sort; only −0 and +0 are equal yet
+// differ). Sorting all values is not needed: orderStatistics sorts them by
+// bucket (a counting sort on ⌊(x − min)·B/(max − min)⌋, an order-keeping map
+// from the values to B buckets) and then sorts only the buckets that hold a
+// wanted position. The result at those positions is exactly that of the
+// full stable sort.
+
+// maxBuckets is the largest number of buckets: a bucket index (0 …
+// maxBuckets, see orderStatistics) fits a byte.
+const maxBuckets = 128
+
+// smallCell is the number of values up to which a cell is sorted whole by
+// insertion instead of by buckets.
+const smallCell = 16
+
+// smallBucket is the bucket length up to which a bucket is sorted by
+// insertion; a longer one (many equal or clustered values) by sortBucket.
+const smallBucket = 32
+
+// quantScratch is one goroutine's working memory for the quantiles.
+type quantScratch struct {
+	// sorted receives the values sorted by bucket.
+	sorted []float64
+	// key is the bucket of each value.
+	key []uint8
+	// end[b] counts the values of bucket b, then holds the position after
+	// its last value in sorted (an array a byte indexes without a bounds
+	// check).
+	end [256]int32
+	// pos are the wanted positions (order statistics), ascending.
+	pos []int
+	// The bucket map of the last orderStatistics: bucket(x) =
+	// ⌊(x − lo)·scale⌋ in 0 … nb; nb = 0 when it did not use buckets (one
+	// bucket, end[0] = len(v)).
+	lo, scale float64
+	nb        int
+	// sub sorts the long buckets again (sortBucket), at depth+1; subPos
+	// are the wanted positions inside such a bucket.
+	sub    *quantScratch
+	subPos []int
+	depth  int
+	// With squares set, orderStatistics also computes ss = sumSquares(v,
+	// mean) when it uses buckets, and sets haveSS.
+	squares, haveSS bool
+	mean, ss        float64
+}
+
+// bucketCount is the number of buckets for n values: the power of two in
+// (n, 2n], between 8 and maxBuckets. Fewer buckets would make the buckets
+// to sort larger (insertion sort mispredicts about once per value); more
+// would make the pass over the counts longer.
+func bucketCount(n int) int {
+	b := 8
+	for b < maxBuckets && b <= n {
+		b *= 2
 	}
-	// Insertion sort and deduplication: a handful of ranks.
+	return b
+}
+
+// wantedPositions appends to dst the positions (0-based order statistics)
+// the quantiles at levels need among n values, ascending without repeats:
+// k = ⌊q·(n−1)⌋ and, when q·(n−1) is not an integer, k+1.
+func wantedPositions(dst []int, levels []float64, n int) []int {
+	for _, q := range levels {
+		h := q * float64(n-1)
+		k := int(h)
+		dst = append(dst, k)
+		if h != float64(k) && k+1 < n {
+			dst = append(dst, k+1)
+		}
+	}
+	// Insertion sort and deduplication: a handful of positions.
 	for i := 1; i < len(dst); i++ {
 		for j := i; j > 0 && dst[j] < dst[j-1]; j-- {
 			dst[j], dst[j-1] = dst[j-1], dst[j]
@@ -30,30 +93,272 @@ func quantileRanks(dst []int, levels []float64, n int) []int {
 	return out
 }
 
-// quantileOf returns the quantile at level q of the n = len(v) values once
-// selectRanks has put the ranks quantileRanks named in place: linear
-// interpolation between x_(k) and x_(k+1) at h = q·(n−1), k = ⌊h⌋. x_(k+1) is
-// the smallest value of v[k+1 : k'+1], k' the next selected rank after k (n−1
-// without one): the selection left every value there between x_(k) and
-// x_(k'). The interpolation is written as numpy writes it (from the lower
-// value when the fraction is below ½, from the upper one otherwise), exact at
-// both ends.
-func quantileOf(v []float64, q float64, ranks []int) float64 {
-	h := q * float64(len(v)-1)
+// orderStatistics returns a slice w of len(v) values such that w[p] is the
+// value at position p of v sorted stably by value, for every p in pos
+// (ascending, each < len(v)). v (finite values, len(v) ≥ 1, smallest value
+// lo and largest hi) is left unchanged. w is s.sorted; its other positions
+// hold the rest of v's values.
+func orderStatistics(v []float64, lo, hi float64, pos []int, s *quantScratch) []float64 {
+	s.haveSS = false
+	n := len(v)
+	if cap(s.sorted) < n {
+		s.sorted, s.key = make([]float64, n), make([]uint8, n)
+	}
+	w := s.sorted[:n]
+	nb := bucketCount(n)
+	scale := float64(nb) / (hi - lo)
+	if n <= smallCell || hi == lo || scale == 0 || math.IsInf(scale, 0) {
+		// Few values, all values equal (already in order), or a range
+		// that overflows or underflows the bucket map.
+		copy(w, v)
+		if hi != lo {
+			sortStable(w)
+		}
+		s.nb, s.end[0] = 0, int32(n)
+		return w
+	}
+	s.lo, s.scale, s.nb = lo, scale, nb
+	// x − lo ≥ 0 and (x − lo)·scale ≤ nb for every x: with D = hi − lo
+	// rounded, scale = nb·(1/D)(1 + δ) (nb a power of two) and
+	// D·scale ≤ nb·(1 + 2⁻⁵²) rounds to at most the float after nb, which
+	// truncates to nb. So the buckets are 0 … nb, the last one holding at
+	// most values equal to hi; both roundings keep the order, so x ≤ y gives
+	// bucket(x) ≤ bucket(y).
+	end := &s.end
+	clear(end[:nb+1])
+	key := s.key[:n]
+	if s.squares {
+		s.ss, s.haveSS = countSquares(v, lo, scale, key, end, s.mean), true
+	} else {
+		count(v, lo, scale, key, end)
+	}
+	// Counts to starting positions, four buckets a step (nb is a power of
+	// two ≥ 8); the last bucket, nb, starts after all the others.
+	var c int32
+	for b := 0; b+4 <= nb; b += 4 {
+		e := end[b : b+4 : b+4]
+		c0 := c + e[0]
+		c1 := c0 + e[1]
+		c2 := c1 + e[2]
+		e[0], e[1], e[2], c = c, c0, c1, c2+e[3]
+		e[3] = c2
+	}
+	end[nb] = c
+	for i, x := range v {
+		b := key[i]
+		w[end[b]] = x
+		end[b]++
+	}
+	// end[b] is now the position after bucket b. Sort the buckets that
+	// hold a wanted position, each once: bucket b holds position p when
+	// end[b−1] ≤ p < end[b].
+	b := 0
+	for j := 0; j < len(pos); {
+		p := int32(pos[j])
+		for b+4 <= nb && end[b+3] <= p {
+			b += 4
+		}
+		for end[b] <= p {
+			b++
+		}
+		start := int32(0)
+		if b > 0 {
+			start = end[b-1]
+		}
+		k := j + 1
+		for k < len(pos) && int32(pos[k]) < end[b] {
+			k++
+		}
+		s.sortBucket(w[start:end[b]], pos[j:k], int(start))
+		j = k
+	}
+	return w
+}
+
+// count stores the bucket of each value of v in key and counts the values
+// of each bucket in end.
+func count(v []float64, lo, scale float64, key []uint8, end *[256]int32) {
+	key = key[:len(v)]
+	i := 0
+	for ; i+2 <= len(v); i += 2 {
+		b0 := uint8(int((v[i] - lo) * scale))
+		b1 := uint8(int((v[i+1] - lo) * scale))
+		key[i], key[i+1] = b0, b1
+		end[b0]++
+		end[b1]++
+	}
+	if i < len(v) {
+		b := uint8(int((v[i] - lo) * scale))
+		key[i] = b
+		end[b]++
+	}
+}
+
+// countSquares is count that also returns sumSquares(v, m), the same
+// additions in the same order: the variance's pass shares the bucket pass's
+// loads.
+func countSquares(v []float64, lo, scale float64, key []uint8, end *[256]int32, m float64) float64 {
+	key = key[:len(v)]
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(v); i += 4 {
+		x0, x1, x2, x3 := v[i], v[i+1], v[i+2], v[i+3]
+		b0 := uint8(int((x0 - lo) * scale))
+		b1 := uint8(int((x1 - lo) * scale))
+		b2 := uint8(int((x2 - lo) * scale))
+		b3 := uint8(int((x3 - lo) * scale))
+		k := key[i : i+4 : i+4]
+		k[0], k[1], k[2], k[3] = b0, b1, b2, b3
+		end[b0]++
+		end[b1]++
+		end[b2]++
+		end[b3]++
+		d0, d1, d2, d3 := x0-m, x1-m, x2-m, x3-m
+		s0 += d0 * d0
+		s1 += d1 * d1
+		s2 += d2 * d2
+		s3 += d3 * d3
+	}
+	for ; i < len(v); i++ {
+		b := uint8(int((v[i] - lo) * scale))
+		key[i] = b
+		end[b]++
+		d := v[i] - m
+		s0 += d * d
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// maxDepth is the number of times a long bucket is bucketed again before
+// it is sorted by slices.SortStableFunc.
+const maxDepth = 3
+
+// sortBucket puts the values of the positions pos (ascending, each in
+// [off, off+len(u))) of a bucket u, whose first value is at position off of
+// its cell, in place, as a stable sort of u would. A short bucket is sorted
+// by insertion; a long one whose values are all equal is already in place;
+// another long one (clustered values, an outlier far from them, values
+// equal to the minimum mixed with a few others) is sorted again by buckets
+// between its own extremes, down to maxDepth levels.
+func (s *quantScratch) sortBucket(u []float64, pos []int, off int) {
+	if len(u) <= smallBucket {
+		sortStable(u)
+		return
+	}
+	lo, hi := firstExtremes(u)
+	if lo == hi {
+		return
+	}
+	if s.depth >= maxDepth {
+		slices.SortStableFunc(u, cmp.Compare[float64])
+		return
+	}
+	if s.sub == nil {
+		s.sub = &quantScratch{depth: s.depth + 1}
+	}
+	s.subPos = s.subPos[:0]
+	for _, p := range pos {
+		s.subPos = append(s.subPos, p-off)
+	}
+	copy(u, orderStatistics(u, lo, hi, s.subPos, s.sub))
+}
+
+// above returns the number and the sum of the values of w greater than c,
+// w the values orderStatistics sorted by bucket and c in [lo, hi), between
+// their smallest and largest values. Values in the buckets after c's are above c, values in the buckets
+// before it are not (the bucket map keeps the order): only c's bucket is
+// compared with c. The sum is that bucket's masked sum (countAbove) plus the
+// sum of the later positions of w, a fixed order.
+func (s *quantScratch) above(w []float64, c float64) (count int, total float64) {
+	a, e := 0, len(w)
+	if s.nb > 0 {
+		b := uint8(int((c - s.lo) * s.scale))
+		if b > 0 {
+			a = int(s.end[b-1])
+		}
+		e = int(s.end[b])
+	}
+	count, total = countAbove(w[a:e], c)
+	if e < len(w) {
+		count += len(w) - e
+		total += sum(w[e:])
+	}
+	return count, total
+}
+
+// sortStable sorts w by value, equal values (−0 and +0) keeping their order.
+func sortStable(w []float64) {
+	switch len(w) {
+	case 0, 1:
+		return
+	case 2:
+		if w[1] < w[0] {
+			w[0], w[1] = w[1], w[0]
+		}
+		return
+	case 3:
+		sort3(w)
+		return
+	case 4:
+		sort4(w)
+		return
+	}
+	if len(w) <= smallBucket {
+		insertionSort(w)
+		return
+	}
+	slices.SortStableFunc(w, cmp.Compare[float64])
+}
+
+// sort3 sorts the three values of w stably without branches: each value
+// goes to its rank, the number of values before it not greater and of
+// values after it smaller (−0 and +0 compare equal, so keep their order).
+func sort3(w []float64) {
+	a, b, c := w[0], w[1], w[2]
+	w = w[:3]
+	ra := b2i(b < a) + b2i(c < a)
+	rb := b2i(a <= b) + b2i(c < b)
+	rc := b2i(a <= c) + b2i(b <= c)
+	w[ra], w[rb], w[rc] = a, b, c
+}
+
+// sort4 is sort3 for four values.
+func sort4(w []float64) {
+	a, b, c, d := w[0], w[1], w[2], w[3]
+	w = w[:4]
+	ra := b2i(b < a) + b2i(c < a) + b2i(d < a)
+	rb := b2i(a <= b) + b2i(c < b) + b2i(d < b)
+	rc := b2i(a <= c) + b2i(b <= c) + b2i(d < c)
+	rd := b2i(a <= d) + b2i(b <= d) + b2i(c <= d)
+	w[ra&3], w[rb&3], w[rc&3], w[rd&3] = a, b, c, d
+}
+
+// insertionSort sorts w stably.
+func insertionSort(w []float64) {
+	for i := 1; i < len(w); i++ {
+		x := w[i]
+		j := i
+		for ; j > 0 && w[j-1] > x; j-- {
+			w[j] = w[j-1]
+		}
+		w[j] = x
+	}
+}
+
+// quantileAt returns the quantile at level q of the n = len(w) values whose
+// order statistics orderStatistics put in w (the positions wantedPositions
+// named for q): linear interpolation between x_(k) and x_(k+1) at
+// h = q·(n−1), k = ⌊h⌋, written as numpy writes it (from the lower value
+// when the fraction is below ½, from the upper one otherwise), exact at both
+// ends.
+func quantileAt(w []float64, q float64) float64 {
+	h := q * float64(len(w)-1)
 	k := int(h)
 	t := h - float64(k)
-	if t == 0 || k+1 >= len(v) {
-		return v[k]
+	if t == 0 || k+1 >= len(w) {
+		return w[k]
 	}
-	end := len(v)
-	for _, r := range ranks {
-		if r > k {
-			end = r + 1
-			break
-		}
-	}
-	a := v[k]
-	b := smallest(v[k+1 : end])
+	a, b := w[k], w[k+1]
 	d := b - a
 	if math.IsInf(d, 0) { // a and b finite, their difference overflows
 		return a*(1-t) + b*t
@@ -64,123 +369,10 @@ func quantileOf(v []float64, q float64, ranks []int) float64 {
 	return b - d*(1-t)
 }
 
-// smallSort is the length below which selection sorts by insertion.
-const smallSort = 4
-
-// selectRanks reorders v so that v[k] is its k-th smallest value (0-based)
-// for every k in ranks (sorted ascending): a quickselect over several ranks
-// at once with a median-of-three pivot and a branch-free partition (random
-// data make a branching partition mispredict every other element). Past
-// 2·log₂(n)+8 partitions it sorts the remaining range, so the worst case
-// (for example many values equal to the pivot) stays O(n log n).
-// Deterministic: no randomness.
-func selectRanks(v []float64, ranks []int) {
-	selectFrom(v, ranks, 0, 2*bits.Len(uint(len(v)))+8)
-}
-
-// selectFrom works on the sub-slice v that starts at position off of the
-// original; ranks are positions in the original, all inside v.
-func selectFrom(v []float64, ranks []int, off, budget int) {
-	for len(ranks) > 0 {
-		if len(v) <= smallSort {
-			insertionSort(v)
-			return
-		}
-		if budget == 0 {
-			slices.Sort(v)
-			return
-		}
-		budget--
-		p := partition(v)
-		// ranks[:i] are left of the pivot, ranks[i:j] at it (done),
-		// ranks[j:] right of it.
-		i := 0
-		for i < len(ranks) && ranks[i]-off < p {
-			i++
-		}
-		j := i
-		if j < len(ranks) && ranks[j]-off == p {
-			j++
-		}
-		if i > 0 {
-			selectFrom(v[:p], ranks[:i], off, budget)
-		}
-		v, ranks, off = v[p+1:], ranks[j:], off+p+1
-	}
-}
-
-// partition moves the median of v's first, middle and last values to its
-// sorted position p and returns p: v[:p] < v[p] ≤ v[p+1:]. The loop is
-// Lomuto's scheme without a branch on the comparison: every element is
-// swapped with the boundary and the boundary advances by the comparison's
-// outcome (len(v) ≥ 3).
-func partition(v []float64) int {
-	n := len(v)
-	// Median of three to v[0], the pivot.
-	a, b, c := 0, n/2, n-1
-	if v[b] < v[a] {
-		a, b = b, a
-	}
-	if v[c] < v[b] {
-		b = c
-		if v[b] < v[a] {
-			b = a
-		}
-	}
-	v[0], v[b] = v[b], v[0]
-	pivot := v[0]
-	lt := 1
-	for i := 1; i < n; i++ {
-		x := v[i]
-		v[i] = v[lt]
-		v[lt] = x
-		lt += b2i(x < pivot)
-	}
-	lt--
-	v[0], v[lt] = v[lt], v[0]
-	return lt
-}
-
 // b2i is 1 for true and 0 for false; the compiler makes it a SETcc.
 func b2i(b bool) int {
 	if b {
 		return 1
 	}
 	return 0
-}
-
-func insertionSort(v []float64) {
-	for i := 1; i < len(v); i++ {
-		x := v[i]
-		j := i
-		for ; j > 0 && v[j-1] > x; j-- {
-			v[j] = v[j-1]
-		}
-		v[j] = x
-	}
-}
-
-// smallest returns the smallest value of w (len(w) ≥ 1, finite values), as
-// a sequential scan keeping the first of equal values finds it: the
-// branch-free builtin min in two lanes, and the scan itself only when the
-// result is zero (the one value whose equal copies, −0 and +0, differ).
-func smallest(w []float64) float64 {
-	m0, m1 := w[0], w[0]
-	i := 1
-	for ; i+2 <= len(w); i += 2 {
-		m0, m1 = min(m0, w[i]), min(m1, w[i+1])
-	}
-	if i < len(w) {
-		m0 = min(m0, w[i])
-	}
-	m := min(m0, m1)
-	if m == 0 {
-		m = w[0]
-		for _, x := range w {
-			if x < m {
-				m = x
-			}
-		}
-	}
-	return m
 }

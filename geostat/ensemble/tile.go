@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sync"
 
 	"github.com/geostat-engine/geostat/geostat"
 )
@@ -54,9 +55,10 @@ type Source interface {
 	// MaxTile is the largest number of cells ReadTile returns at once.
 	MaxTile() int
 	// ReadTile reads the next tile into the caller's buffers: dst has
-	// Realisations() slices of length MaxTile(); the returned tile's columns
-	// are dst[r][:n] (or, for an in-memory source, its own slices, which
-	// the caller must not modify). After the last tile it returns io.EOF.
+	// Realisations() slices of one length L, 1 ≤ L ≤ MaxTile(), and the
+	// tile has at most L cells; its columns are dst[r][:n] (or, for an
+	// in-memory source, its own slices, which the caller must not modify).
+	// After the last tile it returns io.EOF.
 	ReadTile(ctx context.Context, dst [][]float64) (Tile, error)
 }
 
@@ -99,7 +101,11 @@ func (c *columns) ReadTile(ctx context.Context, dst [][]float64) (Tile, error) {
 	if c.next >= c.Cells() {
 		return Tile{}, io.EOF
 	}
-	lo, hi := c.next, min(c.next+c.tile, c.Cells())
+	n := c.tile
+	if len(dst) > 0 && len(dst[0]) > 0 {
+		n = min(n, len(dst[0]))
+	}
+	lo, hi := c.next, min(c.next+n, c.Cells())
 	t := Tile{Lo: lo, Columns: make([][]float64, len(c.cols))}
 	for r := range c.cols {
 		t.Columns[r] = c.cols[r][lo:hi:hi]
@@ -110,16 +116,15 @@ func (c *columns) ReadTile(ctx context.Context, dst [][]float64) (Tile, error) {
 
 // Reducer is a per-cell computation over an ensemble: LocationWise and
 // Classifier. ProcessTile hands each reducer every cell of a tile with the
-// cell's finite values in realisation order; a reducer writes only that
-// cell's outputs, so cells are independent and the results do not depend on
-// the number of goroutines or on the order of the tiles.
+// cell's finite values in realisation order; a reducer reads them without
+// changing them and writes only that cell's outputs, so cells are
+// independent and the results do not depend on the number of goroutines or
+// on the order of the tiles.
 type Reducer interface {
 	// realisations is the number of realisations the reducer was built for.
 	realisations() int
 	// cells is the number of cells of its outputs.
 	cells() int
-	// permutes reports whether reduce reorders v (it then runs last).
-	permutes() bool
 	// reduce computes the outputs of cell from its finite values v
 	// (len(v) ≥ 0), using the worker's scratch s.
 	reduce(cell int, v []float64, s *scratch)
@@ -131,8 +136,8 @@ type scratch struct {
 	// at cellMajor[i·R : i·R+count[i]].
 	cellMajor []float64
 	count     []int
-	// ranks are the order statistics a quantile computation needs.
-	ranks []int
+	// quant is the quantiles' working memory.
+	quant quantScratch
 	// above and sumAbove are the count and sum of a cell's values above
 	// each cutoff.
 	above    []int
@@ -152,19 +157,18 @@ func chunkCells(realisations int) int {
 // ProcessTile runs the reducers over every cell of t, on geostat.Workers(ctx)
 // goroutines over chunks of cells. Each chunk is transposed once to
 // cell-major order (dropping NaN and ±Inf: missing values), then every
-// reducer that keeps the values' order sees the cell before the one that
-// reorders them. It returns an error when the tile does not fit the
+// reducer sees each cell of the chunk in turn. It returns an error when the tile does not fit the
 // reducers (realisations, cell range) and the context's error when
 // cancelled.
 func ProcessTile(ctx context.Context, t Tile, rs ...Reducer) error {
-	rs, err := ordered(rs)
+	rs, err := checkedReducers(rs)
 	if err != nil {
 		return err
 	}
 	return checkedTile(ctx, t, rs, make([]*scratch, geostat.Workers(ctx)))
 }
 
-// checkedTile is ProcessTile on ordered reducers: it checks that t fits them
+// checkedTile is ProcessTile on checked reducers: it checks that t fits them
 // and runs processTile.
 func checkedTile(ctx context.Context, t Tile, rs []Reducer, scratches []*scratch) error {
 	R := rs[0].realisations()
@@ -186,7 +190,7 @@ func checkedTile(ctx context.Context, t Tile, rs []Reducer, scratches []*scratch
 	return processTile(ctx, t, rs, scratches)
 }
 
-// processTile is ProcessTile on a checked tile and ordered reducers.
+// processTile is ProcessTile on a checked tile and checked reducers.
 // Goroutine w works in scratches[w], made on first use and kept there, so
 // that Process reuses the working buffers from tile to tile.
 func processTile(ctx context.Context, t Tile, rs []Reducer, scratches []*scratch) error {
@@ -216,23 +220,18 @@ func processTile(ctx context.Context, t Tile, rs []Reducer, scratches []*scratch
 	return err
 }
 
-// ordered checks that the reducers agree on their shape and returns them
-// with the order-keeping ones first.
-func ordered(rs []Reducer) ([]Reducer, error) {
+// checkedReducers checks that there are reducers and that they agree on
+// their shape, and returns them.
+func checkedReducers(rs []Reducer) ([]Reducer, error) {
 	if len(rs) == 0 {
 		return nil, errors.New("ensemble: no reducer")
 	}
-	out := make([]Reducer, 0, len(rs))
-	for _, perm := range []bool{false, true} {
-		for _, r := range rs {
-			if r == nil {
-				return nil, errors.New("ensemble: nil reducer")
-			}
-			if r.permutes() == perm {
-				out = append(out, r)
-			}
+	for _, r := range rs {
+		if r == nil {
+			return nil, errors.New("ensemble: nil reducer")
 		}
 	}
+	out := rs
 	for _, r := range out[1:] {
 		if r.realisations() != out[0].realisations() || r.cells() != out[0].cells() {
 			return nil, fmt.Errorf("ensemble: reducers disagree: %d cells × %d realisations and %d × %d",
@@ -254,7 +253,11 @@ func transpose(cols [][]float64, a, b int, s *scratch) {
 	m := b - a
 	cnt := s.count[:m]
 	buf := s.cellMajor
-	bad := 0
+	// check stays 0 while every value is finite: t − t is 0 for a finite
+	// sum t of four values and NaN for a NaN or ±Inf one, which a NaN or
+	// ±Inf value makes (so can an overflow of finite values: the cells are
+	// then checked one by one for nothing).
+	check := 0.0
 	// Four realisations at a time: each cell receives four consecutive
 	// values (half a cache line) per visit instead of one.
 	r := 0
@@ -264,20 +267,20 @@ func transpose(cols [][]float64, a, b int, s *scratch) {
 			x0, x1, x2, x3 := c0[i], c1[i], c2[i], c3[i]
 			d := buf[i*R+r : i*R+r+4 : i*R+r+4]
 			d[0], d[1], d[2], d[3] = x0, x1, x2, x3
-			// x − x is 0 for finite x and NaN for NaN and ±Inf.
-			bad |= b2i(x0-x0 != 0) | b2i(x1-x1 != 0) | b2i(x2-x2 != 0) | b2i(x3-x3 != 0)
+			t := (x0 + x1) + (x2 + x3)
+			check += t - t
 		}
 	}
 	for ; r < R; r++ {
 		for i, x := range cols[r][a:b] {
 			buf[i*R+r] = x
-			bad |= b2i(x-x != 0)
+			check += x - x
 		}
 	}
 	for i := range cnt {
 		cnt[i] = R
 	}
-	if bad == 0 {
+	if check == 0 {
 		return
 	}
 	for i := range cnt {
@@ -293,12 +296,41 @@ func transpose(cols [][]float64, a, b int, s *scratch) {
 	}
 }
 
+// readValues is the number of values Process reads at a time into each of
+// its two buffers: 2¹⁸ float64 (2 MiB), so that the values the source has
+// just written are still in the shared cache when the workers transpose them
+// (pieces of 2¹⁶ to 2¹⁸ values took about 8 % less CPU time than pieces of
+// 2²⁰ or 2²² in the location-wise bench), and the two buffers together stay
+// far below one row group of a wide ensemble.
+const readValues = 1 << 18
+
+// readCells returns the number of cells Process reads at a time: about
+// readValues / R, whole chunks of chunkCells, at most maxTile and the
+// ensemble.
+func readCells(R, maxTile, cells int) int {
+	chunk := chunkCells(R)
+	n := max(1, readValues/max(R, 1)/chunk) * chunk
+	return max(1, min(n, maxTile, cells))
+}
+
+// BufferBytes returns the bytes of the two read buffers Process uses for an
+// ensemble of cells cells × realisations realisations whose source returns
+// tiles of at most maxTile cells (at most about 4 MiB): the memory Process
+// needs besides the reducers' outputs and its workers' small transposition
+// buffers.
+func BufferBytes(cells, realisations, maxTile int) int {
+	return 2 * 8 * readCells(realisations, max(1, maxTile), cells) * realisations
+}
+
 // Process reads every tile of src and runs the reducers over it
-// (ProcessTile). Tiles are read one at a time into one buffer of
-// MaxTile() × Realisations() values, so memory stays near one tile plus the
-// reducers' outputs whatever the size of the ensemble. It checks that src
-// has the reducers' shape and that its tiles cover every cell once, in
-// order.
+// (ProcessTile). It reads pieces of at most readCells cells (tiles of the
+// source, or parts of them) into two buffers, the next piece being read on
+// another goroutine while the workers process the current one, so memory
+// stays near two pieces of about 2 MiB each plus the reducers' outputs
+// whatever the size of the ensemble and of its tiles. Only that goroutine
+// calls src, one call at a time, and it has returned when Process returns.
+// Process checks that src has the reducers' shape and that its tiles cover
+// every cell once, in order.
 func Process(ctx context.Context, src Source, rs ...Reducer) error {
 	return ProcessWithProgress(ctx, src, nil, rs...)
 }
@@ -307,7 +339,7 @@ func Process(ctx context.Context, src Source, rs ...Reducer) error {
 // tile with the number of cells processed and the total (progress may be
 // nil). It is called from the calling goroutine.
 func ProcessWithProgress(ctx context.Context, src Source, progress func(done, total int), rs ...Reducer) error {
-	rs, err := ordered(rs)
+	rs, err := checkedReducers(rs)
 	if err != nil {
 		return err
 	}
@@ -320,28 +352,72 @@ func ProcessWithProgress(ctx context.Context, src Source, progress func(done, to
 	if maxTile < 1 {
 		return fmt.Errorf("ensemble: source tile size %d", maxTile)
 	}
-	buf := make([]float64, min(maxTile, max(cells, 1))*R)
-	stride := len(buf) / max(R, 1)
-	dst := make([][]float64, R)
-	for r := range dst {
-		dst[r] = buf[r*stride : (r+1)*stride : (r+1)*stride]
+	piece := readCells(R, maxTile, cells)
+	var dsts [2][][]float64
+	for b := range dsts {
+		buf := make([]float64, piece*R)
+		dsts[b] = make([][]float64, R)
+		for r := range dsts[b] {
+			dsts[b][r] = buf[r*piece : (r+1)*piece : (r+1)*piece]
+		}
 	}
+	// The reader fills a free buffer and hands it over; the loop below
+	// processes it and frees it again.
+	type read struct {
+		t   Tile
+		err error
+		buf int
+	}
+	free := make(chan int, len(dsts))
+	for b := range dsts {
+		free <- b
+	}
+	reads := make(chan read)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			var b int
+			select {
+			case b = <-free:
+			case <-stop:
+				return
+			}
+			t, err := src.ReadTile(ctx, dsts[b])
+			select {
+			case reads <- read{t, err, b}:
+			case <-stop:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	defer func() {
+		close(stop)
+		wg.Wait()
+	}()
 	scratches := make([]*scratch, geostat.Workers(ctx)) // reused by every tile
 	next := 0
 	for {
-		t, err := src.ReadTile(ctx, dst)
-		if errors.Is(err, io.EOF) {
+		rd := <-reads
+		t := rd.t
+		if errors.Is(rd.err, io.EOF) {
 			break
 		}
-		if err != nil {
-			return fmt.Errorf("ensemble: reading the tile at cell %d: %w", next, err)
+		if rd.err != nil {
+			return fmt.Errorf("ensemble: reading the tile at cell %d: %w", next, rd.err)
 		}
-		if t.Lo != next || t.Len() == 0 || t.Len() > maxTile {
-			return fmt.Errorf("ensemble: source returned %d cells at cell %d, want at most %d at cell %d", t.Len(), t.Lo, maxTile, next)
+		if t.Lo != next || t.Len() == 0 || t.Len() > piece {
+			return fmt.Errorf("ensemble: source returned %d cells at cell %d, want at most %d at cell %d", t.Len(), t.Lo, piece, next)
 		}
 		if err := checkedTile(ctx, t, rs, scratches); err != nil {
 			return err
 		}
+		free <- rd.buf
 		next += t.Len()
 		if progress != nil {
 			progress(next, cells)

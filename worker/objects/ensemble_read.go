@@ -184,9 +184,9 @@ func (er *EnsembleReader) release() {
 	}
 }
 
-// ReadTile reads the next tile into dst (Realisations() buffers of at least
-// MaxTile() values): the next rows of the current row group, at most
-// MaxTile(). It returns io.EOF after the last row, ctx's error when
+// ReadTile reads the next tile into dst (Realisations() buffers of one
+// length L ≥ 1): the next rows of the current row group, at most MaxTile()
+// and at most L. It returns io.EOF after the last row, ctx's error when
 // cancelled, and a *BlobError when the file does not hold what its footer
 // says.
 func (er *EnsembleReader) ReadTile(ctx context.Context, dst [][]float64) (t ensemble.Tile, err error) {
@@ -216,6 +216,9 @@ func (er *EnsembleReader) ReadTile(ctx context.Context, dst [][]float64) (t ense
 	}
 	g := er.groups[er.group]
 	n := int(min(g.NumRows()-int64(er.inRG), int64(er.maxTile)))
+	if len(dst) > 0 && len(dst[0]) > 0 {
+		n = min(n, len(dst[0]))
+	}
 	if er.inRG == 0 {
 		chunks := g.ColumnChunks()
 		for c := range er.cols {

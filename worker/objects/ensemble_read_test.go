@@ -49,9 +49,15 @@ func ensembleBytes(t *testing.T, n, R, rg int) ([]byte, [][]float64) {
 // sizes.
 func readAllTiles(t *testing.T, s ensemble.Source) ([][]float64, []int) {
 	t.Helper()
+	return readAllTilesInto(t, s, s.MaxTile())
+}
+
+// readAllTilesInto is readAllTiles with buffers of size values.
+func readAllTilesInto(t *testing.T, s ensemble.Source, size int) ([][]float64, []int) {
+	t.Helper()
 	buf := make([][]float64, s.Realisations())
 	for r := range buf {
-		buf[r] = make([]float64, s.MaxTile())
+		buf[r] = make([]float64, size)
 	}
 	out := make([][]float64, s.Realisations())
 	var sizes []int
@@ -127,6 +133,13 @@ func TestEnsembleReaderMatchesReadTable(t *testing.T) {
 		sameValues(t, cols, again)
 		require.NoError(t, er.Close())
 	}
+	// Buffers shorter than MaxTile cut the tiles at their length.
+	er, err := NewEnsembleReader(bytes.NewReader(data), int64(len(data)), spec, nil, 0)
+	require.NoError(t, err)
+	got, sizes := readAllTilesInto(t, er, 600)
+	sameValues(t, cols, got)
+	assert.Equal(t, []int{600, 600, 300, 600, 600, 300, 600, 600, 300, 500}, sizes)
+	require.NoError(t, er.Close())
 }
 
 // TestEnsembleReaderStatistics runs the location-wise statistics over the

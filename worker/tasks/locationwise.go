@@ -188,11 +188,11 @@ func loadGridTarget(ctx context.Context, env *Env, req Request, ref ObjectRef, s
 	return v, nil
 }
 
-// tileBytes is the memory of one tile of the source's ensemble: the tile
-// buffer the reader fills (the library's per-goroutine transposition
-// buffers are small beside it).
+// tileBytes is the memory of the buffers the reader fills: ensemble.Process's
+// two read buffers (the library's per-goroutine transposition buffers are
+// small beside them).
 func (s *ensembleSource) tileBytes() float64 {
-	return 8 * float64(min(s.cells, objects.DefaultEnsembleTile)) * float64(s.width)
+	return float64(ensemble.BufferBytes(s.cells, s.width, objects.DefaultEnsembleTile))
 }
 
 // process streams the source's ensemble through the reducers, tile by tile,
@@ -233,7 +233,7 @@ func PrepareLocationWise(ctx context.Context, env *Env, req Request) (Plan, erro
 	if pl.target, err = loadGridTarget(ctx, env, req, p.Target, pl.source); err != nil {
 		return nil, err
 	}
-	// Memory: one tile of the ensemble and the outputs; disk: the outputs,
+	// Memory: the read buffers and the outputs; disk: the outputs,
 	// one float64 column each.
 	outputs := 8 * float64(pl.source.cells) * float64(outputCount(p.Operations))
 	if err := env.admit(req, "source", pl.source.tileBytes()+2*outputs, outputs); err != nil {
