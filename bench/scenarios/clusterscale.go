@@ -14,6 +14,7 @@ import (
 	"github.com/geostat-engine/geostat/bench/harness"
 	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/geostat/synthetic"
+	"github.com/geostat-engine/geostat/internal/cputime"
 	"github.com/geostat-engine/geostat/kriging"
 	"github.com/geostat-engine/geostat/tbsim"
 	"github.com/geostat-engine/geostat/worker/cluster"
@@ -147,7 +148,7 @@ func setupClusterTwoComputes(ctx context.Context, cfg harness.Config) (*harness.
 		return shard.Close(ws)
 	}
 
-	var a, b []time.Duration
+	var a, b, cpuA, cpuB, computeB []time.Duration
 	var gotA, gotB []objects.Blob
 	run := 0
 	w := &harness.Workload{
@@ -160,17 +161,26 @@ func setupClusterTwoComputes(ctx context.Context, cfg harness.Config) (*harness.
 	w.Run = func(ctx context.Context, progress func(done, total int)) error {
 		run++
 		doA := func() error {
-			t0 := time.Now()
+			t0, c0 := time.Now(), cputime.Process()
 			var err error
 			gotA, err = single(ctx)
-			a = append(a, time.Since(t0))
+			a, cpuA = append(a, time.Since(t0)), append(cpuA, cputime.Process()-c0)
 			return err
 		}
 		doB := func() error {
-			t0 := time.Now()
+			t0, c0 := time.Now(), cputime.Process()
+			var allDone time.Duration
 			var err error
-			gotB, err = sharded(ctx, progress)
-			b = append(b, time.Since(t0))
+			gotB, err = sharded(ctx, func(done, total int) {
+				if done == total {
+					allDone = time.Since(t0)
+				}
+				if progress != nil {
+					progress(done, total)
+				}
+			})
+			b, cpuB = append(b, time.Since(t0)), append(cpuB, cputime.Process()-c0)
+			computeB = append(computeB, allDone)
 			return err
 		}
 		first, second := doA, doB
@@ -190,12 +200,18 @@ func setupClusterTwoComputes(ctx context.Context, cfg harness.Config) (*harness.
 	}
 	w.Details = func() map[string]float64 {
 		// The first run is the harness's warm-up.
-		ma, mb := medianDuration(a[min(1, len(a)-1):]), medianDuration(b[min(1, len(b)-1):])
+		timed := func(d []time.Duration) time.Duration { return medianDuration(d[min(1, len(d)-1):]) }
+		ma, mb := timed(a), timed(b)
+		ca, cb := timed(cpuA), timed(cpuB)
 		return map[string]float64{
-			"single_2_threads_median_s": ma.Seconds(),
-			"sharded_2x1_median_s":      mb.Seconds(),
-			"ratio_sharded_over_single": mb.Seconds() / ma.Seconds(),
-			"shards":                    float64(len(plan.Shards)),
+			"single_2_threads_median_s":     ma.Seconds(),
+			"sharded_2x1_median_s":          mb.Seconds(),
+			"ratio_sharded_over_single":     mb.Seconds() / ma.Seconds(),
+			"shards":                        float64(len(plan.Shards)),
+			"single_cpu_median_s":           ca.Seconds(),
+			"sharded_cpu_median_s":          cb.Seconds(),
+			"ratio_cpu_sharded_over_single": cb.Seconds() / ca.Seconds(),
+			"sharded_all_done_median_s":     timed(computeB).Seconds(),
 		}
 	}
 	w.Close = closeAll

@@ -150,11 +150,31 @@ func Outputs(p tbsim.Params) int {
 // float64 — value (output o, realisation R0+r, cell Lo+c) at index
 // (o·(R1−R0) + r)·(Hi−Lo) + c. p.Progress, when set, gets the shard's cells.
 func Compute(ctx context.Context, in tbsim.Input, p tbsim.Params, s Shard) ([]byte, error) {
-	outs := Outputs(p)
+	return compute(s, Outputs(p), func(sink func(tbsim.Tile) error) error {
+		_, err := tbsim.StreamPart(ctx, in, p, s.Part(), sink)
+		return err
+	})
+}
+
+// ComputePrepared is Compute with the shard's realisations already
+// prepared (tbsim.Prepare of [s.R0, s.R1) of the job (in, p), which may
+// serve any number of shards of that range): the same blob, bit for bit,
+// without redoing the data residuals and the kriger. progress, when not
+// nil, gets the shard's cells.
+func ComputePrepared(ctx context.Context, pr *tbsim.Prepared, p tbsim.Params, s Shard, progress func(done, total int)) ([]byte, error) {
+	return compute(s, Outputs(p), func(sink func(tbsim.Tile) error) error {
+		_, err := pr.Stream(ctx, s.Row0, s.Row1, progress, sink)
+		return err
+	})
+}
+
+// compute fills the blob of shard s from the tiles that stream hands to its
+// sink.
+func compute(s Shard, outs int, stream func(sink func(tbsim.Tile) error) error) ([]byte, error) {
 	m, rr := s.Hi-s.Lo, s.R1-s.R0
 	blob := make([]byte, outs*rr*m*8)
 	got := 0
-	_, err := tbsim.StreamPart(ctx, in, p, s.Part(), func(t tbsim.Tile) error {
+	err := stream(func(t tbsim.Tile) error {
 		n := t.Hi - t.Lo
 		if t.Lo < s.Lo || t.Hi > s.Hi || t.Realisations != rr {
 			return fmt.Errorf("shard %s: tile [%d, %d) × %d realisations outside the shard", s.Key(), t.Lo, t.Hi, t.Realisations)

@@ -128,6 +128,63 @@ type Job struct {
 	Params tbsim.Params
 	Plan   *shard.Plan
 	shards map[string]shard.Shard
+
+	mu       sync.Mutex
+	prepared map[[2]int]*preparedRange // by realisation range
+	ranges   [][2]int                  // insertion order, for eviction
+}
+
+// preparedRange is a realisation range prepared once for the shards of a
+// job that a process computes (the shards of every tile share it).
+type preparedRange struct {
+	once sync.Once
+	pr   *tbsim.Prepared
+	err  error
+}
+
+// preparedRanges is the number of realisation ranges a Job keeps prepared:
+// a plan's shards come tile by tile, each tile's in realisation order, and
+// a plan has few ranges (a shard of one tile holds as many realisations as
+// its size allows).
+const preparedRanges = 4
+
+// Compute computes shard s of the job, preparing its realisation range on
+// first use (tbsim.Prepare) and reusing it for the other tiles: the blob is
+// shard.Compute's, bit for bit.
+func (j *Job) Compute(ctx context.Context, s shard.Shard) ([]byte, error) {
+	key := [2]int{s.R0, s.R1}
+	j.mu.Lock()
+	e, ok := j.prepared[key]
+	if !ok {
+		if j.prepared == nil {
+			j.prepared = make(map[[2]int]*preparedRange)
+		}
+		if len(j.ranges) == preparedRanges {
+			delete(j.prepared, j.ranges[0])
+			j.ranges = j.ranges[1:]
+		}
+		e = &preparedRange{}
+		j.prepared[key], j.ranges = e, append(j.ranges, key)
+	}
+	j.mu.Unlock()
+	e.once.Do(func() { e.pr, e.err = tbsim.Prepare(ctx, j.Input, j.Params, s.R0, s.R1) })
+	if e.err != nil {
+		// A preparation stopped by its shard's context is not the range's
+		// fault: the next shard prepares it again.
+		j.mu.Lock()
+		if j.prepared[key] == e {
+			delete(j.prepared, key)
+			for i, k := range j.ranges {
+				if k == key {
+					j.ranges = append(j.ranges[:i], j.ranges[i+1:]...)
+					break
+				}
+			}
+		}
+		j.mu.Unlock()
+		return nil, fmt.Errorf("shard %s: %w", s.Key(), e.err)
+	}
+	return shard.ComputePrepared(ctx, e.pr, j.Params, s, nil)
 }
 
 // Decode rebuilds the simulation and its plan from a spec.
@@ -231,7 +288,7 @@ func (h *Handler) Compute(ctx context.Context, job string, spec json.RawMessage,
 	if !ok {
 		return nil, fmt.Errorf("simjob: job %s has no shard %q", job, key)
 	}
-	return shard.Compute(ctx, j.Input, j.Params, s)
+	return j.Compute(ctx, s)
 }
 
 func (h *Handler) job(id string, spec json.RawMessage) (*Job, error) {
