@@ -47,13 +47,14 @@ func setupClusterTwoComputes(ctx context.Context, cfg harness.Config) (*harness.
 	p.Realisations = simulationRealisations(cfg.Size)
 	in := tbsim.Input{Grid: c.Grid, Variogram: c.Variogram, Coords: c.Coords, Values: c.Grades, Distribution: c.Distribution}
 	cells := c.Grid.NumCells()
-	// Ten tiles of every realisation: the two compute loops share the
-	// tiles, and each cell's conditioning (neighbour search and kriging
-	// weights) is computed once, as in one process. (Shards of one
-	// realisation of the whole grid each redo the conditioning of every
-	// cell: 5.8 times the single-process time on the medium case.)
-	total := int64(cells * p.Realisations * 8)
-	sizes := shard.Sizes{TileBytes: total / 10, ShardBytes: total / 10}
+	// The default plan: DefaultMinTiles tiles of every realisation (the
+	// medium ensemble is far below a tile's 256 MiB). The two compute loops
+	// share the tiles; each prepares the realisations (data residuals,
+	// kriger) once, and each cell's conditioning is computed once, as in
+	// one process. (Shards of one realisation of the whole grid each redo
+	// the conditioning of every cell: 5.8 times the single-process time on
+	// the medium case.)
+	sizes := shard.Sizes{}
 	plan, err := simjob.Plan(in, p, sizes)
 	if err != nil {
 		return nil, err

@@ -584,9 +584,16 @@ func TestHelperWorkerProcess(t *testing.T) {
 	require.NoError(t, err)
 	j := newSimJob(t, 10, killedSizes)
 	n := 0
+	stored := make(chan struct{}) // the first shard's result is stored and acknowledged
 	_ = q.Work(ctx, func(ctx context.Context, job string, spec json.RawMessage, key string) ([]byte, error) {
 		n++
 		if n == 2 {
+			// The next shard computes while the first one's result is
+			// stored: hang once that is done.
+			select {
+			case <-stored:
+			case <-ctx.Done():
+			}
 			fmt.Printf("hang %s\n", key)
 			<-ctx.Done() // killed here
 			return nil, ctx.Err()
@@ -594,7 +601,11 @@ func TestHelperWorkerProcess(t *testing.T) {
 		b, err := j.handler(ctx, job, spec, key)
 		fmt.Printf("computed %s\n", key)
 		return b, err
-	}, nil)
+	}, func(ev cluster.Event) {
+		if ev.Outcome == "done" {
+			close(stored)
+		}
+	})
 }
 
 // killedSizes split the 10-realisation job of TestKilledProcess.

@@ -254,6 +254,28 @@ func (q *Queue) Wait(ctx context.Context, job string, progress func(done, total 
 	if err != nil || st.Finished() {
 		return st, err
 	}
+	return q.follow(ctx, job, st, func(_ string, done, total int) {
+		if progress != nil {
+			progress(done, total)
+		}
+	})
+}
+
+// WaitShards is Wait calling each with every shard's key as its done
+// record appears (those done before the call too), with the number of done
+// shards and the total: an assembler starts on the first tiles while the
+// others are still being computed.
+func (q *Queue) WaitShards(ctx context.Context, job string, each func(shard string, done, total int)) (Status, error) {
+	st, err := q.Status(ctx, job)
+	if err != nil || st.Failed != "" || st.Cancelled {
+		return st, err
+	}
+	return q.follow(ctx, job, st, each)
+}
+
+// follow watches the job's keys until it is finished, calling each for
+// every new done record.
+func (q *Queue) follow(ctx context.Context, job string, st Status, each func(shard string, done, total int)) (Status, error) {
 	w, err := q.kv.WatchFiltered(ctx, []string{"done." + job + ".>", "fail." + job, "cancel." + job})
 	if err != nil {
 		return st, fmt.Errorf("cluster: watching job %s: %w", job, err)
@@ -279,11 +301,9 @@ func (q *Queue) Wait(ctx context.Context, job string, progress func(done, total 
 			case !done[k]:
 				done[k] = true
 				st.Done = len(done)
-				if progress != nil {
-					progress(st.Done, st.Shards)
-				}
+				each(strings.TrimPrefix(k, "done."+job+"."), st.Done, st.Shards)
 			}
-			if st.Finished() {
+			if st.Failed != "" || st.Cancelled || len(done) == st.Shards {
 				return st, nil
 			}
 		}
@@ -405,7 +425,11 @@ func (q *Queue) Work(ctx context.Context, h Handler, onEvent func(Event)) error 
 	defer func() { <-reaped }()
 	go func() { defer close(reaped); q.reap(ctx) }()
 	specs := &specCache{m: map[string]json.RawMessage{}}
+	// A shard holds a compute slot while its handler runs, then an upload
+	// slot while its result is stored: the next shard computes meanwhile,
+	// and at most Concurrency results wait or upload at once.
 	slots := make(chan struct{}, q.cfg.Concurrency)
+	uploads := make(chan struct{}, q.cfg.Concurrency)
 	var running sync.WaitGroup
 	defer running.Wait()
 	for ctx.Err() == nil {
@@ -432,8 +456,15 @@ func (q *Queue) Work(ctx context.Context, h Handler, onEvent func(Event)) error 
 			started = true
 			running.Add(1)
 			go func() {
-				defer func() { <-slots; running.Done() }()
-				ev := q.process(ctx, msg, h, specs, cw)
+				computing := true
+				computed := func() { // once: the compute slot is free
+					if computing {
+						computing = false
+						<-slots
+					}
+				}
+				defer func() { computed(); running.Done() }()
+				ev := q.process(ctx, msg, h, specs, cw, uploads, computed)
 				if onEvent != nil {
 					onEvent(ev)
 				}
@@ -591,7 +622,10 @@ func (cw *cancelWatch) start(job string, stop func()) (done func(), ok bool) {
 	}, true
 }
 
-func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, specs *specCache, cw *cancelWatch) Event {
+// process handles one shard message; once its handler has returned it
+// takes an upload slot (a send on uploads, given back at the end) and then
+// calls computed, which frees its compute slot.
+func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, specs *specCache, cw *cancelWatch, uploads chan struct{}, computed func()) Event {
 	rest, _ := strings.CutPrefix(msg.Subject(), "shard.")
 	job, shard, _ := strings.Cut(rest, ".")
 	ev := Event{Job: job, Shard: shard}
@@ -664,6 +698,14 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, specs
 	if err != nil {
 		return q.fail(ctx, msg, ev, err)
 	}
+	select {
+	case uploads <- struct{}{}:
+		defer func() { <-uploads }()
+	case <-ctx.Done():
+		ev.Outcome, ev.Err = "abandoned", ctx.Err()
+		return ev
+	}
+	computed()
 	// One hash of the blob gives its name and the Object Store's digest.
 	sum := sha256.Sum256(blob)
 	digest, objDigest := hex.EncodeToString(sum[:]), objectDigest(sum[:])

@@ -34,7 +34,7 @@ import (
 )
 
 // specVersion is the layout of the spec; a compute worker refuses others.
-const specVersion = 1
+const specVersion = 2
 
 // wire is the gob-encoded body of a spec.
 type wire struct {
@@ -326,11 +326,12 @@ type Runner struct {
 // When Run returns (assembled, failed or cancelled) the job's shard
 // results and records are deleted from the cluster (Queue.Forget).
 func (r *Runner) Run(ctx context.Context, in tbsim.Input, p tbsim.Params, writers []*objects.TableWriter, progress func(done, total int)) (err error) {
-	spec, err := Encode(in, p, r.Sizes)
+	sz := r.Sizes.WithDefaults() // explicit in the spec
+	spec, err := Encode(in, p, sz)
 	if err != nil {
 		return err
 	}
-	pl, err := Plan(in, p, r.Sizes)
+	pl, err := Plan(in, p, sz)
 	if err != nil {
 		return err
 	}
@@ -355,31 +356,81 @@ func (r *Runner) Run(ctx context.Context, in tbsim.Input, p tbsim.Params, writer
 			err = errors.Join(err, ferr)
 		}
 	}()
-	st, err := r.Queue.Wait(ctx, job, progress)
-	if err != nil {
-		if ctx.Err() != nil {
-			cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			if cerr := r.Queue.Cancel(cctx, job); cerr != nil {
-				return errors.Join(ctx.Err(), fmt.Errorf("cancelling the cluster job %s: %w", job, cerr))
+	// Follow the done records while assembling: the assembler writes each
+	// tile as soon as its shards are done, while the compute workers go on
+	// with the next tiles (the shards are queued tile by tile).
+	wctx, stopWait := context.WithCancel(ctx)
+	defer stopWait()
+	var mu sync.Mutex
+	done := make(map[string]bool, len(keys))
+	changed := make(chan struct{}, 1)
+	finished := make(chan struct{})
+	var st cluster.Status
+	var waitErr error
+	go func() {
+		defer close(finished)
+		st, waitErr = r.Queue.WaitShards(wctx, job, func(key string, n, total int) {
+			mu.Lock()
+			done[key] = true
+			mu.Unlock()
+			select {
+			case changed <- struct{}{}:
+			default:
 			}
-			return ctx.Err()
-		}
-		return fmt.Errorf("cluster job %s: %w", job, err)
-	}
-	switch {
-	case st.Failed != "":
-		return fmt.Errorf("cluster job %s failed: %s", job, st.Failed)
-	case st.Cancelled:
-		return fmt.Errorf("cluster job %s was cancelled", job)
+			if progress != nil {
+				progress(n, total)
+			}
+		})
+	}()
+	isDone := func(key string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return done[key]
 	}
 	// Assemble holds one blob at a time: each fetch reuses the last one's storage.
 	var buf []byte
-	return shard.Assemble(ctx, pl, writers, func(ctx context.Context, s shard.Shard) ([]byte, error) {
+	err = shard.Assemble(ctx, pl, writers, func(ctx context.Context, s shard.Shard) ([]byte, error) {
+		for !isDone(s.Key()) {
+			select {
+			case <-changed:
+			case <-finished:
+				if !isDone(s.Key()) {
+					return nil, errJobOver
+				}
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
 		b, err := r.Queue.ResultInto(ctx, job, s.Key(), buf)
 		if err == nil {
 			buf = b
 		}
 		return b, err
 	})
+	stopWait()
+	<-finished // no progress call after Run returns
+	if err == nil {
+		return nil
+	}
+	switch {
+	case ctx.Err() != nil:
+		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if cerr := r.Queue.Cancel(cctx, job); cerr != nil {
+			return errors.Join(ctx.Err(), fmt.Errorf("cancelling the cluster job %s: %w", job, cerr))
+		}
+		return ctx.Err()
+	case st.Failed != "":
+		return fmt.Errorf("cluster job %s failed: %s", job, st.Failed)
+	case st.Cancelled:
+		return fmt.Errorf("cluster job %s was cancelled", job)
+	case errors.Is(err, errJobOver) && waitErr != nil:
+		return fmt.Errorf("cluster job %s: %w", job, waitErr)
+	}
+	return err
 }
+
+// errJobOver is what the assembler's fetch answers when the job's watch
+// ended before the shard was done (the job failed or was cancelled, or
+// the watch failed): Run then reports why.
+var errJobOver = errors.New("the cluster job ended before the shard was done")
