@@ -325,8 +325,9 @@ func TestCancel(t *testing.T) {
 	require.Equal(t, uint64(0), pending)
 }
 
-// Chunks no object refers to (a put killed half-way) are purged; live
-// objects are kept.
+// Chunks no object refers to (a put killed half-way) are purged once
+// older than the age bound (the ack deadline by default: younger ones may
+// be a live put); live objects are kept.
 func TestCollectOrphans(t *testing.T) {
 	ns := startServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -352,13 +353,23 @@ func TestCollectOrphans(t *testing.T) {
 		require.NoError(t, nc.Publish("$O."+cluster.ObjectBucket+".C.orphanNUID", []byte("chunk")))
 	}
 	require.NoError(t, nc.Flush())
+	// Younger than the ack deadline (60 s): maybe a put in progress, kept.
 	n, err := q.CollectOrphans(ctx)
 	require.NoError(t, err)
+	require.Equal(t, 0, n)
+	require.Equal(t, 2, chunkSubjects(t, ctx, nc), "the result's chunks and the young orphan's")
+	n, err = q.CollectOrphansOlderThan(ctx, time.Hour)
+	require.NoError(t, err)
+	require.Equal(t, 0, n)
+	// Older than 1 ns: purged.
+	n, err = q.CollectOrphansOlderThan(ctx, time.Nanosecond)
+	require.NoError(t, err)
 	require.Equal(t, 1, n)
+	require.Equal(t, 1, chunkSubjects(t, ctx, nc))
 	b, err := q.Result(ctx, job, "x")
 	require.NoError(t, err)
 	require.Len(t, b, 2_100_000)
-	n, err = q.CollectOrphans(ctx)
+	n, err = q.CollectOrphansOlderThan(ctx, 0)
 	require.NoError(t, err)
 	require.Equal(t, 0, n)
 }

@@ -829,9 +829,20 @@ func (q *Queue) Pending(ctx context.Context) (pending uint64, ackPending int, er
 
 // CollectOrphans deletes Object Store chunks that no live object refers to
 // (left by a worker killed in the middle of a put) and returns how many
-// chunk subjects it purged. Run it when no put is in progress (after a job
-// or at start-up): a put's chunks are orphans until its metadata is written.
+// chunk subjects it purged. A put's chunks are orphans until its metadata
+// is written, so chunks whose newest message is younger than the ack
+// deadline (Config.AckWait) are kept: a live compute worker may be
+// uploading them (a worker silent for longer has lost its shard to
+// redelivery anyway). It is CollectOrphansOlderThan(ctx, AckWait).
 func (q *Queue) CollectOrphans(ctx context.Context) (int, error) {
+	return q.CollectOrphansOlderThan(ctx, q.cfg.AckWait)
+}
+
+// CollectOrphansOlderThan is CollectOrphans keeping the chunks written less
+// than age ago (by the server's clock against this machine's: keep a margin
+// for skew). Age 0 purges every orphan chunk, which is safe only when no
+// put can be in progress.
+func (q *Queue) CollectOrphansOlderThan(ctx context.Context, age time.Duration) (int, error) {
 	objs, err := q.obs.List(ctx, jetstream.ListObjectsShowDeleted())
 	if err != nil && !errors.Is(err, jetstream.ErrNoObjectsFound) {
 		return 0, fmt.Errorf("cluster: listing objects: %w", err)
@@ -855,6 +866,18 @@ func (q *Queue) CollectOrphans(ctx context.Context) (int, error) {
 	for subj := range info.State.Subjects {
 		if live[strings.TrimPrefix(subj, prefix)] {
 			continue
+		}
+		if age > 0 {
+			last, err := st.GetLastMsgForSubject(ctx, subj)
+			if errors.Is(err, jetstream.ErrMsgNotFound) {
+				continue // purged meanwhile
+			}
+			if err != nil {
+				return n, fmt.Errorf("cluster: last chunk of %s: %w", subj, err)
+			}
+			if time.Since(last.Time) < age {
+				continue // maybe a put in progress
+			}
 		}
 		if err := st.Purge(ctx, jetstream.WithPurgeSubject(subj)); err != nil {
 			return n, fmt.Errorf("cluster: purging %s: %w", subj, err)
