@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -267,9 +268,37 @@ func unpackBits(b []byte, n int) []bool {
 	return v
 }
 
+// Memory estimates the bytes that computing shard s of the job needs in a
+// process computing with threads cores (0: GOMAXPROCS), result included:
+// the shard's blob (outputs × realisations × cells × 8), the tiles in
+// flight (threads × 4 × 4,096 sub-points × realisations × 8, as a
+// single-process simulation counts them), the prepared realisation range
+// (data residuals and kriger, (realisations + 16) × 8 per datum) and the
+// decoded spec (data, mask and filter).
+func (j *Job) Memory(s shard.Shard, threads int) int64 {
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	rr, m := int64(s.R1-s.R0), int64(s.Hi-s.Lo)
+	blob := int64(shard.Outputs(j.Params)) * rr * m * 8
+	tiles := int64(threads) * 4 * 4096 * int64(j.Params.Discretisation.Count()) * rr * 8
+	data := int64(len(j.Input.Values))
+	prepared := data * (rr + 16) * 8
+	spec := data*4*8 + 2*int64(j.Plan.Cells)
+	if j.Input.Masked != nil {
+		spec += int64(j.Input.Masked.Grid.NumCells())
+	}
+	return blob + tiles + prepared + spec
+}
+
 // Handler computes shards of simulation jobs on a compute worker. It keeps
 // the decoded spec of the last few jobs, so a job's shards decode it once.
 type Handler struct {
+	// Threads is the number of cores a shard computes with (0:
+	// GOMAXPROCS), for Estimate; Compute takes them from its context
+	// (geostat.WithWorkers).
+	Threads int
+
 	mu   sync.Mutex
 	jobs map[string]*Job
 	keys []string // insertion order, for eviction
@@ -289,6 +318,20 @@ func (h *Handler) Compute(ctx context.Context, job string, spec json.RawMessage,
 		return nil, fmt.Errorf("simjob: job %s has no shard %q", job, key)
 	}
 	return j.Compute(ctx, s)
+}
+
+// Estimate is a cluster.Estimator: the memory the shard named key of the
+// job needs (Job.Memory with h.Threads).
+func (h *Handler) Estimate(_ context.Context, job string, spec json.RawMessage, key string) (int64, error) {
+	j, err := h.job(job, spec)
+	if err != nil {
+		return 0, err
+	}
+	s, ok := j.shards[key]
+	if !ok {
+		return 0, fmt.Errorf("simjob: job %s has no shard %q", job, key)
+	}
+	return j.Memory(s, h.Threads), nil
 }
 
 func (h *Handler) job(id string, spec json.RawMessage) (*Job, error) {
@@ -318,7 +361,18 @@ type Runner struct {
 	Queue *cluster.Queue
 	// Sizes of the shards (zero: the shard package's defaults).
 	Sizes shard.Sizes
+	// MaxMemory, when positive, refuses a job with a shard whose memory
+	// estimate (Job.Memory with Threads) exceeds it, before anything is
+	// queued: the memory budget of this worker, which the compute workers
+	// are expected to share (a compute worker never takes a shard above
+	// its own budget).
+	MaxMemory int64
+	Threads   int
 }
+
+// ErrShardTooLarge is returned by Run for a job with a shard above
+// Runner.MaxMemory.
+var ErrShardTooLarge = errors.New("a shard needs more memory than a compute worker may use")
 
 // Run simulates (in, p) on the cluster and writes the ensembles into
 // writers (one per output, as shard.WriteSingle). progress gets the number
@@ -336,6 +390,15 @@ func (r *Runner) Run(ctx context.Context, in tbsim.Input, p tbsim.Params, writer
 	pl, err := Plan(in, p, sz)
 	if err != nil {
 		return err
+	}
+	if r.MaxMemory > 0 {
+		j := &Job{Input: in, Params: p, Plan: pl}
+		for _, s := range pl.Shards {
+			if need := j.Memory(s, r.Threads); need > r.MaxMemory {
+				return fmt.Errorf("%w: shard %s of %d realisations × %d cells needs an estimated %.1f MiB, more than -max-memory %.1f MiB; lower -shard-size",
+					ErrShardTooLarge, s.Key(), s.R1-s.R0, s.Hi-s.Lo, float64(need)/(1<<20), float64(r.MaxMemory)/(1<<20))
+			}
+		}
 	}
 	keys := make([]string, len(pl.Shards))
 	for i, s := range pl.Shards {
