@@ -153,6 +153,12 @@ const preparedRanges = 4
 // first use (tbsim.Prepare) and reusing it for the other tiles: the blob is
 // shard.Compute's, bit for bit.
 func (j *Job) Compute(ctx context.Context, s shard.Shard) ([]byte, error) {
+	return j.compute(ctx, s, nil)
+}
+
+// compute is Compute; added, when not nil, is told of each range the job
+// prepares.
+func (j *Job) compute(ctx context.Context, s shard.Shard, added func(key [2]int)) ([]byte, error) {
 	key := [2]int{s.R0, s.R1}
 	j.mu.Lock()
 	e, ok := j.prepared[key]
@@ -168,24 +174,33 @@ func (j *Job) Compute(ctx context.Context, s shard.Shard) ([]byte, error) {
 		j.prepared[key], j.ranges = e, append(j.ranges, key)
 	}
 	j.mu.Unlock()
+	if !ok && added != nil {
+		added(key)
+	}
 	e.once.Do(func() { e.pr, e.err = tbsim.Prepare(ctx, j.Input, j.Params, s.R0, s.R1) })
 	if e.err != nil {
 		// A preparation stopped by its shard's context is not the range's
 		// fault: the next shard prepares it again.
-		j.mu.Lock()
-		if j.prepared[key] == e {
-			delete(j.prepared, key)
-			for i, k := range j.ranges {
-				if k == key {
-					j.ranges = append(j.ranges[:i], j.ranges[i+1:]...)
-					break
-				}
-			}
-		}
-		j.mu.Unlock()
+		j.drop(key, e)
 		return nil, fmt.Errorf("shard %s: %w", s.Key(), e.err)
 	}
 	return shard.ComputePrepared(ctx, e.pr, j.Params, s, nil)
+}
+
+// drop forgets the prepared range key (only if it is e, when e is not nil).
+func (j *Job) drop(key [2]int, e *preparedRange) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if cur, ok := j.prepared[key]; !ok || e != nil && cur != e {
+		return
+	}
+	delete(j.prepared, key)
+	for i, k := range j.ranges {
+		if k == key {
+			j.ranges = append(j.ranges[:i], j.ranges[i+1:]...)
+			break
+		}
+	}
 }
 
 // Decode rebuilds the simulation and its plan from a spec.
@@ -273,8 +288,10 @@ func unpackBits(b []byte, n int) []bool {
 // the shard's blob (outputs × realisations × cells × 8), the tiles in
 // flight (threads × 4 × 4,096 sub-points × realisations × 8, as a
 // single-process simulation counts them), the prepared realisation range
-// (data residuals and kriger, (realisations + 16) × 8 per datum) and the
-// decoded spec (data, mask and filter).
+// (data residuals and kriger, (realisations + 16) × 8 bytes per datum, and
+// the covariance table, 4·n·(n+1) bytes for n ≤ 4,000 data) and the decoded
+// spec (data, mask and filter). A Handler also keeps up to 4 prepared
+// ranges for reuse beside the shards it computes.
 func (j *Job) Memory(s shard.Shard, threads int) int64 {
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
@@ -284,6 +301,9 @@ func (j *Job) Memory(s shard.Shard, threads int) int64 {
 	tiles := int64(threads) * 4 * 4096 * int64(j.Params.Discretisation.Count()) * rr * 8
 	data := int64(len(j.Input.Values))
 	prepared := data * (rr + 16) * 8
+	if data <= kriging.DefaultTableLimit {
+		prepared += data * (data + 1) / 2 * 8 // the kriger's covariance table
+	}
 	spec := data*4*8 + 2*int64(j.Plan.Cells)
 	if j.Input.Masked != nil {
 		spec += int64(j.Input.Masked.Grid.NumCells())
@@ -299,12 +319,22 @@ type Handler struct {
 	// (geostat.WithWorkers).
 	Threads int
 
-	mu   sync.Mutex
-	jobs map[string]*Job
-	keys []string // insertion order, for eviction
+	mu       sync.Mutex
+	jobs     map[string]*Job
+	keys     []string      // insertion order, for eviction
+	prepared []preparedRef // prepared ranges of all jobs, oldest first
 }
 
-// handlerCache is the number of decoded specs a Handler keeps.
+// preparedRef names a prepared range of a job in a Handler's cache.
+type preparedRef struct {
+	job *Job
+	key [2]int
+}
+
+// handlerCache is the number of decoded specs a Handler keeps; it keeps
+// preparedRanges prepared realisation ranges over all of them (a range
+// holds the data residuals and the kriger, whose covariance table alone
+// takes 4·n² bytes for n ≤ 4,000 data).
 const handlerCache = 4
 
 // Compute is a cluster.Handler: it computes the shard named key of the job.
@@ -317,7 +347,19 @@ func (h *Handler) Compute(ctx context.Context, job string, spec json.RawMessage,
 	if !ok {
 		return nil, fmt.Errorf("simjob: job %s has no shard %q", job, key)
 	}
-	return j.Compute(ctx, s)
+	return j.compute(ctx, s, func(key [2]int) {
+		h.mu.Lock()
+		h.prepared = append(h.prepared, preparedRef{j, key})
+		var old []preparedRef
+		if n := len(h.prepared) - preparedRanges; n > 0 {
+			old = append(old, h.prepared[:n]...)
+			h.prepared = append(h.prepared[:0], h.prepared[n:]...)
+		}
+		h.mu.Unlock()
+		for _, r := range old {
+			r.job.drop(r.key, nil)
+		}
+	})
 }
 
 // Estimate is a cluster.Estimator: the memory the shard named key of the

@@ -252,3 +252,38 @@ func TestShardMemory(t *testing.T) {
 	require.NoError(t, shard.WriteSingle(ctx, in, p, ref))
 	require.Equal(t, closeAll(t, ref), closeAll(t, ws))
 }
+
+// A Handler computing shards of more realisation ranges than it keeps
+// prepared (6 ranges, 4 kept), in an order that comes back to evicted
+// ranges, gives every shard the bytes of shard.Compute.
+func TestHandlerEvictsPreparedRanges(t *testing.T) {
+	in, p := job(t, 6)
+	sz := shard.Sizes{TileBytes: 4 << 10, ShardBytes: 1}
+	spec, err := simjob.Encode(in, p, sz)
+	require.NoError(t, err)
+	pl, err := simjob.Plan(in, p, sz)
+	require.NoError(t, err)
+	ranges := map[int]bool{}
+	for _, s := range pl.Shards {
+		ranges[s.R0] = true
+	}
+	require.Len(t, ranges, 6, "one realisation per shard")
+	h := &simjob.Handler{}
+	// Every shard in plan order (tile by tile, each over all ranges), then
+	// in reverse.
+	order := append([]shard.Shard(nil), pl.Shards...)
+	for i := len(pl.Shards) - 1; i >= 0; i-- {
+		order = append(order, pl.Shards[i])
+	}
+	want := map[string]string{}
+	for _, s := range order {
+		got, err := h.Compute(context.Background(), "job-evict", spec, s.Key())
+		require.NoError(t, err)
+		if _, ok := want[s.Key()]; !ok {
+			b, err := shard.Compute(context.Background(), in, p, s)
+			require.NoError(t, err)
+			want[s.Key()] = shard.Digest(b)
+		}
+		require.Equal(t, want[s.Key()], shard.Digest(got), "shard %s", s.Key())
+	}
+}
