@@ -133,6 +133,7 @@ type Job struct {
 	mu       sync.Mutex
 	prepared map[[2]int]*preparedRange // by realisation range
 	ranges   [][2]int                  // insertion order, for eviction
+	active   int                       // shards being computed
 }
 
 // preparedRange is a realisation range prepared once for the shards of a
@@ -161,6 +162,8 @@ func (j *Job) Compute(ctx context.Context, s shard.Shard) ([]byte, error) {
 func (j *Job) compute(ctx context.Context, s shard.Shard, added func(key [2]int)) ([]byte, error) {
 	key := [2]int{s.R0, s.R1}
 	j.mu.Lock()
+	j.active++
+	defer func() { j.mu.Lock(); j.active--; j.mu.Unlock() }()
 	e, ok := j.prepared[key]
 	if !ok {
 		if j.prepared == nil {
@@ -185,6 +188,13 @@ func (j *Job) compute(ctx context.Context, s shard.Shard, added func(key [2]int)
 		return nil, fmt.Errorf("shard %s: %w", s.Key(), e.err)
 	}
 	return shard.ComputePrepared(ctx, e.pr, j.Params, s, nil)
+}
+
+// idle reports whether no shard of the job is being computed.
+func (j *Job) idle() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.active == 0
 }
 
 // drop forgets the prepared range key (only if it is e, when e is not nil).
@@ -348,13 +358,20 @@ func (h *Handler) Compute(ctx context.Context, job string, spec json.RawMessage,
 		return nil, fmt.Errorf("simjob: job %s has no shard %q", job, key)
 	}
 	return j.compute(ctx, s, func(key [2]int) {
+		// Keep the latest preparedRanges ranges, and none of a job with no
+		// shard being computed when another job's range is added (the
+		// usual end of a job: its worker goes on with the next one).
 		h.mu.Lock()
-		h.prepared = append(h.prepared, preparedRef{j, key})
+		keep := h.prepared[:0]
 		var old []preparedRef
-		if n := len(h.prepared) - preparedRanges; n > 0 {
-			old = append(old, h.prepared[:n]...)
-			h.prepared = append(h.prepared[:0], h.prepared[n:]...)
+		for i, r := range h.prepared {
+			if i < len(h.prepared)+1-preparedRanges || r.job != j && r.job.idle() {
+				old = append(old, r)
+			} else {
+				keep = append(keep, r)
+			}
 		}
+		h.prepared = append(keep, preparedRef{j, key})
 		h.mu.Unlock()
 		for _, r := range old {
 			r.job.drop(r.key, nil)
