@@ -28,8 +28,9 @@ func clusterTwoComputes() harness.Scenario {
 		Name: "cluster-two-computes",
 		Description: "the tbsim-cond simulation written as a zstd Parquet ensemble (a) in one process with 2 threads " +
 			"(shard.WriteSingle) and (b) as shards on an embedded NATS JetStream server computed by two compute loops " +
-			"of 1 thread each, each on its own connection, then assembled (simjob.Runner); each run does both, " +
-			"alternating their order; the time is a + b, the details give both medians and b/a",
+			"of 1 thread each, each on its own connection, and assembled as the shards arrive (simjob.Runner); each " +
+			"run does both, alternating their order; the time is a + b, the details give the shard count, both " +
+			"medians of wall and CPU time (the process's, so the load of other processes does not count) and b/a of each",
 		Setup: setupClusterTwoComputes,
 	}
 }
