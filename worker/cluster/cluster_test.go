@@ -988,3 +988,53 @@ func TestShardTooLarge(t *testing.T) {
 	}
 	require.Empty(t, keys, "Forget removes the big records too")
 }
+
+// WaitShards names each shard as its done record appears, those done
+// before the call included: the last shard's handler waits until the
+// first two have been reported.
+func TestWaitShards(t *testing.T) {
+	ns := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	q, err := cluster.Open(ctx, connect(t, ns, "w"), cluster.Config{})
+	require.NoError(t, err)
+	const job = "job-each"
+	require.NoError(t, q.Submit(ctx, job, json.RawMessage(`{}`), []string{"a", "b", "c"}))
+	firstTwo := make(chan struct{})
+	h := func(ctx context.Context, _ string, _ json.RawMessage, key string) ([]byte, error) {
+		if key == "c" {
+			select {
+			case <-firstTwo:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		return []byte(key), nil
+	}
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = q.Work(wctx, h, nil) }()
+	defer func() { stop(); <-done }()
+	// "a" is done before WaitShards starts.
+	for i := 0; ; i++ {
+		st, err := q.Status(ctx, job)
+		require.NoError(t, err)
+		if st.Done > 0 {
+			break
+		}
+		require.Less(t, i, 1000, "no shard done")
+		time.Sleep(10 * time.Millisecond)
+	}
+	var seen []string
+	st, err := q.WaitShards(ctx, job, func(shard string, n, total int) {
+		seen = append(seen, shard)
+		require.Equal(t, len(seen), n)
+		require.Equal(t, 3, total)
+		if n == 2 {
+			close(firstTwo)
+		}
+	})
+	require.NoError(t, err)
+	require.Equal(t, 3, st.Done)
+	require.Equal(t, []string{"a", "b", "c"}, seen)
+}
