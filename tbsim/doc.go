@@ -110,6 +110,9 @@
 // run of whole coarse rows; RowStarts maps rows to output cells) with the
 // same values as the whole run, so a simulation can be split into shards
 // computed anywhere, any number of times (package worker/cluster/shard).
+// Prepare does the work shared by the parts of one realisation range (the
+// kriger and the data residuals) once; its Stream then simulates any run of
+// rows of that range with StreamPart's values.
 //
 // VariogramReproduction computes experimental variograms of realisations
 // along the axes of the model's main ellipsoid, for comparison with the

@@ -3,6 +3,7 @@ package tbsim
 import (
 	"context"
 	"math"
+	"sync"
 	"testing"
 
 	"github.com/geostat-engine/geostat/geostat"
@@ -108,5 +109,78 @@ func TestPartValidation(t *testing.T) {
 	for _, part := range []Part{{R0: 0, R1: 4, Row0: 0, Row1: 1}, {R0: 1, R1: 1, Row0: 0, Row1: 1}, {R0: 0, R1: 1, Row0: 0, Row1: 103}, {R0: 0, R1: 1, Row0: 2, Row1: 2}} {
 		_, err := StreamPart(context.Background(), in, p, part, func(Tile) error { return nil })
 		require.ErrorContains(t, err, "tbsim: part")
+	}
+}
+
+// A Prepared realisation range streams its runs of rows (in any order, two
+// at a time, one run twice) bit-identical to Run, and its Stream validates
+// the rows.
+func TestPreparedMatchesRun(t *testing.T) {
+	in, p := smallCase(t)
+	p.Realisations = 5
+	p.SaveGaussian = true
+	ref, err := Run(context.Background(), in, p)
+	require.NoError(t, err)
+	starts, err := RowStarts(in)
+	require.NoError(t, err)
+	rows, cells, R := len(starts)-1, ref.Cells, p.Realisations
+	var mu sync.Mutex
+	var out [4][]float64
+	for i := range out {
+		out[i] = make([]float64, cells*R)
+		for k := range out[i] {
+			out[i][k] = math.Inf(1)
+		}
+	}
+	for _, rr := range [][2]int{{3, 5}, {0, 3}} {
+		pr, err := Prepare(context.Background(), in, p, rr[0], rr[1])
+		require.NoError(t, err)
+		require.Equal(t, rows, pr.Rows())
+		runs := [][2]int{{rows - 4, rows}, {0, 1}, {1, rows - 4}, {0, 1}}
+		errs := make(chan error, len(runs))
+		for _, q := range runs {
+			go func() {
+				var last int
+				_, err := pr.Stream(context.Background(), q[0], q[1], func(done, total int) {
+					last = done
+					if total != starts[q[1]]-starts[q[0]] {
+						t.Errorf("progress total %d for rows %v", total, q)
+					}
+				}, func(tl Tile) error {
+					m := tl.Hi - tl.Lo
+					if tl.Realisations != rr[1]-rr[0] || tl.Lo < starts[q[0]] || tl.Hi > starts[q[1]] {
+						t.Errorf("tile [%d, %d) × %d outside rows %v", tl.Lo, tl.Hi, tl.Realisations, q)
+						return nil
+					}
+					mu.Lock() // the run done twice writes the same values
+					defer mu.Unlock()
+					for i, src := range [][]float64{tl.Block, tl.BlockGaussian, tl.Point, tl.PointGaussian} {
+						for r := 0; r < tl.Realisations; r++ {
+							copy(out[i][tl.Lo+(rr[0]+r)*cells:tl.Hi+(rr[0]+r)*cells], src[r*m:(r+1)*m])
+						}
+					}
+					return nil
+				})
+				if err == nil && last != starts[q[1]]-starts[q[0]] {
+					t.Errorf("progress ended at %d for rows %v", last, q)
+				}
+				errs <- err
+			}()
+		}
+		for range runs {
+			require.NoError(t, <-errs)
+		}
+		for _, q := range [][2]int{{-1, 1}, {2, 2}, {0, rows + 1}} {
+			_, err := pr.Stream(context.Background(), q[0], q[1], nil, func(Tile) error { return nil })
+			require.ErrorContains(t, err, "tbsim: part rows")
+		}
+	}
+	for i, want := range [][]float64{ref.Block, ref.BlockGaussian, ref.Point, ref.PointGaussian} {
+		for k := range want {
+			a, b := want[k], out[i][k]
+			if !(math.Float64bits(a) == math.Float64bits(b) || math.IsNaN(a) && math.IsNaN(b)) {
+				t.Fatalf("output %d index %d: %v from Prepared, %v from Run", i, k, b, a)
+			}
+		}
 	}
 }

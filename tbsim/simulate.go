@@ -481,6 +481,12 @@ func (s *sim) layout() {
 			s.rows = append(s.rows, ri)
 		}
 	}
+	s.tile()
+}
+
+// tile groups the coarse rows [row0, row1) (all rows when row1 is 0) into
+// tiles.
+func (s *sim) tile() {
 	rowsPerTile := s.p.TileRows
 	if rowsPerTile == 0 {
 		rowsPerTile = s.autoTileRows()
@@ -488,6 +494,7 @@ func (s *sim) layout() {
 	if s.row1 == 0 {
 		s.row1 = len(s.rows)
 	}
+	s.tiles = nil
 	for r0 := s.row0; r0 < s.row1; r0 += rowsPerTile {
 		r1 := min(r0+rowsPerTile, s.row1)
 		t := tileSpan{r0: r0, r1: r1, lo: s.rows[r0].lo, hi: s.rows[r1-1].hi}

@@ -112,8 +112,9 @@ func TestClusterWorkersKilledComputeProcess(t *testing.T) {
 	api := startProc(t, t.TempDir(), append([]string{"-data", data, "-addr", "127.0.0.1:0", "-demo", "-role", "api", "-nats-listen", natsAddr}, common...)...)
 	base := api.url(t)
 	computeArgs := append([]string{"-role", "compute", "-nats", "nats://" + natsAddr}, common...)
-	// The victim computes one shard at a time (so its second shard starts
-	// after its first is done); the other two at once (-max-jobs default).
+	// The victim computes one shard at a time (its second shard starts once
+	// its first is computed, while that one's result is stored); the other
+	// two at once (-max-jobs default).
 	victim := startProc(t, t.TempDir(), append([]string{"-max-jobs", "1", "-threads", "1"}, computeArgs...)...)
 	other := startProc(t, t.TempDir(), computeArgs...)
 	victim.waitFor(t, "geostat compute worker running")
@@ -162,7 +163,8 @@ func TestClusterWorkersKilledComputeProcess(t *testing.T) {
 		}
 	}
 	assert.Len(t, doneBy, 10, "10 shards done: %v", doneBy)
-	assert.Len(t, shardDoneRE.FindAllString(victimLog, -1), 1, "the victim finished its first shard only")
+	// The kill may cut the first shard's upload: it is then redelivered too.
+	assert.LessOrEqual(t, len(shardDoneRE.FindAllString(victimLog, -1)), 1, "the victim finished at most its first shard")
 	require.NotEmpty(t, inFlight)
 	assert.Regexp(t, `^other/[2-9]$`, doneBy[inFlight], "the killed shard %s was redelivered to the other worker:\n%s", inFlight, otherLog)
 

@@ -108,9 +108,9 @@ func run(args []string) int {
 		return 2
 	}
 	opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
-	// In a cluster -max-jobs and -threads also bound the shards this
-	// process computes.
-	opts.Cluster.MaxShards, opts.Cluster.Threads = opts.MaxJobs, opts.Threads
+	// In a cluster -max-jobs, -threads and -max-memory also bound the
+	// shards this process computes.
+	opts.Cluster.MaxShards, opts.Cluster.Threads, opts.Cluster.MaxMemory = opts.MaxJobs, opts.Threads, opts.MaxMemory
 	if opts.Cluster.Role == service.RoleCompute {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()

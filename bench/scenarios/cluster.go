@@ -13,6 +13,7 @@ import (
 
 	"github.com/geostat-engine/geostat/bench/harness"
 	"github.com/geostat-engine/geostat/geostat/synthetic"
+	"github.com/geostat-engine/geostat/internal/cputime"
 	"github.com/geostat-engine/geostat/tbsim"
 	"github.com/geostat-engine/geostat/worker/cluster"
 	"github.com/geostat-engine/geostat/worker/cluster/shard"
@@ -110,6 +111,7 @@ func setupClusterQueue(ctx context.Context, _ harness.Config) (*harness.Workload
 	run := 0
 	var job string
 	var last time.Duration
+	var cpu []time.Duration // per run, the process's CPU time (server included)
 	w := &harness.Workload{
 		Info:  fmt.Sprintf("%d shards of %d KiB per run, 1 consumer, in-process connection, sync-always file store", clusterQueueShards, clusterQueueBlob>>10),
 		Items: clusterQueueShards, Unit: "shards",
@@ -117,12 +119,13 @@ func setupClusterQueue(ctx context.Context, _ harness.Config) (*harness.Workload
 	w.Run = func(ctx context.Context, progress func(done, total int)) error {
 		run++
 		job = fmt.Sprintf("bench-%d", run)
-		t0 := time.Now()
+		t0, c0 := time.Now(), cputime.Process()
 		if err := q.Submit(ctx, job, json.RawMessage(`{}`), keys); err != nil {
 			return err
 		}
 		st, err := q.Wait(ctx, job, nil)
 		last = time.Since(t0)
+		cpu = append(cpu, cputime.Process()-c0)
 		if err == nil && st.Failed != "" {
 			err = fmt.Errorf("job failed: %s", st.Failed)
 		}
@@ -148,7 +151,11 @@ func setupClusterQueue(ctx context.Context, _ harness.Config) (*harness.Workload
 		return nil
 	}
 	w.Details = func() map[string]float64 {
-		return map[string]float64{"us_per_shard_last_run": float64(last.Microseconds()) / clusterQueueShards}
+		c := medianDuration(cpu[min(1, len(cpu)-1):]) // the first run is the warm-up
+		return map[string]float64{
+			"us_per_shard_last_run":   float64(last.Microseconds()) / clusterQueueShards,
+			"cpu_us_per_shard_median": float64(c.Microseconds()) / clusterQueueShards,
+		}
 	}
 	w.Close = func() {
 		stopWork()
@@ -170,8 +177,9 @@ func setupClusterAssemble(ctx context.Context, cfg harness.Config) (*harness.Wor
 		return nil, err
 	}
 	total := int64(rows * ncol * 8)
-	// About 5 tiles of about 2 realisation ranges each.
-	pl, err := shard.NewPlan(starts, ncol, 1, shard.Sizes{TileBytes: total / 5, ShardBytes: total / 10})
+	// About 5 tiles of about 2 realisation ranges each (MinTiles -1: no
+	// more tiles than TileBytes asks, as in a job of many row groups).
+	pl, err := shard.NewPlan(starts, ncol, 1, shard.Sizes{TileBytes: total / 5, ShardBytes: total / 10, MinTiles: -1})
 	if err != nil {
 		return nil, err
 	}
@@ -239,6 +247,7 @@ func setupClusterAssemble(ctx context.Context, cfg harness.Config) (*harness.Wor
 		return nil, err
 	}
 	var got objects.Blob
+	var cpu []time.Duration // per run, the process's CPU time (server included)
 	w := &harness.Workload{
 		Info: fmt.Sprintf("%d cells x %d realisations (%.1f MB) in %d tiles, %d shards, zstd",
 			rows, ncol, float64(total)/1e6, len(pl.Tiles), len(pl.Shards)),
@@ -246,6 +255,8 @@ func setupClusterAssemble(ctx context.Context, cfg harness.Config) (*harness.Wor
 		Counts: []harness.Count{{Name: "MB of values", PerRun: float64(total) / 1e6}},
 	}
 	w.Run = func(ctx context.Context, progress func(done, total int)) error {
+		c0 := cputime.Process()
+		defer func() { cpu = append(cpu, cputime.Process()-c0) }()
 		tw, err := objects.NewTableWriter(io.Discard, types, names, nil)
 		if err != nil {
 			return err
@@ -274,6 +285,10 @@ func setupClusterAssemble(ctx context.Context, cfg harness.Config) (*harness.Wor
 			return fmt.Errorf("assembled file %+v differs from the single-process one %+v", got, want)
 		}
 		return nil
+	}
+	w.Details = func() map[string]float64 {
+		c := medianDuration(cpu[min(1, len(cpu)-1):]) // the first run is the warm-up
+		return map[string]float64{"cpu_s_median": c.Seconds(), "mb_per_cpu_s": float64(total) / 1e6 / c.Seconds()}
 	}
 	w.Close = closeQ
 	return w, nil

@@ -325,8 +325,9 @@ func TestCancel(t *testing.T) {
 	require.Equal(t, uint64(0), pending)
 }
 
-// Chunks no object refers to (a put killed half-way) are purged; live
-// objects are kept.
+// Chunks no object refers to (a put killed half-way) are purged once
+// older than the age bound (the ack deadline by default: younger ones may
+// be a live put); live objects are kept.
 func TestCollectOrphans(t *testing.T) {
 	ns := startServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -352,13 +353,23 @@ func TestCollectOrphans(t *testing.T) {
 		require.NoError(t, nc.Publish("$O."+cluster.ObjectBucket+".C.orphanNUID", []byte("chunk")))
 	}
 	require.NoError(t, nc.Flush())
+	// Younger than the ack deadline (60 s): maybe a put in progress, kept.
 	n, err := q.CollectOrphans(ctx)
 	require.NoError(t, err)
+	require.Equal(t, 0, n)
+	require.Equal(t, 2, chunkSubjects(t, ctx, nc), "the result's chunks and the young orphan's")
+	n, err = q.CollectOrphansOlderThan(ctx, time.Hour)
+	require.NoError(t, err)
+	require.Equal(t, 0, n)
+	// Older than 1 ns: purged.
+	n, err = q.CollectOrphansOlderThan(ctx, time.Nanosecond)
+	require.NoError(t, err)
 	require.Equal(t, 1, n)
+	require.Equal(t, 1, chunkSubjects(t, ctx, nc))
 	b, err := q.Result(ctx, job, "x")
 	require.NoError(t, err)
 	require.Len(t, b, 2_100_000)
-	n, err = q.CollectOrphans(ctx)
+	n, err = q.CollectOrphansOlderThan(ctx, 0)
 	require.NoError(t, err)
 	require.Equal(t, 0, n)
 }
@@ -584,9 +595,16 @@ func TestHelperWorkerProcess(t *testing.T) {
 	require.NoError(t, err)
 	j := newSimJob(t, 10, killedSizes)
 	n := 0
+	stored := make(chan struct{}) // the first shard's result is stored and acknowledged
 	_ = q.Work(ctx, func(ctx context.Context, job string, spec json.RawMessage, key string) ([]byte, error) {
 		n++
 		if n == 2 {
+			// The next shard computes while the first one's result is
+			// stored: hang once that is done.
+			select {
+			case <-stored:
+			case <-ctx.Done():
+			}
 			fmt.Printf("hang %s\n", key)
 			<-ctx.Done() // killed here
 			return nil, ctx.Err()
@@ -594,7 +612,11 @@ func TestHelperWorkerProcess(t *testing.T) {
 		b, err := j.handler(ctx, job, spec, key)
 		fmt.Printf("computed %s\n", key)
 		return b, err
-	}, nil)
+	}, func(ev cluster.Event) {
+		if ev.Outcome == "done" {
+			close(stored)
+		}
+	})
 }
 
 // killedSizes split the 10-realisation job of TestKilledProcess.
@@ -826,4 +848,193 @@ func TestWorkConcurrency(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, k, string(b))
 	}
+}
+
+// With MaxMemory 100 and shards estimated at 40 a loop of Concurrency 3
+// computes two shards at once, never three: the first two wait until both
+// are in, and the most in flight is two.
+func TestMemoryAdmission(t *testing.T) {
+	ns := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	q, err := cluster.Open(ctx, connect(t, ns, "w"), cluster.Config{Concurrency: 3, MaxMemory: 100})
+	require.NoError(t, err)
+	const job = "job-mem"
+	var keys []string
+	for i := 0; i < 8; i++ {
+		keys = append(keys, fmt.Sprintf("s%d", i))
+	}
+	require.NoError(t, q.Submit(ctx, job, json.RawMessage(`{}`), keys))
+	var mu sync.Mutex
+	inFlight, most, calls := 0, 0, 0
+	two := make(chan struct{})
+	h := func(ctx context.Context, _ string, _ json.RawMessage, key string) ([]byte, error) {
+		mu.Lock()
+		inFlight++
+		calls++
+		most = max(most, inFlight)
+		if inFlight == 2 && calls == 2 {
+			close(two)
+		}
+		mu.Unlock()
+		defer func() { mu.Lock(); inFlight--; mu.Unlock() }()
+		select {
+		case <-two:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		time.Sleep(5 * time.Millisecond) // overlap with the next fetches
+		return []byte(key), nil
+	}
+	est := func(_ context.Context, j string, _ json.RawMessage, _ string) (int64, error) {
+		require.Equal(t, job, j)
+		return 40, nil
+	}
+	ev := newEvents()
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = q.WorkSized(wctx, h, est, ev.add) }()
+	st, err := q.Wait(ctx, job, nil)
+	stop()
+	<-done
+	require.NoError(t, err)
+	require.Equal(t, len(keys), st.Done)
+	require.Equal(t, 2, most, "two shards of 40 fit in 100, three do not")
+	for _, e := range ev.list() {
+		require.Equal(t, "done", e.Outcome, "shard %s: %v", e.Shard, e.Err)
+	}
+}
+
+// A shard estimated above a worker's MaxMemory is never computed by it: the
+// worker hands it back, a worker with room computes it, and when no worker
+// has room the job fails after MaxDeliver deliveries naming the memory.
+func TestShardTooLarge(t *testing.T) {
+	ns := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cfg := cluster.Config{MaxDeliver: 2, MaxMemory: 100}
+	small, err := cluster.Open(ctx, connect(t, ns, "small"), cfg)
+	require.NoError(t, err)
+	est := func(_ context.Context, _ string, _ json.RawMessage, shard string) (int64, error) {
+		if shard == "huge" {
+			return 150 << 20, nil
+		}
+		return 10, nil
+	}
+	h := func(_ context.Context, _ string, _ json.RawMessage, key string) ([]byte, error) {
+		return []byte(key), nil
+	}
+	run := func(q *cluster.Queue, h cluster.Handler) (stop func(), ev *events) {
+		ev = newEvents()
+		wctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); _ = q.WorkSized(wctx, h, est, ev.add) }()
+		return func() { cancel(); <-done }, ev
+	}
+	// The small worker refuses "huge".
+	refused := func(h cluster.Handler) cluster.Handler {
+		return func(ctx context.Context, job string, spec json.RawMessage, key string) ([]byte, error) {
+			require.NotEqual(t, "huge", key, "the small worker never computes the huge shard")
+			return h(ctx, job, spec, key)
+		}
+	}
+	const job = "job-big"
+	require.NoError(t, small.Submit(ctx, job, json.RawMessage(`{}`), []string{"huge"}))
+	stopSmall, ev := run(small, refused(h))
+	for seen := false; !seen; {
+		select {
+		case e := <-ev.ch:
+			seen = e.Shard == "huge"
+			if seen {
+				require.Equal(t, "too large", e.Outcome)
+				require.ErrorContains(t, e.Err, "needs an estimated 150.0 MiB of memory, more than the 100 bytes")
+			}
+		case <-ctx.Done():
+			t.Fatal("the small worker was never offered the huge shard")
+		}
+	}
+	stopSmall()
+	// A worker with room takes it on its next delivery.
+	big, err := cluster.Open(ctx, connect(t, ns, "big"), cluster.Config{MaxDeliver: 2, MaxMemory: 1 << 30})
+	require.NoError(t, err)
+	stopBig, _ := run(big, h)
+	st, err := big.Wait(ctx, job, nil)
+	stopBig()
+	require.NoError(t, err)
+	require.Empty(t, st.Failed)
+	require.Equal(t, 1, st.Done)
+	b, err := big.Result(ctx, job, "huge")
+	require.NoError(t, err)
+	require.Equal(t, "huge", string(b))
+	require.NoError(t, big.Forget(ctx, job))
+
+	// No worker has room: the job fails with the recorded reason.
+	const job2 = "job-big-2"
+	require.NoError(t, small.Submit(ctx, job2, json.RawMessage(`{}`), []string{"a", "huge", "b"}))
+	stopSmall, _ = run(small, refused(h))
+	st, err = small.Wait(ctx, job2, nil)
+	require.NoError(t, err)
+	stopSmall()
+	require.Contains(t, st.Failed, "shard huge needs an estimated 150.0 MiB of memory")
+	require.Contains(t, st.Failed, "-max-memory")
+	require.NoError(t, small.Forget(ctx, job2))
+	kv, err := jetstream.New(connect(t, ns, "kv"))
+	require.NoError(t, err)
+	b2, err := kv.KeyValue(ctx, cluster.BucketName)
+	require.NoError(t, err)
+	keys, err := b2.Keys(ctx)
+	if !errors.Is(err, jetstream.ErrNoKeysFound) {
+		require.NoError(t, err)
+	}
+	require.Empty(t, keys, "Forget removes the big records too")
+}
+
+// WaitShards names each shard as its done record appears, those done
+// before the call included: the last shard's handler waits until the
+// first two have been reported.
+func TestWaitShards(t *testing.T) {
+	ns := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	q, err := cluster.Open(ctx, connect(t, ns, "w"), cluster.Config{})
+	require.NoError(t, err)
+	const job = "job-each"
+	require.NoError(t, q.Submit(ctx, job, json.RawMessage(`{}`), []string{"a", "b", "c"}))
+	firstTwo := make(chan struct{})
+	h := func(ctx context.Context, _ string, _ json.RawMessage, key string) ([]byte, error) {
+		if key == "c" {
+			select {
+			case <-firstTwo:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		return []byte(key), nil
+	}
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = q.Work(wctx, h, nil) }()
+	defer func() { stop(); <-done }()
+	// "a" is done before WaitShards starts.
+	for i := 0; ; i++ {
+		st, err := q.Status(ctx, job)
+		require.NoError(t, err)
+		if st.Done > 0 {
+			break
+		}
+		require.Less(t, i, 1000, "no shard done")
+		time.Sleep(10 * time.Millisecond)
+	}
+	var seen []string
+	st, err := q.WaitShards(ctx, job, func(shard string, n, total int) {
+		seen = append(seen, shard)
+		require.Equal(t, len(seen), n)
+		require.Equal(t, 3, total)
+		if n == 2 {
+			close(firstTwo)
+		}
+	})
+	require.NoError(t, err)
+	require.Equal(t, 3, st.Done)
+	require.Equal(t, []string{"a", "b", "c"}, seen)
 }

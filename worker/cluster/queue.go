@@ -28,7 +28,8 @@ const (
 	ConsumerName = "compute"
 	// BucketName is the key-value bucket of job state: "job.<job>" (the
 	// job record), "done.<job>.<shard>" (the result's SHA-256),
-	// "fail.<job>" (why the job failed) and "cancel.<job>".
+	// "fail.<job>" (why the job failed), "cancel.<job>" and
+	// "big.<job>.<shard>" (why a worker refused a shard too large for it).
 	BucketName = "geostat_jobs"
 	// ObjectBucket is the Object Store of shard results, named by the
 	// lowercase hex SHA-256 of their bytes.
@@ -62,6 +63,14 @@ type Config struct {
 	// Concurrency is the number of shards one Work loop computes at once
 	// (default 1). It is a setting of the process, not of the queue.
 	Concurrency int
+	// MaxMemory bounds the memory estimates (WorkSized's Estimator) of the
+	// shards one Work loop holds at once, from the start of their
+	// computation to the end of their upload; 0 means no bound. A shard
+	// waits (its message kept with progress reports) until its estimate
+	// fits beside the running ones; one whose estimate exceeds MaxMemory on
+	// its own is handed back for another worker (see WorkSized). A setting
+	// of the process, like Concurrency.
+	MaxMemory int64
 }
 
 func (c *Config) defaults() {
@@ -254,6 +263,28 @@ func (q *Queue) Wait(ctx context.Context, job string, progress func(done, total 
 	if err != nil || st.Finished() {
 		return st, err
 	}
+	return q.follow(ctx, job, st, func(_ string, done, total int) {
+		if progress != nil {
+			progress(done, total)
+		}
+	})
+}
+
+// WaitShards is Wait calling each with every shard's key as its done
+// record appears (those done before the call too), with the number of done
+// shards and the total: an assembler starts on the first tiles while the
+// others are still being computed.
+func (q *Queue) WaitShards(ctx context.Context, job string, each func(shard string, done, total int)) (Status, error) {
+	st, err := q.Status(ctx, job)
+	if err != nil || st.Failed != "" || st.Cancelled {
+		return st, err
+	}
+	return q.follow(ctx, job, st, each)
+}
+
+// follow watches the job's keys until it is finished, calling each for
+// every new done record.
+func (q *Queue) follow(ctx context.Context, job string, st Status, each func(shard string, done, total int)) (Status, error) {
 	w, err := q.kv.WatchFiltered(ctx, []string{"done." + job + ".>", "fail." + job, "cancel." + job})
 	if err != nil {
 		return st, fmt.Errorf("cluster: watching job %s: %w", job, err)
@@ -279,11 +310,9 @@ func (q *Queue) Wait(ctx context.Context, job string, progress func(done, total 
 			case !done[k]:
 				done[k] = true
 				st.Done = len(done)
-				if progress != nil {
-					progress(st.Done, st.Shards)
-				}
+				each(strings.TrimPrefix(k, "done."+job+"."), st.Done, st.Shards)
 			}
-			if st.Finished() {
+			if st.Failed != "" || st.Cancelled || len(done) == st.Shards {
 				return st, nil
 			}
 		}
@@ -383,6 +412,24 @@ var ErrDeterminism = errors.New("determinism bug")
 // after the ack deadline (as when the process is killed). onEvent, when not
 // nil, is told what happened to each message (for logs and tests).
 func (q *Queue) Work(ctx context.Context, h Handler, onEvent func(Event)) error {
+	return q.WorkSized(ctx, h, nil, onEvent)
+}
+
+// Estimator returns the memory in bytes that computing a shard of a job
+// needs in this process, result included. It must be cheap next to the
+// computation (the spec's decoding may be shared with the Handler).
+type Estimator func(ctx context.Context, job string, spec json.RawMessage, shard string) (int64, error)
+
+// WorkSized is Work with memory admission when est is not nil and
+// Config.MaxMemory is set: a shard starts only when its estimate fits
+// beside the estimates of the shards this loop holds (computing or
+// uploading), waiting meanwhile with its message held by progress reports;
+// a shard alone above MaxMemory is never computed here: the loop records
+// why in "big.<job>.<shard>" and hands the message back after two
+// seconds (outcome "too large"). Another worker with room takes it on a later
+// delivery; when none has taken it after MaxDeliver deliveries the job
+// fails with the recorded reason. An estimator error fails the job.
+func (q *Queue) WorkSized(ctx context.Context, h Handler, est Estimator, onEvent func(Event)) error {
 	cons, err := q.js.Consumer(ctx, StreamName, ConsumerName)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -405,7 +452,15 @@ func (q *Queue) Work(ctx context.Context, h Handler, onEvent func(Event)) error 
 	defer func() { <-reaped }()
 	go func() { defer close(reaped); q.reap(ctx) }()
 	specs := &specCache{m: map[string]json.RawMessage{}}
+	// A shard holds a compute slot while its handler runs, then an upload
+	// slot while its result is stored: the next shard computes meanwhile,
+	// and at most Concurrency results wait or upload at once.
 	slots := make(chan struct{}, q.cfg.Concurrency)
+	uploads := make(chan struct{}, q.cfg.Concurrency)
+	var mem *memoryGate
+	if est != nil && q.cfg.MaxMemory > 0 {
+		mem = &memoryGate{max: q.cfg.MaxMemory, freed: make(chan struct{})}
+	}
 	var running sync.WaitGroup
 	defer running.Wait()
 	for ctx.Err() == nil {
@@ -432,8 +487,15 @@ func (q *Queue) Work(ctx context.Context, h Handler, onEvent func(Event)) error 
 			started = true
 			running.Add(1)
 			go func() {
-				defer func() { <-slots; running.Done() }()
-				ev := q.process(ctx, msg, h, specs, cw)
+				computing := true
+				computed := func() { // once: the compute slot is free
+					if computing {
+						computing = false
+						<-slots
+					}
+				}
+				defer func() { computed(); running.Done() }()
+				ev := q.process(ctx, msg, h, est, mem, specs, cw, uploads, computed)
 				if onEvent != nil {
 					onEvent(ev)
 				}
@@ -504,6 +566,9 @@ func (q *Queue) reap(ctx context.Context) {
 			job, shard, _ := strings.Cut(rest, ".")
 			if _, err := q.kv.Get(ctx, "done."+job+"."+shard); err != nil {
 				reason := fmt.Sprintf("shard %s: delivered %d times without completing (workers killed or stalled each time)", shard, adv.Deliveries)
+				if big, err := q.kv.Get(ctx, "big."+job+"."+shard); err == nil {
+					reason = string(big.Value())
+				}
 				if _, err := q.kv.Create(ctx, "fail."+job, []byte(reason)); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
 					_ = msg.Nak()
 					continue
@@ -522,7 +587,9 @@ type Event struct {
 	// Outcome: "done", "duplicate" (done before, identical result),
 	// "skipped" (done record found before computing), "cancelled" (the
 	// job is cancelled or has already failed), "retry" (a store error: the
-	// message is redelivered after a second),
+	// message is redelivered after a second), "too large" (the shard's
+	// memory estimate exceeds Config.MaxMemory: handed back for another
+	// worker),
 	// "abandoned" (the worker stopped without acknowledging), "failed".
 	Outcome string
 	Err     error
@@ -591,7 +658,10 @@ func (cw *cancelWatch) start(job string, stop func()) (done func(), ok bool) {
 	}, true
 }
 
-func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, specs *specCache, cw *cancelWatch) Event {
+// process handles one shard message; once its handler has returned it
+// takes an upload slot (a send on uploads, given back at the end) and then
+// calls computed, which frees its compute slot.
+func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est Estimator, mem *memoryGate, specs *specCache, cw *cancelWatch, uploads chan struct{}, computed func()) Event {
 	rest, _ := strings.CutPrefix(msg.Subject(), "shard.")
 	job, shard, _ := strings.Cut(rest, ".")
 	ev := Event{Job: job, Shard: shard}
@@ -632,6 +702,23 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, specs
 		spec = rec.Spec
 		specs.put(job, spec)
 	}
+	var need int64
+	if mem != nil {
+		var err error
+		if need, err = est(ctx, job, spec, shard); err != nil {
+			return q.fail(ctx, msg, ev, fmt.Errorf("memory estimate: %w", err))
+		}
+		if need > mem.max {
+			reason := fmt.Sprintf("shard %s needs an estimated %s of memory, more than the %s of the compute workers it was offered to (-max-memory); lower -shard-size or give a compute worker more memory",
+				shard, formatBytes(need), formatBytes(mem.max))
+			_, _ = q.kv.Put(ctx, "big."+job+"."+shard, []byte(reason))
+			// Back after longer than a fetch's wait (1 s), so that a pull
+			// request this loop leaves behind when it stops has expired.
+			_ = msg.NakWithDelay(2 * time.Second)
+			ev.Outcome, ev.Err = "too large", errors.New(reason)
+			return ev
+		}
+	}
 
 	// Compute with progress reports, stopping when the job is cancelled.
 	cctx, stop := context.WithCancel(ctx)
@@ -653,6 +740,16 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, specs
 			}
 		}
 	}()
+	if mem != nil {
+		if !mem.acquire(cctx, need) {
+			if cw.isCancelled(job) {
+				return term("cancelled", nil)
+			}
+			ev.Outcome, ev.Err = "abandoned", ctx.Err()
+			return ev // no ack: redelivered after the ack deadline
+		}
+		defer mem.release(need)
+	}
 	blob, err := h(cctx, job, spec, shard)
 	if cw.isCancelled(job) {
 		return term("cancelled", err)
@@ -664,6 +761,14 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, specs
 	if err != nil {
 		return q.fail(ctx, msg, ev, err)
 	}
+	select {
+	case uploads <- struct{}{}:
+		defer func() { <-uploads }()
+	case <-ctx.Done():
+		ev.Outcome, ev.Err = "abandoned", ctx.Err()
+		return ev
+	}
+	computed()
 	// One hash of the blob gives its name and the Object Store's digest.
 	sum := sha256.Sum256(blob)
 	digest, objDigest := hex.EncodeToString(sum[:]), objectDigest(sum[:])
@@ -751,6 +856,11 @@ func (q *Queue) Forget(ctx context.Context, job string) error {
 			others[string(e.Value())] = true
 		}
 	}
+	if bigs, err := q.kv.ListKeysFiltered(ctx, "big."+job+".>"); err == nil {
+		for k := range bigs.Keys() {
+			doneKeys = append(doneKeys, k)
+		}
+	}
 	var errs []error
 	for d := range mine {
 		if others[d] {
@@ -787,9 +897,20 @@ func (q *Queue) Pending(ctx context.Context) (pending uint64, ackPending int, er
 
 // CollectOrphans deletes Object Store chunks that no live object refers to
 // (left by a worker killed in the middle of a put) and returns how many
-// chunk subjects it purged. Run it when no put is in progress (after a job
-// or at start-up): a put's chunks are orphans until its metadata is written.
+// chunk subjects it purged. A put's chunks are orphans until its metadata
+// is written, so chunks whose newest message is younger than the ack
+// deadline (Config.AckWait) are kept: a live compute worker may be
+// uploading them (a worker silent for longer has lost its shard to
+// redelivery anyway). It is CollectOrphansOlderThan(ctx, AckWait).
 func (q *Queue) CollectOrphans(ctx context.Context) (int, error) {
+	return q.CollectOrphansOlderThan(ctx, q.cfg.AckWait)
+}
+
+// CollectOrphansOlderThan is CollectOrphans keeping the chunks written less
+// than age ago (by the server's clock against this machine's: keep a margin
+// for skew). Age 0 purges every orphan chunk, which is safe only when no
+// put can be in progress.
+func (q *Queue) CollectOrphansOlderThan(ctx context.Context, age time.Duration) (int, error) {
 	objs, err := q.obs.List(ctx, jetstream.ListObjectsShowDeleted())
 	if err != nil && !errors.Is(err, jetstream.ErrNoObjectsFound) {
 		return 0, fmt.Errorf("cluster: listing objects: %w", err)
@@ -814,10 +935,70 @@ func (q *Queue) CollectOrphans(ctx context.Context) (int, error) {
 		if live[strings.TrimPrefix(subj, prefix)] {
 			continue
 		}
+		if age > 0 {
+			last, err := st.GetLastMsgForSubject(ctx, subj)
+			if errors.Is(err, jetstream.ErrMsgNotFound) {
+				continue // purged meanwhile
+			}
+			if err != nil {
+				return n, fmt.Errorf("cluster: last chunk of %s: %w", subj, err)
+			}
+			if time.Since(last.Time) < age {
+				continue // maybe a put in progress
+			}
+		}
 		if err := st.Purge(ctx, jetstream.WithPurgeSubject(subj)); err != nil {
 			return n, fmt.Errorf("cluster: purging %s: %w", subj, err)
 		}
 		n++
 	}
 	return n, nil
+}
+
+// memoryGate admits shards by memory estimate: a shard holds its estimate
+// from the start of its computation to the end of its upload.
+type memoryGate struct {
+	max   int64
+	mu    sync.Mutex
+	used  int64
+	freed chan struct{} // closed and replaced at each release
+}
+
+// acquire waits until need fits beside the held estimates (or nothing is
+// held) and takes it; false when ctx ended first.
+func (g *memoryGate) acquire(ctx context.Context, need int64) bool {
+	for {
+		g.mu.Lock()
+		if g.used == 0 || g.used+need <= g.max {
+			g.used += need
+			g.mu.Unlock()
+			return true
+		}
+		freed := g.freed
+		g.mu.Unlock()
+		select {
+		case <-freed:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+func (g *memoryGate) release(need int64) {
+	g.mu.Lock()
+	g.used -= need
+	close(g.freed)
+	g.freed = make(chan struct{})
+	g.mu.Unlock()
+}
+
+// formatBytes writes a byte count in bytes, MiB or GiB.
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

@@ -71,6 +71,12 @@ type ClusterOptions struct {
 	// (0: 1); the worker's -max-jobs. A Service of role all takes
 	// Options.Threads and Options.MaxJobs when these are zero.
 	MaxShards int
+	// MaxMemory bounds the memory estimates of the shards this process
+	// holds at once (computing or uploading) and, on an api worker, of
+	// any one shard of a job it submits (a job with a larger shard fails
+	// before anything is queued); the worker's -max-memory (0: 75 % of the
+	// machine's memory; a Service takes Options.MaxMemory).
+	MaxMemory int64
 }
 
 // Enabled reports whether the worker is a member of a cluster that other
@@ -116,7 +122,7 @@ func joinCluster(o ClusterOptions, dataDir, name string, shards bool) (_ *cluste
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if m.queue, err = cluster.Open(ctx, m.nc, cluster.Config{AckWait: o.AckWait, Replicas: o.Replicas, Concurrency: o.MaxShards}); err != nil {
+	if m.queue, err = cluster.Open(ctx, m.nc, cluster.Config{AckWait: o.AckWait, Replicas: o.Replicas, Concurrency: o.MaxShards, MaxMemory: o.MaxMemory}); err != nil {
 		return nil, fmt.Errorf("opening the shard queue: %w", err)
 	}
 	return m, nil
@@ -146,7 +152,8 @@ func (m *clusterMember) work(logger *slog.Logger, threads int) {
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
-		if err := m.queue.Work(ctx, computeShards(logger, threads, m.queue), shardLogger(logger)); err != nil {
+		h, est := computeShards(logger, threads, m.queue)
+		if err := m.queue.WorkSized(ctx, h, est, shardLogger(logger)); err != nil {
 			logger.Error("shard worker stopped", "err", err)
 		}
 	}()
@@ -176,7 +183,7 @@ func (m *clusterMember) shutdown() {
 }
 
 func (m *clusterMember) runner(o ClusterOptions) *simjob.Runner {
-	return &simjob.Runner{Queue: m.queue, Sizes: shard.Sizes{ShardBytes: o.ShardBytes}}
+	return &simjob.Runner{Queue: m.queue, Sizes: shard.Sizes{ShardBytes: o.ShardBytes}, MaxMemory: o.MaxMemory, Threads: o.Threads}
 }
 
 func (m *clusterMember) tiles(o ClusterOptions) *tilejob.Runner {
@@ -188,11 +195,22 @@ func (m *clusterMember) ensembles(o ClusterOptions) *lwjob.Runner {
 }
 
 // computeShards is the shard handler of a worker: it logs each shard it
-// starts and computes it with at most threads cores (0 = all).
-func computeShards(logger *slog.Logger, threads int, q *cluster.Queue) cluster.Handler {
-	h := &simjob.Handler{}
+// starts and computes it with at most threads cores (0 = all); and the
+// estimator of the shards' memory. Jobs are routed by the prefix of their
+// id.
+func computeShards(logger *slog.Logger, threads int, q *cluster.Queue) (cluster.Handler, cluster.Estimator) {
+	h := &simjob.Handler{Threads: threads}
 	th := &tilejob.Handler{Inputs: q}
 	lh := &lwjob.Handler{Inputs: q}
+	est := func(ctx context.Context, job string, spec json.RawMessage, key string) (int64, error) {
+		switch {
+		case strings.HasPrefix(job, tilejob.JobPrefix):
+			return th.Estimate(ctx, job, spec, key)
+		case strings.HasPrefix(job, lwjob.JobPrefix):
+			return lh.Estimate(ctx, job, spec, key)
+		}
+		return h.Estimate(ctx, job, spec, key)
+	}
 	return func(ctx context.Context, job string, spec json.RawMessage, key string) ([]byte, error) {
 		logger.Info("shard started", "job", job, "shard", key)
 		if threads > 0 {
@@ -206,7 +224,7 @@ func computeShards(logger *slog.Logger, threads int, q *cluster.Queue) cluster.H
 			return lh.Compute(ctx, job, spec, key)
 		}
 		return h.Compute(ctx, job, spec, key)
-	}
+	}, est
 }
 
 // shardLogger logs what happened to every shard message.
@@ -224,7 +242,7 @@ func shardLogger(logger *slog.Logger) func(cluster.Event) {
 // RunCompute runs a compute-only worker (-role compute): it joins the NATS
 // server or cluster at o.NATS and computes shards until ctx ends, serving
 // no HTTP: o.MaxShards at a time (0: 1), each with at most o.Threads cores
-// (0 = all). A shard's spec carries every input, so it needs no object
+// (0 = all), their memory estimates within o.MaxMemory. A shard's spec carries every input, so it needs no object
 // store.
 func RunCompute(ctx context.Context, o ClusterOptions, logger *slog.Logger) error {
 	if o.Listen != "" {
@@ -236,13 +254,17 @@ func RunCompute(ctx context.Context, o ClusterOptions, logger *slog.Logger) erro
 	if logger == nil {
 		logger = slog.Default()
 	}
+	if o.MaxMemory == 0 {
+		o.MaxMemory = int64(DefaultMemoryFraction * float64(machineMemory()))
+	}
 	m, err := joinCluster(o, "", "geostat-compute", true)
 	if err != nil {
 		return err
 	}
 	defer m.close()
-	logger.Info("geostat compute worker running", "nats", o.NATS, "max_shards", max(o.MaxShards, 1), "threads", o.Threads)
-	err = m.queue.Work(ctx, computeShards(logger, o.Threads, m.queue), shardLogger(logger))
+	logger.Info("geostat compute worker running", "nats", o.NATS, "max_shards", max(o.MaxShards, 1), "threads", o.Threads, "max_memory", o.MaxMemory)
+	h, est := computeShards(logger, o.Threads, m.queue)
+	err = m.queue.WorkSized(ctx, h, est, shardLogger(logger))
 	logger.Info("geostat compute worker stopped")
 	return err
 }

@@ -118,6 +118,9 @@ func New(opts Options) (_ *Service, err error) {
 	if opts.MaxMemory == 0 {
 		opts.MaxMemory = int64(DefaultMemoryFraction * float64(machineMemory()))
 	}
+	if opts.Cluster.MaxMemory == 0 {
+		opts.Cluster.MaxMemory = opts.MaxMemory
+	}
 	if opts.DataDir == "" {
 		opts.DataDir = server.DefaultDataDir
 	}

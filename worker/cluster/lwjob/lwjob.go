@@ -99,6 +99,27 @@ func (h *Handler) Compute(ctx context.Context, job string, raw json.RawMessage, 
 	return nil, fmt.Errorf("lwjob: job %s has no tile %q", job, key)
 }
 
+// Estimate is a cluster.Estimator: the memory computing the tile named key
+// needs, its input twice (the blob and its decoded columns) and its outputs
+// twice (the statistics and their encoding).
+func (h *Handler) Estimate(_ context.Context, job string, raw json.RawMessage, key string) (int64, error) {
+	var sp Spec
+	if err := json.Unmarshal(raw, &sp); err != nil {
+		return 0, fmt.Errorf("lwjob: spec: %w", err)
+	}
+	outputs := len(sp.Operations.Quantiles) + len(sp.Operations.ProbabilityAbove) + len(sp.Operations.MeanAbove)
+	if sp.Operations.Summary {
+		outputs += 4
+	}
+	for _, t := range sp.Tiles {
+		if t.Key() == key {
+			n := int64(t.Hi - t.Lo)
+			return 2*8*n*int64(sp.Realisations) + 2*8*n*int64(outputs), nil
+		}
+	}
+	return 0, fmt.Errorf("lwjob: job %s has no tile %q", job, key)
+}
+
 // Statistics computes the location-wise statistics ops of a tile of n
 // cells and r realisations held as encoded by EncodeTile, and returns them
 // encoded the same way (one column per output).

@@ -31,11 +31,16 @@ import (
 )
 
 // Default shard sizes (docs: about 200 MB per shard, tiles of 128–256 MB
-// of ensemble values).
+// of ensemble values), and the default least number of tiles.
 const (
 	DefaultShardBytes = 200 << 20
 	DefaultTileBytes  = 256 << 20
+	DefaultMinTiles   = 16
 )
+
+// minTileCells is the fewest cells MinTiles splits a tile down to: below
+// it the per-shard costs (a queue round trip, a cold kriging cache) weigh.
+const minTileCells = 1 << 14
 
 // Sizes are the targets of a plan, in bytes of float64 output values (all
 // outputs of a shard or a tile counted).
@@ -48,6 +53,28 @@ type Sizes struct {
 	// outputs × 8 ≤ ShardBytes, unless one realisation of the tile is
 	// larger (a shard holds at least one realisation).
 	ShardBytes int64
+	// MinTiles is the least number of tiles (default DefaultMinTiles; a
+	// negative value means 1) a target of more than MinTiles × 16,384 cells
+	// is split into, so that the compute workers share a job smaller than
+	// TileBytes and the last shard to finish is short: tiles then hold
+	// about cells / MinTiles cells (never fewer than 16,384).
+	MinTiles int
+}
+
+// WithDefaults returns sz with its zero members set to the defaults: an api
+// worker puts these explicit sizes in the job spec, so every worker plans
+// the same shards.
+func (sz Sizes) WithDefaults() Sizes {
+	if sz.TileBytes <= 0 {
+		sz.TileBytes = DefaultTileBytes
+	}
+	if sz.ShardBytes <= 0 {
+		sz.ShardBytes = DefaultShardBytes
+	}
+	if sz.MinTiles == 0 {
+		sz.MinTiles = DefaultMinTiles
+	}
+	return sz
 }
 
 // Shard is one piece of a job: realisations [R0, R1) of the coarse rows
@@ -96,12 +123,7 @@ func NewPlan(rowStarts []int, realisations, outputs int, sz Sizes) (*Plan, error
 	if realisations < 1 || outputs < 1 {
 		return nil, fmt.Errorf("shard: %d realisations and %d outputs, want ≥ 1", realisations, outputs)
 	}
-	if sz.TileBytes <= 0 {
-		sz.TileBytes = DefaultTileBytes
-	}
-	if sz.ShardBytes <= 0 {
-		sz.ShardBytes = DefaultShardBytes
-	}
+	sz = sz.WithDefaults()
 	rows := len(rowStarts) - 1
 	cells := rowStarts[rows]
 	if cells == 0 {
@@ -109,6 +131,15 @@ func NewPlan(rowStarts []int, realisations, outputs int, sz Sizes) (*Plan, error
 	}
 	perCell := int64(realisations) * int64(outputs) * 8
 	tileCells := max(1, int(sz.TileBytes/perCell))
+	if sz.MinTiles > 1 && cells > sz.MinTiles*minTileCells {
+		// Tiles of whole rows: a tile may pass cells/MinTiles by less than
+		// a row, so that no sliver is left for a last tile.
+		widest := 0
+		for q := 0; q < rows; q++ {
+			widest = max(widest, rowStarts[q+1]-rowStarts[q])
+		}
+		tileCells = min(tileCells, max(minTileCells, (cells+sz.MinTiles-1)/sz.MinTiles+widest-1))
+	}
 	pl := &Plan{Cells: cells, Realisations: realisations, Outputs: outputs}
 	for q0 := 0; q0 < rows; {
 		// Grow the tile while it is empty or the next row still fits.
@@ -150,11 +181,31 @@ func Outputs(p tbsim.Params) int {
 // float64 — value (output o, realisation R0+r, cell Lo+c) at index
 // (o·(R1−R0) + r)·(Hi−Lo) + c. p.Progress, when set, gets the shard's cells.
 func Compute(ctx context.Context, in tbsim.Input, p tbsim.Params, s Shard) ([]byte, error) {
-	outs := Outputs(p)
+	return compute(s, Outputs(p), func(sink func(tbsim.Tile) error) error {
+		_, err := tbsim.StreamPart(ctx, in, p, s.Part(), sink)
+		return err
+	})
+}
+
+// ComputePrepared is Compute with the shard's realisations already
+// prepared (tbsim.Prepare of [s.R0, s.R1) of the job (in, p), which may
+// serve any number of shards of that range): the same blob, bit for bit,
+// without redoing the data residuals and the kriger. progress, when not
+// nil, gets the shard's cells.
+func ComputePrepared(ctx context.Context, pr *tbsim.Prepared, p tbsim.Params, s Shard, progress func(done, total int)) ([]byte, error) {
+	return compute(s, Outputs(p), func(sink func(tbsim.Tile) error) error {
+		_, err := pr.Stream(ctx, s.Row0, s.Row1, progress, sink)
+		return err
+	})
+}
+
+// compute fills the blob of shard s from the tiles that stream hands to its
+// sink.
+func compute(s Shard, outs int, stream func(sink func(tbsim.Tile) error) error) ([]byte, error) {
 	m, rr := s.Hi-s.Lo, s.R1-s.R0
 	blob := make([]byte, outs*rr*m*8)
 	got := 0
-	_, err := tbsim.StreamPart(ctx, in, p, s.Part(), func(t tbsim.Tile) error {
+	err := stream(func(t tbsim.Tile) error {
 		n := t.Hi - t.Lo
 		if t.Lo < s.Lo || t.Hi > s.Hi || t.Realisations != rr {
 			return fmt.Errorf("shard %s: tile [%d, %d) × %d realisations outside the shard", s.Key(), t.Lo, t.Hi, t.Realisations)

@@ -11,6 +11,7 @@ import (
 	"github.com/geostat-engine/geostat/kriging"
 	"github.com/geostat-engine/geostat/tbsim"
 	"github.com/geostat-engine/geostat/worker/objects"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -150,4 +151,39 @@ func TestAssembleRejectsBadBlob(t *testing.T) {
 	ws, _ := newWriters(t, 1, 2)
 	err = Assemble(context.Background(), pl, ws, func(_ context.Context, s Shard) ([]byte, error) { return make([]byte, 8), nil })
 	require.ErrorContains(t, err, "shard r0-1.q0-1: blob of 8 bytes, want 32")
+}
+
+// With the default sizes a target smaller than one tile of bytes is still
+// split into DefaultMinTiles tiles of whole rows, as even as rows allow; a
+// small target (at most 16 × 16,384 cells) and MinTiles −1 keep one tile.
+func TestPlanMinTiles(t *testing.T) {
+	rowsOf := func(rows, width int) []int {
+		starts := make([]int, rows+1)
+		for q := range starts {
+			starts[q] = q * width
+		}
+		return starts
+	}
+	pl, err := NewPlan(rowsOf(5000, 200), 10, 1, Sizes{})
+	require.NoError(t, err)
+	require.Len(t, pl.Tiles, DefaultMinTiles)
+	require.Len(t, pl.Shards, DefaultMinTiles, "10 realisations of a tile fit a shard")
+	for _, tl := range pl.Tiles[:len(pl.Tiles)-1] {
+		assert.Equal(t, 313*200, tl.Hi-tl.Lo, "ceil(1e6/16) = 62,500 cells, plus less than a row")
+	}
+	assert.Equal(t, 1_000_000-15*313*200, pl.Tiles[15].Hi-pl.Tiles[15].Lo, "the last tile is the smallest")
+
+	pl, err = NewPlan(rowsOf(5000, 200), 10, 1, Sizes{MinTiles: 5})
+	require.NoError(t, err)
+	assert.Len(t, pl.Tiles, 5)
+	pl, err = NewPlan(rowsOf(5000, 200), 10, 1, Sizes{MinTiles: -1})
+	require.NoError(t, err)
+	assert.Len(t, pl.Tiles, 1)
+	pl, err = NewPlan(rowsOf(1000, 200), 10, 1, Sizes{}) // 200,000 cells ≤ 16 × 16,384
+	require.NoError(t, err)
+	assert.Len(t, pl.Tiles, 1)
+	// TileBytes still bounds a tile when it gives more tiles.
+	pl, err = NewPlan(rowsOf(5000, 200), 10, 1, Sizes{TileBytes: 200 * 10 * 8 * 100})
+	require.NoError(t, err)
+	assert.Len(t, pl.Tiles, 50)
 }

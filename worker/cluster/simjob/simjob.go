@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -32,7 +33,7 @@ import (
 )
 
 // specVersion is the layout of the spec; a compute worker refuses others.
-const specVersion = 1
+const specVersion = 2
 
 // wire is the gob-encoded body of a spec.
 type wire struct {
@@ -126,6 +127,88 @@ type Job struct {
 	Params tbsim.Params
 	Plan   *shard.Plan
 	shards map[string]shard.Shard
+
+	mu       sync.Mutex
+	prepared map[[2]int]*preparedRange // by realisation range
+	ranges   [][2]int                  // insertion order, for eviction
+	active   int                       // shards being computed
+}
+
+// preparedRange is a realisation range prepared once for the shards of a
+// job that a process computes (the shards of every tile share it).
+type preparedRange struct {
+	once sync.Once
+	pr   *tbsim.Prepared
+	err  error
+}
+
+// preparedRanges is the number of realisation ranges a Job keeps prepared:
+// a plan's shards come tile by tile, each tile's in realisation order, and
+// a plan has few ranges (a shard of one tile holds as many realisations as
+// its size allows).
+const preparedRanges = 4
+
+// Compute computes shard s of the job, preparing its realisation range on
+// first use (tbsim.Prepare) and reusing it for the other tiles: the blob is
+// shard.Compute's, bit for bit.
+func (j *Job) Compute(ctx context.Context, s shard.Shard) ([]byte, error) {
+	return j.compute(ctx, s, nil)
+}
+
+// compute is Compute; added, when not nil, is told of each range the job
+// prepares.
+func (j *Job) compute(ctx context.Context, s shard.Shard, added func(key [2]int)) ([]byte, error) {
+	key := [2]int{s.R0, s.R1}
+	j.mu.Lock()
+	j.active++
+	defer func() { j.mu.Lock(); j.active--; j.mu.Unlock() }()
+	e, ok := j.prepared[key]
+	if !ok {
+		if j.prepared == nil {
+			j.prepared = make(map[[2]int]*preparedRange)
+		}
+		if len(j.ranges) == preparedRanges {
+			delete(j.prepared, j.ranges[0])
+			j.ranges = j.ranges[1:]
+		}
+		e = &preparedRange{}
+		j.prepared[key], j.ranges = e, append(j.ranges, key)
+	}
+	j.mu.Unlock()
+	if !ok && added != nil {
+		added(key)
+	}
+	e.once.Do(func() { e.pr, e.err = tbsim.Prepare(ctx, j.Input, j.Params, s.R0, s.R1) })
+	if e.err != nil {
+		// A preparation stopped by its shard's context is not the range's
+		// fault: the next shard prepares it again.
+		j.drop(key, e)
+		return nil, fmt.Errorf("shard %s: %w", s.Key(), e.err)
+	}
+	return shard.ComputePrepared(ctx, e.pr, j.Params, s, nil)
+}
+
+// idle reports whether no shard of the job is being computed.
+func (j *Job) idle() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.active == 0
+}
+
+// drop forgets the prepared range key (only if it is e, when e is not nil).
+func (j *Job) drop(key [2]int, e *preparedRange) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if cur, ok := j.prepared[key]; !ok || e != nil && cur != e {
+		return
+	}
+	delete(j.prepared, key)
+	for i, k := range j.ranges {
+		if k == key {
+			j.ranges = append(j.ranges[:i], j.ranges[i+1:]...)
+			break
+		}
+	}
 }
 
 // Decode rebuilds the simulation and its plan from a spec.
@@ -208,15 +291,58 @@ func unpackBits(b []byte, n int) []bool {
 	return v
 }
 
+// Memory estimates the bytes that computing shard s of the job needs in a
+// process computing with threads cores (0: GOMAXPROCS), result included:
+// the shard's blob (outputs × realisations × cells × 8), the tiles in
+// flight (threads × 4 × 4,096 sub-points × realisations × 8, as a
+// single-process simulation counts them), the prepared realisation range
+// (data residuals and kriger, (realisations + 16) × 8 bytes per datum, and
+// the covariance table, 4·n·(n+1) bytes for n ≤ 4,000 data) and the decoded
+// spec (data, mask and filter). A Handler also keeps up to 4 prepared
+// ranges for reuse beside the shards it computes.
+func (j *Job) Memory(s shard.Shard, threads int) int64 {
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	rr, m := int64(s.R1-s.R0), int64(s.Hi-s.Lo)
+	blob := int64(shard.Outputs(j.Params)) * rr * m * 8
+	tiles := int64(threads) * 4 * 4096 * int64(j.Params.Discretisation.Count()) * rr * 8
+	data := int64(len(j.Input.Values))
+	prepared := data * (rr + 16) * 8
+	if data <= kriging.DefaultTableLimit {
+		prepared += data * (data + 1) / 2 * 8 // the kriger's covariance table
+	}
+	spec := data*4*8 + 2*int64(j.Plan.Cells)
+	if j.Input.Masked != nil {
+		spec += int64(j.Input.Masked.Grid.NumCells())
+	}
+	return blob + tiles + prepared + spec
+}
+
 // Handler computes shards of simulation jobs on a compute worker. It keeps
 // the decoded spec of the last few jobs, so a job's shards decode it once.
 type Handler struct {
-	mu   sync.Mutex
-	jobs map[string]*Job
-	keys []string // insertion order, for eviction
+	// Threads is the number of cores a shard computes with (0:
+	// GOMAXPROCS), for Estimate; Compute takes them from its context
+	// (geostat.WithWorkers).
+	Threads int
+
+	mu       sync.Mutex
+	jobs     map[string]*Job
+	keys     []string      // insertion order, for eviction
+	prepared []preparedRef // prepared ranges of all jobs, oldest first
 }
 
-// handlerCache is the number of decoded specs a Handler keeps.
+// preparedRef names a prepared range of a job in a Handler's cache.
+type preparedRef struct {
+	job *Job
+	key [2]int
+}
+
+// handlerCache is the number of decoded specs a Handler keeps; it keeps
+// preparedRanges prepared realisation ranges over all of them (a range
+// holds the data residuals and the kriger, whose covariance table alone
+// takes 4·n² bytes for n ≤ 4,000 data).
 const handlerCache = 4
 
 // Compute is a cluster.Handler: it computes the shard named key of the job.
@@ -229,7 +355,40 @@ func (h *Handler) Compute(ctx context.Context, job string, spec json.RawMessage,
 	if !ok {
 		return nil, fmt.Errorf("simjob: job %s has no shard %q", job, key)
 	}
-	return shard.Compute(ctx, j.Input, j.Params, s)
+	return j.compute(ctx, s, func(key [2]int) {
+		// Keep the latest preparedRanges ranges, and none of a job with no
+		// shard being computed when another job's range is added (the
+		// usual end of a job: its worker goes on with the next one).
+		h.mu.Lock()
+		keep := h.prepared[:0]
+		var old []preparedRef
+		for i, r := range h.prepared {
+			if i < len(h.prepared)+1-preparedRanges || r.job != j && r.job.idle() {
+				old = append(old, r)
+			} else {
+				keep = append(keep, r)
+			}
+		}
+		h.prepared = append(keep, preparedRef{j, key})
+		h.mu.Unlock()
+		for _, r := range old {
+			r.job.drop(r.key, nil)
+		}
+	})
+}
+
+// Estimate is a cluster.Estimator: the memory the shard named key of the
+// job needs (Job.Memory with h.Threads).
+func (h *Handler) Estimate(_ context.Context, job string, spec json.RawMessage, key string) (int64, error) {
+	j, err := h.job(job, spec)
+	if err != nil {
+		return 0, err
+	}
+	s, ok := j.shards[key]
+	if !ok {
+		return 0, fmt.Errorf("simjob: job %s has no shard %q", job, key)
+	}
+	return j.Memory(s, h.Threads), nil
 }
 
 func (h *Handler) job(id string, spec json.RawMessage) (*Job, error) {
@@ -259,21 +418,44 @@ type Runner struct {
 	Queue *cluster.Queue
 	// Sizes of the shards (zero: the shard package's defaults).
 	Sizes shard.Sizes
+	// MaxMemory, when positive, refuses a job with a shard whose memory
+	// estimate (Job.Memory with Threads) exceeds it, before anything is
+	// queued: the memory budget of this worker, which the compute workers
+	// are expected to share (a compute worker never takes a shard above
+	// its own budget).
+	MaxMemory int64
+	Threads   int
 }
+
+// ErrShardTooLarge is returned by Run for a job with a shard above
+// Runner.MaxMemory.
+var ErrShardTooLarge = errors.New("a shard needs more memory than a compute worker may use")
 
 // Run simulates (in, p) on the cluster and writes the ensembles into
 // writers (one per output, as shard.WriteSingle). progress gets the number
 // of done shards and the total. When ctx ends the cluster job is cancelled.
 // When Run returns (assembled, failed or cancelled) the job's shard
-// results and records are deleted from the cluster (Queue.Forget).
+// results and records are deleted from the cluster (Queue.Forget), and so
+// are orphan result chunks older than the ack deadline
+// (Queue.CollectOrphans).
 func (r *Runner) Run(ctx context.Context, in tbsim.Input, p tbsim.Params, writers []*objects.TableWriter, progress func(done, total int)) (err error) {
-	spec, err := Encode(in, p, r.Sizes)
+	sz := r.Sizes.WithDefaults() // explicit in the spec
+	spec, err := Encode(in, p, sz)
 	if err != nil {
 		return err
 	}
-	pl, err := Plan(in, p, r.Sizes)
+	pl, err := Plan(in, p, sz)
 	if err != nil {
 		return err
+	}
+	if r.MaxMemory > 0 {
+		j := &Job{Input: in, Params: p, Plan: pl}
+		for _, s := range pl.Shards {
+			if need := j.Memory(s, r.Threads); need > r.MaxMemory {
+				return fmt.Errorf("%w: shard %s of %d realisations × %d cells needs an estimated %.1f MiB, more than -max-memory %.1f MiB; lower -shard-size",
+					ErrShardTooLarge, s.Key(), s.R1-s.R0, s.Hi-s.Lo, float64(need)/(1<<20), float64(r.MaxMemory)/(1<<20))
+			}
+		}
 	}
 	keys := make([]string, len(pl.Shards))
 	for i, s := range pl.Shards {
@@ -294,34 +476,82 @@ func (r *Runner) Run(ctx context.Context, in tbsim.Input, p tbsim.Params, writer
 		if ferr := r.Queue.Forget(fctx, job); ferr != nil {
 			err = errors.Join(err, ferr)
 		}
+		// Chunks of uploads cut by killed workers (best effort: live
+		// uploads are spared, and a failure here is not the job's).
+		_, _ = r.Queue.CollectOrphans(fctx)
 	}()
-	st, err := r.Queue.Wait(ctx, job, progress)
-	if err != nil {
-		if ctx.Err() != nil {
-			cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			if cerr := r.Queue.Cancel(cctx, job); cerr != nil {
-				return errors.Join(ctx.Err(), fmt.Errorf("cancelling the cluster job %s: %w", job, cerr))
+	// Follow the done records while assembling: the assembler writes each
+	// tile as soon as its shards are done, while the compute workers go on
+	// with the next tiles (the shards are queued tile by tile).
+	wctx, stopWait := context.WithCancel(ctx)
+	defer stopWait()
+	var mu sync.Mutex
+	done := make(map[string]bool, len(keys))
+	changed := make(chan struct{}, 1)
+	finished := make(chan struct{})
+	var st cluster.Status
+	var waitErr error
+	go func() {
+		defer close(finished)
+		st, waitErr = r.Queue.WaitShards(wctx, job, func(key string, n, total int) {
+			mu.Lock()
+			done[key] = true
+			mu.Unlock()
+			select {
+			case changed <- struct{}{}:
+			default:
 			}
-			return ctx.Err()
-		}
-		return fmt.Errorf("cluster job %s: %w", job, err)
-	}
-	switch {
-	case st.Failed != "":
-		return fmt.Errorf("cluster job %s failed: %s", job, st.Failed)
-	case st.Cancelled:
-		return fmt.Errorf("cluster job %s was cancelled", job)
+			if progress != nil {
+				progress(n, total)
+			}
+		})
+	}()
+	isDone := func(key string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return done[key]
 	}
 	// Assemble holds one blob at a time: each fetch reuses the last one's storage.
 	var buf []byte
-	return shard.Assemble(ctx, pl, writers, func(ctx context.Context, s shard.Shard) ([]byte, error) {
+	err = shard.Assemble(ctx, pl, writers, func(ctx context.Context, s shard.Shard) ([]byte, error) {
+		for !isDone(s.Key()) {
+			select {
+			case <-changed:
+			case <-finished:
+				if !isDone(s.Key()) {
+					return nil, errJobOver
+				}
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
 		b, err := r.Queue.ResultInto(ctx, job, s.Key(), buf)
 		if err == nil {
 			buf = b
 		}
 		return b, err
 	})
+	stopWait()
+	<-finished // no progress call after Run returns
+	if err == nil {
+		return nil
+	}
+	switch {
+	case ctx.Err() != nil:
+		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if cerr := r.Queue.Cancel(cctx, job); cerr != nil {
+			return errors.Join(ctx.Err(), fmt.Errorf("cancelling the cluster job %s: %w", job, cerr))
+		}
+		return ctx.Err()
+	case st.Failed != "":
+		return fmt.Errorf("cluster job %s failed: %s", job, st.Failed)
+	case st.Cancelled:
+		return fmt.Errorf("cluster job %s was cancelled", job)
+	case errors.Is(err, errJobOver) && waitErr != nil:
+		return fmt.Errorf("cluster job %s: %w", job, waitErr)
+	}
+	return err
 }
 
 // ShardJobID is the cluster job of the shards of the worker job id: the
@@ -337,3 +567,8 @@ const JobPrefix = "sim-"
 func shardJob(ctx context.Context) (string, error) {
 	return cluster.JobName(ctx, JobPrefix)
 }
+
+// errJobOver is what the assembler's fetch answers when the job's watch
+// ended before the shard was done (the job failed or was cancelled, or
+// the watch failed): Run then reports why.
+var errJobOver = errors.New("the cluster job ended before the shard was done")

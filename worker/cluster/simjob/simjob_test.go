@@ -195,3 +195,95 @@ func TestRunnerCancel(t *testing.T) {
 	assert.Zero(t, pending, "the cancel purged the queued shard")
 	requireEmpty(t, ctx, nc)
 }
+
+// A shard's memory estimate counts at least its blob and grows with the
+// threads; Handler.Estimate gives Job.Memory with its Threads; a Runner
+// refuses a job whose largest shard exceeds MaxMemory before queuing
+// anything, and runs it when the largest shard fits exactly.
+func TestShardMemory(t *testing.T) {
+	in, p := job(t, 3)
+	sz := shard.Sizes{TileBytes: 4 << 10, ShardBytes: 1 << 10}
+	spec, err := simjob.Encode(in, p, sz)
+	require.NoError(t, err)
+	j, err := simjob.Decode(spec)
+	require.NoError(t, err)
+	h := &simjob.Handler{Threads: 3}
+	var largest int64
+	for _, s := range j.Plan.Shards {
+		blob := int64(shard.Outputs(p) * (s.R1 - s.R0) * (s.Hi - s.Lo) * 8)
+		m1, m3 := j.Memory(s, 1), j.Memory(s, 3)
+		assert.Greater(t, m1, blob)
+		assert.Equal(t, m1+2*4*4096*int64(p.Discretisation.Count()*(s.R1-s.R0))*8, m3, "tiles in flight per thread")
+		got, err := h.Estimate(context.Background(), "job1", spec, s.Key())
+		require.NoError(t, err)
+		assert.Equal(t, m3, got)
+		largest = max(largest, m3)
+	}
+	_, err = h.Estimate(context.Background(), "job1", spec, "r0-1.q999-1000")
+	require.ErrorContains(t, err, "has no shard")
+
+	ns, err := cluster.StartServer(cluster.ServerOptions{Dir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(ns.Shutdown)
+	nc, err := cluster.ConnectInProcess(ns, "test")
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	q, err := cluster.Open(ctx, nc, cluster.Config{MaxMemory: largest})
+	require.NoError(t, err)
+	r := &simjob.Runner{Queue: q, Sizes: sz, MaxMemory: largest - 1, Threads: 3}
+	err = r.Run(ctx, in, p, writers(t, p), nil)
+	require.ErrorIs(t, err, simjob.ErrShardTooLarge)
+	require.ErrorContains(t, err, "-max-memory")
+	pending, _, err := q.Pending(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, pending, "nothing queued")
+	requireEmpty(t, ctx, nc)
+
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- q.WorkSized(wctx, (&simjob.Handler{}).Compute, h.Estimate, nil) }()
+	defer func() { stop(); require.NoError(t, <-done) }()
+	r.MaxMemory = largest
+	ws := writers(t, p)
+	require.NoError(t, r.Run(ctx, in, p, ws, nil))
+	ref := writers(t, p)
+	require.NoError(t, shard.WriteSingle(ctx, in, p, ref))
+	require.Equal(t, closeAll(t, ref), closeAll(t, ws))
+}
+
+// A Handler computing shards of more realisation ranges than it keeps
+// prepared (6 ranges, 4 kept), in an order that comes back to evicted
+// ranges, gives every shard the bytes of shard.Compute.
+func TestHandlerEvictsPreparedRanges(t *testing.T) {
+	in, p := job(t, 6)
+	sz := shard.Sizes{TileBytes: 4 << 10, ShardBytes: 1}
+	spec, err := simjob.Encode(in, p, sz)
+	require.NoError(t, err)
+	pl, err := simjob.Plan(in, p, sz)
+	require.NoError(t, err)
+	ranges := map[int]bool{}
+	for _, s := range pl.Shards {
+		ranges[s.R0] = true
+	}
+	require.Len(t, ranges, 6, "one realisation per shard")
+	h := &simjob.Handler{}
+	// Every shard in plan order (tile by tile, each over all ranges), then
+	// in reverse.
+	order := append([]shard.Shard(nil), pl.Shards...)
+	for i := len(pl.Shards) - 1; i >= 0; i-- {
+		order = append(order, pl.Shards[i])
+	}
+	want := map[string]string{}
+	for _, s := range order {
+		got, err := h.Compute(context.Background(), "job-evict", spec, s.Key())
+		require.NoError(t, err)
+		if _, ok := want[s.Key()]; !ok {
+			b, err := shard.Compute(context.Background(), in, p, s)
+			require.NoError(t, err)
+			want[s.Key()] = shard.Digest(b)
+		}
+		require.Equal(t, want[s.Key()], shard.Digest(got), "shard %s", s.Key())
+	}
+}

@@ -299,6 +299,9 @@ type spec struct {
 	Input   string `json:"input"`
 	Targets int    `json:"targets"`
 	Tile    int    `json:"tile"`
+	// InputBytes and Columns size the shard's memory (Handler.Estimate).
+	InputBytes int `json:"input_bytes,omitempty"`
+	Columns    int `json:"columns,omitempty"`
 }
 
 // wire is the gob-encoded input of a job.
@@ -465,6 +468,23 @@ func (h *Handler) Compute(ctx context.Context, job string, rawSpec json.RawMessa
 	return nil, fmt.Errorf("tilejob: job %s has no tile %q", job, key)
 }
 
+// Estimate is a cluster.Estimator: the memory computing a tile of the job
+// needs, the job's prepared estimation (about three times its input: the
+// blob, the decoded data and the neighbour index) and a tile of output
+// columns twice (the columns and their encoding).
+func (h *Handler) Estimate(_ context.Context, job string, rawSpec json.RawMessage, key string) (int64, error) {
+	var sp spec
+	if err := json.Unmarshal(rawSpec, &sp); err != nil {
+		return 0, fmt.Errorf("tilejob: spec: %w", err)
+	}
+	for _, t := range Tiles(sp.Targets, sp.Tile) {
+		if t.Key() == key {
+			return 3*int64(sp.InputBytes) + 2*8*int64(t.Hi-t.Lo)*int64(max(sp.Columns, 1)), nil
+		}
+	}
+	return 0, fmt.Errorf("tilejob: job %s has no tile %q", job, key)
+}
+
 func (h *Handler) prepare(ctx context.Context, job string, rawSpec json.RawMessage) (*Estimator, spec, error) {
 	var sp spec
 	if err := json.Unmarshal(rawSpec, &sp); err != nil {
@@ -580,7 +600,7 @@ func (r *Runner) Run(ctx context.Context, e *Estimation, progress func(done, tot
 	if err != nil {
 		return nil, err
 	}
-	sp, err := json.Marshal(spec{Version: specVersion, Input: digest, Targets: n, Tile: TileSize(r.TileTargets)})
+	sp, err := json.Marshal(spec{Version: specVersion, Input: digest, Targets: n, Tile: TileSize(r.TileTargets), InputBytes: len(in), Columns: 1 + len(e.Outputs)})
 	if err != nil {
 		return nil, err
 	}
