@@ -432,3 +432,50 @@ func TestTileFromFlat(t *testing.T) {
 	assert.Equal(t, [][]float64{{1, 2, 3}, {10, 20, 30}}, tl.Columns)
 	assert.Panics(t, func() { TileFromFlat(0, 4, 2, flat, nil) })
 }
+
+// A reducer of one tile's cells, reset before each tile, gives the outputs
+// of a reducer of every cell, bit for bit: the pattern of a caller that
+// writes each tile's outputs away (consim). The ensemble has all-missing
+// cells and cells with no value above a cutoff, whose outputs stay NaN only
+// if Reset clears the previous tile's.
+func TestLocationWiseResetStreamsTiles(t *testing.T) {
+	const cells, R, tile = 2000, 15, 300
+	cols := randomEnsemble(9, cells, R)
+	ops := Operations{Summary: true, Quantiles: []float64{0.1, 0.9}, ProbabilityAbove: []float64{1}, MeanAbove: []float64{3, 6}}
+	ctx := context.Background()
+	whole, err := NewLocationWise(ops, cells, R)
+	require.NoError(t, err)
+	require.NoError(t, Process(ctx, NewColumnsSource(cols, 0), whole))
+	want := whole.Outputs()
+
+	l, err := NewLocationWise(ops, tile, R)
+	require.NoError(t, err)
+	got := make([][]float64, len(want))
+	part := make([][]float64, R)
+	for lo := 0; lo < cells; lo += tile {
+		n := min(tile, cells-lo)
+		for r := range part {
+			part[r] = cols[r][lo : lo+n]
+		}
+		l.Reset()
+		for _, o := range l.Outputs() {
+			for _, v := range o.Values {
+				require.True(t, math.IsNaN(v), "Reset leaves NaN")
+			}
+		}
+		require.NoError(t, ProcessTile(ctx, Tile{Lo: 0, Columns: part}, l))
+		for k, o := range l.Outputs() {
+			got[k] = append(got[k], o.Values[:n]...)
+		}
+	}
+	stale := 0
+	for k := range want {
+		for i := range want[k].Values {
+			require.Equal(t, math.Float64bits(want[k].Values[i]), math.Float64bits(got[k][i]), "%s cell %d", want[k].Name, i)
+			if math.IsNaN(want[k].Values[i]) {
+				stale++
+			}
+		}
+	}
+	assert.Greater(t, stale, 100, "the ensemble has NaN outputs a stale tile would fill")
+}
