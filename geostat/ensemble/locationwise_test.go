@@ -479,3 +479,51 @@ func TestLocationWiseResetStreamsTiles(t *testing.T) {
 	}
 	assert.Greater(t, stale, 100, "the ensemble has NaN outputs a stale tile would fill")
 }
+
+// A TileProcessor gives ProcessTile's outputs bit for bit, tile after tile,
+// with a classifier in the same pass, and refuses what ProcessTile refuses.
+func TestTileProcessor(t *testing.T) {
+	const cells, R, tile = 1500, 12, 250
+	cols := randomEnsemble(4, cells, R)
+	ops := Operations{Summary: true, Quantiles: []float64{0.5}, ProbabilityAbove: []float64{2}}
+	ctx := geostat.WithWorkers(context.Background(), 3)
+	run := func(process func(Tile, ...Reducer) error) ([]Output, []int32) {
+		l, err := NewLocationWise(ops, cells, R)
+		require.NoError(t, err)
+		c, err := NewClassifier(MaximiseProfit, testEconomics(), cells, R)
+		require.NoError(t, err)
+		part := make([][]float64, R)
+		for lo := 0; lo < cells; lo += tile {
+			for r := range part {
+				part[r] = cols[r][lo:min(lo+tile, cells)]
+			}
+			require.NoError(t, process(Tile{Lo: lo, Columns: part}, l, c))
+		}
+		return l.Outputs(), c.Keys()
+	}
+	want, wantKeys := run(func(t Tile, rs ...Reducer) error { return ProcessTile(ctx, t, rs...) })
+	var p *TileProcessor
+	got, gotKeys := run(func(t Tile, rs ...Reducer) error {
+		if p == nil {
+			var err error
+			if p, err = NewTileProcessor(ctx, rs...); err != nil {
+				return err
+			}
+		}
+		return p.Process(ctx, t)
+	})
+	for k := range want {
+		for i := range want[k].Values {
+			require.Equal(t, math.Float64bits(want[k].Values[i]), math.Float64bits(got[k].Values[i]), "%s cell %d", want[k].Name, i)
+		}
+	}
+	assert.Equal(t, wantKeys, gotKeys)
+
+	_, err := NewTileProcessor(ctx)
+	assert.ErrorContains(t, err, "no reducer")
+	l, err := NewLocationWise(ops, 10, R)
+	require.NoError(t, err)
+	p, err = NewTileProcessor(ctx, l)
+	require.NoError(t, err)
+	assert.ErrorContains(t, p.Process(ctx, Tile{Lo: 5, Columns: cols}), "outside the 10 cells")
+}
