@@ -18,7 +18,8 @@ import (
 // blob of storeCategory).
 //
 // The reducers are sized to the largest tile seen and reused, tile cell i
-// at reducer cell i: LocationWise.Reset clears them before each tile, and
+// at reducer cell i, with one TileProcessor (whose working buffers are kept
+// from tile to tile): LocationWise.Reset clears them before each tile, and
 // every output of a cell depends on that cell's values alone, so the values
 // are those of reducers over every cell. A TableWriter cuts its pages and
 // row groups at the same rows whatever the blocks it is given, so the blobs
@@ -33,6 +34,7 @@ type consimOutputs struct {
 	size int
 	lw   *ensemble.LocationWise
 	cls  *ensemble.Classifier
+	proc *ensemble.TileProcessor
 	// outs are lw's outputs, their Values size long.
 	outs []ensemble.Output
 	// stats are the statistics' blobs, in outs' order; keys is the
@@ -85,7 +87,7 @@ func (b *streamBlob) commit(ctx context.Context) (string, error) {
 // The caller calls abort when it does not reach finish.
 func newConsimOutputs(ctx context.Context, env *Env, org, ws string, ops ensemble.Operations, econ *ensemble.Economics, keysColumn string, cells, reals int) (*consimOutputs, error) {
 	o := &consimOutputs{ops: ops, econ: econ, cells: cells, reals: reals}
-	if err := o.grow(0); err != nil {
+	if err := o.grow(ctx, 0); err != nil {
 		return nil, err
 	}
 	for _, out := range o.outs {
@@ -107,16 +109,21 @@ func newConsimOutputs(ctx context.Context, env *Env, org, ws string, ops ensembl
 	return o, nil
 }
 
-// grow makes reducers of n cells.
-func (o *consimOutputs) grow(n int) error {
+// grow makes reducers of n cells and their processor.
+func (o *consimOutputs) grow(ctx context.Context, n int) error {
 	lw, err := ensemble.NewLocationWise(o.ops, n, o.reals)
 	if err != nil {
 		return err
 	}
+	rs := []ensemble.Reducer{lw}
 	if o.econ != nil {
 		if o.cls, err = ensemble.NewClassifier(ensemble.MinimiseLoss, *o.econ, n, o.reals); err != nil {
 			return err
 		}
+		rs = append(rs, o.cls)
+	}
+	if o.proc, err = ensemble.NewTileProcessor(ctx, rs...); err != nil {
+		return err
 	}
 	o.lw, o.outs, o.size = lw, lw.Outputs(), n
 	return nil
@@ -132,16 +139,12 @@ func (o *consimOutputs) tile(ctx context.Context, t tbsim.Tile) error {
 		return err
 	}
 	if n > o.size {
-		if err := o.grow(n); err != nil {
+		if err := o.grow(ctx, n); err != nil {
 			return err
 		}
 	}
 	o.lw.Reset()
-	rs := []ensemble.Reducer{o.lw}
-	if o.cls != nil {
-		rs = append(rs, o.cls)
-	}
-	if err := ensemble.ProcessTile(ctx, ensemble.TileFromFlat(0, n, t.Realisations, t.Block, o.cols), rs...); err != nil {
+	if err := o.proc.Process(ctx, ensemble.TileFromFlat(0, n, t.Realisations, t.Block, o.cols)); err != nil {
 		return err
 	}
 	for i, b := range o.stats {
