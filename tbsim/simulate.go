@@ -510,13 +510,25 @@ func (s *sim) tile() {
 // tbsim-cond benchmark and hold more buffers), with enough tiles to keep
 // every worker busy.
 func (s *sim) autoTileRows() int {
-	perRow := s.g.Size[0] * s.nsub * s.R
-	rows := max(1, (1<<18)/max(1, perRow))
+	return AutoTileRows(s.g.Size[0], len(s.rows), s.nsub, s.R)
+}
+
+// AutoTileRows returns the grid rows per tile a simulation chooses when
+// Params.TileRows is 0, for a target of rows coarse rows (ny·nz) of nx
+// cells, subPoints sub-points per cell (Discretisation.Count()) and
+// realisations realisations, under the current GOMAXPROCS: about 2¹⁸
+// unconditional values (sub-points × realisations) per tile, fewer rows when
+// that leaves under 8 tiles per thread. A tile of an unmasked grid holds
+// that many rows × nx cells (the last tile fewer); Stream hands its sink
+// one tile at a time.
+func AutoTileRows(nx, rows, subPoints, realisations int) int {
+	perRow := nx * subPoints * realisations
+	n := max(1, (1<<18)/max(1, perRow))
 	want := 8 * runtime.GOMAXPROCS(0)
-	if len(s.rows)/rows < want {
-		rows = max(1, len(s.rows)/want)
+	if rows/n < want {
+		n = max(1, rows/want)
 	}
-	return rows
+	return n
 }
 
 // tileResult is a computed tile waiting for delivery.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"runtime"
+	"runtime/debug"
 	"testing"
 	"time"
 
@@ -178,4 +180,25 @@ func TestWriteTable(t *testing.T) {
 		"80.0 MiB", "factorisation_reuse 0.1", "skipped tbsim-cond: not available yet", "FAILED x: bad"} {
 		assert.Contains(t, s, want)
 	}
+}
+
+// A sampler sees 64 MiB allocated and touched between its start and a
+// sample, in the heap and (where /proc/self/statm is readable) in the RSS.
+func TestMemorySampler(t *testing.T) {
+	debug.FreeOSMemory()               // no free heap pages resident for b to reuse
+	s := StartMemorySampler(time.Hour) // only the explicit samples
+	b := make([]byte, 64<<20)
+	for i := 0; i < len(b); i += 4096 {
+		b[i] = 1
+	}
+	s.Sample()
+	runtime.KeepAlive(b)
+	p := s.Stop()
+	assert.Equal(t, 3, p.Samples, "start, the explicit sample and the stop's")
+	assert.Greater(t, p.HeapAbove(), int64(60<<20))
+	assert.Less(t, p.HeapAbove(), int64(80<<20))
+	if p.RSSOK {
+		assert.Greater(t, p.RSSAbove(), int64(60<<20))
+	}
+	assert.Equal(t, p, s.Stop(), "a second Stop returns the same peaks")
 }

@@ -136,3 +136,34 @@ func ExampleClassify() {
 	// [1.5 1.5 1.5 0.5]: loss low grade, profit ore
 	// [1.2 1.2 1.2 1.2]: loss waste, profit ore
 }
+
+// Streaming an ensemble tile by tile with one tile's outputs in memory: a
+// reducer of one tile's cells, reset before each tile, run by a
+// TileProcessor that keeps its buffers, each tile's mean written away (here
+// printed) before the next. Three cells, two realisations, tiles of two
+// cells; the third cell's second realisation is missing.
+func ExampleTileProcessor() {
+	ctx := context.Background()
+	tiles := [][][]float64{
+		{{1, 2}, {3, 6}},    // cells 0 and 1, realisations 0 and 1
+		{{5}, {math.NaN()}}, // cell 2
+	}
+	l, err := ensemble.NewLocationWise(ensemble.Operations{Summary: true}, 2, 2)
+	if err != nil {
+		panic(err)
+	}
+	p, err := ensemble.NewTileProcessor(ctx, l)
+	if err != nil {
+		panic(err)
+	}
+	for _, cols := range tiles {
+		l.Reset()
+		if err := p.Process(ctx, ensemble.Tile{Lo: 0, Columns: cols}); err != nil {
+			panic(err)
+		}
+		fmt.Println(l.Statistics().Mean[:len(cols[0])])
+	}
+	// Output:
+	// [2 4]
+	// [5]
+}

@@ -187,6 +187,19 @@ func NewLocationWise(ops Operations, cells, realisations int) (*LocationWise, er
 // Statistics returns the outputs (filled by ProcessTile or Process).
 func (l *LocationWise) Statistics() *Statistics { return &l.out }
 
+// Reset sets every output of every cell back to NaN, as NewLocationWise
+// leaves them, so that l can serve another block of cells: a caller
+// streaming an ensemble through a reducer of one tile's cells (tile cells
+// 0 … n−1) and writing its outputs away after each tile resets it before
+// the next, and gets the outputs a reducer of every cell would hold.
+func (l *LocationWise) Reset() {
+	for _, o := range l.Outputs() {
+		for i := range o.Values {
+			o.Values[i] = nan
+		}
+	}
+}
+
 // Operations returns the operations l computes.
 func (l *LocationWise) Operations() Operations { return l.ops }
 

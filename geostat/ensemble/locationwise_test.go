@@ -381,3 +381,98 @@ func TestTileFromFlat(t *testing.T) {
 	assert.Equal(t, [][]float64{{1, 2, 3}, {10, 20, 30}}, tl.Columns)
 	assert.Panics(t, func() { TileFromFlat(0, 4, 2, flat, nil) })
 }
+
+// A reducer of one tile's cells, reset before each tile, gives the outputs
+// of a reducer of every cell, bit for bit: the pattern of a caller that
+// writes each tile's outputs away (consim). The ensemble has all-missing
+// cells and cells with no value above a cutoff, whose outputs stay NaN only
+// if Reset clears the previous tile's.
+func TestLocationWiseResetStreamsTiles(t *testing.T) {
+	const cells, R, tile = 2000, 15, 300
+	cols := randomEnsemble(9, cells, R)
+	ops := Operations{Summary: true, Quantiles: []float64{0.1, 0.9}, ProbabilityAbove: []float64{1}, MeanAbove: []float64{3, 6}}
+	ctx := context.Background()
+	whole, err := NewLocationWise(ops, cells, R)
+	require.NoError(t, err)
+	require.NoError(t, Process(ctx, NewColumnsSource(cols, 0), whole))
+	want := whole.Outputs()
+
+	l, err := NewLocationWise(ops, tile, R)
+	require.NoError(t, err)
+	got := make([][]float64, len(want))
+	part := make([][]float64, R)
+	for lo := 0; lo < cells; lo += tile {
+		n := min(tile, cells-lo)
+		for r := range part {
+			part[r] = cols[r][lo : lo+n]
+		}
+		l.Reset()
+		for _, o := range l.Outputs() {
+			for _, v := range o.Values {
+				require.True(t, math.IsNaN(v), "Reset leaves NaN")
+			}
+		}
+		require.NoError(t, ProcessTile(ctx, Tile{Lo: 0, Columns: part}, l))
+		for k, o := range l.Outputs() {
+			got[k] = append(got[k], o.Values[:n]...)
+		}
+	}
+	stale := 0
+	for k := range want {
+		for i := range want[k].Values {
+			require.Equal(t, math.Float64bits(want[k].Values[i]), math.Float64bits(got[k][i]), "%s cell %d", want[k].Name, i)
+			if math.IsNaN(want[k].Values[i]) {
+				stale++
+			}
+		}
+	}
+	assert.Greater(t, stale, 100, "the ensemble has NaN outputs a stale tile would fill")
+}
+
+// A TileProcessor gives ProcessTile's outputs bit for bit, tile after tile,
+// with a classifier in the same pass, and refuses what ProcessTile refuses.
+func TestTileProcessor(t *testing.T) {
+	const cells, R, tile = 1500, 12, 250
+	cols := randomEnsemble(4, cells, R)
+	ops := Operations{Summary: true, Quantiles: []float64{0.5}, ProbabilityAbove: []float64{2}}
+	ctx := geostat.WithWorkers(context.Background(), 3)
+	run := func(process func(Tile, ...Reducer) error) ([]Output, []int32) {
+		l, err := NewLocationWise(ops, cells, R)
+		require.NoError(t, err)
+		c, err := NewClassifier(MaximiseProfit, testEconomics(), cells, R)
+		require.NoError(t, err)
+		part := make([][]float64, R)
+		for lo := 0; lo < cells; lo += tile {
+			for r := range part {
+				part[r] = cols[r][lo:min(lo+tile, cells)]
+			}
+			require.NoError(t, process(Tile{Lo: lo, Columns: part}, l, c))
+		}
+		return l.Outputs(), c.Keys()
+	}
+	want, wantKeys := run(func(t Tile, rs ...Reducer) error { return ProcessTile(ctx, t, rs...) })
+	var p *TileProcessor
+	got, gotKeys := run(func(t Tile, rs ...Reducer) error {
+		if p == nil {
+			var err error
+			if p, err = NewTileProcessor(ctx, rs...); err != nil {
+				return err
+			}
+		}
+		return p.Process(ctx, t)
+	})
+	for k := range want {
+		for i := range want[k].Values {
+			require.Equal(t, math.Float64bits(want[k].Values[i]), math.Float64bits(got[k].Values[i]), "%s cell %d", want[k].Name, i)
+		}
+	}
+	assert.Equal(t, wantKeys, gotKeys)
+
+	_, err := NewTileProcessor(ctx)
+	assert.ErrorContains(t, err, "no reducer")
+	l, err := NewLocationWise(ops, 10, R)
+	require.NoError(t, err)
+	p, err = NewTileProcessor(ctx, l)
+	require.NoError(t, err)
+	assert.ErrorContains(t, p.Process(ctx, Tile{Lo: 5, Columns: cols}), "outside the 10 cells")
+}

@@ -38,11 +38,13 @@ const (
 )
 
 // zstdCodec is the zstd codec of every TableWriter. A codec keeps a pool of
-// encoders (each holds several MB of match tables); one codec per writer
-// made every small table (a task writes one per output column) allocate
-// fresh encoders. Encoders are reset for each page, so the bytes written do
-// not depend on the pool; it is safe for concurrent use.
-var zstdCodec = &zstd.Codec{Level: zstd.SpeedDefault}
+// encoders (each holds match tables and a history buffer); one codec per
+// writer made every small table (a task writes one per output column)
+// allocate fresh encoders. Encoders are reset for each page, so the bytes
+// written do not depend on the pool; it is safe for concurrent use. Its
+// window is smaller than parquet-go's codec's, with the same bytes
+// (pageZstd).
+var zstdCodec = &pageZstd{Codec: zstd.Codec{Level: zstd.SpeedDefault}}
 
 // WriteOptions configures a TableWriter. The zero value means zstd and
 // DefaultRowGroupRows.

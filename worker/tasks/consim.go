@@ -319,13 +319,14 @@ func PrepareConsim(ctx context.Context, env *Env, req Request) (Plan, error) {
 			return nil, invalid("loss_calculation.target_attribute.reference", "attribute %q is a %s attribute, not a category attribute", a.Name, a.Type)
 		}
 	}
-	// Memory: the simulation's (prepareSimulation), the statistics and the
-	// categories of every cell, and for the report the four ensembles kept
-	// whole. Disk: the saved ensembles, one float64 column per statistic,
-	// the categories and the report.
+	// Memory: the simulation's (prepareSimulation); the statistics and the
+	// categories, streamed into their blobs (consimOutputs): a row group
+	// being filled per output and the reducers of one tile; and for the
+	// report the four ensembles kept whole. Disk: the saved ensembles, one
+	// float64 column per statistic, the categories and the report.
 	cells, r := float64(pl.sim.cells()), float64(p.Sim.Realisations)
 	outputs := float64(4 + len(p.Ops.Quantiles) + len(p.Ops.ProbabilityAbove) + len(p.Ops.MeanAbove))
-	need := cells*outputs*8 + cells*4
+	need := (outputs+1)*min(cells, float64(objects.DefaultRowGroupRows))*8*2 + (outputs+1)*float64(pl.sim.tileCells())*8
 	disk := 4*cells*float64(p.Save)*8 + cells*outputs*8 + cells*4
 	if p.Validate {
 		need += 4 * cells * r * 8
@@ -376,28 +377,22 @@ func (pl *consimPlan) transform(ctx context.Context, progress func(int, string),
 func (pl *consimPlan) Run(ctx context.Context, progress func(int, string)) (any, error) {
 	p, sim := pl.p, pl.sim
 	cells, reals := sim.cells(), p.Sim.Realisations
-	lw, err := ensemble.NewLocationWise(p.Ops, cells, reals)
+	ref := ObjectRef{Org: p.Sim.Target.Object.Org, Workspace: p.Sim.Target.Object.Workspace, ObjectID: sim.target.ObjectID}
+	// The statistics and categories are computed tile by tile and streamed
+	// into their blobs (consimOutputs).
+	category := cmp.Or(p.LossTarget.Name, "category")
+	outs, err := newConsimOutputs(ctx, pl.env, ref.Org, ref.Workspace, p.Ops, p.Loss, category, cells, reals)
 	if err != nil {
 		return nil, err
 	}
-	reducers := []ensemble.Reducer{lw}
-	var cls *ensemble.Classifier
-	if p.Loss != nil {
-		if cls, err = ensemble.NewClassifier(ensemble.MinimiseLoss, *p.Loss, cells, reals); err != nil {
-			return nil, err
-		}
-		reducers = append(reducers, cls)
-	}
+	defer outs.abort()
 	var data consimData
 	sim.transform = pl.transform(ctx, progress, &data)
 	sim.names, sim.save = []string{}, p.Save
 	if p.Save > 0 {
 		sim.names = consimEnsembles
 	}
-	cols := make([][]float64, reals)
-	sim.onTile = func(t tbsim.Tile) error {
-		return ensemble.ProcessTile(ctx, ensemble.TileFromFlat(t.Lo, t.Hi-t.Lo, t.Realisations, t.Block, cols), reducers...)
-	}
+	sim.onTile = func(t tbsim.Tile) error { return outs.tile(ctx, t) }
 	hi := 88
 	if p.Validate {
 		hi = 70
@@ -409,7 +404,6 @@ func (pl *consimPlan) Run(ctx context.Context, progress func(int, string)) (any,
 
 	// Everything is written into one new version; the report (a file) is
 	// stored first, so that a failure leaves the target untouched.
-	ref := ObjectRef{Org: p.Sim.Target.Object.Org, Workspace: p.Sim.Target.Object.Workspace, ObjectID: sim.target.ObjectID}
 	out := map[string]any{"links": map[string]any{}}
 	if p.Validate {
 		in := &report.Input{
@@ -445,14 +439,14 @@ func (pl *consimPlan) Run(ctx context.Context, progress func(int, string)) (any,
 	}
 
 	progress(96, "writing the results")
-	stats := lw.Outputs()
-	sw, err := storeOutputs(ctx, pl.env, ref.Org, ref.Workspace, stats, cells)
+	stats := outs.outs
+	sw, keys, err := outs.finish(ctx)
 	if err != nil {
 		return nil, err
 	}
 	writes := append(so.writes, sw...)
-	if cls != nil {
-		cw, err := storeCategory(ctx, pl.env, ref.Org, ref.Workspace, attributeTarget(p.LossTarget), cmp.Or(p.LossTarget.Name, "category"), cls.Keys(), cls.LookupTable())
+	if p.Loss != nil {
+		cw, err := categoryWrite(ctx, pl.env, ref.Org, ref.Workspace, attributeTarget(p.LossTarget), keys, cells, p.Loss.LookupTable())
 		if err != nil {
 			return nil, err
 		}
@@ -500,7 +494,7 @@ func (pl *consimPlan) Run(ctx context.Context, progress func(int, string)) (any,
 			t[n] = attr(n)
 		}
 	}
-	if cls != nil {
+	if p.Loss != nil {
 		name := p.LossTarget.Name
 		if p.LossTarget.Update != "" {
 			a, err := w.Object.ResolveAttribute(p.LossTarget.Update)

@@ -115,6 +115,18 @@ func prepareSimulation(ctx context.Context, env *Env, req Request, p *Simulation
 	return s, nil
 }
 
+// tileCells returns the largest number of cells a tile of the simulation
+// holds (tbsim.AutoTileRows rows of the grid; on a masked grid at most that
+// many of their cells are active).
+func (s *simulation) tileCells() int {
+	g := s.grid
+	if s.masked != nil {
+		g = s.masked.Grid
+	}
+	rows := tbsim.AutoTileRows(g.Size[0], g.Size[1]*g.Size[2], s.p.Discretisation.Count(), s.p.Realisations)
+	return min(s.cells(), rows*g.Size[0])
+}
+
 func (s *simulation) cells() int {
 	if s.masked != nil {
 		return s.masked.NumActive()
