@@ -67,6 +67,17 @@ func interrupted(while Status) *Problem {
 		Detail: "the job was interrupted: the worker stopped while it was " + string(while) + "; submit it again"}
 }
 
+// interruptedTimes is the error of a job of the shared queue interrupted
+// Options.MaxAttempts times (each time its worker stopped while it ran).
+func interruptedTimes(n int, while Status) *Problem {
+	return &Problem{Type: problem.ComputeInterrupted, Title: "Job Interrupted.", Status: http.StatusServiceUnavailable,
+		Detail: fmt.Sprintf("the job was interrupted %d times: each time the worker running it stopped (the last one while it was %s), "+
+			"so it is not run again (a job that makes its worker stop, for example by running out of memory, stops here); submit it again", n, while)}
+}
+
+// DefaultMaxAttempts is Options.MaxAttempts when unset.
+const DefaultMaxAttempts = 3
+
 // Record is the persisted state of a job.
 type Record struct {
 	ID    string `json:"id"`
@@ -90,6 +101,10 @@ type Record struct {
 	// Owner is the Options.ID of the worker that runs or ran the job (with
 	// a shared queue).
 	Owner string `json:"owner,omitempty"`
+	// Attempts counts the starts of the job: 1 when it first runs, one
+	// more each time it runs again because the worker running it stopped
+	// (with a shared queue, up to Options.MaxAttempts).
+	Attempts int `json:"attempts,omitempty"`
 }
 
 // Func is the work of a job. It reports progress (0..100) and a message,
@@ -119,6 +134,13 @@ type Options struct {
 	// each job found interrupted because the worker running it stopped
 	// (with Shared): what it left running elsewhere can be cancelled.
 	OnInterrupted func(r Record)
+	// MaxAttempts bounds the starts of a job of the shared queue (default
+	// 3): a job found interrupted because the worker running it stopped
+	// (crashed, or shut down past its timeout) is run again from its
+	// stored request while it has started fewer times, and is failed as
+	// interrupted (503) after that, so that a job that makes its worker
+	// stop (out of memory, say) stops after MaxAttempts workers.
+	MaxAttempts int
 	// ProgressEvery is how often the progress of running jobs is saved for
 	// the other workers to read (with Shared; default 1 s).
 	ProgressEvery time.Duration
@@ -222,6 +244,10 @@ type Manager struct {
 	tooLarge map[string]bool
 	stopBg   context.CancelFunc
 	bg       sync.WaitGroup
+	// cancels holds the cancel requests seen for jobs other workers hold
+	// (guarded by cancelMu, taken after mu when both are).
+	cancelMu sync.Mutex
+	cancels  map[string]bool
 }
 
 // NewManager loads the records of its store (creating opts.Dir), failing
@@ -239,7 +265,10 @@ func NewManager(opts Options) (*Manager, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	m := &Manager{opts: opts, jobs: map[string]*job{}, closing: make(chan struct{})}
+	if opts.MaxAttempts <= 0 {
+		opts.MaxAttempts = DefaultMaxAttempts
+	}
+	m := &Manager{opts: opts, jobs: map[string]*job{}, closing: make(chan struct{}), cancels: map[string]bool{}}
 	if opts.Shared != nil {
 		return m, m.startShared()
 	}
@@ -401,6 +430,7 @@ func (m *Manager) schedule() {
 			}
 		} else {
 			j.rec.Status, j.rec.StartedAt, j.rec.Message = InProgress, &now, "Job in progress"
+			j.rec.Attempts++
 			if err := m.persist(j.rec); err != nil {
 				m.opts.Logger.Error("persisting job", "job_id", j.rec.ID, "err", err)
 			}
@@ -470,6 +500,11 @@ func (m *Manager) run(ctx context.Context, j *job) {
 			break
 		}
 		j.rec.Status, j.rec.Progress, j.rec.Message, j.rec.Result = Succeeded, 100, "Job succeeded", b
+	case j.interrupted && m.shared != nil:
+		// Run again by any worker while it has attempts left (the
+		// runner cancelled its cluster shards when ctx ended).
+		m.settleInterrupted(&j.rec)
+		err = nil
 	case j.interrupted:
 		j.rec.Status, j.rec.Message = Failed, "Job failed"
 		j.rec.Error = interrupted(InProgress)
@@ -485,6 +520,23 @@ func (m *Manager) run(ctx context.Context, j *job) {
 		m.opts.Logger.Error("persisting job", "job_id", j.rec.ID, "err", perr)
 	}
 	j.dirty = false
+	if j.rec.Status == Requested {
+		// Interrupted by the shutdown, to be run again: back to the shared
+		// queue for another worker, or this one after its restart.
+		msg := j.rec.Message
+		m.putBack(j)
+		j.rec.Message, j.fn = msg, nil
+		j.cancel()
+		j.closeDone() // waiters here return, the job unfinished
+		m.running--
+		m.memory -= j.rec.Memory
+		m.schedule()
+		rec := j.rec
+		m.mu.Unlock()
+		m.opts.Logger.Info("job interrupted by the shutdown; put back in the shared queue to run again", "job_id", rec.ID, "task", rec.Task,
+			"attempt", rec.Attempts, "max_attempts", m.opts.MaxAttempts)
+		return
+	}
 	m.release(j)
 	rec := j.rec
 	if m.opts.OnFinish != nil {
@@ -507,7 +559,7 @@ func (m *Manager) call(ctx context.Context, j *job) (res any, err error) {
 			err = fmt.Errorf("internal error: %v", p)
 		}
 	}()
-	return j.fn(context.WithValue(ctx, idKey{}, j.rec.ID), func(pct int, msg string) {
+	return j.fn(context.WithValue(ctx, idKey{}, runOf{j.rec.ID, max(j.rec.Attempts, 1)}), func(pct int, msg string) {
 		if pct < 0 {
 			pct = 0
 		}
@@ -527,12 +579,29 @@ func (m *Manager) call(ctx context.Context, j *job) (res any, err error) {
 
 type idKey struct{}
 
+// runOf is the value of idKey: the job and its attempt.
+type runOf struct {
+	id      string
+	attempt int
+}
+
 // IDFrom returns the id of the job whose Func was given ctx (or a context
 // derived from it): work the job hands to other processes can be named
 // after it, so that it can be found again when the job is interrupted.
 func IDFrom(ctx context.Context) (string, bool) {
-	id, ok := ctx.Value(idKey{}).(string)
-	return id, ok
+	r, ok := ctx.Value(idKey{}).(runOf)
+	return r.id, ok
+}
+
+// AttemptFrom returns the attempt (Record.Attempts: 1 for the first run)
+// of the job whose Func was given ctx, or 1 when ctx is not a job's. Work
+// handed to other processes is named after it too, so that what an
+// interrupted attempt left behind never mixes with the next attempt's.
+func AttemptFrom(ctx context.Context) int {
+	if r, ok := ctx.Value(idKey{}).(runOf); ok && r.attempt > 0 {
+		return r.attempt
+	}
+	return 1
 }
 
 // toProblem is the error of a job whose function failed: the document err
