@@ -6,10 +6,14 @@
 // jobs that were queued or running are failed with an error saying they
 // were interrupted (503, the same as a job the worker interrupted when it
 // shut down). With a shared queue, queued jobs stay queued (any worker, or
-// this one after its restart, runs them) and only the running ones are
-// failed as interrupted: by the worker itself when it shuts down or starts
-// again, or by the worker that takes the job after its ack deadline when
-// the worker running it died.
+// this one after its restart, runs them), and a job whose worker stopped
+// while it ran (crashed, or shut down past its timeout) is run again from
+// its stored request: put back to "requested" by the worker itself when it
+// shuts down or starts again, or by the worker that takes the job after
+// its ack deadline when the worker running it died. Record.Attempts counts
+// its starts; after Options.MaxAttempts (3) it is failed as interrupted
+// (503), so that a job that kills its worker does not kill them all. A job
+// being cancelled when its worker stopped is recorded as cancelled.
 //
 // Admission accounts for memory: each job declares an estimate of its
 // need, and a queued job starts only when its estimate fits beside those of
@@ -751,9 +755,11 @@ func (m *Manager) List(org string) []Record {
 	return out
 }
 
-// Shutdown stops accepting jobs, fails queued ones as interrupted, lets
-// running jobs finish until ctx ends, then cancels them (recorded as failed,
-// interrupted) and waits for them to return. It logs at once what it waits
+// Shutdown stops accepting jobs, fails queued ones as interrupted (with
+// Shared: puts them back in the shared queue), lets running jobs finish
+// until ctx ends, then cancels them (recorded as failed, interrupted; with
+// Shared: put back to run again, see Options.MaxAttempts) and waits for
+// them to return. It logs at once what it waits
 // for ("shutting down: waiting up to 10s for 2 running jobs", the time from
 // ctx's deadline), then the fate of each job it found queued or running. It
 // is idempotent.
@@ -831,8 +837,11 @@ func (m *Manager) Shutdown(ctx context.Context) {
 	defer m.mu.Unlock()
 	for _, j := range running {
 		switch {
+		case j.interrupted && j.rec.Status == Requested:
+			log.Info("shutdown: job interrupted at the timeout, put back in the shared queue to run again", "job_id", j.rec.ID, "task", j.rec.Task,
+				"attempt", j.rec.Attempts, "max_attempts", m.opts.MaxAttempts)
 		case j.interrupted:
-			log.Info("shutdown: job interrupted at the timeout, recorded as failed (submit it again)", "job_id", j.rec.ID, "task", j.rec.Task)
+			log.Info("shutdown: job interrupted at the timeout, recorded as "+string(j.rec.Status)+" (submit it again)", "job_id", j.rec.ID, "task", j.rec.Task)
 		default:
 			log.Info("shutdown: job ended before the timeout", "job_id", j.rec.ID, "task", j.rec.Task, "status", string(j.rec.Status))
 		}
