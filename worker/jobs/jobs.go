@@ -203,6 +203,9 @@ type job struct {
 	// cancelAsked is set when a cancel request came through the shared
 	// store (cleared from it when the job ends).
 	cancelAsked bool
+	// superseded is set when this worker, running the job, finds its
+	// record taken over by another worker (see persistHeld).
+	superseded bool
 }
 
 // closeStarted and closeDone close the job's channels once; m.mu is held.
@@ -520,10 +523,26 @@ func (m *Manager) run(ctx context.Context, j *job) {
 		j.rec.Status, j.rec.Message, j.rec.Progress = Failed, "Job failed", 100
 		j.rec.Error = toProblem(err)
 	}
-	if perr := m.persist(j.rec); perr != nil {
-		m.opts.Logger.Error("persisting job", "job_id", j.rec.ID, "err", perr)
+	if m.shared != nil && !j.superseded {
+		if held, perr := m.persistHeld(j); perr != nil {
+			m.opts.Logger.Error("persisting job", "job_id", j.rec.ID, "err", perr)
+		} else if !held {
+			j.superseded = true
+		}
+	} else if m.shared == nil {
+		if perr := m.persist(j.rec); perr != nil {
+			m.opts.Logger.Error("persisting job", "job_id", j.rec.ID, "err", perr)
+		}
 	}
 	j.dirty = false
+	if j.superseded {
+		m.dropSuperseded(j)
+		rec := j.rec
+		m.mu.Unlock()
+		m.opts.Logger.Warn("job taken over: this worker went silent past the ack deadline and another worker put the job back or runs it again; this run's outcome is dropped",
+			"job_id", rec.ID, "task", rec.Task, "seconds", time.Since(start).Seconds())
+		return
+	}
 	if j.rec.Status == Requested {
 		// Interrupted by the shutdown, to be run again: back to the shared
 		// queue for another worker, or this one after its restart.

@@ -356,7 +356,15 @@ func (m *Manager) applyRecord(r Record, rev uint64) {
 	}
 	if j.local {
 		// This worker's record is the truth, except for a job it holds
-		// queued that another worker cancelled.
+		// queued that another worker cancelled, and a job it runs that
+		// another worker took over (this worker went silent past the ack
+		// deadline): that run stops, its outcome dropped (see run).
+		if (j.rec.Status == InProgress || j.rec.Status == Cancelling) && j.cancel != nil && !j.superseded &&
+			(r.Owner != m.opts.ID || r.Attempts != j.rec.Attempts || r.Status == Requested || r.Status.Finished()) {
+			j.superseded = true
+			j.cancel()
+			return
+		}
 		if j.rec.Status == Requested && r.Status == Cancelled {
 			j.rec, j.rev = r, rev
 			j.closeDone()
@@ -581,10 +589,61 @@ func (m *Manager) tick(ctx context.Context) {
 				}
 				continue
 			}
-			if err := m.persist(j.rec); err != nil {
+			if j.superseded {
+				continue
+			}
+			if held, err := m.persistHeld(j); err != nil {
 				m.opts.Logger.Warn("saving a job's progress", "job_id", j.rec.ID, "err", err)
+			} else if !held && j.cancel != nil {
+				// Another worker took the job over: stop this run.
+				j.superseded = true
+				j.cancel()
 			}
 		}
 		m.mu.Unlock()
 	}
+}
+
+// persistHeld saves the record of a job this worker runs, unless the
+// stored record shows that it no longer holds it: this worker went silent
+// past the ack deadline (a stall, a lost connection) and another worker
+// put the job back to run again, runs it, or failed it. It reports
+// whether the record was saved. m.mu is held.
+func (m *Manager) persistHeld(j *job) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	held := true
+	want := j.rec
+	_, rev, err := m.shared.Update(ctx, want.ID, func(r *Record) error {
+		if r.Owner != m.opts.ID || r.Attempts != want.Attempts || (r.Status != InProgress && r.Status != Cancelling) {
+			held = false
+			return ErrUnchanged
+		}
+		*r = want
+		return nil
+	})
+	if err != nil {
+		return true, err
+	}
+	if held {
+		j.rev = max(j.rev, rev)
+	}
+	return held, nil
+}
+
+// dropSuperseded ends this worker's run of a job another worker took over:
+// its delivery is dropped unacknowledged (the queue delivers the job to
+// the new holder), and the job is followed from the shared records again.
+// m.mu is held.
+func (m *Manager) dropSuperseded(j *job) {
+	j.d, j.fn, j.local, j.rev = nil, nil, false, 0
+	j.cancel()
+	m.running--
+	m.memory -= j.rec.Memory
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if r, ok, err := m.shared.Get(ctx, j.rec.ID); err == nil && ok {
+		m.applyRecord(r, 0)
+	}
+	m.schedule()
 }

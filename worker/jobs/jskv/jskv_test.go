@@ -395,6 +395,41 @@ func TestJobOfADeadWorkerWhoseCancelWasAskedIsCancelled(t *testing.T) {
 	assert.Equal(t, jobs.Cancelled, r.Status, "cancelled, not run again")
 }
 
+// A worker that went silent past the ack deadline while it ran a job (a
+// stall) finds the job taken over by another worker: it stops its run and
+// leaves the other worker's record as it is.
+func TestTakenOverJobStopsOnTheSilentWorker(t *testing.T) {
+	ns := startServer(t, t.TempDir())
+	s := open(t, ns, 0)
+	a, _ := manager(t, s, "worker-a", 1, nil)
+	job := submit(t, a, spec{Run: -1})
+	waitFor(t, a, job.ID, "running", func(r jobs.Record) bool { return r.Status == jobs.InProgress && r.Owner == "worker-a" })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// Another worker put it back and started it again (simulated).
+	_, _, err := s.Update(ctx, job.ID, func(r *jobs.Record) error {
+		r.Owner, r.Attempts, r.Message = "worker-x", 2, "taken over"
+		return nil
+	})
+	require.NoError(t, err)
+	for i := 0; ; i++ {
+		if running, _ := a.Counts(); running == 0 {
+			break
+		}
+		require.Less(t, i, 3000, "the silent worker's run did not stop")
+		time.Sleep(10 * time.Millisecond)
+	}
+	r, ok, err := s.Get(ctx, job.ID)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, jobs.InProgress, r.Status, "the new holder's record is left as it is")
+	assert.Equal(t, "worker-x", r.Owner)
+	assert.Equal(t, 2, r.Attempts)
+	assert.Equal(t, "taken over", r.Message)
+	seen := waitFor(t, a, job.ID, "followed from the store", func(r jobs.Record) bool { return r.Owner == "worker-x" })
+	assert.Equal(t, 2, seen.Attempts)
+}
+
 // A job that stops every worker running it (here: each is shut down past
 // its timeout while the job runs) is run by three workers in turn and then
 // failed as interrupted, 503.
