@@ -314,7 +314,7 @@ func TestRestartKeepsFinishedRunsQueuedAndRunsInterruptedAgain(t *testing.T) {
 // deadWorkersJob records, with the store's own calls, a job that a worker
 // took, started (attempt attempts) and died with (no sign of life, no
 // ack).
-func deadWorkersJob(t *testing.T, s *jskv.Store, id string, attempts int, request string) {
+func deadWorkersJob(t *testing.T, s *jskv.Store, id, owner string, attempts int, request string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -325,7 +325,7 @@ func deadWorkersJob(t *testing.T, s *jskv.Store, id string, attempts int, reques
 	require.NoError(t, err)
 	require.Equal(t, id, d.JobID())
 	_, _, err = s.Update(ctx, id, func(r *jobs.Record) error {
-		r.Status, r.StartedAt, r.Owner, r.Attempts = jobs.InProgress, &now, "gone", attempts
+		r.Status, r.StartedAt, r.Owner, r.Attempts = jobs.InProgress, &now, owner, attempts
 		return nil
 	})
 	require.NoError(t, err)
@@ -335,7 +335,7 @@ func TestJobOfADeadWorkerIsRunAgainByTheNextTaker(t *testing.T) {
 	ns := startServer(t, t.TempDir())
 	ackWait := 300 * time.Millisecond
 	s := open(t, ns, ackWait)
-	deadWorkersJob(t, s, "dead", 1, `{"run":0,"result":"again"}`)
+	deadWorkersJob(t, s, "dead", "gone", 1, `{"run":0,"result":"again"}`)
 	// Every state the record goes through.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -368,11 +368,36 @@ func TestJobOfADeadWorkerIsRunAgainByTheNextTaker(t *testing.T) {
 	assert.Contains(t, statuses, "requested: Job requested: run again after its worker stopped (attempt 2 of 3)")
 }
 
+// A worker that crashed while it ran a job (its record in progress, its
+// delivery never acknowledged) starts again: it puts the job back at once
+// and runs it again when its message comes back after the ack deadline.
+func TestCrashedWorkerRunsItsJobAgainWhenItStarts(t *testing.T) {
+	ns := startServer(t, t.TempDir())
+	// Long enough for the record to be read before the message comes back.
+	ackWait := 3 * time.Second
+	s := open(t, ns, ackWait)
+	deadWorkersJob(t, s, "crashed", "worker-a", 1, `{"run":0,"result":"after the crash"}`)
+	m, _ := manager(t, open(t, ns, ackWait), "worker-a", 1, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	back, ok, err := s.Get(ctx, "crashed")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, jobs.Requested, back.Status, "put back by the worker as it starts, before the ack deadline")
+	assert.Equal(t, "Job requested: run again after its worker stopped (attempt 2 of 3)", back.Message)
+	assert.Empty(t, back.Owner)
+	assert.Equal(t, 1, back.Attempts)
+	r := waitFor(t, m, "crashed", "finished", finished)
+	require.Equal(t, jobs.Succeeded, r.Status, "%+v", r.Error)
+	assert.JSONEq(t, `{"result":"after the crash"}`, string(r.Result))
+	assert.Equal(t, 2, r.Attempts)
+}
+
 func TestJobOfADeadWorkerAtItsLastAttemptIsFailed(t *testing.T) {
 	ns := startServer(t, t.TempDir())
 	ackWait := 300 * time.Millisecond
 	s := open(t, ns, ackWait)
-	deadWorkersJob(t, s, "dead", 3, `{"run":0}`)
+	deadWorkersJob(t, s, "dead", "gone", 3, `{"run":0}`)
 	m, _ := manager(t, open(t, ns, ackWait), "worker-b", 1, nil)
 	r := waitFor(t, m, "dead", "finished", finished)
 	assert.Equal(t, jobs.Failed, r.Status)
@@ -386,7 +411,7 @@ func TestJobOfADeadWorkerWhoseCancelWasAskedIsCancelled(t *testing.T) {
 	ns := startServer(t, t.TempDir())
 	ackWait := 300 * time.Millisecond
 	s := open(t, ns, ackWait)
-	deadWorkersJob(t, s, "dead", 1, `{"run":0}`)
+	deadWorkersJob(t, s, "dead", "gone", 1, `{"run":0}`)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	require.NoError(t, s.RequestCancel(ctx, "dead"), "asked of the worker that died")
