@@ -136,7 +136,10 @@ type Options struct {
 	Rebuild func(r Record, request []byte) (Func, error)
 	// OnInterrupted, when set, is called (without the manager's lock) for
 	// each job found interrupted because the worker running it stopped
-	// (with Shared): what it left running elsewhere can be cancelled.
+	// (with Shared), before it can run again: what that attempt left
+	// running elsewhere can be cancelled. r.Attempts is the interrupted
+	// attempt; r.Status is requested when the job runs again, failed
+	// after its last attempt, cancelled when it was being cancelled.
 	OnInterrupted func(r Record)
 	// MaxAttempts bounds the starts of a job of the shared queue (default
 	// 3): a job found interrupted because the worker running it stopped
