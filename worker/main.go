@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/geostat-engine/geostat/worker/demo"
+	"github.com/geostat-engine/geostat/worker/jobs"
 	"github.com/geostat-engine/geostat/worker/server"
 	"github.com/geostat-engine/geostat/worker/service"
 )
@@ -55,6 +56,7 @@ func run(args []string) int {
 	fs.IntVar(&opts.MaxPerPrincipal, "max-requests-per-token", server.DefaultMaxPerPrincipal, "in-flight requests of one token (429 above); waiting for a job does not count")
 	fs.IntVar(&opts.MaxJobsPerUser, "max-jobs-per-user", service.DefaultMaxJobsPerUser, "queued and running jobs of one user (429 above)")
 	fs.StringVar(&opts.MetricsToken, "metrics-token", "", "bearer token that may read /metrics (owner tokens always may)")
+	fs.IntVar(&opts.JobMaxAttempts, "job-max-attempts", jobs.DefaultMaxAttempts, "how many times a job whose api worker stops while it runs (crash, or shutdown past -shutdown-timeout) is started in all: it runs again from its request until then, and is failed as interrupted (503) after")
 	fs.DurationVar(&opts.JobRetention, "job-retention", service.DefaultJobRetention, "how long finished job records are kept (queued and running jobs never expire)")
 	fs.DurationVar(&opts.SyncWait, "sync-wait", service.DefaultSyncWait, "how long a /geostat submit waits for its job before answering 303")
 	fs.DurationVar(&opts.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "on SIGINT or SIGTERM, how long running jobs may finish before they are recorded as interrupted")
@@ -62,7 +64,7 @@ func run(args []string) int {
 	fs.StringVar(&opts.Cluster.Listen, "nats-listen", "", "HOST:PORT on which the embedded NATS server (state in DATA/nats) accepts other workers (default: no port); conditional turning-bands simulations and knn, idw, kriging and location-wise on large targets then run as shards on the cluster")
 	fs.StringVar(&opts.Cluster.Role, "role", service.RoleAll, "with -nats or -nats-listen: all (serve HTTP, assemble and compute shards), api (serve HTTP and assemble) or compute (only compute shards; needs -nats, serves no HTTP and reads no objects)")
 	fs.DurationVar(&opts.Cluster.AckWait, "shard-ack-wait", 60*time.Second, "with a cluster: how long a shard may go without a sign of life from its compute worker before it is redelivered (the same on every worker)")
-	fs.DurationVar(&opts.Cluster.JobAckWait, "job-ack-wait", 60*time.Second, "how long a job may go without a sign of life from the api worker that took it before another takes it (a job that had started is then failed as interrupted; the same on every worker)")
+	fs.DurationVar(&opts.Cluster.JobAckWait, "job-ack-wait", 60*time.Second, "how long a job may go without a sign of life from the api worker that took it before another takes it (a job that had started then runs again, see -job-max-attempts; the same on every worker)")
 	fs.IntVar(&opts.Cluster.Replicas, "nats-replicas", 1, "with a cluster: replicas of the shard queue, job state and results (3 or 5 on a NATS cluster of as many servers; the same on every worker)")
 	var shardBytes string
 	fs.StringVar(&shardBytes, "shard-size", "200MiB", "with a cluster: ensemble values per shard, e.g. 200MiB")

@@ -6,10 +6,14 @@
 // jobs that were queued or running are failed with an error saying they
 // were interrupted (503, the same as a job the worker interrupted when it
 // shut down). With a shared queue, queued jobs stay queued (any worker, or
-// this one after its restart, runs them) and only the running ones are
-// failed as interrupted: by the worker itself when it shuts down or starts
-// again, or by the worker that takes the job after its ack deadline when
-// the worker running it died.
+// this one after its restart, runs them), and a job whose worker stopped
+// while it ran (crashed, or shut down past its timeout) is run again from
+// its stored request: put back to "requested" by the worker itself when it
+// shuts down or starts again, or by the worker that takes the job after
+// its ack deadline when the worker running it died. Record.Attempts counts
+// its starts; after Options.MaxAttempts (3) it is failed as interrupted
+// (503), so that a job that kills its worker does not kill them all. A job
+// being cancelled when its worker stopped is recorded as cancelled.
 //
 // Admission accounts for memory: each job declares an estimate of its
 // need, and a queued job starts only when its estimate fits beside those of
@@ -67,6 +71,17 @@ func interrupted(while Status) *Problem {
 		Detail: "the job was interrupted: the worker stopped while it was " + string(while) + "; submit it again"}
 }
 
+// interruptedTimes is the error of a job of the shared queue interrupted
+// Options.MaxAttempts times (each time its worker stopped while it ran).
+func interruptedTimes(n int, while Status) *Problem {
+	return &Problem{Type: problem.ComputeInterrupted, Title: "Job Interrupted.", Status: http.StatusServiceUnavailable,
+		Detail: fmt.Sprintf("the job was interrupted %d times: each time the worker running it stopped (the last one while it was %s), "+
+			"so it is not run again (a job that makes its worker stop, for example by running out of memory, stops here); submit it again", n, while)}
+}
+
+// DefaultMaxAttempts is Options.MaxAttempts when unset.
+const DefaultMaxAttempts = 3
+
 // Record is the persisted state of a job.
 type Record struct {
 	ID    string `json:"id"`
@@ -90,6 +105,10 @@ type Record struct {
 	// Owner is the Options.ID of the worker that runs or ran the job (with
 	// a shared queue).
 	Owner string `json:"owner,omitempty"`
+	// Attempts counts the starts of the job: 1 when it first runs, one
+	// more each time it runs again because the worker running it stopped
+	// (with a shared queue, up to Options.MaxAttempts).
+	Attempts int `json:"attempts,omitempty"`
 }
 
 // Func is the work of a job. It reports progress (0..100) and a message,
@@ -117,8 +136,18 @@ type Options struct {
 	Rebuild func(r Record, request []byte) (Func, error)
 	// OnInterrupted, when set, is called (without the manager's lock) for
 	// each job found interrupted because the worker running it stopped
-	// (with Shared): what it left running elsewhere can be cancelled.
+	// (with Shared), before it can run again: what that attempt left
+	// running elsewhere can be cancelled. r.Attempts is the interrupted
+	// attempt; r.Status is requested when the job runs again, failed
+	// after its last attempt, cancelled when it was being cancelled.
 	OnInterrupted func(r Record)
+	// MaxAttempts bounds the starts of a job of the shared queue (default
+	// 3): a job found interrupted because the worker running it stopped
+	// (crashed, or shut down past its timeout) is run again from its
+	// stored request while it has started fewer times, and is failed as
+	// interrupted (503) after that, so that a job that makes its worker
+	// stop (out of memory, say) stops after MaxAttempts workers.
+	MaxAttempts int
 	// ProgressEvery is how often the progress of running jobs is saved for
 	// the other workers to read (with Shared; default 1 s).
 	ProgressEvery time.Duration
@@ -177,6 +206,9 @@ type job struct {
 	// cancelAsked is set when a cancel request came through the shared
 	// store (cleared from it when the job ends).
 	cancelAsked bool
+	// superseded is set when this worker, running the job, finds its
+	// record taken over by another worker (see persistHeld).
+	superseded bool
 }
 
 // closeStarted and closeDone close the job's channels once; m.mu is held.
@@ -222,6 +254,10 @@ type Manager struct {
 	tooLarge map[string]bool
 	stopBg   context.CancelFunc
 	bg       sync.WaitGroup
+	// cancels holds the cancel requests seen for jobs other workers hold
+	// (guarded by cancelMu, taken after mu when both are).
+	cancelMu sync.Mutex
+	cancels  map[string]bool
 }
 
 // NewManager loads the records of its store (creating opts.Dir), failing
@@ -239,7 +275,10 @@ func NewManager(opts Options) (*Manager, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	m := &Manager{opts: opts, jobs: map[string]*job{}, closing: make(chan struct{})}
+	if opts.MaxAttempts <= 0 {
+		opts.MaxAttempts = DefaultMaxAttempts
+	}
+	m := &Manager{opts: opts, jobs: map[string]*job{}, closing: make(chan struct{}), cancels: map[string]bool{}}
 	if opts.Shared != nil {
 		return m, m.startShared()
 	}
@@ -401,6 +440,7 @@ func (m *Manager) schedule() {
 			}
 		} else {
 			j.rec.Status, j.rec.StartedAt, j.rec.Message = InProgress, &now, "Job in progress"
+			j.rec.Attempts++
 			if err := m.persist(j.rec); err != nil {
 				m.opts.Logger.Error("persisting job", "job_id", j.rec.ID, "err", err)
 			}
@@ -470,6 +510,11 @@ func (m *Manager) run(ctx context.Context, j *job) {
 			break
 		}
 		j.rec.Status, j.rec.Progress, j.rec.Message, j.rec.Result = Succeeded, 100, "Job succeeded", b
+	case j.interrupted && m.shared != nil:
+		// Run again by any worker while it has attempts left (the
+		// runner cancelled its cluster shards when ctx ended).
+		m.settleInterrupted(&j.rec)
+		err = nil
 	case j.interrupted:
 		j.rec.Status, j.rec.Message = Failed, "Job failed"
 		j.rec.Error = interrupted(InProgress)
@@ -481,10 +526,43 @@ func (m *Manager) run(ctx context.Context, j *job) {
 		j.rec.Status, j.rec.Message, j.rec.Progress = Failed, "Job failed", 100
 		j.rec.Error = toProblem(err)
 	}
-	if perr := m.persist(j.rec); perr != nil {
-		m.opts.Logger.Error("persisting job", "job_id", j.rec.ID, "err", perr)
+	if m.shared != nil && !j.superseded {
+		if held, perr := m.persistHeld(j); perr != nil {
+			m.opts.Logger.Error("persisting job", "job_id", j.rec.ID, "err", perr)
+		} else if !held {
+			j.superseded = true
+		}
+	} else if m.shared == nil {
+		if perr := m.persist(j.rec); perr != nil {
+			m.opts.Logger.Error("persisting job", "job_id", j.rec.ID, "err", perr)
+		}
 	}
 	j.dirty = false
+	if j.superseded {
+		m.dropSuperseded(j)
+		rec := j.rec
+		m.mu.Unlock()
+		m.opts.Logger.Warn("job taken over: this worker went silent past the ack deadline and another worker put the job back or runs it again; this run's outcome is dropped",
+			"job_id", rec.ID, "task", rec.Task, "seconds", time.Since(start).Seconds())
+		return
+	}
+	if j.rec.Status == Requested {
+		// Interrupted by the shutdown, to be run again: back to the shared
+		// queue for another worker, or this one after its restart.
+		msg := j.rec.Message
+		m.putBack(j)
+		j.rec.Message, j.fn = msg, nil
+		j.cancel()
+		j.closeDone() // waiters here return, the job unfinished
+		m.running--
+		m.memory -= j.rec.Memory
+		m.schedule()
+		rec := j.rec
+		m.mu.Unlock()
+		m.opts.Logger.Info("job interrupted by the shutdown; put back in the shared queue to run again", "job_id", rec.ID, "task", rec.Task,
+			"attempt", rec.Attempts, "max_attempts", m.opts.MaxAttempts)
+		return
+	}
 	m.release(j)
 	rec := j.rec
 	if m.opts.OnFinish != nil {
@@ -507,7 +585,7 @@ func (m *Manager) call(ctx context.Context, j *job) (res any, err error) {
 			err = fmt.Errorf("internal error: %v", p)
 		}
 	}()
-	return j.fn(context.WithValue(ctx, idKey{}, j.rec.ID), func(pct int, msg string) {
+	return j.fn(context.WithValue(ctx, idKey{}, runOf{j.rec.ID, max(j.rec.Attempts, 1)}), func(pct int, msg string) {
 		if pct < 0 {
 			pct = 0
 		}
@@ -527,12 +605,29 @@ func (m *Manager) call(ctx context.Context, j *job) (res any, err error) {
 
 type idKey struct{}
 
+// runOf is the value of idKey: the job and its attempt.
+type runOf struct {
+	id      string
+	attempt int
+}
+
 // IDFrom returns the id of the job whose Func was given ctx (or a context
 // derived from it): work the job hands to other processes can be named
 // after it, so that it can be found again when the job is interrupted.
 func IDFrom(ctx context.Context) (string, bool) {
-	id, ok := ctx.Value(idKey{}).(string)
-	return id, ok
+	r, ok := ctx.Value(idKey{}).(runOf)
+	return r.id, ok
+}
+
+// AttemptFrom returns the attempt (Record.Attempts: 1 for the first run)
+// of the job whose Func was given ctx, or 1 when ctx is not a job's. Work
+// handed to other processes is named after it too, so that what an
+// interrupted attempt left behind never mixes with the next attempt's.
+func AttemptFrom(ctx context.Context) int {
+	if r, ok := ctx.Value(idKey{}).(runOf); ok && r.attempt > 0 {
+		return r.attempt
+	}
+	return 1
 }
 
 // toProblem is the error of a job whose function failed: the document err
@@ -682,9 +777,11 @@ func (m *Manager) List(org string) []Record {
 	return out
 }
 
-// Shutdown stops accepting jobs, fails queued ones as interrupted, lets
-// running jobs finish until ctx ends, then cancels them (recorded as failed,
-// interrupted) and waits for them to return. It logs at once what it waits
+// Shutdown stops accepting jobs, fails queued ones as interrupted (with
+// Shared: puts them back in the shared queue), lets running jobs finish
+// until ctx ends, then cancels them (recorded as failed, interrupted; with
+// Shared: put back to run again, see Options.MaxAttempts) and waits for
+// them to return. It logs at once what it waits
 // for ("shutting down: waiting up to 10s for 2 running jobs", the time from
 // ctx's deadline), then the fate of each job it found queued or running. It
 // is idempotent.
@@ -762,8 +859,11 @@ func (m *Manager) Shutdown(ctx context.Context) {
 	defer m.mu.Unlock()
 	for _, j := range running {
 		switch {
+		case j.interrupted && j.rec.Status == Requested:
+			log.Info("shutdown: job interrupted at the timeout, put back in the shared queue to run again", "job_id", j.rec.ID, "task", j.rec.Task,
+				"attempt", j.rec.Attempts, "max_attempts", m.opts.MaxAttempts)
 		case j.interrupted:
-			log.Info("shutdown: job interrupted at the timeout, recorded as failed (submit it again)", "job_id", j.rec.ID, "task", j.rec.Task)
+			log.Info("shutdown: job interrupted at the timeout, recorded as "+string(j.rec.Status)+" (submit it again)", "job_id", j.rec.ID, "task", j.rec.Task)
 		default:
 			log.Info("shutdown: job ended before the timeout", "job_id", j.rec.ID, "task", j.rec.Task, "status", string(j.rec.Status))
 		}

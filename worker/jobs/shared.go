@@ -84,8 +84,15 @@ func (m *Manager) startShared() error {
 	if err := m.shared.Watch(ctx, m.onRecord); err != nil {
 		return fail(fmt.Errorf("jobs: watching the job records: %w", err))
 	}
+	// Cancel requests first, so that an interrupted job whose cancel was
+	// asked is cancelled rather than run again.
+	if err := m.shared.WatchCancels(ctx, m.onCancel); err != nil {
+		return fail(fmt.Errorf("jobs: watching cancel requests: %w", err))
+	}
 	// Jobs this worker ran before it stopped (crashed, or shut down before
-	// it could record them) can only have been interrupted.
+	// it could record them) were interrupted: they run again (their
+	// queue message, never acknowledged, is delivered again after the ack
+	// deadline) or, past Options.MaxAttempts, fail.
 	m.mu.Lock()
 	var mine []Record
 	for _, j := range m.jobs {
@@ -97,9 +104,6 @@ func (m *Manager) startShared() error {
 	for _, r := range mine {
 		m.interrupt(ctx, r.ID, o.ID)
 	}
-	if err := m.shared.WatchCancels(ctx, m.onCancel); err != nil {
-		return fail(fmt.Errorf("jobs: watching cancel requests: %w", err))
-	}
 	m.mu.Lock()
 	m.prune()
 	m.mu.Unlock()
@@ -109,28 +113,78 @@ func (m *Manager) startShared() error {
 	return nil
 }
 
-// interrupt fails a job whose worker stopped while it ran (owner, or any
-// worker when owner is empty), unless it has finished since.
-func (m *Manager) interrupt(ctx context.Context, id, owner string) {
+// interrupt settles a job whose worker stopped while it ran (owner, or
+// any worker when owner is empty), unless it has finished or been put back
+// since: it is run again while it has attempts left (settleInterrupted),
+// and OnInterrupted is called first so that the previous attempt's work
+// elsewhere is cancelled. It returns the stored record.
+func (m *Manager) interrupt(ctx context.Context, id, owner string) (Record, bool) {
+	var was Record
 	rec, _, err := m.shared.Update(ctx, id, func(r *Record) error {
 		if r.Status.Finished() || r.Status == Requested || (owner != "" && r.Owner != owner) {
 			return ErrUnchanged
 		}
-		now := m.opts.Now().UTC()
-		r.Error = interrupted(r.Status)
-		r.Status, r.FinishedAt, r.Message = Failed, &now, "Job failed"
+		was = *r
+		m.settleInterrupted(r)
 		return nil
 	})
 	if err != nil {
 		m.opts.Logger.Error("recording an interrupted job", "job_id", id, "err", err)
-		return
+		return Record{}, false
 	}
-	if rec.Status == Failed && rec.Error != nil && rec.Error.Type == interrupted("").Type {
-		m.opts.Logger.Warn("job found interrupted: its worker stopped while it ran; recorded as failed", "job_id", id, "task", rec.Task, "owner", rec.Owner)
-		if m.opts.OnInterrupted != nil {
-			m.opts.OnInterrupted(rec)
+	if was.ID == "" {
+		return rec, true
+	}
+	switch rec.Status {
+	case Requested:
+		m.opts.Logger.Warn("job found interrupted: its worker stopped while it ran; it runs again", "job_id", id, "task", rec.Task,
+			"owner", was.Owner, "attempt", rec.Attempts, "max_attempts", m.opts.MaxAttempts)
+	case Cancelled:
+		m.opts.Logger.Warn("job found interrupted while it was cancelling: recorded as cancelled", "job_id", id, "task", rec.Task, "owner", was.Owner)
+	default:
+		m.opts.Logger.Warn("job found interrupted: its worker stopped while it ran, for the last allowed time; recorded as failed",
+			"job_id", id, "task", rec.Task, "owner", was.Owner, "attempts", rec.Attempts)
+	}
+	if rec.Status == Cancelled {
+		if err := m.shared.ClearCancel(ctx, id); err != nil {
+			m.opts.Logger.Warn("clearing a cancel request", "job_id", id, "err", err)
 		}
 	}
+	if m.opts.OnInterrupted != nil {
+		m.opts.OnInterrupted(rec)
+	}
+	return rec, true
+}
+
+// settleInterrupted moves a job of the shared queue whose run was
+// interrupted (its worker stopped, or shut down past its timeout) on: a
+// job being cancelled is cancelled; one started fewer than MaxAttempts
+// times goes back to "requested", to be run again from its stored request
+// by any worker (safe: tasks are deterministic and commit their target
+// only when they end); one started MaxAttempts times is failed as
+// interrupted (503).
+func (m *Manager) settleInterrupted(r *Record) {
+	now := m.opts.Now().UTC()
+	was := r.Status
+	r.Attempts = max(r.Attempts, 1)
+	switch {
+	case was == Cancelling || m.cancelRequested(r.ID):
+		r.Status, r.Message, r.FinishedAt = Cancelled, "Job cancelled", &now
+	case r.Attempts < m.opts.MaxAttempts:
+		r.Status, r.Progress, r.FinishedAt, r.Owner = Requested, 0, nil, ""
+		r.Message = fmt.Sprintf("Job requested: run again after its worker stopped (attempt %d of %d)", r.Attempts+1, m.opts.MaxAttempts)
+	default:
+		r.Status, r.FinishedAt, r.Message = Failed, &now, "Job failed"
+		r.Error = interruptedTimes(r.Attempts, was)
+	}
+}
+
+// cancelRequested reports whether a cancel request for a job this worker
+// does not hold was seen (Shared.WatchCancels).
+func (m *Manager) cancelRequested(id string) bool {
+	m.cancelMu.Lock()
+	defer m.cancelMu.Unlock()
+	return m.cancels[id]
 }
 
 // stopShared ends the background goroutines (after Shutdown).
@@ -186,6 +240,7 @@ func (m *Manager) claim(j *job, now time.Time) bool {
 			return ErrUnchanged
 		}
 		r.Status, r.StartedAt, r.Message, r.Owner = InProgress, &now, "Job in progress", m.opts.ID
+		r.Attempts++
 		return nil
 	})
 	if err != nil {
@@ -301,7 +356,15 @@ func (m *Manager) applyRecord(r Record, rev uint64) {
 	}
 	if j.local {
 		// This worker's record is the truth, except for a job it holds
-		// queued that another worker cancelled.
+		// queued that another worker cancelled, and a job it runs that
+		// another worker took over (this worker went silent past the ack
+		// deadline): that run stops, its outcome dropped (see run).
+		if (j.rec.Status == InProgress || j.rec.Status == Cancelling) && j.cancel != nil && !j.superseded &&
+			(r.Owner != m.opts.ID || r.Attempts != j.rec.Attempts || r.Status == Requested || r.Status.Finished()) {
+			j.superseded = true
+			j.cancel()
+			return
+		}
 		if j.rec.Status == Requested && r.Status == Cancelled {
 			j.rec, j.rev = r, rev
 			j.closeDone()
@@ -318,6 +381,9 @@ func (m *Manager) applyRecord(r Record, rev uint64) {
 		j.fn = nil
 		j.closeDone()
 		delete(m.tooLarge, r.ID)
+		m.cancelMu.Lock()
+		delete(m.cancels, r.ID)
+		m.cancelMu.Unlock()
 	}
 }
 
@@ -327,6 +393,13 @@ func (m *Manager) onCancel(id string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	j, ok := m.jobs[id]
+	if ok && !j.local && !j.rec.Status.Finished() {
+		// Remembered: should its worker stop before it sees the request,
+		// the job is cancelled rather than run again.
+		m.cancelMu.Lock()
+		m.cancels[id] = true
+		m.cancelMu.Unlock()
+	}
 	if !ok || !j.local || j.rec.Status.Finished() {
 		return
 	}
@@ -397,10 +470,17 @@ func (m *Manager) take(ctx context.Context, d Delivery) {
 	}
 	if rec.Status != Requested {
 		// It started on a worker that died (or stalled past the ack
-		// deadline): it is failed as interrupted, not run twice.
-		m.interrupt(ctx, id, "")
-		_ = d.Ack()
-		return
+		// deadline): run again here while it has attempts left (this
+		// delivery is the one the next run holds), else failed.
+		rec, ok = m.interrupt(ctx, id, "")
+		if !ok {
+			_ = d.Nak(time.Second)
+			return
+		}
+		if rec.Status != Requested {
+			_ = d.Ack()
+			return
+		}
 	}
 	if m.opts.MaxMemory > 0 && rec.Memory > m.opts.MaxMemory {
 		// Accepted by a worker with more memory: left to such a worker.
@@ -435,6 +515,12 @@ func (m *Manager) take(ctx context.Context, d Delivery) {
 	j.rec, j.local, j.d = rec, true, d
 	if j.fn == nil {
 		j.fn = m.rebuild(rec, d.Request())
+	}
+	if m.cancelRequested(id) {
+		// A job run again whose cancel was asked before.
+		j.cancelAsked = true
+		m.cancelLocal(j)
+		return
 	}
 	m.queue = append(m.queue, j)
 	m.schedule()
@@ -503,10 +589,61 @@ func (m *Manager) tick(ctx context.Context) {
 				}
 				continue
 			}
-			if err := m.persist(j.rec); err != nil {
+			if j.superseded {
+				continue
+			}
+			if held, err := m.persistHeld(j); err != nil {
 				m.opts.Logger.Warn("saving a job's progress", "job_id", j.rec.ID, "err", err)
+			} else if !held && j.cancel != nil {
+				// Another worker took the job over: stop this run.
+				j.superseded = true
+				j.cancel()
 			}
 		}
 		m.mu.Unlock()
 	}
+}
+
+// persistHeld saves the record of a job this worker runs, unless the
+// stored record shows that it no longer holds it: this worker went silent
+// past the ack deadline (a stall, a lost connection) and another worker
+// put the job back to run again, runs it, or failed it. It reports
+// whether the record was saved. m.mu is held.
+func (m *Manager) persistHeld(j *job) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	held := true
+	want := j.rec
+	_, rev, err := m.shared.Update(ctx, want.ID, func(r *Record) error {
+		if r.Owner != m.opts.ID || r.Attempts != want.Attempts || (r.Status != InProgress && r.Status != Cancelling) {
+			held = false
+			return ErrUnchanged
+		}
+		*r = want
+		return nil
+	})
+	if err != nil {
+		return true, err
+	}
+	if held {
+		j.rev = max(j.rev, rev)
+	}
+	return held, nil
+}
+
+// dropSuperseded ends this worker's run of a job another worker took over:
+// its delivery is dropped unacknowledged (the queue delivers the job to
+// the new holder), and the job is followed from the shared records again.
+// m.mu is held.
+func (m *Manager) dropSuperseded(j *job) {
+	j.d, j.fn, j.local, j.rev = nil, nil, false, 0
+	j.cancel()
+	m.running--
+	m.memory -= j.rec.Memory
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if r, ok, err := m.shared.Get(ctx, j.rec.ID); err == nil && ok {
+		m.applyRecord(r, 0)
+	}
+	m.schedule()
 }

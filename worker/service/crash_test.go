@@ -3,16 +3,20 @@ package service_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/geostat-engine/geostat/worker/demo"
+	"github.com/geostat-engine/geostat/worker/jobs"
 	"github.com/geostat-engine/geostat/worker/problem"
 	"github.com/geostat-engine/geostat/worker/server"
 	"github.com/geostat-engine/geostat/worker/service"
@@ -125,14 +129,16 @@ func jobError(t *testing.T, c *workertest.Client, statusURL string) problem.Prob
 	return *st.Error
 }
 
-// TestCrashInterruptedJobReadsLikeShutdown kills a worker process (SIGKILL
-// by PID) while a simulation runs, restarts over its data directory and
-// reads the job: failed, 503 interrupted, the same document as a job
-// interrupted by a clean shutdown.
-func TestCrashInterruptedJobReadsLikeShutdown(t *testing.T) {
+// TestCrashedJobRunsAgainAfterRestart kills a worker process (SIGKILL by
+// PID) while a simulation runs and restarts over its data directory: the
+// job reads requested again (attempt 2 of 3), the same as a job
+// interrupted by a clean shutdown, and once its queue message comes back
+// (after the ack deadline) it runs again and succeeds, writing the same
+// data as an uninterrupted run of the same request, bit for bit.
+func TestCrashedJobRunsAgainAfterRestart(t *testing.T) {
 	dir := t.TempDir()
 	cmd, child := startChild(t, dir, true)
-	crashed := submit(t, child, "geostatistics", "conditional-turning-bands", heavySimulation(child.Base))
+	crashed := submit(t, child, "geostatistics", "conditional-turning-bands", mediumSimulation(child.Base))
 	// The job runs in another process: poll its status, bounded.
 	for i := 0; ; i++ {
 		r, err := child.Do(context.Background(), http.MethodGet, crashed, nil)
@@ -147,18 +153,93 @@ func TestCrashInterruptedJobReadsLikeShutdown(t *testing.T) {
 	err := cmd.Wait()
 	require.Error(t, err, "the worker was killed")
 
-	// Restart over the same directory: the job was interrupted.
-	s, c, stop := start(t, dir, service.Options{Threads: 1, Options: server.Options{ShutdownTimeout: 200 * time.Millisecond}})
-	crashDoc := jobError(t, c, crashed)
-	assert.Equal(t, problem.ComputeInterrupted, crashDoc.Type)
-	assert.Equal(t, http.StatusServiceUnavailable, crashDoc.Status)
+	// Restart over the same directory: the job is queued to run again.
+	opts := service.Options{Threads: 1, Options: server.Options{ShutdownTimeout: 200 * time.Millisecond},
+		Cluster: service.ClusterOptions{JobAckWait: childJobAckWait}}
+	s, c, stop := start(t, dir, opts)
+	const again = "Job requested: run again after its worker stopped (attempt 2 of 3)"
+	crashRec, ok := s.Jobs().Get(jobID(crashed))
+	require.True(t, ok)
+	if crashRec.Status == jobs.Requested {
+		assert.Equal(t, again, crashRec.Message)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	j, err := c.Follow(ctx, crashed)
+	require.NoError(t, err)
+	require.Equal(t, "succeeded", j.Status, "the crashed job ran again: %s", j.Error)
+	rec, _ := s.Jobs().Get(jobID(crashed))
+	assert.Equal(t, 2, rec.Attempts)
+	rerun := dataKeys(t, c, demo.GridPath)
+	require.NotEmpty(t, rerun)
 
-	// The same simulation interrupted by a shutdown reads the same.
+	// The same request run without interruption writes the same data.
+	plain := submit(t, c, "geostatistics", "conditional-turning-bands", mediumSimulation(c.Base))
+	j, err = c.Follow(ctx, plain)
+	require.NoError(t, err)
+	require.Equal(t, "succeeded", j.Status, "%s", j.Error)
+	assert.Equal(t, rerun, dataKeys(t, c, demo.GridPath), "the run after the crash wrote the same data, bit for bit")
+
+	// A simulation interrupted by a shutdown reads the same after the
+	// restart: queued to run again.
 	shut := startHeavy(t, s, c)
 	stop()
-	_, c2, _ := start(t, dir, service.Options{})
-	assert.Equal(t, crashDoc, jobError(t, c2, shut), "crash and shutdown interruptions read the same")
-	assert.Equal(t, crashDoc, jobError(t, c2, crashed), "and the crashed job still reads so")
+	s2, c2, _ := start(t, dir, service.Options{})
+	r, ok := s2.Jobs().Get(jobID(shut))
+	require.True(t, ok)
+	assert.Equal(t, jobs.Requested, r.Status)
+	assert.Equal(t, again, r.Message)
+	assert.Equal(t, 1, r.Attempts, "one start so far")
+	d, err := c2.Do(ctx, http.MethodDelete, jobURL(shut), nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusNoContent, d.Status)
+	waitStatus(t, c2, shut, "cancelled")
+}
+
+// mediumSimulation is a conditional simulation of the demo that runs for
+// a few seconds on one thread.
+func mediumSimulation(base string) []byte {
+	body, _ := json.Marshal(map[string]any{"parameters": map[string]any{
+		"source": demoURL(base, demo.PointsPath), "source_attribute": "cu", "target": demoURL(base, demo.GridPath),
+		"distribution": demoURL(base, demo.DistributionPath), "variogram_model": demoURL(base, demo.VariogramPath),
+		"realizations": 20, "number_of_lines": 500, "random_seed": 7}})
+	return body
+}
+
+// dataKeys reads a demo object and returns the data keys it references
+// (every string member named "data"), in document order.
+func dataKeys(t *testing.T, c *workertest.Client, path string) []string {
+	t.Helper()
+	r, err := c.Do(context.Background(), http.MethodGet, "/geoscience-object/orgs/"+demo.Org+"/workspaces/"+demo.Workspace+"/objects/path/"+path, nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	var doc any
+	require.NoError(t, r.JSON(&doc))
+	var keys []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			names := make([]string, 0, len(v))
+			for k := range v {
+				names = append(names, k)
+			}
+			sort.Strings(names)
+			for _, k := range names {
+				if s, ok := v[k].(string); ok && k == "data" {
+					keys = append(keys, s)
+					continue
+				}
+				walk(v[k])
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(doc)
+	return keys
 }
 
 func containsStatus(body []byte, s string) bool {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/geostat-engine/geostat/worker/cluster"
 	"github.com/geostat-engine/geostat/worker/cluster/lwjob"
 	"github.com/geostat-engine/geostat/worker/cluster/simjob"
 	"github.com/geostat-engine/geostat/worker/cluster/tilejob"
@@ -92,19 +93,21 @@ func (s *Service) rebuild(rec jobs.Record, request []byte) (jobs.Func, error) {
 	}, nil
 }
 
-// interrupted cancels and forgets the shards of a job found interrupted
-// (its api worker died while it ran): they would otherwise keep compute
-// workers busy for a job nobody assembles.
+// interrupted cancels and forgets the shards of the attempt of a job found
+// interrupted (its api worker died while it ran; r.Attempts is that
+// attempt): they would otherwise keep compute workers busy for a job
+// nobody assembles. The job's next attempt, if any, names its cluster job
+// after itself (cluster.AttemptJobName), so this cancel never reaches it.
 func (s *Service) interrupted(r jobs.Record) {
 	if !s.opts.Cluster.Enabled() || s.cluster == nil || s.cluster.queue == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	// The runners name their cluster jobs after the worker job
-	// (cluster.JobName); one job runs at most one of them.
+	// The runners name their cluster jobs after the worker job and its
+	// attempt (cluster.JobName); one attempt runs at most one of them.
 	for _, prefix := range []string{simjob.JobPrefix, tilejob.JobPrefix, lwjob.JobPrefix} {
-		job := prefix + r.ID
+		job := cluster.AttemptJobName(prefix, r.ID, r.Attempts)
 		if err := s.cluster.queue.Cancel(ctx, job); err != nil {
 			s.opts.Logger.Warn("cancelling the shards of an interrupted job", "job_id", r.ID, "cluster_job", job, "err", err)
 			continue

@@ -185,7 +185,8 @@ func TestTwoAPIWorkersShareJobs(t *testing.T) {
 
 // A worker stopped with a job running and one queued, then started again
 // over the same data directory: the finished job still answers, the
-// running one reads failed as interrupted (503), the queued one runs.
+// running one reads requested again (to run again, attempt 2 of 3), the
+// queued one runs.
 func TestRestartRunsQueuedJobs(t *testing.T) {
 	dir := t.TempDir()
 	opts := service.Options{MaxJobs: 1, Threads: 1, Options: server.Options{ShutdownTimeout: 200 * time.Millisecond}}
@@ -209,11 +210,18 @@ func TestRestartRunsQueuedJobs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "succeeded", again.Status)
 	assert.JSONEq(t, string(first.Results), string(again.Results))
-	p := jobError(t, c2, running)
-	assert.Equal(t, http.StatusServiceUnavailable, p.Status)
 	j, err := c2.Follow(ctx, queued)
 	require.NoError(t, err)
 	assert.Equal(t, "succeeded", j.Status, "the job queued when the worker stopped ran after its restart: %s", j.Error)
+	r, err := c2.Do(ctx, http.MethodGet, running, nil)
+	require.NoError(t, err)
+	assert.Contains(t, string(r.Body), "run again after its worker stopped (attempt 2 of 3)")
+	// Its queue message comes back after the ack deadline (60 s); not
+	// waited for here: cancelled.
+	r, err = c2.Do(ctx, http.MethodDelete, jobURL(running), nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusNoContent, r.Status)
+	waitStatus(t, c2, running, "cancelled")
 }
 
 // The job records of a worker of an earlier version (one file each under
@@ -249,14 +257,16 @@ func TestImportsRecordsOfAnEarlierWorker(t *testing.T) {
 }
 
 // childJobAckWait is the -job-ack-wait of the worker processes and
-// workers of TestKilledAPIWorkersJobIsFailedByAnother.
+// workers of TestKilledAPIWorkersJobRunsAgainOnAnother.
 const childJobAckWait = time.Second
 
 // An api worker process joined to another's NATS server is killed (SIGKILL
 // by PID) while it runs a simulation submitted to it: after the ack
-// deadline the surviving api worker takes the job's message and records
-// it as failed, interrupted (503), the target untouched.
-func TestKilledAPIWorkersJobIsFailedByAnother(t *testing.T) {
+// deadline the surviving api worker takes the job's message, cancels and
+// forgets the shards of the killed attempt, and runs the job again (its
+// attempt 2, its cluster job named after the attempt) to success, with the
+// same data as an uninterrupted run.
+func TestKilledAPIWorkersJobRunsAgainOnAnother(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a worker process and simulations")
 	}
@@ -279,28 +289,45 @@ func TestKilledAPIWorkersJobIsFailedByAnother(t *testing.T) {
 	waitMessage(t, cb, killed, "shards done") // its shards are queued
 	rec, _ := b.Jobs().Get(jobID(killed))
 	require.NotEqual(t, (func() string { r, _ := b.Jobs().Get(jobID(busy)); return r.Owner })(), rec.Owner, "the child runs it")
+	require.Equal(t, 1, rec.Attempts)
 	require.NoError(t, syscall.Kill(cmd.Process.Pid, syscall.SIGKILL))
 	require.Error(t, cmd.Wait(), "the worker was killed")
 
-	// b frees its slot; it takes the dead worker's job after the ack
-	// deadline and fails it.
-	r, err := cb.Do(ctx, http.MethodDelete, jobURL(busy), nil)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusNoContent, r.Status)
-	j, err := cb.Follow(ctx, killed)
-	require.NoError(t, err)
-	require.Equal(t, "failed", j.Status)
-	p := jobError(t, cb, killed)
-	assert.Equal(t, http.StatusServiceUnavailable, p.Status)
-	assert.Contains(t, p.Detail, "interrupted")
-	assert.Equal(t, before, targetVersion(t, cb, demo.GridPath), "the target is unchanged")
-
-	// The dead worker's shards were cancelled and purged with its job.
 	nc, err := cluster.Connect("nats://"+natsAddr, "test")
 	require.NoError(t, err)
 	defer nc.Close()
 	q, err := cluster.Open(ctx, nc, cluster.Config{})
 	require.NoError(t, err)
+	first := cluster.AttemptJobName("sim-", jobID(killed), 1)
+	_, err = q.Status(ctx, first)
+	require.NoError(t, err, "the killed attempt's cluster job exists")
+
+	// b frees its slot; it takes the dead worker's job after the ack
+	// deadline and runs it again, having forgotten the killed attempt's
+	// cluster job first. The heavy simulation is cancelled once it runs
+	// again (TestCrashedJobRunsAgainAfterRestart checks a rerun's data).
+	r, err := cb.Do(ctx, http.MethodDelete, jobURL(busy), nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusNoContent, r.Status)
+	var again jobs.Record
+	for i := 0; ; i++ {
+		again, _ = b.Jobs().Get(jobID(killed))
+		if again.Attempts == 2 && again.Status == jobs.InProgress {
+			break
+		}
+		require.Less(t, i, 3000, "the job did not run again: %+v", again)
+		time.Sleep(20 * time.Millisecond)
+	}
+	assert.NotEqual(t, rec.Owner, again.Owner, "run again by the surviving worker")
+	_, err = q.Status(ctx, first)
+	assert.ErrorIs(t, err, cluster.ErrNoJob, "the killed attempt's shards and records were forgotten")
+	r, err = cb.Do(ctx, http.MethodDelete, jobURL(killed), nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusNoContent, r.Status)
+	waitStatus(t, cb, killed, "cancelled")
+	assert.Equal(t, before, targetVersion(t, cb, demo.GridPath), "the target is unchanged")
+
+	// Nothing of either attempt is left queued.
 	for i := 0; ; i++ {
 		pending, ackPending, err := q.Pending(ctx)
 		require.NoError(t, err)

@@ -69,6 +69,10 @@ type Options struct {
 	// MaxJobsPerUser bounds the queued and running jobs of one user; more
 	// are refused with 429 (0 = 100, negative = unbounded).
 	MaxJobsPerUser int
+	// JobMaxAttempts bounds the starts of a job whose api worker stops
+	// while it runs (jobs.Options.MaxAttempts; 0: jobs.DefaultMaxAttempts,
+	// 3): it runs again until then, and is failed as interrupted after.
+	JobMaxAttempts int
 	// MetricsToken, when set, is a bearer token that may read /metrics
 	// besides the owner tokens (for a scraper that needs no other access).
 	MetricsToken string
@@ -198,7 +202,8 @@ func New(opts Options) (_ *Service, err error) {
 	s.registered = make(chan struct{})
 	if s.jobs, err = jobs.NewManager(jobs.Options{Shared: shared, ID: id, Rebuild: s.rebuild, OnInterrupted: s.interrupted, MaxJobs: opts.MaxJobs, Logger: logger,
 		MaxMemory: opts.MaxMemory, Retention: max(opts.JobRetention, 0), MaxPerUser: max(opts.MaxJobsPerUser, 0),
-		OnFinish: func(r jobs.Record, d time.Duration) { s.metrics.JobFinished(r.Topic, r.Task, string(r.Status), d) }}); err != nil {
+		MaxAttempts: opts.JobMaxAttempts,
+		OnFinish:    func(r jobs.Record, d time.Duration) { s.metrics.JobFinished(r.Topic, r.Task, string(r.Status), d) }}); err != nil {
 		return nil, fmt.Errorf("service: %w", err)
 	}
 	s.metrics.WatchJobs(s.jobs.Counts)

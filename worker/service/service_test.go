@@ -235,8 +235,8 @@ func TestConcurrentTasksAndRestart(t *testing.T) {
 
 // TestShutdownInterruptsRunningJobs stops the worker while a long
 // simulation runs: the shutdown timeout (300 ms, far less than the job
-// needs) interrupts it, Run returns, and after a restart the job is failed
-// as interrupted (503), the target unchanged.
+// needs) interrupts it, Run returns, and after a restart the job is queued
+// to run again (attempt 2 of 3), the target unchanged.
 func TestShutdownInterruptsRunningJobs(t *testing.T) {
 	dir := t.TempDir()
 	s, c, stop := start(t, dir, service.Options{Options: server.Options{ShutdownTimeout: 300 * time.Millisecond}})
@@ -266,15 +266,16 @@ func TestShutdownInterruptsRunningJobs(t *testing.T) {
 	_, c2, _ := start(t, dir, service.Options{})
 	st, err := c2.Do(ctx, http.MethodGet, status, nil)
 	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, st.Status)
+	require.Equal(t, http.StatusAccepted, st.Status, "not finished")
 	var got struct {
-		Status string          `json:"status"`
-		Error  problem.Problem `json:"error"`
+		Status  string           `json:"status"`
+		Message string           `json:"message"`
+		Error   *problem.Problem `json:"error"`
 	}
 	require.NoError(t, st.JSON(&got))
-	assert.Equal(t, "failed", got.Status)
-	assert.Equal(t, problem.ComputeInterrupted, got.Error.Type)
-	assert.Equal(t, http.StatusServiceUnavailable, got.Error.Status)
+	assert.Equal(t, "requested", got.Status)
+	assert.Equal(t, "Job requested: run again after its worker stopped (attempt 2 of 3)", got.Message)
+	assert.Nil(t, got.Error)
 	after, err := c2.Do(ctx, http.MethodGet, grid, nil)
 	require.NoError(t, err)
 	var b, a struct {

@@ -59,6 +59,7 @@ type Config struct {
 // implements jobs.Shared.
 type Store struct {
 	cfg  Config
+	nc   *nats.Conn
 	js   jetstream.JetStream
 	kv   jetstream.KeyValue
 	cons jetstream.Consumer
@@ -82,7 +83,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jskv: jetstream: %w", err)
 	}
-	s := &Store{cfg: cfg, js: js}
+	s := &Store{cfg: cfg, nc: nc, js: js}
 	if s.kv, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: Bucket, Storage: jetstream.FileStorage, Replicas: cfg.Replicas}); err != nil {
 		return nil, fmt.Errorf("jskv: bucket %s: %w", Bucket, err)
 	}
@@ -331,25 +332,36 @@ func (s *Store) Next(ctx context.Context) (jobs.Delivery, error) {
 			return nil, fmt.Errorf("jskv: taking a job: %w", err)
 		}
 		id := msg.Subject()[len(subject):]
-		return delivery{id: id, msg: msg}, nil
+		return delivery{id: id, msg: msg, nc: s.nc}, nil
 	}
 }
 
 type delivery struct {
 	id  string
 	msg jetstream.Msg
+	nc  *nats.Conn
 }
 
 func (d delivery) JobID() string     { return d.id }
 func (d delivery) Request() []byte   { return d.msg.Data() }
 func (d delivery) InProgress() error { return d.msg.InProgress() }
 
-// Nak puts the job back, to be delivered again after delay.
+// Nak puts the job back, to be delivered again after delay. It returns
+// once the server has read it (a flush of the connection), so that a
+// worker putting its jobs back as it stops does not exit (or see its
+// server stop) with the request unsent, leaving the job held until the
+// ack deadline.
 func (d delivery) Nak(delay time.Duration) error {
+	var err error
 	if delay <= 0 {
-		return d.msg.Nak()
+		err = d.msg.Nak()
+	} else {
+		err = d.msg.NakWithDelay(delay)
 	}
-	return d.msg.NakWithDelay(delay)
+	if err != nil || d.nc == nil {
+		return err
+	}
+	return d.nc.FlushTimeout(opTimeout)
 }
 
 // Ack waits for the server's confirmation, so that a finished job is not

@@ -3,6 +3,7 @@ package jskv_test
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -143,6 +144,8 @@ func TestQueueDeliversOnceAndRedeliversAfterSilence(t *testing.T) {
 type spec struct {
 	Run    time.Duration `json:"run"`
 	Result string        `json:"result"`
+	// Block makes attempts 1 to Block of the job run until cancelled.
+	Block int `json:"block,omitempty"`
 }
 
 // rebuild makes a test job's Func from its request, as the worker does
@@ -158,7 +161,7 @@ func rebuild(started chan<- string) func(jobs.Record, []byte) (jobs.Func, error)
 				started <- r.ID
 			}
 			progress(10, "working")
-			if sp.Run < 0 {
+			if sp.Run < 0 || jobs.AttemptFrom(ctx) <= sp.Block {
 				<-ctx.Done()
 				return nil, ctx.Err()
 			}
@@ -264,61 +267,231 @@ func TestTwoManagersShareRecordsAndCancel(t *testing.T) {
 	assert.Len(t, b.List("o"), 4)
 }
 
-func TestRestartKeepsFinishedRunsQueuedAndInterruptsRunning(t *testing.T) {
+// A worker shut down past its timeout with a job running and one queued,
+// then started again: the finished job still answers, the queued one runs,
+// and the running one, put back in the queue, runs again (its second
+// attempt) and succeeds.
+func TestRestartKeepsFinishedRunsQueuedAndRunsInterruptedAgain(t *testing.T) {
 	dir := t.TempDir()
 	ns := startServer(t, dir)
 	started := make(chan string, 4)
 	m, stop := manager(t, open(t, ns, 0), "worker-a", 1, started)
 	done := submit(t, m, spec{Run: 0, Result: "kept"})
 	waitFor(t, m, done.ID, "finished", finished)
-	running := submit(t, m, spec{Run: -1})
-	waitFor(t, m, running.ID, "running", func(r jobs.Record) bool { return r.Status == jobs.InProgress })
+	running := submit(t, m, spec{Block: 1, Result: "second attempt"})
+	r1 := waitFor(t, m, running.ID, "running", func(r jobs.Record) bool { return r.Status == jobs.InProgress })
+	assert.Equal(t, 1, r1.Attempts, "the first start is attempt 1")
 	queued := submit(t, m, spec{Run: 0, Result: "after restart"})
 	assert.Equal(t, jobs.Requested, waitFor(t, m, queued.ID, "queued", func(jobs.Record) bool { return true }).Status)
 	stop() // the running job is interrupted at the shutdown timeout
+	back, ok := m.Get(running.ID)
+	require.True(t, ok)
+	assert.Equal(t, jobs.Requested, back.Status, "an interrupted job goes back to the queue")
+	assert.Equal(t, "Job requested: run again after its worker stopped (attempt 2 of 3)", back.Message)
 
-	// The server itself restarts over the same directory.
+	// The server itself restarts over the same directory (as the
+	// embedded server does with its worker): the put-back job is held
+	// until the ack deadline (it was delivered before the restart), so the
+	// worker starts again with a short one.
 	ns.Shutdown()
 	ns.WaitForShutdown()
 	ns2 := startServer(t, dir)
-	m2, _ := manager(t, open(t, ns2, 0), "worker-a", 1, nil)
+	m2, _ := manager(t, open(t, ns2, 500*time.Millisecond), "worker-a", 1, nil)
 	kept, ok := m2.Get(done.ID)
 	require.True(t, ok)
 	assert.JSONEq(t, `{"result":"kept"}`, string(kept.Result))
 	r := waitFor(t, m2, running.ID, "finished", finished)
-	assert.Equal(t, jobs.Failed, r.Status)
-	assert.Equal(t, 503, r.Error.Status, "a job running when its worker stopped is failed as interrupted")
+	require.Equal(t, jobs.Succeeded, r.Status, "a job running when its worker stopped runs again: %+v", r.Error)
+	assert.JSONEq(t, `{"result":"second attempt"}`, string(r.Result))
+	assert.Equal(t, 2, r.Attempts)
+	assert.Equal(t, "worker-a", r.Owner)
 	q := waitFor(t, m2, queued.ID, "finished", finished)
 	assert.Equal(t, jobs.Succeeded, q.Status, "a queued job is still run")
 	assert.JSONEq(t, `{"result":"after restart"}`, string(q.Result))
+	assert.Equal(t, 1, q.Attempts)
 }
 
-func TestJobOfADeadWorkerIsFailedByTheNextTaker(t *testing.T) {
-	ns := startServer(t, t.TempDir())
-	ackWait := 300 * time.Millisecond
-	s := open(t, ns, ackWait)
+// deadWorkersJob records, with the store's own calls, a job that a worker
+// took, started (attempt attempts) and died with (no sign of life, no
+// ack).
+func deadWorkersJob(t *testing.T, s *jskv.Store, id, owner string, attempts int, request string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	// A worker took the job, recorded it running and died (no sign of
-	// life, no ack): simulated with the store's own calls.
 	now := time.Now().UTC()
-	require.NoError(t, s.Save(jobs.Record{ID: "dead", Org: "o", Topic: "geostatistics", Task: "t", Status: jobs.Requested, CreatedAt: now}))
-	require.NoError(t, s.Publish(ctx, "dead", []byte(`{"run":0}`)))
+	require.NoError(t, s.Save(jobs.Record{ID: id, Org: "o", Topic: "geostatistics", Task: "t", Status: jobs.Requested, CreatedAt: now}))
+	require.NoError(t, s.Publish(ctx, id, []byte(request)))
 	d, err := s.Next(ctx)
 	require.NoError(t, err)
-	require.Equal(t, "dead", d.JobID())
-	_, _, err = s.Update(ctx, "dead", func(r *jobs.Record) error {
-		r.Status, r.StartedAt, r.Owner = jobs.InProgress, &now, "gone"
+	require.Equal(t, id, d.JobID())
+	_, _, err = s.Update(ctx, id, func(r *jobs.Record) error {
+		r.Status, r.StartedAt, r.Owner, r.Attempts = jobs.InProgress, &now, owner, attempts
 		return nil
 	})
 	require.NoError(t, err)
+}
 
+func TestJobOfADeadWorkerIsRunAgainByTheNextTaker(t *testing.T) {
+	ns := startServer(t, t.TempDir())
+	ackWait := 300 * time.Millisecond
+	s := open(t, ns, ackWait)
+	deadWorkersJob(t, s, "dead", "gone", 1, `{"run":0,"result":"again"}`)
+	// Every state the record goes through.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	seen := make(chan jobs.Record, 64)
+	require.NoError(t, s.Watch(ctx, func(r jobs.Record, _ uint64, deleted bool) {
+		if !deleted {
+			seen <- r
+		}
+	}))
+
+	var interrupted []jobs.Record
+	m, err := jobs.NewManager(jobs.Options{Shared: open(t, ns, ackWait), ID: "worker-b", MaxJobs: 1, Rebuild: rebuild(nil),
+		OnInterrupted: func(r jobs.Record) { interrupted = append(interrupted, r) }})
+	require.NoError(t, err)
+	t.Cleanup(func() { m.Shutdown(context.Background()) })
+	r := waitFor(t, m, "dead", "finished", finished)
+	require.Equal(t, jobs.Succeeded, r.Status, "%+v", r.Error)
+	assert.JSONEq(t, `{"result":"again"}`, string(r.Result))
+	assert.Equal(t, 2, r.Attempts)
+	assert.Equal(t, "worker-b", r.Owner)
+	require.Len(t, interrupted, 1, "the interrupted attempt's work elsewhere is cancelled once")
+	assert.Equal(t, 1, interrupted[0].Attempts, "named by the attempt that was interrupted")
+	assert.Equal(t, jobs.Requested, interrupted[0].Status)
+
+	var statuses []string
+	for len(seen) > 0 {
+		rec := <-seen
+		statuses = append(statuses, string(rec.Status)+": "+rec.Message)
+	}
+	assert.Contains(t, statuses, "requested: Job requested: run again after its worker stopped (attempt 2 of 3)")
+}
+
+// A worker that crashed while it ran a job (its record in progress, its
+// delivery never acknowledged) starts again: it puts the job back at once
+// and runs it again when its message comes back after the ack deadline.
+func TestCrashedWorkerRunsItsJobAgainWhenItStarts(t *testing.T) {
+	ns := startServer(t, t.TempDir())
+	// Long enough for the record to be read before the message comes back.
+	ackWait := 3 * time.Second
+	s := open(t, ns, ackWait)
+	deadWorkersJob(t, s, "crashed", "worker-a", 1, `{"run":0,"result":"after the crash"}`)
+	m, _ := manager(t, open(t, ns, ackWait), "worker-a", 1, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	back, ok, err := s.Get(ctx, "crashed")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, jobs.Requested, back.Status, "put back by the worker as it starts, before the ack deadline")
+	assert.Equal(t, "Job requested: run again after its worker stopped (attempt 2 of 3)", back.Message)
+	assert.Empty(t, back.Owner)
+	assert.Equal(t, 1, back.Attempts)
+	r := waitFor(t, m, "crashed", "finished", finished)
+	require.Equal(t, jobs.Succeeded, r.Status, "%+v", r.Error)
+	assert.JSONEq(t, `{"result":"after the crash"}`, string(r.Result))
+	assert.Equal(t, 2, r.Attempts)
+}
+
+func TestJobOfADeadWorkerAtItsLastAttemptIsFailed(t *testing.T) {
+	ns := startServer(t, t.TempDir())
+	ackWait := 300 * time.Millisecond
+	s := open(t, ns, ackWait)
+	deadWorkersJob(t, s, "dead", "gone", 3, `{"run":0}`)
 	m, _ := manager(t, open(t, ns, ackWait), "worker-b", 1, nil)
 	r := waitFor(t, m, "dead", "finished", finished)
 	assert.Equal(t, jobs.Failed, r.Status)
 	require.NotNil(t, r.Error)
 	assert.Equal(t, 503, r.Error.Status)
-	assert.Contains(t, r.Error.Detail, "interrupted")
+	assert.Contains(t, r.Error.Detail, "interrupted 3 times")
+	assert.Equal(t, 3, r.Attempts)
+}
+
+func TestJobOfADeadWorkerWhoseCancelWasAskedIsCancelled(t *testing.T) {
+	ns := startServer(t, t.TempDir())
+	ackWait := 300 * time.Millisecond
+	s := open(t, ns, ackWait)
+	deadWorkersJob(t, s, "dead", "gone", 1, `{"run":0}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, s.RequestCancel(ctx, "dead"), "asked of the worker that died")
+	m, _ := manager(t, open(t, ns, ackWait), "worker-b", 1, nil)
+	r := waitFor(t, m, "dead", "finished", finished)
+	assert.Equal(t, jobs.Cancelled, r.Status, "cancelled, not run again")
+}
+
+// A worker that went silent past the ack deadline while it ran a job (a
+// stall) finds the job taken over by another worker: it stops its run and
+// leaves the other worker's record as it is.
+func TestTakenOverJobStopsOnTheSilentWorker(t *testing.T) {
+	ns := startServer(t, t.TempDir())
+	s := open(t, ns, 0)
+	a, _ := manager(t, s, "worker-a", 1, nil)
+	job := submit(t, a, spec{Run: -1})
+	waitFor(t, a, job.ID, "running", func(r jobs.Record) bool { return r.Status == jobs.InProgress && r.Owner == "worker-a" })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// Another worker put it back and started it again (simulated).
+	_, _, err := s.Update(ctx, job.ID, func(r *jobs.Record) error {
+		r.Owner, r.Attempts, r.Message = "worker-x", 2, "taken over"
+		return nil
+	})
+	require.NoError(t, err)
+	for i := 0; ; i++ {
+		if running, _ := a.Counts(); running == 0 {
+			break
+		}
+		require.Less(t, i, 3000, "the silent worker's run did not stop")
+		time.Sleep(10 * time.Millisecond)
+	}
+	r, ok, err := s.Get(ctx, job.ID)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, jobs.InProgress, r.Status, "the new holder's record is left as it is")
+	assert.Equal(t, "worker-x", r.Owner)
+	assert.Equal(t, 2, r.Attempts)
+	assert.Equal(t, "taken over", r.Message)
+	seen := waitFor(t, a, job.ID, "followed from the store", func(r jobs.Record) bool { return r.Owner == "worker-x" })
+	assert.Equal(t, 2, seen.Attempts)
+}
+
+// A job that stops every worker running it (here: each is shut down past
+// its timeout while the job runs) is run by three workers in turn and then
+// failed as interrupted, 503.
+func TestJobInterruptedMaxAttemptsTimesIsFailed(t *testing.T) {
+	ns := startServer(t, t.TempDir())
+	first, _ := manager(t, open(t, ns, 0), "worker-0", 1, nil)
+	job := submit(t, first, spec{Run: -1})
+	var last jobs.Record
+	for i := 0; i < jobs.DefaultMaxAttempts; i++ {
+		m := first
+		stop := func() {}
+		if i > 0 {
+			m, stop = manager(t, open(t, ns, 0), "worker-"+strconv.Itoa(i), 1, nil)
+		} else {
+			stop = func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+				defer cancel()
+				first.Shutdown(ctx)
+			}
+		}
+		r := waitFor(t, m, job.ID, "running here", func(r jobs.Record) bool {
+			return r.Status == jobs.InProgress && r.Owner == "worker-"+strconv.Itoa(i)
+		})
+		assert.Equal(t, i+1, r.Attempts)
+		stop()
+		last, _ = m.Get(job.ID)
+	}
+	assert.Equal(t, jobs.Failed, last.Status)
+	require.NotNil(t, last.Error)
+	assert.Equal(t, 503, last.Error.Status)
+	assert.Equal(t, "the job was interrupted 3 times: each time the worker running it stopped (the last one while it was in progress), "+
+		"so it is not run again (a job that makes its worker stop, for example by running out of memory, stops here); submit it again",
+		last.Error.Detail)
+	reader, _ := manager(t, open(t, ns, 0), "reader", 1, nil)
+	r, ok := reader.Get(job.ID)
+	require.True(t, ok)
+	assert.Equal(t, last.Error, r.Error, "stored for every worker")
 }
 
 // BenchmarkJobOverhead measures a job's bookkeeping from submit to its
