@@ -554,11 +554,6 @@ func (r *Runner) Run(ctx context.Context, in tbsim.Input, p tbsim.Params, writer
 	return err
 }
 
-// ShardJobID is the cluster job of the shards of the worker job id: the
-// worker cancels it when it finds the job interrupted (its api worker
-// died while assembling).
-func ShardJobID(id string) string { return JobPrefix + id }
-
 // JobPrefix starts the cluster job ids of simulations.
 const JobPrefix = "sim-"
 
