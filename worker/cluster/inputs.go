@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -65,33 +64,7 @@ func (q *Queue) Input(ctx context.Context, job, digest string, buf []byte) ([]by
 	if err != nil {
 		return nil, fmt.Errorf("cluster: input %s of job %s: %w", digest, job, err)
 	}
-	defer r.Close()
-	info, err := r.Info()
-	if err != nil {
-		return nil, fmt.Errorf("cluster: input %s of job %s: %w", digest, job, err)
-	}
-	if info.Digest != objectDigest(raw) {
-		return nil, fmt.Errorf("cluster: input object %s of job %s has digest %s", digest, job, info.Digest)
-	}
-	// The reader checks the bytes against info.Digest at EOF, so read to
-	// EOF; one spare byte of room lets the final read see it.
-	if c := int(info.Size) + 1; cap(buf) < c {
-		buf = make([]byte, 0, c)
-	}
-	buf = buf[:0]
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("cluster: reading input %s of job %s: %w", digest, job, err)
-		}
-	}
+	return readChecked(r, raw, buf, fmt.Sprintf("input %s of job %s", digest, job))
 }
 
 // DeleteInput deletes an input of job; deleting one that is not there does

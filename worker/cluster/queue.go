@@ -253,6 +253,36 @@ func (q *Queue) Status(ctx context.Context, job string) (Status, error) {
 	return st, nil
 }
 
+// SubmitWait submits the shards of job (see Submit), waits for them all
+// (see Wait, progress getting the done shards and their total) and returns
+// nil when every shard is done. When ctx ends first it cancels the cluster
+// job and returns ctx's error; a failed or cancelled job is an error saying
+// so.
+func (q *Queue) SubmitWait(ctx context.Context, job string, spec json.RawMessage, shards []string, progress func(done, total int)) error {
+	if err := q.Submit(ctx, job, spec, shards); err != nil {
+		return fmt.Errorf("submitting the shards: %w", err)
+	}
+	st, err := q.Wait(ctx, job, progress)
+	if err != nil {
+		if ctx.Err() != nil {
+			cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if cerr := q.Cancel(cctx, job); cerr != nil {
+				return errors.Join(ctx.Err(), fmt.Errorf("cancelling the cluster job %s: %w", job, cerr))
+			}
+			return ctx.Err()
+		}
+		return fmt.Errorf("cluster job %s: %w", job, err)
+	}
+	switch {
+	case st.Failed != "":
+		return fmt.Errorf("cluster job %s failed: %s", job, st.Failed)
+	case st.Cancelled:
+		return fmt.Errorf("cluster job %s was cancelled", job)
+	}
+	return nil
+}
+
 // Wait blocks until the job is finished (all shards done, failed or
 // cancelled) or ctx ends. It follows the job's keys with one watcher
 // (initial values, then updates), so it costs one message per done shard;
@@ -354,16 +384,24 @@ func (q *Queue) ResultInto(ctx context.Context, job, shard string, buf []byte) (
 	if err != nil {
 		return nil, fmt.Errorf("cluster: result %s of shard %s: %w", digest, shard, err)
 	}
+	return readChecked(r, raw, buf, fmt.Sprintf("result %s of shard %s", digest, shard))
+}
+
+// readChecked reads the Object Store object r, whose SHA-256 is sum, to EOF
+// into buf's storage when it is large enough (else into a new slice of the
+// object's size) and returns it; what names the object in errors. The
+// reader checks the bytes against the object's digest at EOF, so it reads
+// to EOF; one spare byte of room lets the final read see it without
+// growing.
+func readChecked(r jetstream.ObjectResult, sum []byte, buf []byte, what string) ([]byte, error) {
 	defer r.Close()
 	info, err := r.Info()
 	if err != nil {
-		return nil, fmt.Errorf("cluster: result %s of shard %s: %w", digest, shard, err)
+		return nil, fmt.Errorf("cluster: %s: %w", what, err)
 	}
-	if want := objectDigest(raw); info.Digest != want {
-		return nil, fmt.Errorf("cluster: result object %s of shard %s has digest %s", digest, shard, info.Digest)
+	if want := objectDigest(sum); info.Digest != want {
+		return nil, fmt.Errorf("cluster: %s: stored with digest %s", what, info.Digest)
 	}
-	// The reader checks the bytes against info.Digest at EOF, so read to
-	// EOF; one spare byte of room lets the final read see it without growing.
 	if c := int(info.Size) + 1; cap(buf) < c {
 		buf = make([]byte, 0, c)
 	}
@@ -378,7 +416,7 @@ func (q *Queue) ResultInto(ctx context.Context, job, shard string, buf []byte) (
 			return buf, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("cluster: reading result %s of shard %s: %w", digest, shard, err)
+			return nil, fmt.Errorf("cluster: reading %s: %w", what, err)
 		}
 	}
 }

@@ -270,26 +270,8 @@ func (r *Runner) Run(ctx context.Context, ops ensemble.Operations, src ensemble.
 	for i, t := range sp.Tiles {
 		keys[i] = t.Key()
 	}
-	if err := r.Queue.Submit(ctx, job, raw, keys); err != nil {
-		return nil, fmt.Errorf("submitting the shards: %w", err)
-	}
-	st, err := r.Queue.Wait(ctx, job, func(done, total int) { report(total+done, 2*total) })
-	if err != nil {
-		if ctx.Err() != nil {
-			cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			if cerr := r.Queue.Cancel(cctx, job); cerr != nil {
-				return nil, errors.Join(ctx.Err(), fmt.Errorf("cancelling the cluster job %s: %w", job, cerr))
-			}
-			return nil, ctx.Err()
-		}
-		return nil, fmt.Errorf("cluster job %s: %w", job, err)
-	}
-	switch {
-	case st.Failed != "":
-		return nil, fmt.Errorf("cluster job %s failed: %s", job, st.Failed)
-	case st.Cancelled:
-		return nil, fmt.Errorf("cluster job %s was cancelled", job)
+	if err := r.Queue.SubmitWait(ctx, job, raw, keys, func(done, total int) { report(total+done, 2*total) }); err != nil {
+		return nil, err
 	}
 	outs = lw.Outputs()
 	var res []byte

@@ -604,26 +604,8 @@ func (r *Runner) Run(ctx context.Context, e *Estimation, progress func(done, tot
 	if err != nil {
 		return nil, err
 	}
-	if err := r.Queue.Submit(ctx, job, sp, keys); err != nil {
-		return nil, fmt.Errorf("submitting the shards: %w", err)
-	}
-	st, err := r.Queue.Wait(ctx, job, progress)
-	if err != nil {
-		if ctx.Err() != nil {
-			cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			if cerr := r.Queue.Cancel(cctx, job); cerr != nil {
-				return nil, errors.Join(ctx.Err(), fmt.Errorf("cancelling the cluster job %s: %w", job, cerr))
-			}
-			return nil, ctx.Err()
-		}
-		return nil, fmt.Errorf("cluster job %s: %w", job, err)
-	}
-	switch {
-	case st.Failed != "":
-		return nil, fmt.Errorf("cluster job %s failed: %s", job, st.Failed)
-	case st.Cancelled:
-		return nil, fmt.Errorf("cluster job %s was cancelled", job)
+	if err := r.Queue.SubmitWait(ctx, job, sp, keys, progress); err != nil {
+		return nil, err
 	}
 	cols = make([][]float64, e.Columns())
 	for i := range cols {
