@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -18,6 +16,7 @@ import (
 	"github.com/geostat-engine/geostat/neighbor"
 	"github.com/geostat-engine/geostat/tbsim"
 	"github.com/geostat-engine/geostat/worker/cluster"
+	"github.com/geostat-engine/geostat/worker/cluster/internal/clustertest"
 	"github.com/geostat-engine/geostat/worker/cluster/shard"
 	"github.com/geostat-engine/geostat/worker/cluster/simjob"
 	"github.com/geostat-engine/geostat/worker/objects"
@@ -132,27 +131,7 @@ func TestRunner(t *testing.T) {
 	require.NoError(t, shard.WriteSingle(ctx, in, p, ref))
 	require.Equal(t, closeAll(t, ref), closeAll(t, ws))
 	// After the assembly the cluster holds nothing of the job.
-	requireEmpty(t, ctx, nc)
-}
-
-// requireEmpty checks that the result store has no object and no chunk,
-// and the job bucket no key.
-func requireEmpty(t *testing.T, ctx context.Context, nc *nats.Conn) {
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
-	obs, err := js.ObjectStore(ctx, cluster.ObjectBucket)
-	require.NoError(t, err)
-	_, err = obs.List(ctx)
-	require.ErrorIs(t, err, jetstream.ErrNoObjectsFound)
-	st, err := js.Stream(ctx, "OBJ_"+cluster.ObjectBucket)
-	require.NoError(t, err)
-	info, err := st.Info(ctx, jetstream.WithSubjectFilter("$O."+cluster.ObjectBucket+".C.>"))
-	require.NoError(t, err)
-	require.Empty(t, info.State.Subjects)
-	kv, err := js.KeyValue(ctx, cluster.BucketName)
-	require.NoError(t, err)
-	_, err = kv.Keys(ctx)
-	require.ErrorIs(t, err, jetstream.ErrNoKeysFound)
+	clustertest.RequireEmpty(t, ctx, nc)
 }
 
 // A Runner whose context ends cancels the cluster job: no Work loop runs,
@@ -169,31 +148,8 @@ func TestRunnerCancel(t *testing.T) {
 	defer cancel()
 	q, err := cluster.Open(ctx, nc, cluster.Config{})
 	require.NoError(t, err)
-	rctx, rcancel := context.WithCancel(ctx)
 	r := &simjob.Runner{Queue: q}
-	errc := make(chan error, 1)
-	go func() { errc <- r.Run(rctx, in, p, writers(t, p), nil) }()
-	// Wait (bounded) until the shard is queued, then cancel.
-	for i := 0; ; i++ {
-		pending, _, err := q.Pending(ctx)
-		require.NoError(t, err)
-		if pending > 0 {
-			break
-		}
-		require.Less(t, i, 500, "the job's shard was never queued")
-		time.Sleep(10 * time.Millisecond)
-	}
-	rcancel()
-	select {
-	case err := <-errc:
-		require.ErrorIs(t, err, context.Canceled)
-	case <-ctx.Done():
-		t.Fatal("Run did not return after its context ended")
-	}
-	pending, _, err := q.Pending(ctx)
-	require.NoError(t, err)
-	assert.Zero(t, pending, "the cancel purged the queued shard")
-	requireEmpty(t, ctx, nc)
+	clustertest.Cancel(t, ctx, q, nc, func(rctx context.Context) error { return r.Run(rctx, in, p, writers(t, p), nil) })
 }
 
 // A shard's memory estimate counts at least its blob and grows with the
@@ -239,7 +195,7 @@ func TestShardMemory(t *testing.T) {
 	pending, _, err := q.Pending(ctx)
 	require.NoError(t, err)
 	assert.Zero(t, pending, "nothing queued")
-	requireEmpty(t, ctx, nc)
+	clustertest.RequireEmpty(t, ctx, nc)
 
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
