@@ -64,8 +64,9 @@ type ClusterOptions struct {
 	Threads int
 	// JobAckWait is the time after which a job taken by an api worker that
 	// went silent (killed, or stalled) is taken by another (0: 60 s): a
-	// job that had started is then failed as interrupted (503), one that
-	// had not runs there. Every worker of a cluster must use the same.
+	// job that had started runs again there while it has attempts left
+	// (Options.JobMaxAttempts), one that had not simply runs there. Every
+	// worker of a cluster must use the same.
 	JobAckWait time.Duration
 	// MaxShards is the number of shards this process computes at once
 	// (0: 1); the worker's -max-jobs. A Service of role all takes

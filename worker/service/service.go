@@ -362,8 +362,9 @@ func (f reportFiles) DashboardURL(base, org, ws, id string) string {
 
 // Run serves until ctx ends. Then the HTTP server stops accepting requests
 // while the running jobs get until the shutdown timeout to finish; jobs
-// still running after it are cancelled and recorded as interrupted, and
-// queued ones are failed as interrupted.
+// still running after it are cancelled and put back in the shared queue to
+// run again (up to Options.JobMaxAttempts starts), and queued ones are put
+// back to run after the restart or on another worker.
 func (s *Service) Run(ctx context.Context) error {
 	errc := make(chan error, 1)
 	go func() { errc <- s.app.Run(ctx) }()
