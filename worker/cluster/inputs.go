@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -17,7 +18,8 @@ import (
 // tiles of an ensemble. The spec names an input by its SHA-256; its object
 // is "in-<job>-<sha256>", so inputs never share an object with shard results
 // (which Forget deletes) nor with another job's inputs (a job's inputs are
-// deleted with DeleteInput when it ends, whatever other jobs run).
+// deleted with DeleteInput when it ends, whatever other jobs run, or all at
+// once with DeleteInputs when the worker that stored them died).
 
 // inputName is the Object Store name of a job's input.
 func inputName(job, digest string) string { return "in-" + job + "-" + digest }
@@ -74,4 +76,30 @@ func (q *Queue) DeleteInput(ctx context.Context, job, digest string) error {
 		return fmt.Errorf("cluster: deleting input %s of job %s: %w", digest, job, err)
 	}
 	return nil
+}
+
+// DeleteInputs deletes every input of job (for a job whose api worker died
+// before it could delete them) and returns how many it deleted. It spares
+// the inputs of every other job, including those whose id starts with
+// job's.
+func (q *Queue) DeleteInputs(ctx context.Context, job string) (int, error) {
+	infos, err := q.obs.List(ctx)
+	if errors.Is(err, jetstream.ErrNoObjectsFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("cluster: listing the inputs of job %s: %w", job, err)
+	}
+	prefix, n := inputName(job, ""), 0
+	for _, info := range infos {
+		digest, ok := strings.CutPrefix(info.Name, prefix)
+		if !ok || len(digest) != 2*sha256.Size || strings.Trim(digest, "0123456789abcdef") != "" {
+			continue
+		}
+		if err := q.obs.Delete(ctx, info.Name); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+			return n, fmt.Errorf("cluster: deleting input %s of job %s: %w", digest, job, err)
+		}
+		n++
+	}
+	return n, nil
 }

@@ -64,3 +64,38 @@ func TestInputs(t *testing.T) {
 	_, err = obs.List(ctx)
 	require.ErrorIs(t, err, jetstream.ErrNoObjectsFound)
 }
+
+// DeleteInputs deletes every input of one job and no other's, not even
+// those of a job whose id extends it (a later attempt "job-a-2").
+func TestDeleteInputs(t *testing.T) {
+	ns := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	nc := connect(t, ns, "w")
+	q, err := cluster.Open(ctx, nc, cluster.Config{})
+	require.NoError(t, err)
+	n, err := q.DeleteInputs(ctx, "job-a")
+	require.NoError(t, err)
+	require.Zero(t, n, "an empty store has nothing to delete")
+	a1, err := q.PutInput(ctx, "job-a", []byte("first input"))
+	require.NoError(t, err)
+	a2, err := q.PutInput(ctx, "job-a", []byte("second input"))
+	require.NoError(t, err)
+	later, err := q.PutInput(ctx, "job-a-2", []byte("first input"))
+	require.NoError(t, err)
+	other, err := q.PutInput(ctx, "job-b", []byte("second input"))
+	require.NoError(t, err)
+	n, err = q.DeleteInputs(ctx, "job-a")
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	for _, d := range []string{a1, a2} {
+		_, err = q.Input(ctx, "job-a", d, nil)
+		require.ErrorIs(t, err, cluster.ErrNoInput)
+	}
+	got, err := q.Input(ctx, "job-a-2", later, nil)
+	require.NoError(t, err)
+	require.Equal(t, "first input", string(got))
+	got, err = q.Input(ctx, "job-b", other, nil)
+	require.NoError(t, err)
+	require.Equal(t, "second input", string(got))
+}

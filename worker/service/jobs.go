@@ -93,11 +93,12 @@ func (s *Service) rebuild(rec jobs.Record, request []byte) (jobs.Func, error) {
 	}, nil
 }
 
-// interrupted cancels and forgets the shards of the attempt of a job found
-// interrupted (its api worker died while it ran; r.Attempts is that
-// attempt): they would otherwise keep compute workers busy for a job
-// nobody assembles. The job's next attempt, if any, names its cluster job
-// after itself (cluster.AttemptJobName), so this cancel never reaches it.
+// interrupted cancels and forgets the shards, and deletes the inputs, of
+// the attempt of a job found interrupted (its api worker died while it
+// ran; r.Attempts is that attempt): they would otherwise keep compute
+// workers busy, and the Object Store full, for a job nobody assembles. The
+// job's next attempt, if any, names its cluster job after itself
+// (cluster.AttemptJobName), so this never reaches it.
 func (s *Service) interrupted(r jobs.Record) {
 	if !s.opts.Cluster.Enabled() || s.cluster == nil || s.cluster.queue == nil {
 		return
@@ -114,6 +115,9 @@ func (s *Service) interrupted(r jobs.Record) {
 		}
 		if err := s.cluster.queue.Forget(ctx, job); err != nil {
 			s.opts.Logger.Warn("forgetting the shards of an interrupted job", "job_id", r.ID, "cluster_job", job, "err", err)
+		}
+		if _, err := s.cluster.queue.DeleteInputs(ctx, job); err != nil {
+			s.opts.Logger.Warn("deleting the inputs of an interrupted job", "job_id", r.ID, "cluster_job", job, "err", err)
 		}
 	}
 }
