@@ -16,7 +16,6 @@ import (
 	"github.com/geostat-engine/geostat/worker/demo"
 	"github.com/geostat-engine/geostat/worker/files"
 	"github.com/geostat-engine/geostat/worker/jobs"
-	"github.com/geostat-engine/geostat/worker/problem"
 	"github.com/geostat-engine/geostat/worker/server"
 	"github.com/geostat-engine/geostat/worker/service"
 	"github.com/geostat-engine/geostat/worker/tasks"
@@ -264,18 +263,7 @@ func TestShutdownInterruptsRunningJobs(t *testing.T) {
 	require.Equal(t, jobs.InProgress, rec.Status)
 	stop()
 	_, c2, _ := start(t, dir, service.Options{})
-	st, err := c2.Do(ctx, http.MethodGet, status, nil)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusAccepted, st.Status, "not finished")
-	var got struct {
-		Status  string           `json:"status"`
-		Message string           `json:"message"`
-		Error   *problem.Problem `json:"error"`
-	}
-	require.NoError(t, st.JSON(&got))
-	assert.Equal(t, "requested", got.Status)
-	assert.Equal(t, "Job requested: run again after its worker stopped (attempt 2 of 3)", got.Message)
-	assert.Nil(t, got.Error)
+	requireRunAgain(t, c2, status)
 	after, err := c2.Do(ctx, http.MethodGet, grid, nil)
 	require.NoError(t, err)
 	var b, a struct {
