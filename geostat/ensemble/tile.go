@@ -339,10 +339,11 @@ func Process(ctx context.Context, src Source, rs ...Reducer) error {
 // tile with the number of cells processed and the total (progress may be
 // nil). It is called from the calling goroutine.
 func ProcessWithProgress(ctx context.Context, src Source, progress func(done, total int), rs ...Reducer) error {
-	rs, err := checkedReducers(rs)
+	proc, err := NewTileProcessor(ctx, rs...) // its buffers serve every tile
 	if err != nil {
 		return err
 	}
+	rs = proc.rs
 	R, cells := src.Realisations(), src.Cells()
 	if R != rs[0].realisations() || cells != rs[0].cells() {
 		return fmt.Errorf("ensemble: source has %d cells × %d realisations, the outputs %d × %d",
@@ -400,7 +401,6 @@ func ProcessWithProgress(ctx context.Context, src Source, progress func(done, to
 		close(stop)
 		wg.Wait()
 	}()
-	scratches := make([]*scratch, geostat.Workers(ctx)) // reused by every tile
 	next := 0
 	for {
 		rd := <-reads
@@ -414,7 +414,7 @@ func ProcessWithProgress(ctx context.Context, src Source, progress func(done, to
 		if t.Lo != next || t.Len() == 0 || t.Len() > piece {
 			return fmt.Errorf("ensemble: source returned %d cells at cell %d, want at most %d at cell %d", t.Len(), t.Lo, piece, next)
 		}
-		if err := checkedTile(ctx, t, rs, scratches); err != nil {
+		if err := proc.Process(ctx, t); err != nil {
 			return err
 		}
 		free <- rd.buf
