@@ -195,37 +195,38 @@ func (m *clusterMember) ensembles(o ClusterOptions) *lwjob.Runner {
 	return &lwjob.Runner{Queue: m.queue, Cells: o.ShardCells}
 }
 
+// shardKind computes and sizes the shards of one kind of cluster job.
+type shardKind interface {
+	Compute(ctx context.Context, job string, spec json.RawMessage, key string) ([]byte, error)
+	Estimate(ctx context.Context, job string, spec json.RawMessage, key string) (int64, error)
+}
+
 // computeShards is the shard handler of a worker: it logs each shard it
 // starts and computes it with at most threads cores (0 = all); and the
 // estimator of the shards' memory. Jobs are routed by the prefix of their
-// id.
+// id (cluster.JobName).
 func computeShards(logger *slog.Logger, threads int, q *cluster.Queue) (cluster.Handler, cluster.Estimator) {
-	h := &simjob.Handler{Threads: threads}
-	th := &tilejob.Handler{Inputs: q}
-	lh := &lwjob.Handler{Inputs: q}
-	est := func(ctx context.Context, job string, spec json.RawMessage, key string) (int64, error) {
+	sim, tiles, ens := &simjob.Handler{Threads: threads}, &tilejob.Handler{Inputs: q}, &lwjob.Handler{Inputs: q}
+	kind := func(job string) shardKind {
 		switch {
 		case strings.HasPrefix(job, tilejob.JobPrefix):
-			return th.Estimate(ctx, job, spec, key)
+			return tiles
 		case strings.HasPrefix(job, lwjob.JobPrefix):
-			return lh.Estimate(ctx, job, spec, key)
+			return ens
 		}
-		return h.Estimate(ctx, job, spec, key)
+		return sim
 	}
-	return func(ctx context.Context, job string, spec json.RawMessage, key string) ([]byte, error) {
+	compute := func(ctx context.Context, job string, spec json.RawMessage, key string) ([]byte, error) {
 		logger.Info("shard started", "job", job, "shard", key)
 		if threads > 0 {
 			ctx = geostat.WithWorkers(ctx, threads)
 		}
-		// Jobs are routed by the prefix of their id.
-		switch {
-		case strings.HasPrefix(job, tilejob.JobPrefix):
-			return th.Compute(ctx, job, spec, key)
-		case strings.HasPrefix(job, lwjob.JobPrefix):
-			return lh.Compute(ctx, job, spec, key)
-		}
-		return h.Compute(ctx, job, spec, key)
-	}, est
+		return kind(job).Compute(ctx, job, spec, key)
+	}
+	estimate := func(ctx context.Context, job string, spec json.RawMessage, key string) (int64, error) {
+		return kind(job).Estimate(ctx, job, spec, key)
+	}
+	return compute, estimate
 }
 
 // shardLogger logs what happened to every shard message.
