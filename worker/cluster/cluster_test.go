@@ -811,27 +811,7 @@ func TestWorkConcurrency(t *testing.T) {
 		keys = append(keys, fmt.Sprintf("s%d", i))
 	}
 	require.NoError(t, q.Submit(ctx, job, json.RawMessage(`{}`), keys))
-	var mu sync.Mutex
-	inFlight, most, calls := 0, 0, 0
-	full := make(chan struct{})
-	h := func(ctx context.Context, _ string, _ json.RawMessage, key string) ([]byte, error) {
-		mu.Lock()
-		inFlight++
-		calls++
-		most = max(most, inFlight)
-		if inFlight == 3 && calls == 3 {
-			close(full)
-		}
-		mu.Unlock()
-		defer func() { mu.Lock(); inFlight--; mu.Unlock() }()
-		select {
-		case <-full:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-		time.Sleep(5 * time.Millisecond) // overlap with the next fetches
-		return []byte(key), nil
-	}
+	h, counts := gatedHandler(3)
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); _ = q.Work(wctx, h, nil) }()
@@ -841,6 +821,7 @@ func TestWorkConcurrency(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, len(keys), st.Done)
 	require.Empty(t, st.Failed)
+	most, calls := counts()
 	require.Equal(t, 3, most, "shards computed at once")
 	require.Equal(t, len(keys), calls)
 	for _, k := range keys {
@@ -865,27 +846,7 @@ func TestMemoryAdmission(t *testing.T) {
 		keys = append(keys, fmt.Sprintf("s%d", i))
 	}
 	require.NoError(t, q.Submit(ctx, job, json.RawMessage(`{}`), keys))
-	var mu sync.Mutex
-	inFlight, most, calls := 0, 0, 0
-	two := make(chan struct{})
-	h := func(ctx context.Context, _ string, _ json.RawMessage, key string) ([]byte, error) {
-		mu.Lock()
-		inFlight++
-		calls++
-		most = max(most, inFlight)
-		if inFlight == 2 && calls == 2 {
-			close(two)
-		}
-		mu.Unlock()
-		defer func() { mu.Lock(); inFlight--; mu.Unlock() }()
-		select {
-		case <-two:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-		time.Sleep(5 * time.Millisecond) // overlap with the next fetches
-		return []byte(key), nil
-	}
+	h, counts := gatedHandler(2)
 	est := func(_ context.Context, j string, _ json.RawMessage, _ string) (int64, error) {
 		require.Equal(t, job, j)
 		return 40, nil
@@ -899,6 +860,7 @@ func TestMemoryAdmission(t *testing.T) {
 	<-done
 	require.NoError(t, err)
 	require.Equal(t, len(keys), st.Done)
+	most, _ := counts()
 	require.Equal(t, 2, most, "two shards of 40 fit in 100, three do not")
 	for _, e := range ev.list() {
 		require.Equal(t, "done", e.Outcome, "shard %s: %v", e.Shard, e.Err)
@@ -1037,4 +999,37 @@ func TestWaitShards(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 3, st.Done)
 	require.Equal(t, []string{"a", "b", "c"}, seen)
+}
+
+// gatedHandler returns a handler whose first n calls wait until all n are
+// in flight (each result is its shard key), and counts, which gives the
+// most calls in flight at once and the calls so far.
+func gatedHandler(n int) (h cluster.Handler, counts func() (most, calls int)) {
+	var mu sync.Mutex
+	inFlight, most, calls := 0, 0, 0
+	in := make(chan struct{})
+	h = func(ctx context.Context, _ string, _ json.RawMessage, key string) ([]byte, error) {
+		mu.Lock()
+		inFlight++
+		calls++
+		most = max(most, inFlight)
+		if inFlight == n && calls == n {
+			close(in)
+		}
+		mu.Unlock()
+		defer func() { mu.Lock(); inFlight--; mu.Unlock() }()
+		select {
+		case <-in:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		time.Sleep(5 * time.Millisecond) // overlap with the next fetches
+		return []byte(key), nil
+	}
+	counts = func() (int, int) {
+		mu.Lock()
+		defer mu.Unlock()
+		return most, calls
+	}
+	return h, counts
 }

@@ -100,16 +100,9 @@ func TestSpecRoundTrip(t *testing.T) {
 // byte, and progress counts done shards up to the total.
 func TestRunner(t *testing.T) {
 	in, p := job(t, 4)
-	ns, err := cluster.StartServer(cluster.ServerOptions{Dir: t.TempDir()})
-	require.NoError(t, err)
-	t.Cleanup(ns.Shutdown)
-	nc, err := cluster.ConnectInProcess(ns, "test")
-	require.NoError(t, err)
-	t.Cleanup(nc.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	q, err := cluster.Open(ctx, nc, cluster.Config{})
-	require.NoError(t, err)
+	q, nc := clustertest.Queue(t, ctx)
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- q.Work(wctx, (&simjob.Handler{}).Compute, nil) }()
@@ -138,16 +131,9 @@ func TestRunner(t *testing.T) {
 // so the job stays queued until the cancel purges it.
 func TestRunnerCancel(t *testing.T) {
 	in, p := job(t, 2)
-	ns, err := cluster.StartServer(cluster.ServerOptions{Dir: t.TempDir()})
-	require.NoError(t, err)
-	t.Cleanup(ns.Shutdown)
-	nc, err := cluster.ConnectInProcess(ns, "test")
-	require.NoError(t, err)
-	t.Cleanup(nc.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	q, err := cluster.Open(ctx, nc, cluster.Config{})
-	require.NoError(t, err)
+	q, nc := clustertest.Queue(t, ctx)
 	r := &simjob.Runner{Queue: q}
 	clustertest.Cancel(t, ctx, q, nc, func(rctx context.Context) error { return r.Run(rctx, in, p, writers(t, p), nil) })
 }
@@ -178,16 +164,9 @@ func TestShardMemory(t *testing.T) {
 	_, err = h.Estimate(context.Background(), "job1", spec, "r0-1.q999-1000")
 	require.ErrorContains(t, err, "has no shard")
 
-	ns, err := cluster.StartServer(cluster.ServerOptions{Dir: t.TempDir()})
-	require.NoError(t, err)
-	t.Cleanup(ns.Shutdown)
-	nc, err := cluster.ConnectInProcess(ns, "test")
-	require.NoError(t, err)
-	t.Cleanup(nc.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	q, err := cluster.Open(ctx, nc, cluster.Config{MaxMemory: largest})
-	require.NoError(t, err)
+	q, nc := clustertest.QueueConfig(t, ctx, cluster.Config{MaxMemory: largest})
 	r := &simjob.Runner{Queue: q, Sizes: sz, MaxMemory: largest - 1, Threads: 3}
 	err = r.Run(ctx, in, p, writers(t, p), nil)
 	require.ErrorIs(t, err, simjob.ErrShardTooLarge)

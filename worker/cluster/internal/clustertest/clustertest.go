@@ -25,13 +25,19 @@ const AckWait = 2 * time.Second
 // and opens a queue on an in-process connection, ack deadline AckWait.
 func Queue(t testing.TB, ctx context.Context) (*cluster.Queue, *nats.Conn) {
 	t.Helper()
+	return QueueConfig(t, ctx, cluster.Config{AckWait: AckWait})
+}
+
+// QueueConfig is Queue with the queue's configuration cfg.
+func QueueConfig(t testing.TB, ctx context.Context, cfg cluster.Config) (*cluster.Queue, *nats.Conn) {
+	t.Helper()
 	ns, err := cluster.StartServer(cluster.ServerOptions{Dir: t.TempDir()})
 	require.NoError(t, err)
 	t.Cleanup(ns.Shutdown)
 	nc, err := cluster.ConnectInProcess(ns, "test")
 	require.NoError(t, err)
 	t.Cleanup(nc.Close)
-	q, err := cluster.Open(ctx, nc, cluster.Config{AckWait: AckWait})
+	q, err := cluster.Open(ctx, nc, cfg)
 	require.NoError(t, err)
 	return q, nc
 }
