@@ -32,4 +32,12 @@ func TestEstimateCountsInputAndOutputs(t *testing.T) {
 	require.Equal(t, int64(2*8*500*50+2*8*500*8), got)
 	_, err = h.Estimate(context.Background(), "lw-a", raw, "c5-6")
 	require.ErrorContains(t, err, "no tile")
+
+	// Another job's spec is read anew, not the last job's.
+	sp.Realisations, sp.Operations = 10, ensemble.Operations{Quantiles: []float64{0.5}}
+	other, err := json.Marshal(sp)
+	require.NoError(t, err)
+	got, err = h.Estimate(context.Background(), "lw-b", other, "c0-1000")
+	require.NoError(t, err)
+	require.Equal(t, int64(2*8*1000*10+2*8*1000*1), got)
 }

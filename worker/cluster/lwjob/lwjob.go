@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/geostat-engine/geostat/geostat/ensemble"
@@ -61,63 +62,97 @@ type Inputs interface {
 	Input(ctx context.Context, job, digest string, buf []byte) ([]byte, error)
 }
 
-// Handler computes the statistics of tiles on a compute worker; it keeps no
-// state between shards and is safe for concurrent use.
+// Handler computes the statistics of tiles on a compute worker. It keeps
+// the decoded spec of the last job it saw (a job's shards come one after
+// the other, and a large job's spec lists thousands of tiles) and is safe
+// for concurrent use.
 type Handler struct {
 	// Inputs reads the tiles (the worker's queue).
 	Inputs Inputs
+
+	mu   sync.Mutex
+	job  string
+	last *decoded
+}
+
+// decoded is a job's spec with its tiles by shard key.
+type decoded struct {
+	Spec
+	tiles map[string]Tile
+}
+
+// decode returns the decoded spec of job, decoding raw unless it is the
+// last job's.
+func (h *Handler) decode(job string, raw json.RawMessage) (*decoded, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.last != nil && h.job == job {
+		return h.last, nil
+	}
+	d := &decoded{}
+	if err := json.Unmarshal(raw, &d.Spec); err != nil {
+		return nil, fmt.Errorf("lwjob: spec: %w", err)
+	}
+	if d.Version != specVersion {
+		return nil, fmt.Errorf("lwjob: spec version %d, this worker reads %d", d.Version, specVersion)
+	}
+	d.tiles = make(map[string]Tile, len(d.Tiles))
+	for _, t := range d.Tiles {
+		d.tiles[t.Key()] = t
+	}
+	h.job, h.last = job, d
+	return d, nil
+}
+
+// tile returns the decoded spec of job and its tile named key.
+func (h *Handler) tile(job string, raw json.RawMessage, key string) (*decoded, Tile, error) {
+	d, err := h.decode(job, raw)
+	if err != nil {
+		return nil, Tile{}, err
+	}
+	t, ok := d.tiles[key]
+	if !ok {
+		return nil, Tile{}, fmt.Errorf("lwjob: job %s has no tile %q", job, key)
+	}
+	return d, t, nil
 }
 
 // Compute is a cluster.Handler: it computes the statistics of the tile
 // named key and returns the outputs (in ensemble.LocationWise.Outputs
 // order) one after the other, Hi − Lo little-endian float64 each.
 func (h *Handler) Compute(ctx context.Context, job string, raw json.RawMessage, key string) ([]byte, error) {
-	var sp Spec
-	if err := json.Unmarshal(raw, &sp); err != nil {
-		return nil, fmt.Errorf("lwjob: spec: %w", err)
-	}
-	if sp.Version != specVersion {
-		return nil, fmt.Errorf("lwjob: spec version %d, this worker reads %d", sp.Version, specVersion)
-	}
 	if h.Inputs == nil {
 		return nil, errors.New("lwjob: the handler reads no inputs")
 	}
-	for _, t := range sp.Tiles {
-		if t.Key() != key {
-			continue
-		}
-		b, err := h.Inputs.Input(ctx, job, t.Input, nil)
-		if err != nil {
-			return nil, err
-		}
-		outs, err := Statistics(ctx, sp.Operations, sp.Realisations, t.Hi-t.Lo, b)
-		if err != nil {
-			return nil, fmt.Errorf("lwjob: tile %s: %w", key, err)
-		}
-		return outs, nil
+	d, t, err := h.tile(job, raw, key)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("lwjob: job %s has no tile %q", job, key)
+	b, err := h.Inputs.Input(ctx, job, t.Input, nil)
+	if err != nil {
+		return nil, err
+	}
+	outs, err := Statistics(ctx, d.Operations, d.Realisations, t.Hi-t.Lo, b)
+	if err != nil {
+		return nil, fmt.Errorf("lwjob: tile %s: %w", key, err)
+	}
+	return outs, nil
 }
 
 // Estimate is a cluster.Estimator: the memory computing the tile named key
 // needs, its input twice (the blob and its decoded columns) and its outputs
 // twice (the statistics and their encoding).
 func (h *Handler) Estimate(_ context.Context, job string, raw json.RawMessage, key string) (int64, error) {
-	var sp Spec
-	if err := json.Unmarshal(raw, &sp); err != nil {
-		return 0, fmt.Errorf("lwjob: spec: %w", err)
+	d, t, err := h.tile(job, raw, key)
+	if err != nil {
+		return 0, err
 	}
-	outputs := len(sp.Operations.Quantiles) + len(sp.Operations.ProbabilityAbove) + len(sp.Operations.MeanAbove)
-	if sp.Operations.Summary {
+	outputs := len(d.Operations.Quantiles) + len(d.Operations.ProbabilityAbove) + len(d.Operations.MeanAbove)
+	if d.Operations.Summary {
 		outputs += 4
 	}
-	for _, t := range sp.Tiles {
-		if t.Key() == key {
-			n := int64(t.Hi - t.Lo)
-			return 2*8*n*int64(sp.Realisations) + 2*8*n*int64(outputs), nil
-		}
-	}
-	return 0, fmt.Errorf("lwjob: job %s has no tile %q", job, key)
+	n := int64(t.Hi - t.Lo)
+	return 2*8*n*int64(d.Realisations) + 2*8*n*int64(outputs), nil
 }
 
 // Statistics computes the location-wise statistics ops of a tile of n
