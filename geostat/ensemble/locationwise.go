@@ -97,8 +97,9 @@ type Statistics struct {
 // The order statistics x_(k) are those of the values sorted stably (equal
 // values, which only −0 and +0 can be while differing, keep their
 // realisation order). They are found without sorting the cell: a counting
-// sort into buckets of equal width between the minimum and the maximum (the
-// power of two above n, at most 128), then a sort of only the buckets that
+// sort into buckets of equal width between the minimum and the maximum (256
+// buckets when n ≤ 255, otherwise the power of two above n, at most 128,
+// plus one for the maximum), then a sort of only the buckets that
 // hold a wanted position (a long one bucketed again between its own
 // extremes); the values found are exactly those of the full sort.
 //

@@ -2,6 +2,7 @@ package ensemble
 
 import (
 	"cmp"
+	"encoding/binary"
 	"math"
 	"slices"
 )
@@ -36,6 +37,13 @@ type quantScratch struct {
 	// its last value in sorted (an array a byte indexes without a bounds
 	// check).
 	end [256]int32
+	// end8 is end for a cell of at most 255 values (narrow): counts and
+	// positions fit a byte, eight buckets a machine word.
+	end8 [256]uint8
+	// narrow is set when the last orderStatistics used end8.
+	narrow bool
+	// posBucket is the bucket of each wanted position (narrowStatistics).
+	posBucket []uint8
 	// pos are the wanted positions (order statistics), ascending.
 	pos []int
 	// The bucket map of the last orderStatistics: bucket(x) =
@@ -101,10 +109,14 @@ func wantedPositions(dst []int, levels []float64, n int) []int {
 func orderStatistics(v []float64, lo, hi float64, pos []int, s *quantScratch) []float64 {
 	s.haveSS = false
 	n := len(v)
-	if cap(s.sorted) < n {
-		s.sorted, s.key = make([]float64, n), make([]uint8, n)
+	if cap(s.sorted) < n || cap(s.sorted) < 256 {
+		s.sorted, s.key = make([]float64, max(n, 256)), make([]uint8, max(n, 256))
 	}
 	w := s.sorted[:n]
+	s.narrow = n <= maxNarrow && n > smallCell
+	if s.narrow {
+		return s.narrowStatistics(v, lo, hi, pos)
+	}
 	nb := bucketCount(n)
 	scale := float64(nb) / (hi - lo)
 	if n <= smallCell || hi == lo || scale == 0 || math.IsInf(scale, 0) {
@@ -173,6 +185,154 @@ func orderStatistics(v []float64, lo, hi float64, pos []int, s *quantScratch) []
 		j = k
 	}
 	return w
+}
+
+// maxNarrow is the largest cell narrowStatistics takes: its counts and
+// positions fit a byte.
+const maxNarrow = 255
+
+// narrowBuckets is the number of buckets of narrowStatistics less one:
+// the buckets are 0 … narrowBuckets, a byte's values.
+const narrowBuckets = 255
+
+// narrowStatistics is orderStatistics for smallCell < n ≤ maxNarrow values
+// into the 256 buckets 0 … 255: the counts and the positions are bytes, the
+// running sums of the counts are taken eight buckets at a time in a machine
+// word.
+func (s *quantScratch) narrowStatistics(v []float64, lo, hi float64, pos []int) []float64 {
+	n := len(v)
+	w := s.sorted[:n]
+	scale := narrowBuckets / (hi - lo)
+	if hi == lo || scale == 0 || math.IsInf(scale, 0) {
+		s.narrow = false
+		copy(w, v)
+		if hi != lo {
+			sortStable(w)
+		}
+		s.nb, s.end[0] = 0, int32(n)
+		return w
+	}
+	s.lo, s.scale, s.nb = lo, scale, narrowBuckets
+	// As in orderStatistics: with D = hi − lo rounded, scale = 255/D·(1 +
+	// δ) and fl(x − lo)·scale ≤ D·scale ≤ 255·(1 + 2⁻⁵³)² rounds to at most
+	// the float after 255, which truncates to 255: the buckets are 0 …
+	// 255, in the order of the values.
+	end := &s.end8
+	clear(end[:])
+	key := s.key[:n]
+	if s.squares {
+		s.ss, s.haveSS = countSquares8(v, lo, scale, key, end, s.mean), true
+	} else {
+		count8(v, lo, scale, key, end)
+	}
+	// Counts to starting positions, eight buckets a word: the product of
+	// the word with 0x0101…01 holds in byte k the sum of bytes 0 … k (no
+	// byte carries: all counts add up to n ≤ 255).
+	const ones = 0x0101010101010101
+	var c uint64
+	for i := 0; i < 256; i += 8 {
+		e := end[i : i+8 : i+8]
+		p := binary.LittleEndian.Uint64(e) * ones
+		binary.LittleEndian.PutUint64(e, p<<8+c*ones)
+		c += p >> 56
+	}
+	w256 := (*[256]float64)(s.sorted[:256])
+	for i, x := range v {
+		b := key[i]
+		p := end[b]
+		w256[p] = x
+		end[b] = p + 1
+	}
+	// end[b] is now the position after bucket b. Sort the buckets that
+	// hold a wanted position, each once: bucket b holds position p when
+	// end[b−1] ≤ p < end[b]. The buckets are found first, by branch-free
+	// binary searches that a core runs side by side.
+	if cap(s.posBucket) < len(pos) {
+		s.posBucket = make([]uint8, len(pos))
+	}
+	pb := s.posBucket[:len(pos)]
+	for j, p := range pos {
+		var u uint8
+		u += uint8(b2i(int(end[u+127]) <= p) << 7)
+		u += uint8(b2i(int(end[u+63]) <= p) << 6)
+		u += uint8(b2i(int(end[u+31]) <= p) << 5)
+		u += uint8(b2i(int(end[u+15]) <= p) << 4)
+		u += uint8(b2i(int(end[u+7]) <= p) << 3)
+		u += uint8(b2i(int(end[u+3]) <= p) << 2)
+		u += uint8(b2i(int(end[u+1]) <= p) << 1)
+		u += uint8(b2i(int(end[u]) <= p))
+		pb[j] = u
+	}
+	for j := 0; j < len(pos); {
+		b := pb[j]
+		k := j + 1
+		for k < len(pos) && pb[k] == b {
+			k++
+		}
+		start := 0
+		if b > 0 {
+			start = int(end[b-1])
+		}
+		s.sortBucket(w[start:end[b]], pos[j:k], start)
+		j = k
+	}
+	return w
+}
+
+// count8 is count into byte counters.
+func count8(v []float64, lo, scale float64, key []uint8, end *[256]uint8) {
+	key = key[:len(v)]
+	i := 0
+	for ; i+4 <= len(v); i += 4 {
+		b0 := uint8(int((v[i] - lo) * scale))
+		b1 := uint8(int((v[i+1] - lo) * scale))
+		b2 := uint8(int((v[i+2] - lo) * scale))
+		b3 := uint8(int((v[i+3] - lo) * scale))
+		k := key[i : i+4 : i+4]
+		k[0], k[1], k[2], k[3] = b0, b1, b2, b3
+		end[b0]++
+		end[b1]++
+		end[b2]++
+		end[b3]++
+	}
+	for ; i < len(v); i++ {
+		b := uint8(int((v[i] - lo) * scale))
+		key[i] = b
+		end[b]++
+	}
+}
+
+// countSquares8 is countSquares into byte counters.
+func countSquares8(v []float64, lo, scale float64, key []uint8, end *[256]uint8, m float64) float64 {
+	key = key[:len(v)]
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(v); i += 4 {
+		x0, x1, x2, x3 := v[i], v[i+1], v[i+2], v[i+3]
+		b0 := uint8(int((x0 - lo) * scale))
+		b1 := uint8(int((x1 - lo) * scale))
+		b2 := uint8(int((x2 - lo) * scale))
+		b3 := uint8(int((x3 - lo) * scale))
+		k := key[i : i+4 : i+4]
+		k[0], k[1], k[2], k[3] = b0, b1, b2, b3
+		end[b0]++
+		end[b1]++
+		end[b2]++
+		end[b3]++
+		d0, d1, d2, d3 := x0-m, x1-m, x2-m, x3-m
+		s0 += d0 * d0
+		s1 += d1 * d1
+		s2 += d2 * d2
+		s3 += d3 * d3
+	}
+	for ; i < len(v); i++ {
+		b := uint8(int((v[i] - lo) * scale))
+		key[i] = b
+		end[b]++
+		d := v[i] - m
+		s0 += d * d
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 // count stores the bucket of each value of v in key and counts the values
@@ -273,10 +433,17 @@ func (s *quantScratch) above(w []float64, c float64) (count int, total float64) 
 	a, e := 0, len(w)
 	if s.nb > 0 {
 		b := uint8(int((c - s.lo) * s.scale))
-		if b > 0 {
-			a = int(s.end[b-1])
+		if s.narrow {
+			if b > 0 {
+				a = int(s.end8[b-1])
+			}
+			e = int(s.end8[b])
+		} else {
+			if b > 0 {
+				a = int(s.end[b-1])
+			}
+			e = int(s.end[b])
 		}
-		e = int(s.end[b])
 	}
 	count, total = countAbove(w[a:e], c)
 	if e < len(w) {

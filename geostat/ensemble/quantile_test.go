@@ -123,7 +123,7 @@ func TestOrderStatisticsMatchSort(t *testing.T) {
 			return 2
 		},
 	}
-	for _, n := range []int{1, 2, 3, 5, 16, 17, 40, 64, 100, 101, 257, 1001} {
+	for _, n := range []int{1, 2, 3, 5, 16, 17, 40, 64, 100, 101, 255, 256, 257, 1001} {
 		for name, gen := range patterns {
 			for rep := range 3 {
 				v := make([]float64, n)
