@@ -226,9 +226,9 @@ func (l *LocationWise) reduce(cell int, v []float64, s *scratch) {
 		if o.Min == nil {
 			lo, hi = firstExtremes(v)
 		}
-		q.pos = wantedPositions(q.pos[:0], l.qlevels, n)
+		pos := q.positions(l.qlevels, n)
 		q.squares, q.mean = o.Min != nil, m
-		w = orderStatistics(v, lo, hi, q.pos, q)
+		w = orderStatistics(v, lo, hi, pos, q)
 		for k, level := range l.qlevels {
 			o.Quantiles[k][cell] = quantileAt(w, level)
 		}
@@ -334,50 +334,52 @@ func (l *LocationWise) Outputs() []Output {
 // sum returns the sum of v.
 func sum(v []float64) float64 {
 	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(v); i += 4 {
-		s0 += v[i]
-		s1 += v[i+1]
-		s2 += v[i+2]
-		s3 += v[i+3]
+	for len(v) >= 4 {
+		s0 += v[0]
+		s1 += v[1]
+		s2 += v[2]
+		s3 += v[3]
+		v = v[4:]
 	}
-	for k := 0; i < len(v); i, k = i+1, k+1 {
-		switch k {
-		case 0:
-			s0 += v[i]
-		case 1:
-			s1 += v[i]
-		default:
-			s2 += v[i]
-		}
+	switch len(v) {
+	case 3:
+		s2 += v[2]
+		fallthrough
+	case 2:
+		s1 += v[1]
+		fallthrough
+	case 1:
+		s0 += v[0]
 	}
 	return (s0 + s1) + (s2 + s3)
 }
 
 // sumMinMax returns sum(v) (the same additions in the same order) and the
-// smallest and largest values of v (len(v) ≥ 1, finite values) in one pass.
-// The extremes are found on integer keys that order as the values do
-// (orderKey), with the branch-free integer min and max, in two lanes; a
-// nonzero extreme is the same value whichever equal copy is met first, and
-// when an extreme is zero a sequential scan picks it as firstExtremes does
-// (the first of −0 and +0 in v), so the result is that of a sequential scan.
+// smallest and largest values of v (len(v) ≥ 1, finite values) in one pass,
+// the extremes those of a sequential scan (firstExtremes: among equal
+// extremes, −0 and +0, the first in v). The extremes are found branch-free
+// on the bits of the values read as integers, which order the values with
+// the sign bit clear (+0 and the positive values) as the values; when a
+// value has its sign bit set (a negative value or −0) the extremes are
+// found again by minMaxKeys.
 func sumMinMax(v []float64) (total, lo, hi float64) {
 	var s0, s1, s2, s3 float64
-	l0 := orderKey(v[0])
+	l0 := int64(math.Float64bits(v[0]))
 	h0, l1, h1 := l0, l0, l0
-	i := 0
-	for ; i+4 <= len(v); i += 4 {
-		x0, x1, x2, x3 := v[i], v[i+1], v[i+2], v[i+3]
+	u := v
+	for len(u) >= 4 {
+		x0, x1, x2, x3 := u[0], u[1], u[2], u[3]
+		u = u[4:]
 		s0 += x0
 		s1 += x1
 		s2 += x2
 		s3 += x3
-		k0, k1, k2, k3 := orderKey(x0), orderKey(x1), orderKey(x2), orderKey(x3)
+		k0, k1 := int64(math.Float64bits(x0)), int64(math.Float64bits(x1))
+		k2, k3 := int64(math.Float64bits(x2)), int64(math.Float64bits(x3))
 		l0, h0 = min(l0, k0, k2), max(h0, k0, k2)
 		l1, h1 = min(l1, k1, k3), max(h1, k1, k3)
 	}
-	for k := 0; i < len(v); i, k = i+1, k+1 {
-		x := v[i]
+	for k, x := range u {
 		switch k {
 		case 0:
 			s0 += x
@@ -386,6 +388,36 @@ func sumMinMax(v []float64) (total, lo, hi float64) {
 		default:
 			s2 += x
 		}
+		kx := int64(math.Float64bits(x))
+		l0, h0 = min(l0, kx), max(h0, kx)
+	}
+	total = (s0 + s1) + (s2 + s3)
+	if l := min(l0, l1); l >= 0 {
+		// No sign bit set: the integers order as the values, and equal
+		// integers are the same value.
+		return total, math.Float64frombits(uint64(l)), math.Float64frombits(uint64(max(h0, h1)))
+	}
+	lo, hi = minMaxKeys(v)
+	return total, lo, hi
+}
+
+// minMaxKeys returns firstExtremes(v) (len(v) ≥ 1, finite values): the
+// extremes are found on integer keys that order as the values do
+// (orderKey), with the branch-free integer min and max, in two lanes; a
+// nonzero extreme is the same value whichever equal copy is met first, and
+// when an extreme is zero a sequential scan picks it as firstExtremes does
+// (the first of −0 and +0 in v).
+func minMaxKeys(v []float64) (lo, hi float64) {
+	l0 := orderKey(v[0])
+	h0, l1, h1 := l0, l0, l0
+	u := v
+	for len(u) >= 2 {
+		k0, k1 := orderKey(u[0]), orderKey(u[1])
+		u = u[2:]
+		l0, h0 = min(l0, k0), max(h0, k0)
+		l1, h1 = min(l1, k1), max(h1, k1)
+	}
+	for _, x := range u {
 		kx := orderKey(x)
 		l0, h0 = min(l0, kx), max(h0, kx)
 	}
@@ -393,7 +425,7 @@ func sumMinMax(v []float64) (total, lo, hi float64) {
 	if lo == 0 || hi == 0 {
 		lo, hi = firstExtremes(v)
 	}
-	return (s0 + s1) + (s2 + s3), lo, hi
+	return lo, hi
 }
 
 // orderKey maps a non-NaN float64 to an int64 that orders as the values do
@@ -427,16 +459,16 @@ func firstExtremes(v []float64) (lo, hi float64) {
 // sumSquares returns Σ (x − m)² over v.
 func sumSquares(v []float64, m float64) float64 {
 	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(v); i += 4 {
-		d0, d1, d2, d3 := v[i]-m, v[i+1]-m, v[i+2]-m, v[i+3]-m
+	for len(v) >= 4 {
+		d0, d1, d2, d3 := v[0]-m, v[1]-m, v[2]-m, v[3]-m
+		v = v[4:]
 		s0 += d0 * d0
 		s1 += d1 * d1
 		s2 += d2 * d2
 		s3 += d3 * d3
 	}
-	for ; i < len(v); i++ {
-		d := v[i] - m
+	for _, x := range v {
+		d := x - m
 		s0 += d * d
 	}
 	return (s0 + s1) + (s2 + s3)
