@@ -97,10 +97,12 @@ type Statistics struct {
 // The order statistics x_(k) are those of the values sorted stably (equal
 // values, which only −0 and +0 can be while differing, keep their
 // realisation order). They are found without sorting the cell: a counting
-// sort into buckets of equal width between the minimum and the maximum (256
-// buckets when n ≤ 255, otherwise the power of two above n, at most 128,
-// plus one for the maximum), then a sort of only the buckets that
-// hold a wanted position (a long one bucketed again between its own
+// sort into buckets of equal width between the minimum and the maximum
+// (bucket ⌊(x − min)·B/(max − min)⌋, B = 255 when 16 < n ≤ 255, otherwise
+// the power of two above n, at most 128; a cell of at most 16 values, or
+// whose range overflows this map, is one bucket), the values of a bucket in
+// realisation order (the bucket order), then a sort of only the buckets
+// that hold a wanted position (a long one bucketed again between its own
 // extremes); the values found are exactly those of the full sort.
 //
 // Sums run in a fixed order, so every output is a function of the cell's
@@ -108,10 +110,11 @@ type Statistics struct {
 // realisation order in four interleaved partial sums (positions 0, 4, 8, …;
 // 1, 5, 9, …; …) added as (s0 + s1) + (s2 + s3). The sum of the values
 // above a cutoff runs in the same way over the values in realisation order
-// when no quantile is requested, and otherwise over the values in the order
-// of the quantiles' bucket sort (the bucket holding c compared with c, the
-// later buckets taken whole; all values, when c is below the minimum, in
-// realisation order as for the mean). A cell without finite values (n = 0)
+// when no quantile is requested, a value not above c adding +0. Otherwise
+// it runs over the values in bucket order: the values of the bucket holding
+// c so (not above c adding +0), plus, added last, the values of the later
+// buckets summed in the same way; when c is below the minimum it is the
+// mean's sum (so E[X | X > c] = mean). A cell without finite values (n = 0)
 // gets NaN for every output, the probability included; E[X | X > c] is NaN
 // when no value exceeds c. Results are bit-identical for any number of
 // goroutines and any tiling.
@@ -251,7 +254,7 @@ func (l *LocationWise) reduce(cell int, v []float64, s *scratch) {
 				} else if c >= hi {
 					s.above[j], s.sumAbove[j] = 0, 0
 				} else {
-					s.above[j], s.sumAbove[j] = s.quant.above(w, c)
+					s.above[j], s.sumAbove[j] = s.quant.above(q.sorted[:n], c)
 				}
 			}
 		} else {

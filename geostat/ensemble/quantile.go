@@ -29,8 +29,14 @@ const smallBucket = 32
 
 // quantScratch is one goroutine's working memory for the quantiles.
 type quantScratch struct {
-	// sorted receives the values sorted by bucket.
+	// sorted receives the values sorted by bucket, in realisation order
+	// within a bucket (the bucket order); a cell of one bucket (nb = 0)
+	// in realisation order.
 	sorted []float64
+	// stat receives the order statistics at the wanted positions.
+	stat []float64
+	// tmp holds a copy of a long bucket being sorted.
+	tmp []float64
 	// key is the bucket of each value.
 	key []uint8
 	// end[b] counts the values of bucket b, then holds the position after
@@ -123,8 +129,9 @@ func wantedPositions(dst []int, levels []float64, n int) []int {
 func orderStatistics(v []float64, lo, hi float64, pos []int, s *quantScratch) []float64 {
 	s.haveSS = false
 	n := len(v)
-	if cap(s.sorted) < n || cap(s.sorted) < 256 {
-		s.sorted, s.key = make([]float64, max(n, 256)), make([]uint8, max(n, 256))
+	if cap(s.sorted) < n+4 || cap(s.sorted) < windowArray {
+		m := max(n+4, windowArray)
+		s.sorted, s.stat, s.key = make([]float64, m), make([]float64, m), make([]uint8, m)
 	}
 	w := s.sorted[:n]
 	s.narrow = n <= maxNarrow && n > smallCell
@@ -134,14 +141,7 @@ func orderStatistics(v []float64, lo, hi float64, pos []int, s *quantScratch) []
 	nb := bucketCount(n)
 	scale := float64(nb) / (hi - lo)
 	if n <= smallCell || hi == lo || scale == 0 || math.IsInf(scale, 0) {
-		// Few values, all values equal (already in order), or a range
-		// that overflows or underflows the bucket map.
-		copy(w, v)
-		if hi != lo {
-			sortStable(w)
-		}
-		s.nb, s.end[0] = 0, int32(n)
-		return w
+		return s.oneBucket(v, lo, hi)
 	}
 	s.lo, s.scale, s.nb = lo, scale, nb
 	// x − lo ≥ 0 and (x − lo)·scale ≤ nb for every x: with D = hi − lo
@@ -195,10 +195,27 @@ func orderStatistics(v []float64, lo, hi float64, pos []int, s *quantScratch) []
 		for k < len(pos) && int32(pos[k]) < end[b] {
 			k++
 		}
-		s.sortBucket(w[start:end[b]], pos[j:k], int(start))
+		s.selectBucket(w[start:end[b]], pos[j:k], int(start), s.stat)
 		j = k
 	}
-	return w
+	return s.stat[:n]
+}
+
+// oneBucket is orderStatistics for a cell that takes one bucket (nb = 0):
+// few values, all values equal (already in order), or a range that
+// overflows or underflows the bucket map. The bucket order is the
+// realisation order; stat is the cell sorted.
+func (s *quantScratch) oneBucket(v []float64, lo, hi float64) []float64 {
+	n := len(v)
+	s.narrow = false
+	copy(s.sorted, v)
+	stat := s.stat[:n]
+	copy(stat, v)
+	if hi != lo {
+		sortStable(stat)
+	}
+	s.nb, s.end[0] = 0, int32(n)
+	return stat
 }
 
 // maxNarrow is the largest cell narrowStatistics takes: its counts and
@@ -215,16 +232,9 @@ const narrowBuckets = 255
 // word.
 func (s *quantScratch) narrowStatistics(v []float64, lo, hi float64, pos []int) []float64 {
 	n := len(v)
-	w := s.sorted[:n]
 	scale := narrowBuckets / (hi - lo)
 	if hi == lo || scale == 0 || math.IsInf(scale, 0) {
-		s.narrow = false
-		copy(w, v)
-		if hi != lo {
-			sortStable(w)
-		}
-		s.nb, s.end[0] = 0, int32(n)
-		return w
+		return s.oneBucket(v, lo, hi)
 	}
 	s.lo, s.scale, s.nb = lo, scale, narrowBuckets
 	// As in orderStatistics: with D = hi − lo rounded, scale = 255/D·(1 +
@@ -250,7 +260,7 @@ func (s *quantScratch) narrowStatistics(v []float64, lo, hi float64, pos []int) 
 		binary.LittleEndian.PutUint64(e, p<<8+c*ones)
 		c += p >> 56
 	}
-	w256 := (*[256]float64)(s.sorted[:256])
+	w256 := (*[windowArray]float64)(s.sorted[:windowArray])
 	key = key[:len(v)]
 	for i, x := range v {
 		b := key[i]
@@ -274,20 +284,63 @@ func (s *quantScratch) narrowStatistics(v []float64, lo, hi float64, pos []int) 
 		u += b2i(int(end[uint8(u)]) <= p) + b2i(int(end[uint8(u+1)]) <= p) + b2i(int(end[uint8(u+2)]) <= p)
 		pb[j] = uint8(u)
 	}
-	for j := 0; j < len(pos); {
+	// A bucket of at most four values is read through a window of four:
+	// its values, then larger ones (of the next buckets, or +Inf past the
+	// last value), whose stable sort starts with the bucket's values
+	// stably sorted. A longer bucket is sorted on its own.
+	w256[n], w256[n+1], w256[n+2] = posInf, posInf, posInf
+	stat := s.stat[:n]
+	long := -1
+	for j, p := range pos {
 		b := pb[j]
-		k := j + 1
-		for k < len(pos) && pb[k] == b {
-			k++
-		}
 		start := 0
 		if b > 0 {
 			start = int(end[b-1])
 		}
-		s.sortBucket(w[start:end[b]], pos[j:k], start)
-		j = k
+		if int(end[b])-start <= 4 {
+			// rank4, written out: each value's rank is the number of
+			// values before it not greater and of values after it
+			// smaller.
+			x := w256[start : start+4 : start+4]
+			a, b, c, d := x[0], x[1], x[2], x[3]
+			ra := b2i(b < a) + b2i(c < a) + b2i(d < a)
+			rb := b2i(a <= b) + b2i(c < b) + b2i(d < b)
+			rc := b2i(a <= c) + b2i(b <= c) + b2i(d < c)
+			rd := b2i(a <= d) + b2i(b <= d) + b2i(c <= d)
+			var t [4]float64
+			t[ra&3], t[rb&3], t[rc&3], t[rd&3] = a, b, c, d
+			stat[p] = t[(p-start)&3]
+		} else if int(b) != long {
+			long = int(b)
+			k := j + 1
+			for k < len(pos) && pb[k] == b {
+				k++
+			}
+			s.selectBucket(w256[start:end[b]], pos[j:k], start, stat)
+		}
 	}
-	return w
+	return stat
+}
+
+// windowArray is the length of the arrays narrowStatistics indexes by a
+// byte and reads windows of four values from: 255 values and their
+// padding.
+const windowArray = 260
+
+// posInf pads the windows of narrowStatistics.
+var posInf = math.Inf(1)
+
+// rank4 returns the value at position r (0 … 3) of a, b, c, d sorted
+// stably, without branches: each value's rank is the number of values
+// before it not greater and of values after it smaller.
+func rank4(a, b, c, d float64, r int) float64 {
+	ra := b2i(b < a) + b2i(c < a) + b2i(d < a)
+	rb := b2i(a <= b) + b2i(c < b) + b2i(d < b)
+	rc := b2i(a <= c) + b2i(b <= c) + b2i(d < c)
+	rd := b2i(a <= d) + b2i(b <= d) + b2i(c <= d)
+	var t [4]float64
+	t[ra&3], t[rb&3], t[rc&3], t[rd&3] = a, b, c, d
+	return t[r&3]
 }
 
 // count8 is count into byte counters.
@@ -401,34 +454,38 @@ func countSquares(v []float64, lo, scale float64, key []uint8, end *[256]int32, 
 // it is sorted by slices.SortStableFunc.
 const maxDepth = 3
 
-// sortBucket puts the values of the positions pos (ascending, each in
-// [off, off+len(u))) of a bucket u, whose first value is at position off of
-// its cell, in place, as a stable sort of u would. A short bucket is sorted
-// by insertion; a long one whose values are all equal is already in place;
+// selectBucket sets stat[p], for the positions pos (ascending, each in
+// [off, off+len(u))) of a bucket u whose first value is at position off of
+// its cell, to the values a stable sort of the cell puts there. u is left
+// unchanged: its values are sorted in a copy. A short bucket is sorted by
+// insertion; a long one whose values are all equal is already in order;
 // another long one (clustered values, an outlier far from them, values
-// equal to the minimum mixed with a few others) is sorted again by buckets
-// between its own extremes, down to maxDepth levels.
-func (s *quantScratch) sortBucket(u []float64, pos []int, off int) {
+// equal to the minimum mixed with a few others) is bucketed again between
+// its own extremes, down to maxDepth levels.
+func (s *quantScratch) selectBucket(u []float64, pos []int, off int, stat []float64) {
 	if len(u) <= smallBucket {
-		sortStable(u)
-		return
+		s.tmp = append(s.tmp[:0], u...)
+		sortStable(s.tmp)
+		u = s.tmp
+	} else if lo, hi := firstExtremes(u); lo == hi {
+		// All equal: in realisation order.
+	} else if s.depth >= maxDepth {
+		s.tmp = append(s.tmp[:0], u...)
+		slices.SortStableFunc(s.tmp, cmp.Compare[float64])
+		u = s.tmp
+	} else {
+		if s.sub == nil {
+			s.sub = &quantScratch{depth: s.depth + 1}
+		}
+		s.subPos = s.subPos[:0]
+		for _, p := range pos {
+			s.subPos = append(s.subPos, p-off)
+		}
+		u = orderStatistics(u, lo, hi, s.subPos, s.sub)
 	}
-	lo, hi := firstExtremes(u)
-	if lo == hi {
-		return
-	}
-	if s.depth >= maxDepth {
-		slices.SortStableFunc(u, cmp.Compare[float64])
-		return
-	}
-	if s.sub == nil {
-		s.sub = &quantScratch{depth: s.depth + 1}
-	}
-	s.subPos = s.subPos[:0]
 	for _, p := range pos {
-		s.subPos = append(s.subPos, p-off)
+		stat[p] = u[p-off]
 	}
-	copy(u, orderStatistics(u, lo, hi, s.subPos, s.sub))
 }
 
 // above returns the number and the sum of the values of w greater than c,
