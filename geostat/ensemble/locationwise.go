@@ -369,8 +369,27 @@ func sumMinMax(v []float64) (total, lo, hi float64) {
 	var s0, s1, s2, s3 float64
 	l0 := int64(math.Float64bits(v[0]))
 	h0, l1, h1 := l0, l0, l0
-	u := v
-	for len(u) >= 4 {
+	n8 := len(v) &^ 7
+	for i := 0; i < n8; i += 8 { // eight values a step, as two of four
+		x := v[i : i+8 : i+8]
+		x0, x1, x2, x3, x4, x5, x6, x7 := x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]
+		s0 += x0
+		s1 += x1
+		s2 += x2
+		s3 += x3
+		s0 += x4
+		s1 += x5
+		s2 += x6
+		s3 += x7
+		k0, k1 := int64(math.Float64bits(x0)), int64(math.Float64bits(x1))
+		k2, k3 := int64(math.Float64bits(x2)), int64(math.Float64bits(x3))
+		k4, k5 := int64(math.Float64bits(x4)), int64(math.Float64bits(x5))
+		k6, k7 := int64(math.Float64bits(x6)), int64(math.Float64bits(x7))
+		l0, h0 = min(l0, k0, k2, k4, k6), max(h0, k0, k2, k4, k6)
+		l1, h1 = min(l1, k1, k3, k5, k7), max(h1, k1, k3, k5, k7)
+	}
+	u := v[n8:]
+	if len(u) >= 4 {
 		x0, x1, x2, x3 := u[0], u[1], u[2], u[3]
 		u = u[4:]
 		s0 += x0

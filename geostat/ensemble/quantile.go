@@ -262,27 +262,52 @@ func (s *quantScratch) narrowStatistics(v []float64, lo, hi float64, pos []int) 
 	}
 	w256 := (*[windowArray]float64)(s.sorted[:windowArray])
 	key = key[:len(v)]
-	for i, x := range v {
+	n4 := len(v) &^ 3
+	for i := 0; i < n4; i += 4 { // in order: equal buckets follow each other
+		x := v[i : i+4 : i+4]
+		k := key[i : i+4 : i+4]
+		b0 := k[0]
+		p := end[b0]
+		w256[p] = x[0]
+		end[b0] = p + 1
+		b1 := k[1]
+		p = end[b1]
+		w256[p] = x[1]
+		end[b1] = p + 1
+		b2 := k[2]
+		p = end[b2]
+		w256[p] = x[2]
+		end[b2] = p + 1
+		b3 := k[3]
+		p = end[b3]
+		w256[p] = x[3]
+		end[b3] = p + 1
+	}
+	for i := n4; i < len(v); i++ {
 		b := key[i]
 		p := end[b]
-		w256[p] = x
+		w256[p] = v[i]
 		end[b] = p + 1
 	}
 	// end[b] is now the position after bucket b. Sort the buckets that
 	// hold a wanted position, each once: bucket b holds position p when
 	// end[b−1] ≤ p < end[b]. The buckets are found first, by branch-free
-	// searches that a core runs side by side.
+	// binary searches that a core runs side by side.
 	if cap(s.posBucket) < len(pos) {
 		s.posBucket = make([]uint8, len(pos))
 	}
 	pb := s.posBucket[:len(pos)]
 	for j, p := range pos {
-		// A four-way search: three comparisons side by side per step.
-		u := 64 * (b2i(int(end[63]) <= p) + b2i(int(end[127]) <= p) + b2i(int(end[191]) <= p))
-		u += 16 * (b2i(int(end[uint8(u+15)]) <= p) + b2i(int(end[uint8(u+31)]) <= p) + b2i(int(end[uint8(u+47)]) <= p))
-		u += 4 * (b2i(int(end[uint8(u+3)]) <= p) + b2i(int(end[uint8(u+7)]) <= p) + b2i(int(end[uint8(u+11)]) <= p))
-		u += b2i(int(end[uint8(u)]) <= p) + b2i(int(end[uint8(u+1)]) <= p) + b2i(int(end[uint8(u+2)]) <= p)
-		pb[j] = uint8(u)
+		var u uint8
+		u += uint8(b2i(int(end[u+127]) <= p) << 7)
+		u += uint8(b2i(int(end[u+63]) <= p) << 6)
+		u += uint8(b2i(int(end[u+31]) <= p) << 5)
+		u += uint8(b2i(int(end[u+15]) <= p) << 4)
+		u += uint8(b2i(int(end[u+7]) <= p) << 3)
+		u += uint8(b2i(int(end[u+3]) <= p) << 2)
+		u += uint8(b2i(int(end[u+1]) <= p) << 1)
+		u += uint8(b2i(int(end[u]) <= p))
+		pb[j] = u
 	}
 	// A bucket of at most four values is read through a window of four:
 	// its values, then larger ones (of the next buckets, or +Inf past the
@@ -369,6 +394,40 @@ func count8(v []float64, lo, scale float64, key []uint8, end *[256]uint8) {
 func countSquares8(v []float64, lo, scale float64, key []uint8, end *[256]uint8, m float64) float64 {
 	key = key[:len(v)]
 	var s0, s1, s2, s3 float64
+	n8 := len(v) &^ 7
+	for i := 0; i < n8; i += 8 { // eight values a step, as two of four
+		x := v[i : i+8 : i+8]
+		k := key[i : i+8 : i+8]
+		x0, x1, x2, x3, x4, x5, x6, x7 := x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]
+		b0 := uint8(int((x0 - lo) * scale))
+		b1 := uint8(int((x1 - lo) * scale))
+		b2 := uint8(int((x2 - lo) * scale))
+		b3 := uint8(int((x3 - lo) * scale))
+		b4 := uint8(int((x4 - lo) * scale))
+		b5 := uint8(int((x5 - lo) * scale))
+		b6 := uint8(int((x6 - lo) * scale))
+		b7 := uint8(int((x7 - lo) * scale))
+		k[0], k[1], k[2], k[3], k[4], k[5], k[6], k[7] = b0, b1, b2, b3, b4, b5, b6, b7
+		end[b0]++
+		end[b1]++
+		end[b2]++
+		end[b3]++
+		end[b4]++
+		end[b5]++
+		end[b6]++
+		end[b7]++
+		d0, d1, d2, d3 := x0-m, x1-m, x2-m, x3-m
+		d4, d5, d6, d7 := x4-m, x5-m, x6-m, x7-m
+		s0 += d0 * d0
+		s1 += d1 * d1
+		s2 += d2 * d2
+		s3 += d3 * d3
+		s0 += d4 * d4
+		s1 += d5 * d5
+		s2 += d6 * d6
+		s3 += d7 * d7
+	}
+	v, key = v[n8:], key[n8:]
 	for len(v) >= 4 && len(key) >= 4 {
 		x0, x1, x2, x3 := v[0], v[1], v[2], v[3]
 		b0 := uint8(int((x0 - lo) * scale))

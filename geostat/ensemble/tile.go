@@ -262,11 +262,14 @@ func transpose(cols [][]float64, a, b int, s *scratch) {
 	// values (half a cache line) per visit instead of one.
 	r := 0
 	for ; r+4 <= R; r += 4 {
-		c0, c1, c2, c3 := cols[r][a:b], cols[r+1][a:b], cols[r+2][a:b], cols[r+3][a:b]
-		for i := range m {
-			x0, x1, x2, x3 := c0[i], c1[i], c2[i], c3[i]
-			d := buf[i*R+r : i*R+r+4 : i*R+r+4]
+		c0 := cols[r][a:b]
+		c1, c2, c3 := cols[r+1][a:b][:len(c0)], cols[r+2][a:b][:len(c0)], cols[r+3][a:b][:len(c0)]
+		j := r // cell i's values start at j = i·R + r
+		for i, x0 := range c0 {
+			x1, x2, x3 := c1[i], c2[i], c3[i]
+			d := buf[j : j+4 : j+4]
 			d[0], d[1], d[2], d[3] = x0, x1, x2, x3
+			j += R
 			t := (x0 + x1) + (x2 + x3)
 			check += t - t
 		}
