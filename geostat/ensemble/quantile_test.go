@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/geostat-engine/geostat/geostat"
 )
 
 // stableSorted is the oracle of the order statistics: v sorted stably by
@@ -76,6 +78,26 @@ func checkOrderStatistics(t testing.TB, v []float64, what string) {
 			wn, wt := countAbove(v, c)
 			n, tot := s.above(s.sorted[:len(v)], c)
 			require.Equal(t, wn, n, "%s: n=%d count above %v", what, len(v), c)
+			// Bit for bit the documented order: the bucket holding c
+			// (masked), then the later buckets, in bucket order.
+			a, e := 0, len(v)
+			if s.nb > 0 {
+				bc := int((c - s.lo) * s.scale)
+				a, e = len(v), len(v)
+				for i := len(v) - 1; i >= 0; i-- {
+					bi := int((byBucket[i] - s.lo) * s.scale)
+					if bi > bc {
+						a, e = i, i
+					} else if bi == bc {
+						a = i
+					}
+				}
+			}
+			_, bt := countAbove(byBucket[a:e], c)
+			if e < len(v) {
+				bt += sum(byBucket[e:])
+			}
+			require.Equal(t, math.Float64bits(bt), math.Float64bits(tot), "%s: n=%d sum above %v in bucket order", what, len(v), c)
 			abs := 0.0
 			for _, x := range v {
 				abs += math.Abs(x)
@@ -140,6 +162,113 @@ func TestOrderStatisticsMatchSort(t *testing.T) {
 				}
 				checkOrderStatistics(t, v, name)
 				_ = rep
+			}
+		}
+	}
+}
+
+// Every position of every cell, not only the bench's: windows at the top
+// bucket (padding past the last value), buckets of four and five values,
+// −0 and +0 mixed in one short bucket among spread values, ties at bucket
+// edges, long buckets, cells of 17 to 255 values (byte counters) and more.
+func TestOrderStatisticsEveryPosition(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 17))
+	patterns := map[string]func(i, n int) float64{
+		"uniform": func(i, n int) float64 { return rng.Float64() },
+		// A few zeros of both signs in the middle bucket of values
+		// spread over [−1, 1] that keep out of it.
+		"±0 in a short bucket": func(i, n int) float64 {
+			if i%23 == 5 {
+				return math.Copysign(0, float64(i%2)-0.5)
+			}
+			x := 0.01 + 0.99*rng.Float64()
+			return math.Copysign(x, rng.Float64()-0.5)
+		},
+		// Values on the edges of the 255 buckets between 0 and 255.
+		"bucket edges": func(i, n int) float64 {
+			if i == 0 {
+				return 0
+			}
+			if i == 1 {
+				return 255
+			}
+			return float64(rng.IntN(256))
+		},
+		"pairs": func(i, n int) float64 { return float64(rng.IntN(n / 2)) },
+		"top heavy": func(i, n int) float64 {
+			if i%3 == 0 {
+				return 1
+			}
+			return rng.Float64()
+		},
+		"lognormal": func(i, n int) float64 { return math.Exp(3 * rng.NormFloat64()) },
+	}
+	for _, n := range []int{2, 5, 16, 17, 18, 20, 33, 100, 254, 255, 256, 300} {
+		all := make([]int, n)
+		for i := range all {
+			all[i] = i
+		}
+		for name, gen := range patterns {
+			for rep := range 4 {
+				v := make([]float64, n)
+				for i := range v {
+					v[i] = gen(i, n)
+				}
+				if rep%2 == 1 {
+					rng.Shuffle(n, func(i, j int) { v[i], v[j] = v[j], v[i] })
+				}
+				lo, hi := firstExtremes(v)
+				var s quantScratch
+				got := orderStatistics(v, lo, hi, all, &s)
+				want := stableSorted(v)
+				for p := range want {
+					require.Equal(t, math.Float64bits(want[p]), math.Float64bits(got[p]), "%s n=%d rep %d position %d", name, n, rep, p)
+				}
+				// Again with the scratch of the cell before (stale
+				// values past this cell's).
+				got = orderStatistics(v[:n-1], lo, hi, all[:n-1], &s)
+				want = stableSorted(v[:n-1])
+				if lo2, hi2 := firstExtremes(v[:n-1]); lo2 != lo || hi2 != hi {
+					got = orderStatistics(v[:n-1], lo2, hi2, all[:n-1], &s)
+				}
+				for p := range want {
+					require.Equal(t, math.Float64bits(want[p]), math.Float64bits(got[p]), "%s n=%d rep %d position %d (shorter)", name, n-1, rep, p)
+				}
+			}
+		}
+	}
+}
+
+// Two reducers with different levels share a goroutine's scratch (and its
+// remembered wanted positions) with cells of different lengths: each gives
+// what it gives alone, bit for bit.
+func TestTwoLocationWiseShareScratch(t *testing.T) {
+	const cells, R = 1500, 40
+	cols := randomEnsemble(23, cells, R)
+	opsA := Operations{Quantiles: []float64{0.1, 0.9}, ProbabilityAbove: []float64{1}}
+	opsB := Operations{Summary: true, Quantiles: []float64{0.25, 0.5, 0.75, 0.975}, MeanAbove: []float64{2}}
+	ctx := geostat.WithWorkers(context.Background(), 1)
+	run := func(ops ...Operations) [][]Output {
+		var rs []Reducer
+		var ls []*LocationWise
+		for _, o := range ops {
+			l, err := NewLocationWise(o, cells, R)
+			require.NoError(t, err)
+			rs, ls = append(rs, l), append(ls, l)
+		}
+		require.NoError(t, Process(ctx, NewColumnsSource(cols, 0), rs...))
+		var out [][]Output
+		for _, l := range ls {
+			out = append(out, l.Outputs())
+		}
+		return out
+	}
+	both := run(opsA, opsB)
+	alone := [][]Output{run(opsA)[0], run(opsB)[0]}
+	for r := range both {
+		for k := range both[r] {
+			for i := range both[r][k].Values {
+				require.Equal(t, math.Float64bits(alone[r][k].Values[i]), math.Float64bits(both[r][k].Values[i]), "%s cell %d", both[r][k].Name, i)
 			}
 		}
 	}
