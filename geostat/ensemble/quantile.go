@@ -11,12 +11,14 @@ import (
 // values in realisation order (a stable sort; only −0 and +0 are equal yet
 // differ). Sorting all values is not needed: orderStatistics sorts them by
 // bucket (a counting sort on ⌊(x − min)·B/(max − min)⌋, an order-keeping map
-// from the values to B buckets) and then sorts only the buckets that hold a
-// wanted position. The result at those positions is exactly that of the
-// full stable sort.
+// from the values to B buckets, the values of a bucket in realisation
+// order: the bucket order) and then sorts only the buckets that hold a
+// wanted position, each in a copy (the sums above cutoffs read the bucket
+// order). The result at those positions is exactly that of the full stable
+// sort.
 
-// maxBuckets is the largest number of buckets: a bucket index (0 …
-// maxBuckets, see orderStatistics) fits a byte.
+// maxBuckets is the largest B of a cell of more than maxNarrow values: a
+// bucket index (0 … maxBuckets, see orderStatistics) fits a byte.
 const maxBuckets = 128
 
 // smallCell is the number of values up to which a cell is sorted whole by
@@ -24,7 +26,7 @@ const maxBuckets = 128
 const smallCell = 16
 
 // smallBucket is the bucket length up to which a bucket is sorted by
-// insertion; a longer one (many equal or clustered values) by sortBucket.
+// insertion; a longer one (many equal or clustered values) by selectBucket.
 const smallBucket = 32
 
 // quantScratch is one goroutine's working memory for the quantiles.
@@ -60,7 +62,7 @@ type quantScratch struct {
 	// bucket, end[0] = len(v)).
 	lo, scale float64
 	nb        int
-	// sub sorts the long buckets again (sortBucket), at depth+1; subPos
+	// sub sorts the long buckets again (selectBucket), at depth+1; subPos
 	// are the wanted positions inside such a bucket.
 	sub    *quantScratch
 	subPos []int
@@ -124,8 +126,10 @@ func wantedPositions(dst []int, levels []float64, n int) []int {
 // orderStatistics returns a slice w of len(v) values such that w[p] is the
 // value at position p of v sorted stably by value, for every p in pos
 // (ascending, each < len(v)). v (finite values, len(v) ≥ 1, smallest value
-// lo and largest hi) is left unchanged. w is s.sorted; its other positions
-// hold the rest of v's values.
+// lo and largest hi) is left unchanged. w is s.stat; its other positions
+// hold no meaningful value. s.sorted[:len(v)] holds v in bucket order, and
+// s.lo, s.scale, s.nb and s.end (s.end8 when s.narrow) the bucket map and
+// the bucket ends, for above.
 func orderStatistics(v []float64, lo, hi float64, pos []int, s *quantScratch) []float64 {
 	s.haveSS = false
 	n := len(v)
@@ -548,11 +552,12 @@ func (s *quantScratch) selectBucket(u []float64, pos []int, off int, stat []floa
 }
 
 // above returns the number and the sum of the values of w greater than c,
-// w the values orderStatistics sorted by bucket and c in [lo, hi), between
-// their smallest and largest values. Values in the buckets after c's are above c, values in the buckets
-// before it are not (the bucket map keeps the order): only c's bucket is
-// compared with c. The sum is that bucket's masked sum (countAbove) plus the
-// sum of the later positions of w, a fixed order.
+// w the values in the bucket order of the last orderStatistics
+// (s.sorted[:n]) and c in [lo, hi), between their smallest and largest
+// values. Values in the buckets after c's are above c, values in the
+// buckets before it are not (the bucket map keeps the order): only c's
+// bucket is compared with c. The sum is that bucket's masked sum
+// (countAbove) plus the sum of the later positions of w, a fixed order.
 func (s *quantScratch) above(w []float64, c float64) (count int, total float64) {
 	a, e := 0, len(w)
 	if s.nb > 0 {
