@@ -216,19 +216,17 @@ func (l *LocationWise) reduce(cell int, v []float64, s *scratch) {
 		return // outputs stay NaN
 	}
 	o := &l.out
-	var lo, hi, m float64
-	if o.Min != nil {
-		var total float64
-		total, lo, hi = sumMinMax(v)
+	var total, lo, hi, m float64
+	if o.Min != nil || len(l.qlevels) > 0 {
+		total, lo, hi = sumMinMax(v) // branch-free, unlike firstExtremes
 		m = total / float64(n)
+	}
+	if o.Min != nil {
 		o.Min[cell], o.Max[cell], o.Mean[cell] = lo, hi, m
 	}
-	var w []float64 // v sorted by bucket, when there are quantiles
+	var w []float64 // the order statistics, when there are quantiles
 	q := &s.quant
 	if len(l.qlevels) > 0 {
-		if o.Min == nil {
-			lo, hi = firstExtremes(v)
-		}
 		pos := q.positions(l.qlevels, n)
 		q.squares, q.mean = o.Min != nil, m
 		w = orderStatistics(v, lo, hi, pos, q)
@@ -250,7 +248,7 @@ func (l *LocationWise) reduce(cell int, v []float64, s *scratch) {
 		if w != nil {
 			for j, c := range l.cuts {
 				if c < lo { // every value: the sum in realisation order, as the mean's
-					s.above[j], s.sumAbove[j] = n, sum(v)
+					s.above[j], s.sumAbove[j] = n, total
 				} else if c >= hi {
 					s.above[j], s.sumAbove[j] = 0, 0
 				} else {
