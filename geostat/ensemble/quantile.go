@@ -242,9 +242,9 @@ func (s *quantScratch) narrowStatistics(v []float64, lo, hi float64, pos []int) 
 	}
 	s.lo, s.scale, s.nb = lo, scale, narrowBuckets
 	// As in orderStatistics: with D = hi − lo rounded, scale = 255/D·(1 +
-	// δ) and fl(x − lo)·scale ≤ D·scale ≤ 255·(1 + 2⁻⁵³)² rounds to at most
-	// the float after 255, which truncates to 255: the buckets are 0 …
-	// 255, in the order of the values.
+	// δ), |δ| ≤ 2⁻⁵³, and fl(x − lo) ≤ D, the product rounds to at most
+	// 255·(1 + 2⁻⁵³)² < 256, which truncates to 255: the buckets are 0 …
+	// 255, in the order of the values (both roundings keep the order).
 	end := &s.end8
 	clear(end[:])
 	key := s.key[:n]
@@ -293,10 +293,10 @@ func (s *quantScratch) narrowStatistics(v []float64, lo, hi float64, pos []int) 
 		w256[p] = v[i]
 		end[b] = p + 1
 	}
-	// end[b] is now the position after bucket b. Sort the buckets that
-	// hold a wanted position, each once: bucket b holds position p when
-	// end[b−1] ≤ p < end[b]. The buckets are found first, by branch-free
-	// binary searches that a core runs side by side.
+	// end[b] is now the position after bucket b: bucket b holds position
+	// p when end[b−1] ≤ p < end[b]. The buckets of the wanted positions
+	// are found first, by branch-free binary searches that a core runs
+	// side by side.
 	if cap(s.posBucket) < len(pos) {
 		s.posBucket = make([]uint8, len(pos))
 	}
@@ -327,9 +327,9 @@ func (s *quantScratch) narrowStatistics(v []float64, lo, hi float64, pos []int) 
 			start = int(end[b-1])
 		}
 		if int(end[b])-start <= 4 {
-			// rank4, written out: each value's rank is the number of
-			// values before it not greater and of values after it
-			// smaller.
+			// The stable sort of the window without branches: each
+			// value goes to its rank, the number of values before it
+			// not greater and of values after it smaller.
 			x := w256[start : start+4 : start+4]
 			a, b, c, d := x[0], x[1], x[2], x[3]
 			ra := b2i(b < a) + b2i(c < a) + b2i(d < a)
@@ -358,19 +358,6 @@ const windowArray = 260
 
 // posInf pads the windows of narrowStatistics.
 var posInf = math.Inf(1)
-
-// rank4 returns the value at position r (0 … 3) of a, b, c, d sorted
-// stably, without branches: each value's rank is the number of values
-// before it not greater and of values after it smaller.
-func rank4(a, b, c, d float64, r int) float64 {
-	ra := b2i(b < a) + b2i(c < a) + b2i(d < a)
-	rb := b2i(a <= b) + b2i(c < b) + b2i(d < b)
-	rc := b2i(a <= c) + b2i(b <= c) + b2i(d < c)
-	rd := b2i(a <= d) + b2i(b <= d) + b2i(c <= d)
-	var t [4]float64
-	t[ra&3], t[rb&3], t[rc&3], t[rd&3] = a, b, c, d
-	return t[r&3]
-}
 
 // count8 is count into byte counters.
 func count8(v []float64, lo, scale float64, key []uint8, end *[256]uint8) {
