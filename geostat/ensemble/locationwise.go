@@ -98,12 +98,13 @@ type Statistics struct {
 // values, which only −0 and +0 can be while differing, keep their
 // realisation order). They are found without sorting the cell: a counting
 // sort into buckets of equal width between the minimum and the maximum
-// (bucket ⌊(x − min)·B/(max − min)⌋, B = 255 when 16 < n ≤ 255, otherwise
-// the power of two above n, at most 128; a cell of at most 16 values, or
-// whose range overflows this map, is one bucket), the values of a bucket in
-// realisation order (the bucket order), then a sort of only the buckets
-// that hold a wanted position (a long one bucketed again between its own
-// extremes); the values found are exactly those of the full sort.
+// (bucket ⌊(x − min)·B/(max − min)⌋, B = 63, 127 or 255 when 16 < n ≤ 25,
+// 51 or 255, otherwise the power of two above n, at most 128; a cell of at
+// most 16 values, or whose range overflows this map, is one bucket), the
+// values of a bucket in realisation order (the bucket order), then a sort
+// of only the buckets that hold a wanted position (a long one bucketed
+// again between its own extremes); the values found are exactly those of
+// the full sort.
 //
 // Sums run in a fixed order, so every output is a function of the cell's
 // values alone: the mean's and the variance's over the values in

@@ -155,7 +155,7 @@ func orderStatistics(v []float64, lo, hi float64, pos []int, s *quantScratch) []
 	// most values equal to hi; both roundings keep the order, so x ≤ y gives
 	// bucket(x) ≤ bucket(y).
 	end := &s.end
-	clear(end[:nb+1])
+	clear(end[:])
 	key := s.key[:n]
 	if s.squares {
 		s.ss, s.haveSS = countSquares(v, lo, scale, key, end, s.mean), true
@@ -226,25 +226,37 @@ func (s *quantScratch) oneBucket(v []float64, lo, hi float64) []float64 {
 // positions fit a byte.
 const maxNarrow = 255
 
-// narrowBuckets is the number of buckets of narrowStatistics less one:
-// the buckets are 0 … narrowBuckets, a byte's values.
-const narrowBuckets = 255
+// narrowBuckets returns B for narrowStatistics on n values, the buckets
+// being 0 … B: 63 up to 25 values, 127 up to 51, 255 above, 2.5 buckets a
+// value or more, so that the bucket of a wanted position seldom holds more
+// than four values, while a small cell does not pay for 256 counts.
+func narrowBuckets(n int) int {
+	switch {
+	case n <= 25:
+		return 63
+	case n <= 51:
+		return 127
+	}
+	return 255
+}
 
 // narrowStatistics is orderStatistics for smallCell < n ≤ maxNarrow values
-// into the 256 buckets 0 … 255: the counts and the positions are bytes, the
+// into the buckets 0 … narrowBuckets(n) ≤ 255: the counts and the positions are bytes, the
 // running sums of the counts are taken eight buckets at a time in a machine
 // word.
 func (s *quantScratch) narrowStatistics(v []float64, lo, hi float64, pos []int) []float64 {
 	n := len(v)
-	scale := narrowBuckets / (hi - lo)
+	nb := narrowBuckets(n)
+	scale := float64(nb) / (hi - lo)
 	if hi == lo || scale == 0 || math.IsInf(scale, 0) {
 		return s.oneBucket(v, lo, hi)
 	}
-	s.lo, s.scale, s.nb = lo, scale, narrowBuckets
-	// As in orderStatistics: with D = hi − lo rounded, scale = 255/D·(1 +
+	s.lo, s.scale, s.nb = lo, scale, nb
+	// As in orderStatistics: with D = hi − lo rounded, scale = B/D·(1 +
 	// δ), |δ| ≤ 2⁻⁵³, and fl(x − lo) ≤ D, the product rounds to at most
-	// 255·(1 + 2⁻⁵³)² < 256, which truncates to 255: the buckets are 0 …
-	// 255, in the order of the values (both roundings keep the order).
+	// B·(1 + 2⁻⁵³)² < B + 1, which truncates to B: the buckets are 0 … B,
+	// in the order of the values (both roundings keep the order). The
+	// counts past B stay 0 and are not used.
 	end := &s.end8
 	clear(end[:])
 	key := s.key[:n]
@@ -259,6 +271,9 @@ func (s *quantScratch) narrowStatistics(v []float64, lo, hi float64, pos []int) 
 	const ones = 0x0101010101010101
 	var c uint64
 	for i := 0; i < 256; i += 8 {
+		if i > nb {
+			break
+		}
 		e := end[i : i+8 : i+8]
 		p := binary.LittleEndian.Uint64(e) * ones
 		binary.LittleEndian.PutUint64(e, p<<8+c*ones)
@@ -303,8 +318,12 @@ func (s *quantScratch) narrowStatistics(v []float64, lo, hi float64, pos []int) 
 	pb := s.posBucket[:len(pos)]
 	for j, p := range pos {
 		var u uint8
-		u += uint8(b2i(int(end[u+127]) <= p) << 7)
-		u += uint8(b2i(int(end[u+63]) <= p) << 6)
+		if nb == 255 {
+			u += uint8(b2i(int(end[u+127]) <= p) << 7)
+		}
+		if nb >= 127 {
+			u += uint8(b2i(int(end[u+63]) <= p) << 6)
+		}
 		u += uint8(b2i(int(end[u+31]) <= p) << 5)
 		u += uint8(b2i(int(end[u+15]) <= p) << 4)
 		u += uint8(b2i(int(end[u+7]) <= p) << 3)

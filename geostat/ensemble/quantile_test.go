@@ -203,7 +203,7 @@ func TestOrderStatisticsEveryPosition(t *testing.T) {
 		},
 		"lognormal": func(i, n int) float64 { return math.Exp(3 * rng.NormFloat64()) },
 	}
-	for _, n := range []int{2, 5, 16, 17, 18, 20, 33, 100, 254, 255, 256, 300} {
+	for _, n := range []int{2, 5, 16, 17, 18, 20, 25, 26, 33, 51, 52, 100, 254, 255, 256, 300} {
 		all := make([]int, n)
 		for i := range all {
 			all[i] = i
