@@ -99,9 +99,8 @@ type Statistics struct {
 // realisation order). They are found without sorting the cell: a counting
 // sort into buckets of equal width between the minimum and the maximum
 // (bucket ⌊(x − min)·B/(max − min)⌋, B = 63 when 16 < n ≤ 25, 127 when
-// 25 < n ≤ 51, 255 when 51 < n ≤ 255, otherwise the power of two above n,
-// at most 128; a cell of at most 16 values, or whose range overflows this
-// map, is one bucket), the
+// 25 < n ≤ 51, 255 when 51 < n ≤ 255, 128 when n > 255; a cell of at most
+// 16 values, or whose range overflows this map, is one bucket), the
 // values of a bucket in realisation order (the bucket order), then a sort
 // of only the buckets that hold a wanted position (a long one bucketed
 // again between its own extremes); the values found are exactly those of
