@@ -309,28 +309,14 @@ func (s *quantScratch) narrowStatistics(v []float64, lo, hi float64, pos []int) 
 		end[b] = p + 1
 	}
 	// end[b] is now the position after bucket b: bucket b holds position
-	// p when end[b−1] ≤ p < end[b]. The buckets of the wanted positions
-	// are found first, by branch-free binary searches that a core runs
-	// side by side.
+	// p when end[b−1] ≤ p < end[b]. The value at position p of the bucket
+	// order is one of that bucket's, so its bucket is that of the value.
 	if cap(s.posBucket) < len(pos) {
 		s.posBucket = make([]uint8, len(pos))
 	}
 	pb := s.posBucket[:len(pos)]
 	for j, p := range pos {
-		var u uint8
-		if nb == 255 {
-			u += uint8(b2i(int(end[u+127]) <= p) << 7)
-		}
-		if nb >= 127 {
-			u += uint8(b2i(int(end[u+63]) <= p) << 6)
-		}
-		u += uint8(b2i(int(end[u+31]) <= p) << 5)
-		u += uint8(b2i(int(end[u+15]) <= p) << 4)
-		u += uint8(b2i(int(end[u+7]) <= p) << 3)
-		u += uint8(b2i(int(end[u+3]) <= p) << 2)
-		u += uint8(b2i(int(end[u+1]) <= p) << 1)
-		u += uint8(b2i(int(end[u]) <= p))
-		pb[j] = u
+		pb[j] = uint8(int((w256[uint8(p)] - lo) * scale))
 	}
 	// A bucket of at most four values is read through a window of four:
 	// its values, then larger ones (of the next buckets, or +Inf past the
