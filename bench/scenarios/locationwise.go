@@ -229,7 +229,7 @@ func setupLocationWise(_ context.Context, cfg harness.Config) (*harness.Workload
 		debug.FreeOSMemory()
 		return d, nil
 	}
-	// statsPass reads and computes (ensemble.Process holds two pieces) and
+	// statsPass reads and computes (ensemble.Process holds up to 32 MiB) and
 	// returns its time.
 	statsPass := func(ctx context.Context) (float64, error) {
 		t0 := time.Now()
