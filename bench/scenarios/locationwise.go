@@ -189,10 +189,10 @@ func setupLocationWise(_ context.Context, cfg harness.Config) (*harness.Workload
 		// (Linux), and the largest fraction of its pages left resident.
 		readColdT, statsColdT []float64
 		residentCold          float64
-		tileBytes     = float64(8 * src.MaxTile() * R)
-		perCell       = 4 + len(locationWiseOps.Quantiles) + len(locationWiseOps.ProbabilityAbove) + len(locationWiseOps.MeanAbove)
-		outputBytes   = float64(8 * cells * perCell)
-		probes        = []int{0, 1, cells / 3, cells / 2, cells - 1}
+		tileBytes             = float64(8 * src.MaxTile() * R)
+		perCell               = 4 + len(locationWiseOps.Quantiles) + len(locationWiseOps.ProbabilityAbove) + len(locationWiseOps.MeanAbove)
+		outputBytes           = float64(8 * cells * perCell)
+		probes                = []int{0, 1, cells / 3, cells / 2, cells - 1}
 	)
 	_, coldErr := dropFromPageCache(f)
 	coldOK := coldErr == nil
