@@ -12,9 +12,9 @@
 // a Parquet reader that returns a row group at a time, the tiles of a running
 // simulation (TileFromFlat over a tbsim.Tile), or columns held in memory
 // (NewColumnsSource). Process reads pieces of about 2¹⁸ values (a tile or a
-// part of one) into two buffers, reading the next piece on another goroutine
-// while the current one is processed, so a 10,000,000-cell ×
-// 100-realisation ensemble needs two such pieces (4 MiB) plus the outputs,
+// part of one) into up to 16 buffers, reading the next pieces on another
+// goroutine while the current one is processed, so a 10,000,000-cell ×
+// 100-realisation ensemble needs 16 such pieces (32 MiB) plus the outputs,
 // never the whole table nor a whole row group.
 //
 // Within a tile, goroutines (geostat.Workers) take chunks of cells, transpose

@@ -16,6 +16,15 @@ import (
 	"github.com/geostat-engine/geostat/geostat/ensemble"
 )
 
+// readConcurrency is the fewest columns an EnsembleReader reads at once
+// (more when GOMAXPROCS is larger): decoding needs a core per column, but
+// a blob that is not in the page cache is read faster with several reads in
+// flight (in the location-wise bench, with the blob dropped from the page
+// cache and ensemble.Process holding 16 pieces, reading 8 columns at once
+// instead of 2 cut the time the statistics waited for the reader from about
+// 0.18 s to about 0.11 s of a pass of about 0.8 s).
+const readConcurrency = 8
+
 // DefaultEnsembleTile is the largest number of rows an EnsembleReader
 // returns at once unless told otherwise: the writer's row group, so that the
 // files the worker writes are read a row group at a time.
@@ -27,7 +36,8 @@ const DefaultEnsembleTile = DefaultRowGroupRows
 // ensemble.Source whose tiles are the file's row groups, cut into pieces of
 // at most MaxTile() rows when a row group is larger. Columns are decoded in
 // parallel straight into the caller's buffers, so reading needs one tile of
-// memory whatever the size of the blob.
+// memory whatever the size of the blob, with up to readConcurrency column
+// reads in flight.
 //
 // It makes ReadTable's checks: the number and the types of the columns, the
 // row count against the element's length (at open), and the values of each
@@ -235,7 +245,7 @@ func (er *EnsembleReader) ReadTile(ctx context.Context, dst [][]float64) (t ense
 	errs := make([]error, er.width)
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), er.width) {
+	for range min(max(runtime.GOMAXPROCS(0), readConcurrency), er.width) {
 		wg.Go(func() {
 			for c := int(next.Add(1)) - 1; c < er.width; c = int(next.Add(1)) - 1 {
 				errs[c] = er.readColumn(c, t.Columns[c])

@@ -189,8 +189,8 @@ func loadGridTarget(ctx context.Context, env *Env, req Request, ref ObjectRef, s
 }
 
 // tileBytes is the memory of the buffers the reader fills: ensemble.Process's
-// two read buffers (the library's per-goroutine transposition buffers are
-// small beside them).
+// read buffers, ensemble.BufferBytes (the library's per-goroutine
+// transposition buffers are small beside them).
 func (s *ensembleSource) tileBytes() float64 {
 	return float64(ensemble.BufferBytes(s.cells, s.width, objects.DefaultEnsembleTile))
 }
