@@ -185,34 +185,19 @@ func setupLocationWise(_ context.Context, cfg harness.Config) (*harness.Workload
 		lw            *ensemble.LocationWise
 		readSum       float64
 		readT, statsT []float64
-		// The same passes with the blob dropped from the page cache first
-		// (Linux), and the largest fraction of its pages left resident.
-		readColdT, statsColdT []float64
-		residentCold          float64
-		tileBytes             = float64(8 * src.MaxTile() * R)
-		perCell               = 4 + len(locationWiseOps.Quantiles) + len(locationWiseOps.ProbabilityAbove) + len(locationWiseOps.MeanAbove)
-		outputBytes           = float64(8 * cells * perCell)
-		probes                = []int{0, 1, cells / 3, cells / 2, cells - 1}
+		tileBytes     = float64(8 * src.MaxTile() * R)
+		perCell       = 4 + len(locationWiseOps.Quantiles) + len(locationWiseOps.ProbabilityAbove) + len(locationWiseOps.MeanAbove)
+		outputBytes   = float64(8 * cells * perCell)
+		probes        = []int{0, 1, cells / 3, cells / 2, cells - 1}
 	)
-	_, coldErr := dropFromPageCache(f)
-	coldOK := coldErr == nil
-	passes := 2 // the read pass, then the read+statistics pass
-	if coldOK {
-		passes = 4 // both read passes, then both read+statistics passes
-	}
-	coldInfo := "each from the page cache and again with the blob dropped from it first (read from the disk)"
-	if !coldOK {
-		coldInfo = fmt.Sprintf("from the page cache only (no cold passes: %v)", coldErr)
-	}
 	w := &harness.Workload{
-		Info: fmt.Sprintf("%d cells x %d realisations, %d bytes zstd on disk, row groups of %d cells; summary + quantiles %v + cutoffs %v; one run = a read-only pass then a read+statistics pass, %s",
-			cells, R, blob.Size, src.MaxTile(), locationWiseOps.Quantiles, locationWiseOps.ProbabilityAbove, coldInfo),
+		Info: fmt.Sprintf("%d cells x %d realisations, %d bytes zstd on disk, row groups of %d cells; summary + quantiles %v + cutoffs %v; one run = a read-only pass then a read+statistics pass",
+			cells, R, blob.Size, src.MaxTile(), locationWiseOps.Quantiles, locationWiseOps.ProbabilityAbove),
 		Items: int64(cells), Unit: "cells",
-		Counts: []harness.Count{{Name: "values (all passes)", PerRun: float64(passes * cells * R)}},
+		Counts: []harness.Count{{Name: "values (both passes)", PerRun: 2 * float64(cells*R)}},
 	}
-	// readPass reads the whole ensemble without computing anything (into
-	// one tile buffer, released afterwards) and returns its time.
-	readPass := func(ctx context.Context) (float64, error) {
+	w.Run = func(ctx context.Context, progress func(done, total int)) error {
+		// Pass 1: read only, into one tile buffer.
 		buf := make([][]float64, R)
 		for r := range buf {
 			buf[r] = make([]float64, src.MaxTile())
@@ -220,69 +205,31 @@ func setupLocationWise(_ context.Context, cfg harness.Config) (*harness.Workload
 		t0 := time.Now()
 		sum, err := readAll(ctx, src, buf)
 		if err != nil {
-			return 0, err
+			return err
 		}
-		d := time.Since(t0).Seconds()
+		readT = append(readT, time.Since(t0).Seconds())
 		readSum = sum
 		buf = nil
 		runtime.GC()
 		debug.FreeOSMemory()
-		return d, nil
-	}
-	// statsPass reads and computes (ensemble.Process holds up to 32 MiB) and
-	// returns its time.
-	statsPass := func(ctx context.Context) (float64, error) {
-		// The previous pass's outputs go first: each pass holds one set.
-		lw = nil
-		runtime.GC()
-		debug.FreeOSMemory()
-		t0 := time.Now()
+		if progress != nil {
+			progress(1, 2)
+		}
+		// Pass 2: read and compute (ensemble.Process holds up to 32 MiB of
+		// pieces).
+		t0 = time.Now()
 		src.Rewind()
 		l, err := ensemble.NewLocationWise(locationWiseOps, cells, R)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		if err := ensemble.Process(ctx, src, l); err != nil {
-			return 0, err
+			return err
 		}
+		statsT = append(statsT, time.Since(t0).Seconds())
 		lw = l
-		return time.Since(t0).Seconds(), nil
-	}
-	// cold runs pass with f dropped from the page cache first: the read of
-	// a stored blob the machine has not just read or written.
-	cold := func(ctx context.Context, pass func(context.Context) (float64, error)) (float64, error) {
-		res, err := dropFromPageCache(f)
-		if err != nil {
-			return 0, err
-		}
-		residentCold = max(residentCold, res)
-		return pass(ctx)
-	}
-	type pass struct {
-		times *[]float64
-		run   func(context.Context) (float64, error)
-		cold  bool
-	}
-	order := []pass{{&readT, readPass, false}, {&statsT, statsPass, false}}
-	if coldOK {
-		order = []pass{{&readT, readPass, false}, {&readColdT, readPass, true}, {&statsT, statsPass, false}, {&statsColdT, statsPass, true}}
-	}
-	w.Run = func(ctx context.Context, progress func(done, total int)) error {
-		for k, p := range order {
-			var d float64
-			var err error
-			if p.cold {
-				d, err = cold(ctx, p.run)
-			} else {
-				d, err = p.run(ctx)
-			}
-			if err != nil {
-				return err
-			}
-			*p.times = append(*p.times, d)
-			if progress != nil {
-				progress(k+1, len(order))
-			}
+		if progress != nil {
+			progress(2, 2)
 		}
 		return nil
 	}
@@ -307,11 +254,6 @@ func setupLocationWise(_ context.Context, cfg harness.Config) (*harness.Workload
 			"output_bytes":           outputBytes,
 			"memory_budget_bytes":    2*tileBytes + outputBytes,
 			"statistics_cells_per_s": float64(cells) / st,
-		}
-		if len(readColdT) > 0 {
-			rc, sc := median(readColdT), median(statsColdT)
-			d["read_cold_seconds"], d["read_stats_cold_seconds"], d["ratio_to_read_cold"] = rc, sc, sc/rc
-			d["cold_resident_fraction"] = residentCold
 		}
 		if !math.IsNaN(readTable) {
 			d["read_table_seconds"], d["ratio_to_read_table"] = readTable, st/readTable
