@@ -326,11 +326,12 @@ const readValues = 1 << 18
 // page of every column at about the same row (the writer's pages hold the
 // same rows in every column: 256 KiB each, 25 MiB for 100 realisations);
 // from a blob not in the page cache that takes the disk a while, during
-// which the workers process the pieces already read instead of waiting (in
-// the location-wise bench, with the blob dropped from the page cache, the
-// workers waited 0.34–0.53 s of a pass of about 0.8 s for the reader with
-// two pieces, 0.15–0.21 s with sixteen, and 0.08–0.13 s with sixteen and
-// the reader's 8 columns at once).
+// which the workers process the pieces already read instead of waiting. In
+// the location-wise bench's ensemble, dropped from the page cache by
+// posix_fadvise DONTNEED before each pass (2026-11-25), the workers waited
+// for the reader 0.34–0.53 s of a pass of about 0.8 s with two pieces,
+// 0.15–0.21 s with sixteen, and 0.08–0.13 s with sixteen and the reader's 8
+// columns at once.
 const (
 	readAheadBytes = 32 << 20
 	maxPieces      = 16
