@@ -261,9 +261,9 @@ func (s *quantScratch) narrowStatistics(v []float64, lo, hi float64, pos []int) 
 	clear(end[:])
 	key := s.key[:n]
 	if s.squares {
-		s.ss, s.haveSS = countSquares8(v, lo, scale, key, end, s.mean), true
+		s.ss, s.haveSS = countSquares(v, lo, scale, key, end, s.mean), true
 	} else {
-		count8(v, lo, scale, key, end)
+		count(v, lo, scale, key, end)
 	}
 	// Counts to starting positions, eight buckets a word: the product of
 	// the word with 0x0101…01 holds in byte k the sum of bytes 0 … k (no
@@ -364,8 +364,13 @@ const windowArray = 260
 // posInf pads the windows of narrowStatistics.
 var posInf = math.Inf(1)
 
-// count8 is count into byte counters.
-func count8(v []float64, lo, scale float64, key []uint8, end *[256]uint8) {
+// counter is the type of the bucket counters: bytes for cells of at most
+// 255 values, int32 for longer ones.
+type counter interface{ ~uint8 | ~int32 }
+
+// count stores the bucket of each value of v in key and counts the values
+// of each bucket in end.
+func count[C counter](v []float64, lo, scale float64, key []uint8, end *[256]C) {
 	key = key[:len(v)]
 	for len(v) >= 4 && len(key) >= 4 {
 		b0 := uint8(int((v[0] - lo) * scale))
@@ -386,8 +391,10 @@ func count8(v []float64, lo, scale float64, key []uint8, end *[256]uint8) {
 	}
 }
 
-// countSquares8 is countSquares into byte counters.
-func countSquares8(v []float64, lo, scale float64, key []uint8, end *[256]uint8, m float64) float64 {
+// countSquares is count that also returns sumSquares(v, m), the same
+// additions in the same order: the variance's pass shares the bucket pass's
+// loads.
+func countSquares[C counter](v []float64, lo, scale float64, key []uint8, end *[256]C, m float64) float64 {
 	key = key[:len(v)]
 	var s0, s1, s2, s3 float64
 	n8 := len(v) &^ 7
@@ -424,59 +431,6 @@ func countSquares8(v []float64, lo, scale float64, key []uint8, end *[256]uint8,
 		s3 += d7 * d7
 	}
 	v, key = v[n8:], key[n8:]
-	for len(v) >= 4 && len(key) >= 4 {
-		x0, x1, x2, x3 := v[0], v[1], v[2], v[3]
-		b0 := uint8(int((x0 - lo) * scale))
-		b1 := uint8(int((x1 - lo) * scale))
-		b2 := uint8(int((x2 - lo) * scale))
-		b3 := uint8(int((x3 - lo) * scale))
-		key[0], key[1], key[2], key[3] = b0, b1, b2, b3
-		end[b0]++
-		end[b1]++
-		end[b2]++
-		end[b3]++
-		d0, d1, d2, d3 := x0-m, x1-m, x2-m, x3-m
-		s0 += d0 * d0
-		s1 += d1 * d1
-		s2 += d2 * d2
-		s3 += d3 * d3
-		v, key = v[4:], key[4:]
-	}
-	for i, x := range v {
-		b := uint8(int((x - lo) * scale))
-		key[i] = b
-		end[b]++
-		d := x - m
-		s0 += d * d
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
-// count stores the bucket of each value of v in key and counts the values
-// of each bucket in end.
-func count(v []float64, lo, scale float64, key []uint8, end *[256]int32) {
-	key = key[:len(v)]
-	i := 0
-	for ; i+2 <= len(v); i += 2 {
-		b0 := uint8(int((v[i] - lo) * scale))
-		b1 := uint8(int((v[i+1] - lo) * scale))
-		key[i], key[i+1] = b0, b1
-		end[b0]++
-		end[b1]++
-	}
-	if i < len(v) {
-		b := uint8(int((v[i] - lo) * scale))
-		key[i] = b
-		end[b]++
-	}
-}
-
-// countSquares is count that also returns sumSquares(v, m), the same
-// additions in the same order: the variance's pass shares the bucket pass's
-// loads.
-func countSquares(v []float64, lo, scale float64, key []uint8, end *[256]int32, m float64) float64 {
-	key = key[:len(v)]
-	var s0, s1, s2, s3 float64
 	for len(v) >= 4 && len(key) >= 4 {
 		x0, x1, x2, x3 := v[0], v[1], v[2], v[3]
 		b0 := uint8(int((x0 - lo) * scale))
