@@ -155,13 +155,8 @@ func orderStatistics(v []float64, lo, hi float64, pos []int, s *quantScratch) []
 	// most values equal to hi; both roundings keep the order, so x ≤ y gives
 	// bucket(x) ≤ bucket(y).
 	end := &s.end
-	clear(end[:])
 	key := s.key[:n]
-	if s.squares {
-		s.ss, s.haveSS = countSquares(v, lo, scale, key, end, s.mean), true
-	} else {
-		count(v, lo, scale, key, end)
-	}
+	countInto(s, v, lo, scale, end)
 	// Counts to starting positions, four buckets a step (nb is a power of
 	// two ≥ 8); the last bucket, nb, starts after all the others.
 	var c int32
@@ -258,13 +253,8 @@ func (s *quantScratch) narrowStatistics(v []float64, lo, hi float64, pos []int) 
 	// in the order of the values (both roundings keep the order). The
 	// counts past B stay 0 and are not used.
 	end := &s.end8
-	clear(end[:])
 	key := s.key[:n]
-	if s.squares {
-		s.ss, s.haveSS = countSquares(v, lo, scale, key, end, s.mean), true
-	} else {
-		count(v, lo, scale, key, end)
-	}
+	countInto(s, v, lo, scale, end)
 	// Counts to starting positions, eight buckets a word: the product of
 	// the word with 0x0101…01 holds in byte k the sum of bytes 0 … k (no
 	// byte carries: all counts add up to n ≤ 255).
@@ -367,6 +357,20 @@ var posInf = math.Inf(1)
 // counter is the type of the bucket counters: bytes for cells of at most
 // 255 values, int32 for longer ones.
 type counter interface{ ~uint8 | ~int32 }
+
+// countInto is the bucket pass of s over v: it clears end, stores the
+// bucket of each value in s.key and counts the values of each bucket in
+// end, and, when s.squares, sets s.ss to sumSquares(v, s.mean) in the same
+// pass (haveSS).
+func countInto[C counter](s *quantScratch, v []float64, lo, scale float64, end *[256]C) {
+	clear(end[:])
+	key := s.key[:len(v)]
+	if s.squares {
+		s.ss, s.haveSS = countSquares(v, lo, scale, key, end, s.mean), true
+	} else {
+		count(v, lo, scale, key, end)
+	}
+}
 
 // count stores the bucket of each value of v in key and counts the values
 // of each bucket in end.
