@@ -114,9 +114,13 @@ func TestReadCellsAndBufferBytes(t *testing.T) {
 	require.Equal(t, 131072, readCells(1, 131072, 1_000_000))   // the row group
 	require.Equal(t, 77, readCells(100, 131072, 77))            // the ensemble
 	require.Equal(t, 16, readCells(100_000, 131072, 1_000_000)) // one chunk of 16 cells
-	// 32 MiB of pieces, between 2 and 16: 16 pieces of 2,092,800 bytes,
-	// 16 of 1 MiB (not 32), 2 of 12.8 MB (not 2.6).
+	// 32 MiB of pieces, between 2 and 16, at most the ensemble's pieces:
+	// 16 pieces of 2,092,800 bytes, 8 of 1 MiB (the ensemble's 7.6, not
+	// 32), 2 of 12.8 MB (not 2.6), 8 for 20,000 cells (7.6 pieces of 2616
+	// cells), 2 for one piece.
 	require.Equal(t, 16*8*8*327*100, BufferBytes(1_000_000, 100, 131072))
-	require.Equal(t, 16*8*131072, BufferBytes(1_000_000, 1, 131072))
+	require.Equal(t, 8*8*131072, BufferBytes(1_000_000, 1, 131072))
 	require.Equal(t, 2*8*16*100_000, BufferBytes(1_000_000, 100_000, 131072))
+	require.Equal(t, 8*8*8*327*100, BufferBytes(20_000, 100, 131072))
+	require.Equal(t, 2*8*77*100, BufferBytes(77, 100, 131072))
 }

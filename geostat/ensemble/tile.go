@@ -347,30 +347,34 @@ func readCells(R, maxTile, cells int) int {
 	return max(1, min(n, maxTile, cells))
 }
 
-// readPieces returns the number of buffers of pieceBytes bytes Process
-// reads into.
-func readPieces(pieceBytes int) int {
-	return max(2, min(maxPieces, readAheadBytes/max(1, pieceBytes)))
+// readPieces returns the number of buffers Process reads pieces of
+// pieceCells cells × R realisations into, for an ensemble of cells cells:
+// as many as readAheadBytes holds, at most maxPieces and at most the pieces
+// of the ensemble, but at least two.
+func readPieces(pieceCells, R, cells int) int {
+	bytes := 8 * pieceCells * R
+	pieces := (cells + pieceCells - 1) / max(1, pieceCells)
+	return max(2, min(maxPieces, readAheadBytes/max(1, bytes), pieces))
 }
 
 // BufferBytes returns the bytes of the read buffers Process uses for an
 // ensemble of cells cells × realisations realisations whose source returns
-// tiles of at most maxTile cells (about 32 MiB, or two pieces when they are
-// larger than 16 MiB): the memory Process needs besides the reducers'
-// outputs and its workers' small transposition buffers.
+// tiles of at most maxTile cells (at most about 32 MiB, or two pieces when
+// a piece is larger than 16 MiB): the memory Process needs besides the
+// reducers' outputs and its workers' small transposition buffers.
 func BufferBytes(cells, realisations, maxTile int) int {
-	piece := 8 * readCells(realisations, max(1, maxTile), cells) * realisations
-	return readPieces(piece) * piece
+	piece := readCells(realisations, max(1, maxTile), cells)
+	return readPieces(piece, realisations, cells) * 8 * piece * realisations
 }
 
 // Process reads every tile of src and runs the reducers over it
 // (ProcessTile). It reads pieces of at most readCells cells (tiles of the
-// source, or parts of them, about 2 MiB) into up to 16 buffers (about 32
-// MiB, BufferBytes), the next pieces being read on another goroutine while
-// the workers process the current one, so memory stays near those buffers
-// plus the reducers' outputs whatever the size of the ensemble and of its
-// tiles. Only that goroutine
-// calls src, one call at a time, and it has returned when Process returns.
+// source, or parts of them, about 2 MiB) into up to 16 buffers (at most
+// about 32 MiB, BufferBytes), the next pieces being read on another
+// goroutine while the workers process the current one, so memory stays near
+// those buffers plus the reducers' outputs whatever the size of the
+// ensemble and of its tiles. Only that goroutine calls src, one call at a
+// time, and it has returned when Process returns.
 // Process checks that src has the reducers' shape and that its tiles cover
 // every cell once, in order.
 func Process(ctx context.Context, src Source, rs ...Reducer) error {
@@ -396,7 +400,7 @@ func ProcessWithProgress(ctx context.Context, src Source, progress func(done, to
 		return fmt.Errorf("ensemble: source tile size %d", maxTile)
 	}
 	piece := readCells(R, maxTile, cells)
-	dsts := make([][][]float64, readPieces(8*piece*R))
+	dsts := make([][][]float64, readPieces(piece, R, cells))
 	for b := range dsts {
 		buf := make([]float64, piece*R)
 		dsts[b] = make([][]float64, R)
