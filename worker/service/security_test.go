@@ -292,6 +292,9 @@ func TestMemoryAdmissionAndMetrics(t *testing.T) {
 	wctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	b := submit(t, owner, "geostatistics", "conditional-turning-bands", heavySimulation(owner.Base))
+	// Until the worker takes the job from the shared queue, its message
+	// is the submit's "waiting for a free slot"; then it says why it waits.
+	waitMessage(t, owner, b, "waiting for memory")
 	r := expectStatus(t, owner, http.MethodGet, b, http.StatusAccepted, "the second job waits")
 	var st struct{ Status, Message string }
 	require.NoError(t, r.JSON(&st))
