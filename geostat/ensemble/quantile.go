@@ -511,18 +511,11 @@ func (s *quantScratch) selectBucket(u []float64, pos []int, off int, stat []floa
 func (s *quantScratch) above(w []float64, c float64) (count int, total float64) {
 	a, e := 0, len(w)
 	if s.nb > 0 {
-		b := uint8(int((c - s.lo) * s.scale))
-		if s.narrow {
-			if b > 0 {
-				a = int(s.end8[b-1])
-			}
-			e = int(s.end8[b])
-		} else {
-			if b > 0 {
-				a = int(s.end[b-1])
-			}
-			e = int(s.end[b])
+		b := int(uint8(int((c - s.lo) * s.scale)))
+		if b > 0 {
+			a = s.bucketEnd(b - 1)
 		}
+		e = s.bucketEnd(b)
 	}
 	count, total = countAbove(w[a:e], c)
 	if e < len(w) {
@@ -530,6 +523,15 @@ func (s *quantScratch) above(w []float64, c float64) (count int, total float64) 
 		total += sum(w[e:])
 	}
 	return count, total
+}
+
+// bucketEnd is the position after bucket b in the bucket order of the last
+// orderStatistics (its ends are bytes when it was narrow).
+func (s *quantScratch) bucketEnd(b int) int {
+	if s.narrow {
+		return int(s.end8[b])
+	}
+	return int(s.end[b])
 }
 
 // sortStable sorts w by value, equal values (−0 and +0) keeping their order.
