@@ -253,7 +253,7 @@ func (l *LocationWise) reduce(cell int, v []float64, s *scratch) {
 				} else if c >= hi {
 					s.above[j], s.sumAbove[j] = 0, 0
 				} else {
-					s.above[j], s.sumAbove[j] = s.quant.above(q.sorted[:n], c)
+					s.above[j], s.sumAbove[j] = q.above(q.sorted[:n], c)
 				}
 			}
 		} else {

@@ -324,7 +324,9 @@ func (s *quantScratch) narrowStatistics(v []float64, lo, hi float64, pos []int) 
 		if int(end[b])-start <= 4 {
 			// The stable sort of the window without branches: each
 			// value goes to its rank, the number of values before it
-			// not greater and of values after it smaller.
+			// not greater and of values after it smaller (sort4's
+			// ranks, written out here because a call to sort4 is not
+			// inlined on this path, taken for every wanted position).
 			x := w256[start : start+4 : start+4]
 			a, b, c, d := x[0], x[1], x[2], x[3]
 			ra := b2i(b < a) + b2i(c < a) + b2i(d < a)
