@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -116,11 +117,7 @@ func (p *Principal) OwnsAnOrg() bool {
 func (p *Principal) Grants() map[string]map[string]Role {
 	out := make(map[string]map[string]Role, len(p.orgs))
 	for o, m := range p.orgs {
-		c := make(map[string]Role, len(m))
-		for w, r := range m {
-			c[w] = r
-		}
-		out[o] = c
+		out[o] = maps.Clone(m)
 	}
 	return out
 }
