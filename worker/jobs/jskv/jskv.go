@@ -266,21 +266,21 @@ func (s *Store) watch(ctx context.Context, filter string, f func(jetstream.KeyVa
 		return fmt.Errorf("jskv: watching %s: %w", filter, err)
 	}
 	ready := make(chan struct{})
-	var once sync.Once
+	markReady := sync.OnceFunc(func() { close(ready) })
 	go func() {
 		defer w.Stop()
 		for {
 			select {
 			case <-ctx.Done():
-				once.Do(func() { close(ready) })
+				markReady()
 				return
 			case e, ok := <-w.Updates():
 				if !ok {
-					once.Do(func() { close(ready) })
+					markReady()
 					return
 				}
 				if e == nil { // the stored values have all been passed
-					once.Do(func() { close(ready) })
+					markReady()
 					continue
 				}
 				f(e)
