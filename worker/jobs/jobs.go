@@ -278,7 +278,7 @@ func NewManager(opts Options) (*Manager, error) {
 	if opts.MaxAttempts <= 0 {
 		opts.MaxAttempts = DefaultMaxAttempts
 	}
-	m := &Manager{opts: opts, jobs: map[string]*job{}, closing: make(chan struct{}), cancels: map[string]bool{}}
+	m := &Manager{opts: opts, jobs: map[string]*job{}, closing: make(chan struct{}), cancels: map[string]bool{}, tooLarge: map[string]bool{}}
 	if opts.Shared != nil {
 		return m, m.startShared()
 	}

@@ -483,9 +483,6 @@ func (m *Manager) take(ctx context.Context, d Delivery) {
 	if m.opts.MaxMemory > 0 && rec.Memory > m.opts.MaxMemory {
 		// Accepted by a worker with more memory: left to such a worker.
 		m.mu.Lock()
-		if m.tooLarge == nil {
-			m.tooLarge = map[string]bool{}
-		}
 		if !m.tooLarge[id] {
 			m.tooLarge[id] = true
 			m.opts.Logger.Info("job needs more memory than this worker's limit; left in the shared queue for a larger worker",
