@@ -526,15 +526,16 @@ func (m *Manager) run(ctx context.Context, j *job) {
 		j.rec.Status, j.rec.Message, j.rec.Progress = Failed, "Job failed", 100
 		j.rec.Error = toProblem(err)
 	}
-	if m.shared != nil && !j.superseded {
+	switch {
+	case m.shared == nil:
+		if perr := m.persist(j.rec); perr != nil {
+			m.opts.Logger.Error("persisting job", "job_id", j.rec.ID, "err", perr)
+		}
+	case !j.superseded:
 		if held, perr := m.persistHeld(j); perr != nil {
 			m.opts.Logger.Error("persisting job", "job_id", j.rec.ID, "err", perr)
 		} else if !held {
 			j.superseded = true
-		}
-	} else if m.shared == nil {
-		if perr := m.persist(j.rec); perr != nil {
-			m.opts.Logger.Error("persisting job", "job_id", j.rec.ID, "err", perr)
 		}
 	}
 	j.dirty = false
