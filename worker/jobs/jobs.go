@@ -278,7 +278,7 @@ func NewManager(opts Options) (*Manager, error) {
 	if opts.MaxAttempts <= 0 {
 		opts.MaxAttempts = DefaultMaxAttempts
 	}
-	m := &Manager{opts: opts, jobs: map[string]*job{}, closing: make(chan struct{}), cancels: map[string]bool{}}
+	m := &Manager{opts: opts, jobs: map[string]*job{}, closing: make(chan struct{}), cancels: map[string]bool{}, tooLarge: map[string]bool{}}
 	if opts.Shared != nil {
 		return m, m.startShared()
 	}
@@ -526,15 +526,16 @@ func (m *Manager) run(ctx context.Context, j *job) {
 		j.rec.Status, j.rec.Message, j.rec.Progress = Failed, "Job failed", 100
 		j.rec.Error = toProblem(err)
 	}
-	if m.shared != nil && !j.superseded {
+	switch {
+	case m.shared == nil:
+		if perr := m.persist(j.rec); perr != nil {
+			m.opts.Logger.Error("persisting job", "job_id", j.rec.ID, "err", perr)
+		}
+	case !j.superseded:
 		if held, perr := m.persistHeld(j); perr != nil {
 			m.opts.Logger.Error("persisting job", "job_id", j.rec.ID, "err", perr)
 		} else if !held {
 			j.superseded = true
-		}
-	} else if m.shared == nil {
-		if perr := m.persist(j.rec); perr != nil {
-			m.opts.Logger.Error("persisting job", "job_id", j.rec.ID, "err", perr)
 		}
 	}
 	j.dirty = false

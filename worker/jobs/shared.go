@@ -141,14 +141,12 @@ func (m *Manager) interrupt(ctx context.Context, id, owner string) (Record, bool
 			"owner", was.Owner, "attempt", rec.Attempts, "max_attempts", m.opts.MaxAttempts)
 	case Cancelled:
 		m.opts.Logger.Warn("job found interrupted while it was cancelling: recorded as cancelled", "job_id", id, "task", rec.Task, "owner", was.Owner)
-	default:
-		m.opts.Logger.Warn("job found interrupted: its worker stopped while it ran, for the last allowed time; recorded as failed",
-			"job_id", id, "task", rec.Task, "owner", was.Owner, "attempts", rec.Attempts)
-	}
-	if rec.Status == Cancelled {
 		if err := m.shared.ClearCancel(ctx, id); err != nil {
 			m.opts.Logger.Warn("clearing a cancel request", "job_id", id, "err", err)
 		}
+	default:
+		m.opts.Logger.Warn("job found interrupted: its worker stopped while it ran, for the last allowed time; recorded as failed",
+			"job_id", id, "task", rec.Task, "owner", was.Owner, "attempts", rec.Attempts)
 	}
 	if m.opts.OnInterrupted != nil {
 		m.opts.OnInterrupted(rec)
@@ -485,9 +483,6 @@ func (m *Manager) take(ctx context.Context, d Delivery) {
 	if m.opts.MaxMemory > 0 && rec.Memory > m.opts.MaxMemory {
 		// Accepted by a worker with more memory: left to such a worker.
 		m.mu.Lock()
-		if m.tooLarge == nil {
-			m.tooLarge = map[string]bool{}
-		}
 		if !m.tooLarge[id] {
 			m.tooLarge[id] = true
 			m.opts.Logger.Info("job needs more memory than this worker's limit; left in the shared queue for a larger worker",

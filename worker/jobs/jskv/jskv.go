@@ -105,12 +105,17 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Store, error) {
 
 var idRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
 
-func recKey(id string) (string, error) {
+// key is a job's key under prefix ("rec." or "cancel."), for a valid id.
+func key(prefix, id string) (string, error) {
 	if !idRE.MatchString(id) {
 		return "", fmt.Errorf("jskv: job id %q: want 1 to 128 letters, digits, '-' or '_'", id)
 	}
-	return "rec." + id, nil
+	return prefix + id, nil
 }
+
+func recKey(id string) (string, error) { return key("rec.", id) }
+
+func cancelKey(id string) (string, error) { return key("cancel.", id) }
 
 // AckWait is the configured ack deadline.
 func (s *Store) AckWait() time.Duration { return s.cfg.AckWait }
@@ -261,21 +266,21 @@ func (s *Store) watch(ctx context.Context, filter string, f func(jetstream.KeyVa
 		return fmt.Errorf("jskv: watching %s: %w", filter, err)
 	}
 	ready := make(chan struct{})
-	var once sync.Once
+	markReady := sync.OnceFunc(func() { close(ready) })
 	go func() {
 		defer w.Stop()
 		for {
 			select {
 			case <-ctx.Done():
-				once.Do(func() { close(ready) })
+				markReady()
 				return
 			case e, ok := <-w.Updates():
 				if !ok {
-					once.Do(func() { close(ready) })
+					markReady()
 					return
 				}
 				if e == nil { // the stored values have all been passed
-					once.Do(func() { close(ready) })
+					markReady()
 					continue
 				}
 				f(e)
@@ -370,13 +375,6 @@ func (d delivery) Ack() error {
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	return d.msg.DoubleAck(ctx)
-}
-
-func cancelKey(id string) (string, error) {
-	if !idRE.MatchString(id) {
-		return "", fmt.Errorf("jskv: job id %q: want 1 to 128 letters, digits, '-' or '_'", id)
-	}
-	return "cancel." + id, nil
 }
 
 // RequestCancel records a cancel request for the worker running the job.
