@@ -154,10 +154,7 @@ func (c *compute) submit(w http.ResponseWriter, r *http.Request, topic string) {
 		return
 	}
 	principal := server.PrincipalFrom(r.Context())
-	shape := CurrentShape
-	if topic == TopicSeed {
-		shape = SeedShape
-	}
+	shape := shapeOf(topic)
 	env := *c.opts.Env
 	if env.PublicURL == "" && c.deps.BaseURL != nil {
 		env.PublicURL = c.deps.BaseURL(r)
@@ -184,7 +181,7 @@ func (c *compute) submit(w http.ResponseWriter, r *http.Request, topic string) {
 		fail(fmt.Errorf("task %s checked no target workspace", task))
 		return
 	}
-	queued, err := encodeQueued(queuedRequest{Org: org, Topic: topic, Task: task, Body: body, User: principal.User,
+	queued, err := json.Marshal(queuedRequest{Org: org, Topic: topic, Task: task, Body: body, User: principal.User,
 		Grants: principal.Grants(), PublicURL: env.PublicURL})
 	if err != nil {
 		fail(err)

@@ -25,8 +25,13 @@ type queuedRequest struct {
 	PublicURL string                            `json:"public_url,omitempty"`
 }
 
-func encodeQueued(q queuedRequest) ([]byte, error) {
-	return json.Marshal(q)
+// shapeOf is the request shape of a topic's routes: the seed's for
+// /geostat, the current client's otherwise.
+func shapeOf(topic string) Shape {
+	if topic == TopicSeed {
+		return SeedShape
+	}
+	return CurrentShape
 }
 
 // Rebuilder returns the jobs.Options.Rebuild of the compute routes that
@@ -48,10 +53,7 @@ func Rebuilder(opts ComputeOptions) func(rec jobs.Record, request []byte) (jobs.
 		if !ok {
 			return nil, fmt.Errorf("job %s: this worker has no task %q under /%s", rec.ID, q.Task, q.Topic)
 		}
-		shape := CurrentShape
-		if q.Topic == TopicSeed {
-			shape = SeedShape
-		}
+		shape := shapeOf(q.Topic)
 		return func(ctx context.Context, progress func(int, string)) (any, error) {
 			env := *opts.Env
 			if q.PublicURL != "" {
