@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -203,11 +204,8 @@ func (j *Job) drop(key [2]int, e *preparedRange) {
 		return
 	}
 	delete(j.prepared, key)
-	for i, k := range j.ranges {
-		if k == key {
-			j.ranges = append(j.ranges[:i], j.ranges[i+1:]...)
-			break
-		}
+	if i := slices.Index(j.ranges, key); i >= 0 {
+		j.ranges = slices.Delete(j.ranges, i, i+1)
 	}
 }
 

@@ -32,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -544,11 +545,8 @@ func (h *Handler) drop(job string, e *entry) {
 		return
 	}
 	delete(h.jobs, job)
-	for i, k := range h.keys {
-		if k == job {
-			h.keys = append(h.keys[:i], h.keys[i+1:]...)
-			break
-		}
+	if i := slices.Index(h.keys, job); i >= 0 {
+		h.keys = slices.Delete(h.keys, i, i+1)
 	}
 }
 
