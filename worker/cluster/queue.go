@@ -342,7 +342,7 @@ func (q *Queue) follow(ctx context.Context, job string, st Status, each func(sha
 				st.Done = len(done)
 				each(strings.TrimPrefix(k, "done."+job+"."), st.Done, st.Shards)
 			}
-			if st.Failed != "" || st.Cancelled || len(done) == st.Shards {
+			if st.Finished() { // st.Done is len(done) once a done record came
 				return st, nil
 			}
 		}
