@@ -458,12 +458,9 @@ func TestThreeNodeCluster(t *testing.T) {
 // A shard whose every delivery dies (workers killed each time) fails its
 // job once MaxDeliver is reached, instead of leaving it waiting for ever.
 func TestMaxDeliverFailsJob(t *testing.T) {
-	ns := startServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cfg := cluster.Config{AckWait: time.Second, MaxDeliver: 2}
-	q, err := cluster.Open(ctx, connect(t, ns, "w"), cfg)
-	require.NoError(t, err)
+	q, _ := clustertest.QueueConfig(t, ctx, cluster.Config{AckWait: time.Second, MaxDeliver: 2})
 	const job = "job-dies"
 	require.NoError(t, q.Submit(ctx, job, json.RawMessage(`{}`), []string{"only"}))
 	for attempt := 1; attempt <= 2; attempt++ {
