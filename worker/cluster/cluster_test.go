@@ -20,6 +20,7 @@ import (
 	"github.com/geostat-engine/geostat/kriging"
 	"github.com/geostat-engine/geostat/tbsim"
 	"github.com/geostat-engine/geostat/worker/cluster"
+	"github.com/geostat-engine/geostat/worker/cluster/internal/clustertest"
 	"github.com/geostat-engine/geostat/worker/cluster/shard"
 	"github.com/geostat-engine/geostat/worker/objects"
 	"github.com/nats-io/nats-server/v2/server"
@@ -229,12 +230,9 @@ func TestKilledConsumerShardRedelivered(t *testing.T) {
 // A shard completed a second time with a different result fails the job
 // loudly, naming both digests.
 func TestDifferentDigestFailsJob(t *testing.T) {
-	ns := startServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	nc := connect(t, ns, "w")
-	q, err := cluster.Open(ctx, nc, cluster.Config{AckWait: 2 * time.Second})
-	require.NoError(t, err)
+	q, nc := clustertest.QueueConfig(t, ctx, cluster.Config{AckWait: 2 * time.Second})
 	const job = "job-nondeterministic"
 	require.NoError(t, q.Submit(ctx, job, json.RawMessage(`{}`), []string{"s0", "s1"}))
 	calls := 0
@@ -283,11 +281,9 @@ func TestDifferentDigestFailsJob(t *testing.T) {
 // Cancelling a job stops its running shard at the next check and purges
 // the queued ones.
 func TestCancel(t *testing.T) {
-	ns := startServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	q, err := cluster.Open(ctx, connect(t, ns, "w"), cluster.Config{AckWait: 3 * time.Second})
-	require.NoError(t, err)
+	q, _ := clustertest.QueueConfig(t, ctx, cluster.Config{AckWait: 3 * time.Second})
 	const job = "job-cancel"
 	keys := []string{"a", "b", "c", "d", "e"}
 	require.NoError(t, q.Submit(ctx, job, json.RawMessage(`{}`), keys))
@@ -329,12 +325,9 @@ func TestCancel(t *testing.T) {
 // older than the age bound (the ack deadline by default: younger ones may
 // be a live put); live objects are kept.
 func TestCollectOrphans(t *testing.T) {
-	ns := startServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	nc := connect(t, ns, "w")
-	q, err := cluster.Open(ctx, nc, cluster.Config{})
-	require.NoError(t, err)
+	q, nc := clustertest.QueueConfig(t, ctx, cluster.Config{})
 	const job = "job-gc"
 	require.NoError(t, q.Submit(ctx, job, json.RawMessage(`{}`), []string{"x"}))
 	wctx, stop := context.WithCancel(ctx)
@@ -345,7 +338,7 @@ func TestCollectOrphans(t *testing.T) {
 			return bytes.Repeat([]byte("geostat"), 300_000), nil // 2.1 MB: three 1 MiB chunks
 		}, nil)
 	}()
-	_, err = q.Wait(ctx, job, nil)
+	_, err := q.Wait(ctx, job, nil)
 	stop()
 	<-done
 	require.NoError(t, err)
@@ -465,12 +458,9 @@ func TestThreeNodeCluster(t *testing.T) {
 // A shard whose every delivery dies (workers killed each time) fails its
 // job once MaxDeliver is reached, instead of leaving it waiting for ever.
 func TestMaxDeliverFailsJob(t *testing.T) {
-	ns := startServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cfg := cluster.Config{AckWait: time.Second, MaxDeliver: 2}
-	q, err := cluster.Open(ctx, connect(t, ns, "w"), cfg)
-	require.NoError(t, err)
+	q, _ := clustertest.QueueConfig(t, ctx, cluster.Config{AckWait: time.Second, MaxDeliver: 2})
 	const job = "job-dies"
 	require.NoError(t, q.Submit(ctx, job, json.RawMessage(`{}`), []string{"only"}))
 	for attempt := 1; attempt <= 2; attempt++ {
@@ -517,12 +507,9 @@ func TestMaxDeliverFailsJob(t *testing.T) {
 // stored (the worker died before its ack) is acknowledged without
 // recomputing.
 func TestLostAckNotRecomputed(t *testing.T) {
-	ns := startServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	nc := connect(t, ns, "w")
-	q, err := cluster.Open(ctx, nc, cluster.Config{})
-	require.NoError(t, err)
+	q, nc := clustertest.QueueConfig(t, ctx, cluster.Config{})
 	const job = "job-lost-ack"
 	require.NoError(t, q.Submit(ctx, job, json.RawMessage(`{}`), []string{"k"}))
 	calls := 0
@@ -560,16 +547,14 @@ func TestLostAckNotRecomputed(t *testing.T) {
 
 // Bad submissions are refused with the reason; an unknown job is ErrNoJob.
 func TestSubmitValidation(t *testing.T) {
-	ns := startServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	q, err := cluster.Open(ctx, connect(t, ns, "w"), cluster.Config{})
-	require.NoError(t, err)
+	q, _ := clustertest.QueueConfig(t, ctx, cluster.Config{})
 	require.ErrorContains(t, q.Submit(ctx, "a.b", nil, []string{"s"}), `job id "a.b"`)
 	require.ErrorContains(t, q.Submit(ctx, "j", nil, nil), "job j has no shards")
 	require.ErrorContains(t, q.Submit(ctx, "j", nil, []string{"s", "s"}), `repeated shard key "s"`)
 	require.ErrorContains(t, q.Submit(ctx, "j", nil, []string{"a..b"}), `bad or repeated shard key "a..b"`)
-	_, err = q.Status(ctx, "nope")
+	_, err := q.Status(ctx, "nope")
 	require.ErrorIs(t, err, cluster.ErrNoJob)
 }
 
@@ -719,12 +704,9 @@ func chunkSubjects(t *testing.T, ctx context.Context, nc *nats.Conn) int {
 // keeps a result another job's done record names, and a shard message of a
 // forgotten job is dropped without a fail record.
 func TestForget(t *testing.T) {
-	ns := startServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	nc := connect(t, ns, "w")
-	q, err := cluster.Open(ctx, nc, cluster.Config{})
-	require.NoError(t, err)
+	q, nc := clustertest.QueueConfig(t, ctx, cluster.Config{})
 	blob := func(key string) []byte { return bytes.Repeat([]byte(key), 400_000) } // 2 chunks of 1 MiB for 4-byte keys
 	require.NoError(t, q.Submit(ctx, "job-a", json.RawMessage(`{}`), []string{"xxxx", "yyyy"}))
 	require.NoError(t, q.Submit(ctx, "job-b", json.RawMessage(`{}`), []string{"xxxx"}))
@@ -800,11 +782,9 @@ func TestForget(t *testing.T) {
 // more: the handler records the calls in flight, and the first three wait
 // until all three are in.
 func TestWorkConcurrency(t *testing.T) {
-	ns := startServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	q, err := cluster.Open(ctx, connect(t, ns, "w"), cluster.Config{Concurrency: 3})
-	require.NoError(t, err)
+	q, _ := clustertest.QueueConfig(t, ctx, cluster.Config{Concurrency: 3})
 	const job = "job-conc"
 	var keys []string
 	for i := 0; i < 12; i++ {
@@ -835,11 +815,9 @@ func TestWorkConcurrency(t *testing.T) {
 // computes two shards at once, never three: the first two wait until both
 // are in, and the most in flight is two.
 func TestMemoryAdmission(t *testing.T) {
-	ns := startServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	q, err := cluster.Open(ctx, connect(t, ns, "w"), cluster.Config{Concurrency: 3, MaxMemory: 100})
-	require.NoError(t, err)
+	q, _ := clustertest.QueueConfig(t, ctx, cluster.Config{Concurrency: 3, MaxMemory: 100})
 	const job = "job-mem"
 	var keys []string
 	for i := 0; i < 8; i++ {
@@ -955,11 +933,9 @@ func TestShardTooLarge(t *testing.T) {
 // before the call included: the last shard's handler waits until the
 // first two have been reported.
 func TestWaitShards(t *testing.T) {
-	ns := startServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	q, err := cluster.Open(ctx, connect(t, ns, "w"), cluster.Config{})
-	require.NoError(t, err)
+	q, _ := clustertest.QueueConfig(t, ctx, cluster.Config{})
 	const job = "job-each"
 	require.NoError(t, q.Submit(ctx, job, json.RawMessage(`{}`), []string{"a", "b", "c"}))
 	firstTwo := make(chan struct{})

@@ -9,18 +9,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geostat-engine/geostat/worker/cluster"
+	"github.com/geostat-engine/geostat/worker/cluster/internal/clustertest"
 )
 
 // Inputs are stored under the SHA-256 of their bytes, per job: read back
 // equal (into a reused buffer too), stored once, not shared with another
 // job's identical input nor deleted by Forget, and gone after DeleteInput.
 func TestInputs(t *testing.T) {
-	ns := startServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	nc := connect(t, ns, "w")
-	q, err := cluster.Open(ctx, nc, cluster.Config{})
-	require.NoError(t, err)
+	q, nc := clustertest.QueueConfig(t, ctx, cluster.Config{})
 	big := make([]byte, 3<<20+17) // several chunks
 	for i := range big {
 		big[i] = byte(i * 7)
@@ -68,12 +66,9 @@ func TestInputs(t *testing.T) {
 // DeleteInputs deletes every input of one job and no other's, not even
 // those of a job whose id extends it (a later attempt "job-a-2").
 func TestDeleteInputs(t *testing.T) {
-	ns := startServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	nc := connect(t, ns, "w")
-	q, err := cluster.Open(ctx, nc, cluster.Config{})
-	require.NoError(t, err)
+	q, _ := clustertest.QueueConfig(t, ctx, cluster.Config{})
 	n, err := q.DeleteInputs(ctx, "job-a")
 	require.NoError(t, err)
 	require.Zero(t, n, "an empty store has nothing to delete")

@@ -342,7 +342,7 @@ func (q *Queue) follow(ctx context.Context, job string, st Status, each func(sha
 				st.Done = len(done)
 				each(strings.TrimPrefix(k, "done."+job+"."), st.Done, st.Shards)
 			}
-			if st.Failed != "" || st.Cancelled || len(done) == st.Shards {
+			if st.Finished() { // st.Done is len(done) once a done record came
 				return st, nil
 			}
 		}
@@ -711,6 +711,12 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est E
 		ev.Outcome, ev.Err = outcome, err
 		return ev
 	}
+	// abandon leaves the message unacknowledged (the loop is stopping):
+	// it is redelivered after the ack deadline.
+	abandon := func() Event {
+		ev.Outcome, ev.Err = "abandoned", ctx.Err()
+		return ev
+	}
 	if cw.isCancelled(job) {
 		return term("cancelled", nil)
 	}
@@ -783,8 +789,7 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est E
 			if cw.isCancelled(job) {
 				return term("cancelled", nil)
 			}
-			ev.Outcome, ev.Err = "abandoned", ctx.Err()
-			return ev // no ack: redelivered after the ack deadline
+			return abandon()
 		}
 		defer mem.release(need)
 	}
@@ -793,8 +798,7 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est E
 		return term("cancelled", err)
 	}
 	if ctx.Err() != nil {
-		ev.Outcome, ev.Err = "abandoned", ctx.Err()
-		return ev // no ack: redelivered after the ack deadline
+		return abandon()
 	}
 	if err != nil {
 		return q.fail(ctx, msg, ev, err)
@@ -803,8 +807,7 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est E
 	case uploads <- struct{}{}:
 		defer func() { <-uploads }()
 	case <-ctx.Done():
-		ev.Outcome, ev.Err = "abandoned", ctx.Err()
-		return ev
+		return abandon()
 	}
 	computed()
 	// One hash of the blob gives its name and the Object Store's digest.
@@ -814,8 +817,7 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est E
 		info, err := q.obs.Put(ctx, jetstream.ObjectMeta{Name: digest, Opts: &jetstream.ObjectMetaOptions{ChunkSize: q.chunk}}, bytes.NewReader(blob))
 		if err != nil {
 			if ctx.Err() != nil {
-				ev.Outcome, ev.Err = "abandoned", ctx.Err()
-				return ev
+				return abandon()
 			}
 			_ = msg.NakWithDelay(time.Second) // a store error: try again later
 			ev.Outcome, ev.Err = "retry", err

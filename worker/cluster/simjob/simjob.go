@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -203,11 +204,8 @@ func (j *Job) drop(key [2]int, e *preparedRange) {
 		return
 	}
 	delete(j.prepared, key)
-	for i, k := range j.ranges {
-		if k == key {
-			j.ranges = append(j.ranges[:i], j.ranges[i+1:]...)
-			break
-		}
+	if i := slices.Index(j.ranges, key); i >= 0 {
+		j.ranges = slices.Delete(j.ranges, i, i+1)
 	}
 }
 
@@ -461,7 +459,7 @@ func (r *Runner) Run(ctx context.Context, in tbsim.Input, p tbsim.Params, writer
 	for i, s := range pl.Shards {
 		keys[i] = s.Key()
 	}
-	job, err := shardJob(ctx)
+	job, err := cluster.JobName(ctx, JobPrefix)
 	if err != nil {
 		return err
 	}
@@ -556,12 +554,6 @@ func (r *Runner) Run(ctx context.Context, in tbsim.Input, p tbsim.Params, writer
 
 // JobPrefix starts the cluster job ids of simulations.
 const JobPrefix = "sim-"
-
-// shardJob names the cluster job of a simulation after the worker job
-// that runs it (cluster.JobName).
-func shardJob(ctx context.Context) (string, error) {
-	return cluster.JobName(ctx, JobPrefix)
-}
 
 // errJobOver is what the assembler's fetch answers when the job's watch
 // ended before the shard was done (the job failed or was cancelled, or

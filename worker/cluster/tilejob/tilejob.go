@@ -32,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -456,16 +457,15 @@ func (h *Handler) Compute(ctx context.Context, job string, rawSpec json.RawMessa
 		h.drop(job, e) // a later delivery tries again (the error may be the context's)
 		return nil, e.err
 	}
-	for _, t := range Tiles(e.sp.Targets, e.sp.Tile) {
-		if t.Key() == key {
-			cols, err := e.es.Estimate(ctx, t.Lo, t.Hi, nil)
-			if err != nil {
-				return nil, err
-			}
-			return encodeColumns(cols), nil
-		}
+	t, err := e.sp.tile(job, key)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("tilejob: job %s has no tile %q", job, key)
+	cols, err := e.es.Estimate(ctx, t.Lo, t.Hi, nil)
+	if err != nil {
+		return nil, err
+	}
+	return encodeColumns(cols), nil
 }
 
 // Estimate is a cluster.Estimator: the memory computing a tile of the job
@@ -477,12 +477,21 @@ func (h *Handler) Estimate(_ context.Context, job string, rawSpec json.RawMessag
 	if err := json.Unmarshal(rawSpec, &sp); err != nil {
 		return 0, fmt.Errorf("tilejob: spec: %w", err)
 	}
+	t, err := sp.tile(job, key)
+	if err != nil {
+		return 0, err
+	}
+	return 3*int64(sp.InputBytes) + 2*8*int64(t.Hi-t.Lo)*int64(max(sp.Columns, 1)), nil
+}
+
+// tile returns the tile of job sp named key.
+func (sp spec) tile(job, key string) (Tile, error) {
 	for _, t := range Tiles(sp.Targets, sp.Tile) {
 		if t.Key() == key {
-			return 3*int64(sp.InputBytes) + 2*8*int64(t.Hi-t.Lo)*int64(max(sp.Columns, 1)), nil
+			return t, nil
 		}
 	}
-	return 0, fmt.Errorf("tilejob: job %s has no tile %q", job, key)
+	return Tile{}, fmt.Errorf("tilejob: job %s has no tile %q", job, key)
 }
 
 func (h *Handler) prepare(ctx context.Context, job string, rawSpec json.RawMessage) (*Estimator, spec, error) {
@@ -536,11 +545,8 @@ func (h *Handler) drop(job string, e *entry) {
 		return
 	}
 	delete(h.jobs, job)
-	for i, k := range h.keys {
-		if k == job {
-			h.keys = append(h.keys[:i], h.keys[i+1:]...)
-			break
-		}
+	if i := slices.Index(h.keys, job); i >= 0 {
+		h.keys = slices.Delete(h.keys, i, i+1)
 	}
 }
 
