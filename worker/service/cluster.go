@@ -257,7 +257,7 @@ func RunCompute(ctx context.Context, o ClusterOptions, logger *slog.Logger) erro
 		logger = slog.Default()
 	}
 	if o.MaxMemory == 0 {
-		o.MaxMemory = int64(DefaultMemoryFraction * float64(machineMemory()))
+		o.MaxMemory = defaultMaxMemory()
 	}
 	m, err := joinCluster(o, "", "geostat-compute", true)
 	if err != nil {

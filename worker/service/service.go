@@ -120,7 +120,7 @@ func New(opts Options) (_ *Service, err error) {
 		opts.SyncWait = DefaultSyncWait
 	}
 	if opts.MaxMemory == 0 {
-		opts.MaxMemory = int64(DefaultMemoryFraction * float64(machineMemory()))
+		opts.MaxMemory = defaultMaxMemory()
 	}
 	if opts.Cluster.MaxMemory == 0 {
 		opts.Cluster.MaxMemory = opts.MaxMemory
@@ -435,6 +435,12 @@ func (s *Service) SeedDemo(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	return demo.Seed(ctx, s.app.Store(), store.Workspace{Org: demo.Org, ID: demo.Workspace}, server.LocalUser, set)
+}
+
+// defaultMaxMemory is the memory limit of a worker given none:
+// DefaultMemoryFraction of the machine's.
+func defaultMaxMemory() int64 {
+	return int64(DefaultMemoryFraction * float64(machineMemory()))
 }
 
 // machineMemory returns MemTotal from /proc/meminfo in bytes (0 when
