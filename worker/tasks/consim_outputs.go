@@ -48,39 +48,6 @@ type consimOutputs struct {
 	nan  []float64
 }
 
-// streamBlob is a blob being written by a TableWriter.
-type streamBlob struct {
-	sink BlobSink
-	tw   *objects.TableWriter
-}
-
-// openBlob starts a Parquet blob of the given column types and names.
-func openBlob(ctx context.Context, env *Env, org, ws string, types []objects.DataType, names []string) (*streamBlob, error) {
-	sink, err := env.Store.NewBlob(ctx, org, ws)
-	if err != nil {
-		return nil, err
-	}
-	tw, err := objects.NewTableWriter(sink, types, names, nil)
-	if err != nil {
-		sink.Abort()
-		return nil, err
-	}
-	return &streamBlob{sink: sink, tw: tw}, nil
-}
-
-// commit finishes the blob and returns its key.
-func (b *streamBlob) commit(ctx context.Context) (string, error) {
-	blob, err := b.tw.Close()
-	if err != nil {
-		return "", err
-	}
-	if err := b.sink.Commit(ctx, blob.Key); err != nil {
-		return "", err
-	}
-	b.sink = nil
-	return blob.Key, nil
-}
-
 // newConsimOutputs opens the blobs of the statistics ops (and, with econ, of
 // the keys of the loss classification, in a column named keysColumn) of an
 // ensemble of cells cells and reals realisations in workspace (org, ws).
@@ -223,10 +190,8 @@ func (o *consimOutputs) finish(ctx context.Context) ([]attributeWrite, string, e
 
 // abort drops every blob not stored yet.
 func (o *consimOutputs) abort() {
-	for _, b := range append(o.stats, o.keys) {
-		if b != nil && b.sink != nil {
-			b.sink.Abort()
-			b.sink = nil
-		}
+	for _, b := range o.stats {
+		b.abort()
 	}
+	o.keys.abort()
 }
