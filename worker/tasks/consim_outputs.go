@@ -180,8 +180,7 @@ func (o *consimOutputs) finish(ctx context.Context) ([]attributeWrite, string, e
 		if err != nil {
 			return nil, "", err
 		}
-		writes[i] = attributeWrite{Target: objects.AttributeTarget{Operation: objects.OperationCreate, Name: o.outs[i].Name},
-			Values: objects.ContinuousValues{Data: key, Length: int64(o.cells), Width: 1}}
+		writes[i] = statisticWrite(o.outs[i].Name, key, o.cells)
 	}
 	var keys string
 	if o.keys != nil {
