@@ -1,9 +1,6 @@
 package tbsim
 
-import (
-	"context"
-	"fmt"
-)
+import "context"
 
 // Prepared is a simulation prepared for one range of realisations: the
 // data transformed, the conditioning kriger built and the data residuals of
@@ -37,8 +34,8 @@ func (pr *Prepared) Rows() int { return len(pr.s.rows) }
 // row1}, sink), bit for bit. progress, when not nil, is called after every
 // tile with the cells done and the cells of the rows.
 func (pr *Prepared) Stream(ctx context.Context, row0, row1 int, progress func(done, total int), sink func(tile Tile) error) (*Result, error) {
-	if row0 < 0 || row1 > len(pr.s.rows) || row0 >= row1 {
-		return nil, fmt.Errorf("tbsim: part rows [%d, %d) not within [0, %d)", row0, row1, len(pr.s.rows))
+	if err := checkRows(row0, row1, len(pr.s.rows)); err != nil {
+		return nil, err
 	}
 	s := *pr.s // the shared state is read only; rows, tiles and progress are this call's
 	s.row0, s.row1 = row0, row1

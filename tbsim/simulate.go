@@ -228,6 +228,15 @@ func StreamPart(ctx context.Context, in Input, p Params, part Part, sink func(ti
 	return res, nil
 }
 
+// checkRows reports coarse rows [row0, row1) that are not a non-empty run
+// of the rows of a target.
+func checkRows(row0, row1, rows int) error {
+	if row0 < 0 || row1 > rows || row0 >= row1 {
+		return fmt.Errorf("tbsim: part rows [%d, %d) not within [0, %d)", row0, row1, rows)
+	}
+	return nil
+}
+
 // sim is the prepared state of one simulation.
 type sim struct {
 	p       Params
@@ -313,9 +322,8 @@ func prepare(ctx context.Context, in Input, p Params, part *Part) (*sim, error) 
 		if part.R0 < 0 || part.R1 > p.Realisations || part.R0 >= part.R1 {
 			return nil, fmt.Errorf("tbsim: part realisations [%d, %d) not within [0, %d)", part.R0, part.R1, p.Realisations)
 		}
-		rows := s.g.Size[1] * s.g.Size[2]
-		if part.Row0 < 0 || part.Row1 > rows || part.Row0 >= part.Row1 {
-			return nil, fmt.Errorf("tbsim: part rows [%d, %d) not within [0, %d)", part.Row0, part.Row1, rows)
+		if err := checkRows(part.Row0, part.Row1, s.g.Size[1]*s.g.Size[2]); err != nil {
+			return nil, err
 		}
 		s.r0, r1, s.R = part.R0, part.R1, part.R1-part.R0
 		s.row0, s.row1 = part.Row0, part.Row1

@@ -151,7 +151,7 @@ func setupClusterQueue(ctx context.Context, _ harness.Config) (*harness.Workload
 		return nil
 	}
 	w.Details = func() map[string]float64 {
-		c := medianDuration(cpu[min(1, len(cpu)-1):]) // the first run is the warm-up
+		c := timedMedian(cpu)
 		return map[string]float64{
 			"us_per_shard_last_run":   float64(last.Microseconds()) / clusterQueueShards,
 			"cpu_us_per_shard_median": float64(c.Microseconds()) / clusterQueueShards,
@@ -287,7 +287,7 @@ func setupClusterAssemble(ctx context.Context, cfg harness.Config) (*harness.Wor
 		return nil
 	}
 	w.Details = func() map[string]float64 {
-		c := medianDuration(cpu[min(1, len(cpu)-1):]) // the first run is the warm-up
+		c := timedMedian(cpu)
 		return map[string]float64{"cpu_s_median": c.Seconds(), "mb_per_cpu_s": float64(total) / 1e6 / c.Seconds()}
 	}
 	w.Close = closeQ

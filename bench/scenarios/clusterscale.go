@@ -201,10 +201,8 @@ func setupClusterTwoComputes(ctx context.Context, cfg harness.Config) (*harness.
 		return nil
 	}
 	w.Details = func() map[string]float64 {
-		// The first run is the harness's warm-up.
-		timed := func(d []time.Duration) time.Duration { return medianDuration(d[min(1, len(d)-1):]) }
-		ma, mb := timed(a), timed(b)
-		ca, cb := timed(cpuA), timed(cpuB)
+		ma, mb := timedMedian(a), timedMedian(b)
+		ca, cb := timedMedian(cpuA), timedMedian(cpuB)
 		return map[string]float64{
 			"single_2_threads_median_s":     ma.Seconds(),
 			"sharded_2x1_median_s":          mb.Seconds(),
@@ -213,11 +211,17 @@ func setupClusterTwoComputes(ctx context.Context, cfg harness.Config) (*harness.
 			"single_cpu_median_s":           ca.Seconds(),
 			"sharded_cpu_median_s":          cb.Seconds(),
 			"ratio_cpu_sharded_over_single": cb.Seconds() / ca.Seconds(),
-			"sharded_all_done_median_s":     timed(computeB).Seconds(),
+			"sharded_all_done_median_s":     timedMedian(computeB).Seconds(),
 		}
 	}
 	w.Close = closeAll
 	return w, nil
+}
+
+// timedMedian is the median of the durations of the timed runs: d without
+// its first, the harness's warm-up (d itself when it has one duration).
+func timedMedian(d []time.Duration) time.Duration {
+	return medianDuration(d[min(1, len(d)-1):])
 }
 
 // medianDuration is the median of d (0 for none).

@@ -45,40 +45,9 @@ type consimOutputs struct {
 	next int
 	k64  []int64
 	cols [][]float64
+	// nan and none are NaN statistics and no categories for missing.
 	nan  []float64
-}
-
-// streamBlob is a blob being written by a TableWriter.
-type streamBlob struct {
-	sink BlobSink
-	tw   *objects.TableWriter
-}
-
-// openBlob starts a Parquet blob of the given column types and names.
-func openBlob(ctx context.Context, env *Env, org, ws string, types []objects.DataType, names []string) (*streamBlob, error) {
-	sink, err := env.Store.NewBlob(ctx, org, ws)
-	if err != nil {
-		return nil, err
-	}
-	tw, err := objects.NewTableWriter(sink, types, names, nil)
-	if err != nil {
-		sink.Abort()
-		return nil, err
-	}
-	return &streamBlob{sink: sink, tw: tw}, nil
-}
-
-// commit finishes the blob and returns its key.
-func (b *streamBlob) commit(ctx context.Context) (string, error) {
-	blob, err := b.tw.Close()
-	if err != nil {
-		return "", err
-	}
-	if err := b.sink.Commit(ctx, blob.Key); err != nil {
-		return "", err
-	}
-	b.sink = nil
-	return blob.Key, nil
+	none []int32
 }
 
 // newConsimOutputs opens the blobs of the statistics ops (and, with econ, of
@@ -147,21 +116,35 @@ func (o *consimOutputs) tile(ctx context.Context, t tbsim.Tile) error {
 	if err := o.proc.Process(ctx, ensemble.TileFromFlat(0, n, t.Realisations, t.Block, o.cols)); err != nil {
 		return err
 	}
+	var keys []int32
+	if o.cls != nil {
+		keys = o.cls.Keys()[:n]
+	}
+	if err := o.write(func(i int) []float64 { return o.outs[i].Values[:n] }, keys); err != nil {
+		return err
+	}
+	o.next = t.Hi
+	return nil
+}
+
+// write appends rows to the blobs: stat(i) to statistic i's and keys (when
+// there is a classification) to the categories'.
+func (o *consimOutputs) write(stat func(i int) []float64, keys []int32) error {
 	for i, b := range o.stats {
-		if err := b.tw.WriteFloat64Columns([][]float64{o.outs[i].Values[:n]}); err != nil {
+		if err := b.tw.WriteFloat64Columns([][]float64{stat(i)}); err != nil {
 			return fmt.Errorf("writing %s: %w", o.outs[i].Name, err)
 		}
 	}
-	if o.keys != nil {
-		o.k64 = o.k64[:0]
-		for _, k := range o.cls.Keys()[:n] {
-			o.k64 = append(o.k64, int64(k))
-		}
-		if err := o.keys.tw.WriteColumns([]objects.Column{{Type: objects.TypeInt32, Int64: o.k64}}); err != nil {
-			return fmt.Errorf("writing the categories: %w", err)
-		}
+	if o.keys == nil {
+		return nil
 	}
-	o.next = t.Hi
+	o.k64 = o.k64[:0]
+	for _, k := range keys {
+		o.k64 = append(o.k64, int64(k))
+	}
+	if err := o.keys.tw.WriteColumns([]objects.Column{{Type: objects.TypeInt32, Int64: o.k64}}); err != nil {
+		return fmt.Errorf("writing the categories: %w", err)
+	}
 	return nil
 }
 
@@ -170,25 +153,14 @@ func (o *consimOutputs) tile(ctx context.Context, t tbsim.Tile) error {
 func (o *consimOutputs) missing(to int) error {
 	for o.next < to {
 		if o.nan == nil {
-			o.nan = make([]float64, 8192)
+			o.nan, o.none = make([]float64, 8192), make([]int32, 8192)
 			for i := range o.nan {
-				o.nan[i] = math.NaN()
+				o.nan[i], o.none[i] = math.NaN(), ensemble.NoCategory
 			}
 		}
 		m := min(to-o.next, len(o.nan))
-		for i, b := range o.stats {
-			if err := b.tw.WriteFloat64Columns([][]float64{o.nan[:m]}); err != nil {
-				return fmt.Errorf("writing %s: %w", o.outs[i].Name, err)
-			}
-		}
-		if o.keys != nil {
-			o.k64 = o.k64[:0]
-			for range m {
-				o.k64 = append(o.k64, int64(ensemble.NoCategory))
-			}
-			if err := o.keys.tw.WriteColumns([]objects.Column{{Type: objects.TypeInt32, Int64: o.k64}}); err != nil {
-				return fmt.Errorf("writing the categories: %w", err)
-			}
+		if err := o.write(func(int) []float64 { return o.nan[:m] }, o.none[:m]); err != nil {
+			return err
 		}
 		o.next += m
 	}
@@ -208,8 +180,7 @@ func (o *consimOutputs) finish(ctx context.Context) ([]attributeWrite, string, e
 		if err != nil {
 			return nil, "", err
 		}
-		writes[i] = attributeWrite{Target: objects.AttributeTarget{Operation: objects.OperationCreate, Name: o.outs[i].Name},
-			Values: objects.ContinuousValues{Data: key, Length: int64(o.cells), Width: 1}}
+		writes[i] = statisticWrite(o.outs[i].Name, key, o.cells)
 	}
 	var keys string
 	if o.keys != nil {
@@ -223,10 +194,8 @@ func (o *consimOutputs) finish(ctx context.Context) ([]attributeWrite, string, e
 
 // abort drops every blob not stored yet.
 func (o *consimOutputs) abort() {
-	for _, b := range append(o.stats, o.keys) {
-		if b != nil && b.sink != nil {
-			b.sink.Abort()
-			b.sink = nil
-		}
+	for _, b := range o.stats {
+		b.abort()
 	}
+	o.keys.abort()
 }

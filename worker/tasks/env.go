@@ -366,18 +366,3 @@ func (ep *endpoints) sizes() (nSrc, nTgt float64) {
 	t, _ := ep.target.Object.ExpectedLength(ep.target.Object.AttributeLists()[0])
 	return float64(s), float64(t)
 }
-
-// estimationData reads what an estimation onto the target needs: the source
-// locations and values (filtered-out rows NaN), the target locations and the
-// target rows the target filter keeps (nil: all).
-func (ep *endpoints) estimationData(ctx context.Context, src Source, tgt Target) (coords, values, targets []float64, keep []bool, err error) {
-	if coords, values, err = sourceData(ctx, ep.source, ep.sourceAttr, src.Filter, "source"); err != nil {
-		return
-	}
-	if targets, err = ep.target.Object.Locations(ctx, ep.target.Blobs); err != nil {
-		err = dataOf("target", ep.target, err)
-		return
-	}
-	keep, err = applyFilter(ctx, "target.filter", ep.target, tgt.Filter, len(targets)/3)
-	return
-}

@@ -307,10 +307,16 @@ func storeOutputs(ctx context.Context, env *Env, org, ws string, outs []ensemble
 		if err != nil {
 			return nil, err
 		}
-		writes[i] = attributeWrite{Target: objects.AttributeTarget{Operation: objects.OperationCreate, Name: o.Name},
-			Values: objects.ContinuousValues{Data: key, Length: int64(cells), Width: 1}}
+		writes[i] = statisticWrite(o.Name, key, cells)
 	}
 	return writes, nil
+}
+
+// statisticWrite is the write that creates the statistic name, of cells
+// values stored in the blob key.
+func statisticWrite(name, key string, cells int) attributeWrite {
+	return attributeWrite{Target: objects.AttributeTarget{Operation: objects.OperationCreate, Name: name},
+		Values: objects.ContinuousValues{Data: key, Length: int64(cells), Width: 1}}
 }
 
 // columnName is the Parquet column name of an attribute's values: its name

@@ -137,8 +137,7 @@ func (s *simulation) cells() int {
 // ensembleSink streams one output ensemble into a Parquet blob.
 type ensembleSink struct {
 	name string
-	sink BlobSink
-	tw   *objects.TableWriter
+	*streamBlob
 	cols [][]float64
 }
 
@@ -202,22 +201,17 @@ func (s *simulation) run(ctx context.Context, env *Env, progress func(int, strin
 	sinks := make([]*ensembleSink, len(names))
 	defer func() {
 		for _, es := range sinks {
-			if es != nil && es.sink != nil {
-				es.sink.Abort()
+			if es != nil {
+				es.abort()
 			}
 		}
 	}()
 	for i, n := range names {
-		bs, err := env.Store.NewBlob(ctx, ws.Org, ws.Workspace)
+		b, err := openBlob(ctx, env, ws.Org, ws.Workspace, objects.Float64Types(save), objects.EnsembleColumnNames(n, save))
 		if err != nil {
 			return nil, err
 		}
-		tw, err := objects.NewTableWriter(bs, objects.Float64Types(save), objects.EnsembleColumnNames(n, save), nil)
-		if err != nil {
-			bs.Abort()
-			return nil, err
-		}
-		sinks[i] = &ensembleSink{name: n, sink: bs, tw: tw, cols: make([][]float64, save)}
+		sinks[i] = &ensembleSink{name: n, streamBlob: b, cols: make([][]float64, save)}
 	}
 	out := &simOutput{coords: coords, values: values}
 	cells := s.cells()
@@ -261,20 +255,16 @@ func (s *simulation) run(ctx context.Context, env *Env, progress func(int, strin
 	}
 	progress(hi-4, "storing the ensembles")
 	for i, es := range sinks {
-		blob, err := es.tw.Close()
+		key, err := es.commit(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if err := es.sink.Commit(ctx, blob.Key); err != nil {
-			return nil, err
-		}
-		sinks[i].sink = nil
 		t := objects.AttributeTarget{Operation: objects.OperationCreate, Name: es.name}
 		if i == 0 {
 			t = attributeTarget(p.Target)
 		}
 		out.writes = append(out.writes, attributeWrite{Target: t, Values: objects.ContinuousValues{
-			Data: blob.Key, Length: int64(cells), Width: save, Ensemble: true}})
+			Data: key, Length: int64(cells), Width: save, Ensemble: true}})
 	}
 	out.result = res
 	if p.VariogramReproduction {

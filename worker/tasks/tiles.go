@@ -55,52 +55,55 @@ func (s *ensembleSource) processOnCluster(ctx context.Context, env *Env, ops ens
 // cluster: the worker is in a cluster and the target is large.
 func (env *Env) tiled(n int) bool { return env.Tiles != nil && env.Tiles.Sharded(n) }
 
-// estimation is what an estimate onto the target needs (estimationData),
+// estimation is what an estimate onto the target needs (readEstimation),
 // and in a cluster with a large target the target of its tile job.
 type estimation struct {
+	// coords and values are the source locations and values (filtered-out
+	// rows NaN).
 	coords, values []float64
 	// targets are the target locations; nil for a tiled grid target,
 	// whose cell centres the api worker never holds (the compute workers
 	// compute those of their tiles).
 	targets []float64
-	keep    []bool
-	n       int // targets
+	// keep are the target rows the target filter keeps (nil: all).
+	keep []bool
+	n    int // targets
 	// tiled is set when the estimate runs as tiles on the cluster, with
 	// target as the tile job's target.
 	tiled  bool
 	target tilejob.Target
 }
 
-// readEstimation reads what an estimate onto the target needs, as
-// estimationData does; in a cluster, a grid target of more cells than a
-// tile is read as its geometry rather than its cell centres.
+// readEstimation reads what an estimate onto the target needs: the source
+// data, the target locations and the target filter's rows; in a cluster, a
+// grid target of more cells than a tile is read as its geometry rather than
+// its cell centres.
 func (ep *endpoints) readEstimation(ctx context.Context, env *Env, src Source, tgt Target) (*estimation, error) {
-	_, nTgt := ep.sizes()
-	g := ep.target.Object.Grid
-	if g == nil || !env.tiled(int(nTgt)) {
-		coords, values, targets, keep, err := ep.estimationData(ctx, src, tgt)
-		if err != nil {
-			return nil, err
-		}
-		e := &estimation{coords: coords, values: values, targets: targets, keep: keep, n: len(targets) / 3}
-		if env.tiled(e.n) {
-			e.tiled, e.target = true, tilejob.Target{Points: targets}
-		}
-		return e, nil
-	}
 	coords, values, err := sourceData(ctx, ep.source, ep.sourceAttr, src.Filter, "source")
 	if err != nil {
 		return nil, err
 	}
-	e := &estimation{coords: coords, values: values, tiled: true}
-	if g.Masked {
-		if e.target.Masked, err = g.MaskedGeometry(ctx, ep.target.Blobs); err != nil {
+	e := &estimation{coords: coords, values: values}
+	_, nTgt := ep.sizes()
+	if g := ep.target.Object.Grid; g != nil && env.tiled(int(nTgt)) {
+		e.tiled = true
+		if g.Masked {
+			if e.target.Masked, err = g.MaskedGeometry(ctx, ep.target.Blobs); err != nil {
+				return nil, dataOf("target", ep.target, err)
+			}
+		} else if e.target.Grid, err = g.Geometry(); err != nil {
 			return nil, dataOf("target", ep.target, err)
 		}
-	} else if e.target.Grid, err = g.Geometry(); err != nil {
-		return nil, dataOf("target", ep.target, err)
+		e.n = e.target.Len()
+	} else {
+		if e.targets, err = ep.target.Object.Locations(ctx, ep.target.Blobs); err != nil {
+			return nil, dataOf("target", ep.target, err)
+		}
+		e.n = len(e.targets) / 3
+		if env.tiled(e.n) {
+			e.tiled, e.target = true, tilejob.Target{Points: e.targets}
+		}
 	}
-	e.n = e.target.Len()
 	if e.keep, err = applyFilter(ctx, "target.filter", ep.target, tgt.Filter, e.n); err != nil {
 		return nil, err
 	}

@@ -33,32 +33,60 @@ func storeFloat64(ctx context.Context, env *Env, org, ws string, cols [][]float6
 // storeColumns writes columns of equal length and any types as one Parquet
 // blob in the workspace and returns its key; a failed write leaves no blob.
 func storeColumns(ctx context.Context, env *Env, org, ws string, cols []objects.Column, names []string) (string, error) {
-	sink, err := env.Store.NewBlob(ctx, org, ws)
-	if err != nil {
-		return "", err
-	}
 	types := make([]objects.DataType, len(cols))
 	for i := range cols {
 		types[i] = cols[i].Type
 	}
+	b, err := openBlob(ctx, env, org, ws, types, names)
+	if err != nil {
+		return "", err
+	}
+	defer b.abort()
+	if err := b.tw.WriteColumns(cols); err != nil {
+		return "", err
+	}
+	return b.commit(ctx)
+}
+
+// streamBlob is a blob being written by a TableWriter.
+type streamBlob struct {
+	sink BlobSink
+	tw   *objects.TableWriter
+}
+
+// openBlob starts a Parquet blob of the given column types and names.
+func openBlob(ctx context.Context, env *Env, org, ws string, types []objects.DataType, names []string) (*streamBlob, error) {
+	sink, err := env.Store.NewBlob(ctx, org, ws)
+	if err != nil {
+		return nil, err
+	}
 	tw, err := objects.NewTableWriter(sink, types, names, nil)
 	if err != nil {
 		sink.Abort()
-		return "", err
+		return nil, err
 	}
-	if err := tw.WriteColumns(cols); err != nil {
-		sink.Abort()
-		return "", err
-	}
-	blob, err := tw.Close()
+	return &streamBlob{sink: sink, tw: tw}, nil
+}
+
+// commit finishes the blob and returns its key.
+func (b *streamBlob) commit(ctx context.Context) (string, error) {
+	blob, err := b.tw.Close()
 	if err != nil {
-		sink.Abort()
 		return "", err
 	}
-	if err := sink.Commit(ctx, blob.Key); err != nil {
+	if err := b.sink.Commit(ctx, blob.Key); err != nil {
 		return "", err
 	}
+	b.sink = nil
 	return blob.Key, nil
+}
+
+// abort drops the blob unless it is stored (b may be nil).
+func (b *streamBlob) abort() {
+	if b != nil && b.sink != nil {
+		b.sink.Abort()
+		b.sink = nil
+	}
 }
 
 // attributeWrite is one attribute to write into the target's new version:
