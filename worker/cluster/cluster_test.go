@@ -367,6 +367,24 @@ func TestCollectOrphans(t *testing.T) {
 	require.Equal(t, 0, n)
 }
 
+// Forgetting a job also collects the orphan chunks older than the ack
+// deadline, whichever job's upload left them: so tile and location-wise
+// jobs leave none behind either, as simulations did.
+func TestForgetCollectsOrphans(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const ackWait = 50 * time.Millisecond
+	q, nc := clustertest.QueueConfig(t, ctx, cluster.Config{AckWait: ackWait})
+	for i := 0; i < 2; i++ { // chunks of a put that never finished
+		require.NoError(t, nc.Publish("$O."+cluster.ObjectBucket+".C.orphanNUID", []byte("chunk")))
+	}
+	require.NoError(t, nc.Flush())
+	require.Equal(t, 1, chunkSubjects(t, ctx, nc))
+	time.Sleep(2 * ackWait) // the chunks are now older than the ack deadline
+	require.NoError(t, q.Forget(ctx, "job-gone"))
+	require.Equal(t, 0, chunkSubjects(t, ctx, nc))
+}
+
 func freePort(t *testing.T) int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

@@ -869,7 +869,9 @@ func (q *Queue) fail(ctx context.Context, msg jetstream.Msg, ev Event, err error
 // Object Store and its records (job, done, fail, cancel). A result another
 // job's done record also names (two jobs computing identical shards) is
 // kept for that job. A shard message delivered after Forget finds no job
-// record and is dropped. Forget of an unknown job does nothing.
+// record and is dropped. Forget of an unknown job does nothing. Forget then
+// collects the orphan chunks (CollectOrphans), so every kind of job leaves
+// none behind once it is forgotten.
 func (q *Queue) Forget(ctx context.Context, job string) error {
 	if !tokenRE.MatchString(job) {
 		return fmt.Errorf("cluster: job id %q: want 1 to 128 letters, digits, '-' or '_'", job)
@@ -918,6 +920,10 @@ func (q *Queue) Forget(ctx context.Context, job string) error {
 	if len(errs) > 0 {
 		return fmt.Errorf("cluster: forgetting job %s: %w", job, errors.Join(errs...))
 	}
+	// Chunks of uploads cut short by killed workers, which may have been
+	// this job's (best effort: live uploads are spared, and a failure here
+	// is not the job's).
+	_, _ = q.CollectOrphans(ctx)
 	return nil
 }
 

@@ -433,9 +433,8 @@ var ErrShardTooLarge = errors.New("a shard needs more memory than a compute work
 // writers (one per output, as shard.WriteSingle). progress gets the number
 // of done shards and the total. When ctx ends the cluster job is cancelled.
 // When Run returns (assembled, failed or cancelled) the job's shard
-// results and records are deleted from the cluster (Queue.Forget), and so
-// are orphan result chunks older than the ack deadline
-// (Queue.CollectOrphans).
+// results and records are deleted from the cluster (Queue.Forget, which
+// also collects orphan result chunks older than the ack deadline).
 func (r *Runner) Run(ctx context.Context, in tbsim.Input, p tbsim.Params, writers []*objects.TableWriter, progress func(done, total int)) (err error) {
 	sz := r.Sizes.WithDefaults() // explicit in the spec
 	spec, err := Encode(in, p, sz)
@@ -474,9 +473,6 @@ func (r *Runner) Run(ctx context.Context, in tbsim.Input, p tbsim.Params, writer
 		if ferr := r.Queue.Forget(fctx, job); ferr != nil {
 			err = errors.Join(err, ferr)
 		}
-		// Chunks of uploads cut by killed workers (best effort: live
-		// uploads are spared, and a failure here is not the job's).
-		_, _ = r.Queue.CollectOrphans(fctx)
 	}()
 	// Follow the done records while assembling: the assembler writes each
 	// tile as soon as its shards are done, while the compute workers go on
