@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"github.com/geostat-engine/geostat/worker/problem"
@@ -66,7 +64,13 @@ type Options struct {
 	MaxBlobBytes   int64
 	// URLExpiry is the validity of signed upload and download URLs.
 	URLExpiry time.Duration
-	// MaxConcurrent bounds in-flight requests (503 above); /healthz is
+	// MaxConcurrent is the pool of in-flight requests shared fairly among
+	// the callers with requests in flight: with n of them, each may hold
+	// min(MaxPerPrincipal, MaxConcurrent/n) (at least 1); a caller at its
+	// share waits briefly for one of its requests to finish, then gets 429.
+	// A caller under its share is admitted even when callers that arrived
+	// earlier still hold more than their new shares, up to a hard ceiling
+	// of 5/4 MaxConcurrent (503 above, after a brief wait). /healthz is
 	// exempt.
 	MaxConcurrent int
 	// MaxPerPrincipal bounds the in-flight requests of one caller (429
@@ -434,63 +438,6 @@ func (s *statusRecorder) Write(p []byte) (int, error) {
 
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-// limiter bounds the in-flight requests, in all and per caller.
-type limiter struct {
-	global       chan struct{}
-	perPrincipal int
-	mu           sync.Mutex
-	inFlight     map[string]int
-}
-
-func newLimiter(global, perPrincipal int) *limiter {
-	return &limiter{global: make(chan struct{}, global), perPrincipal: perPrincipal, inFlight: map[string]int{}}
-}
-
-// callerKey tells callers apart without authenticating them: the digest of
-// the Authorization header, else the remote address's host.
-func callerKey(r *http.Request) string {
-	if h := r.Header.Get("Authorization"); h != "" {
-		d := sha256.Sum256([]byte(h))
-		return "token:" + hex.EncodeToString(d[:16])
-	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	return "addr:" + host
-}
-
-// acquire takes a global slot and one of the caller's; it returns the
-// release function (idempotent) or the problem to answer.
-func (l *limiter) acquire(key string) (func(), *problem.Problem) {
-	select {
-	case l.global <- struct{}{}:
-	default:
-		return nil, &problem.Problem{Type: problem.Unavailable, Title: "Service Unavailable.", Status: http.StatusServiceUnavailable,
-			Detail: "too many requests in flight; retry later"}
-	}
-	l.mu.Lock()
-	if l.inFlight[key] >= l.perPrincipal {
-		l.mu.Unlock()
-		<-l.global
-		return nil, &problem.Problem{Type: problem.TooManyRequests, Title: "Too Many Requests.", Status: http.StatusTooManyRequests,
-			Detail: fmt.Sprintf("this caller already has %d requests in flight; retry later", l.perPrincipal)}
-	}
-	l.inFlight[key]++
-	l.mu.Unlock()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			l.mu.Lock()
-			if l.inFlight[key]--; l.inFlight[key] <= 0 {
-				delete(l.inFlight, key)
-			}
-			l.mu.Unlock()
-			<-l.global
-		})
-	}, nil
-}
-
 type releaseKey struct{}
 
 // Detach gives back the in-flight slots r holds: for a handler about to
@@ -511,7 +458,7 @@ func (a *App) middleware(mux *http.ServeMux) http.Handler {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w}
 		if r.URL.Path != "/healthz" {
-			release, p := a.limits.acquire(callerKey(r))
+			release, p := a.limits.acquire(r.Context(), callerKey(r))
 			if p != nil {
 				w.Header().Set("Retry-After", "1")
 				problem.Write(rec, *p)
