@@ -61,11 +61,16 @@ func TestExtraRoutesAndLimiter(t *testing.T) {
 	expectProblem(t, newClient(t, app, "wrong-token").do(http.MethodGet, wsPrefix+"/objects", nil), 401, store.TypeInvalidToken)
 	expectProblem(t, c.do(http.MethodGet, compute+"knn", nil), 405, problem.MethodNotAllowed)
 
-	// With one slot taken, the next request gets 503; /healthz still answers.
+	// With the one slot taken, the same caller is at its share (429) and
+	// another caller gets 503: there are more callers than slots, so no
+	// share is left for it. /healthz still answers.
 	done := make(chan *response)
 	go func() { done <- c.do(http.MethodPost, compute+"slow", nil) }()
 	<-entered
 	r = c.do(http.MethodGet, wsPrefix+"/objects", nil)
+	expectProblem(t, r, http.StatusTooManyRequests, problem.TooManyRequests)
+	assert.Equal(t, "1", r.header.Get("Retry-After"))
+	r = newClient(t, app, "another-caller").do(http.MethodGet, wsPrefix+"/objects", nil)
 	expectProblem(t, r, http.StatusServiceUnavailable, problem.Unavailable)
 	assert.Equal(t, "1", r.header.Get("Retry-After"))
 	assert.Equal(t, http.StatusOK, c.do(http.MethodGet, "/healthz", nil).status)
