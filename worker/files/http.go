@@ -2,7 +2,6 @@ package files
 
 import (
 	"log/slog"
-	"mime"
 	"net/http"
 	"strconv"
 	"time"
@@ -22,6 +21,13 @@ type Options struct {
 	// server.DefaultMaxBlobBytes).
 	MaxUploadBytes int64
 }
+
+// ViewCSP is the Content-Security-Policy of a view URL's answer: the page's
+// own inline styles and inline SVG, data: images, nothing else (no script
+// runs; the page is sandboxed, so it has no origin of its own either).
+// It is the policy of every answer serving stored content
+// (server.StoredContentCSP).
+const ViewCSP = server.StoredContentCSP
 
 // apiPrefix is the path prefix of the workspace routes.
 const apiPrefix = "/file/v2/orgs/{org_id}/workspaces/{workspace_id}"
@@ -210,8 +216,8 @@ func (a *api) upload(w http.ResponseWriter, r *http.Request) {
 
 // download serves GET and HEAD on a signed download or view URL, honouring
 // Range and conditional requests. A download URL offers the body as an
-// attachment; a view URL shows it inline under ViewCSP. Both send
-// X-Content-Type-Options: nosniff.
+// attachment; a view URL shows it inline. Both send the stored-content
+// headers (server.SetStoredContentHeaders: nosniff, ViewCSP).
 func (a *api) download(w http.ResponseWriter, r *http.Request) {
 	op := opDownload
 	if r.URL.Query().Get("op") == opView {
@@ -234,16 +240,13 @@ func (a *api) download(w http.ResponseWriter, r *http.Request) {
 	}
 	defer f.Close()
 	h := w.Header()
-	h.Set("Content-Type", rec.ContentType)
-	h.Set("ETag", `"`+rec.VersionID+`"`)
-	h.Set("X-Content-Type-Options", "nosniff")
 	if op == opView {
-		h.Set("Content-Security-Policy", ViewCSP)
-		h.Set("Content-Disposition", mime.FormatMediaType("inline", map[string]string{"filename": rec.Name}))
+		server.SetStoredContentHeaders(h, rec.ContentType, server.Inline, rec.Name)
 		h.Set("Cache-Control", "private, no-store")
 	} else {
-		h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": rec.Name}))
+		server.SetStoredContentHeaders(h, rec.ContentType, server.Attachment, rec.Name)
 	}
+	h.Set("ETag", `"`+rec.VersionID+`"`)
 	http.ServeContent(w, r, "", rec.CreatedAt, f)
 }
 

@@ -848,11 +848,6 @@ func (s *Store) ViewURL(baseURL, org, ws, id, versionID string, ttl time.Duratio
 	return s.signedURL(baseURL, opView, versionRef{org: org, ws: ws, file: id, version: vid}, ttl), nil
 }
 
-// ViewCSP is the Content-Security-Policy of a view URL's answer: the page's
-// own inline styles and inline SVG, data: images, nothing else (no script
-// runs; the page is sandboxed, so it has no origin of its own either).
-const ViewCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; sandbox"
-
 // FileURL returns the API URL of a file (GET for its record, which needs a
 // token), by id: baseURL/file/v2/orgs/{org}/workspaces/{ws}/files/{id}.
 func FileURL(baseURL string, rec *Record) string {

@@ -449,13 +449,15 @@ func Detach(r *http.Request) {
 	}
 }
 
-// middleware is the HTTP plumbing in one place: the concurrency limits, the
+// middleware is the HTTP plumbing in one place: the default security
+// headers (nosniff and a policy that runs nothing), the concurrency limits, the
 // problem JSON of unknown routes and wrong methods (with Allow), and an
 // access log by route pattern (never the raw path or query: signed URLs
 // carry credentials in the query).
 func (a *App) middleware(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		setDefaultSecurityHeaders(w.Header())
 		rec := &statusRecorder{ResponseWriter: w}
 		if r.URL.Path != "/healthz" {
 			release, p := a.limits.acquire(r.Context(), callerKey(r))

@@ -203,7 +203,8 @@ func parseBlockList(r io.Reader) ([][]byte, error) {
 	return ids, nil
 }
 
-// blobDownload serves GET and HEAD on a signed download URL, honouring Range.
+// blobDownload serves GET and HEAD on a signed download URL, honouring Range,
+// as an attachment under the stored-content headers.
 func (a *App) blobDownload(w http.ResponseWriter, r *http.Request) {
 	ws, name, err := a.signer.verify(r, opDownload)
 	if err != nil {
@@ -227,7 +228,7 @@ func (a *App) blobDownload(w http.ResponseWriter, r *http.Request) {
 		WriteProblem(w, r, a.logger, store.ErrStorage(err))
 		return
 	}
-	w.Header().Set("Content-Type", "application/octet-stream")
+	SetStoredContentHeaders(w.Header(), "application/octet-stream", Attachment, name)
 	w.Header().Set("ETag", `"`+strings.ToLower(name)+`"`)
 	http.ServeContent(w, r, "", st.ModTime(), f)
 }

@@ -312,7 +312,9 @@ func (s *Service) metricsAccess(auth *server.Auth, h http.Handler) http.Handler 
 
 func (s *Service) tmpDir() string { return filepath.Join(s.opts.DataDir, "tmp") }
 
-// dashboard serves the latest version of a stored report as a page.
+// dashboard serves the latest version of a stored report as a page, under
+// the stored-content headers (nosniff, a policy that runs no script), for
+// the file may be any file of the workspace, uploaded by any editor.
 func (s *Service) dashboard(w http.ResponseWriter, r *http.Request) {
 	rec, content, err := s.files.Get(r.Context(), r.PathValue("org_id"), r.PathValue("workspace_id"), r.PathValue("file_id"), "", "")
 	if err != nil {
@@ -324,7 +326,7 @@ func (s *Service) dashboard(w http.ResponseWriter, r *http.Request) {
 	if ct == "" {
 		ct = "text/html; charset=utf-8"
 	}
-	w.Header().Set("Content-Type", ct)
+	server.SetStoredContentHeaders(w.Header(), ct, server.Inline, rec.Name)
 	http.ServeContent(w, r, rec.Name, rec.CreatedAt, content)
 }
 
