@@ -134,14 +134,8 @@ func (r *Report) sections() []section {
 				counts[k] = float64(s.DataCount[k])
 			}
 			edges[len(s.Centres)] = s.Centres[len(s.Centres)-1] + float64(s.Width)/2
-			maxCount := 0.0
-			for _, c := range counts {
-				maxCount = math.Max(maxCount, c)
-			}
-			p.add(series{label: "Data count", kind: kindBars, class: "bar-count", x: edges, y: counts, right: true})
-			p.y2Label = "Data count"
-			p.y2Max = math.Max(maxCount, 1) * 4 // bars use the lower quarter
-			p.y2TickMax = math.Max(maxCount, 1)
+			p.add(series{label: "Data count", kind: kindBars, class: "bar-count", x: edges, y: counts, band: true})
+			p.bandLabel = "Count"
 			for i, rs := range s.Realisations {
 				p.add(series{label: label(i == 0, "Realisations"), class: "real", x: s.Centres, y: rs})
 			}
