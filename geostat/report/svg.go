@@ -30,7 +30,7 @@ type series struct {
 	kind  int
 	class string
 	x, y  []float64
-	band bool // drawn in the count band below the plot area (kindBars)
+	band  bool // drawn in the count band below the plot area (kindBars)
 }
 
 type plot struct {
@@ -43,8 +43,8 @@ type plot struct {
 	xMin, xMax float64
 	yMin, yMax float64
 	yFromZero  bool
-	series         []series
-	note           string // shown in the plot area when there is no data
+	series     []series
+	note       string // shown in the plot area when there is no data
 }
 
 func newPlot(name, title, xLabel, yLabel string) *plot {
@@ -63,9 +63,9 @@ const (
 	// bandGap the space between them.
 	bandHeight = 64.0
 	bandGap    = 10.0
-	legendTop    = 8.0  // top of the first legend row
-	legendRow    = 19.0 // height of a legend row
-	legendGap    = 12.0 // between the legend and the plot area
+	legendTop  = 8.0  // top of the first legend row
+	legendRow  = 19.0 // height of a legend row
+	legendGap  = 12.0 // between the legend and the plot area
 	// legendChar is the width of a legend character at the legend's font
 	// size (an estimate; the layout leaves room for wide glyphs).
 	legendChar = 6.8
@@ -198,8 +198,8 @@ func (p *plot) svg() string {
 	x0, x1 := marginLeft, w-mr
 	items, rows := p.legendLayout(x0, x1)
 	yb, y1 := h-marginBottom, legendTop+float64(rows)*legendRow+legendGap // bottom of the frames, top in pixels
-	y0 := yb                                                                // bottom of the plot area
-	bTop := yb                                                              // top of the count band
+	y0 := yb                                                              // bottom of the plot area
+	bTop := yb                                                            // top of the count band
 	if hasBand {
 		bTop = yb - bandHeight
 		y0 = bTop - bandGap
