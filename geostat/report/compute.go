@@ -602,6 +602,9 @@ func (c *computation) summary() {
 		s.VarianceCheck = c.judge("variance", c.varianceTarget(c.distIdx, es), float64(es.Average.Variance), float64(es.Spread.Variance))
 		s.VarianceCheck.Ensemble = name
 	}
+	if c.distIdx == iPoint {
+		s.QuantileCheck = c.quantileCheck(r.ensemble(PointSimulations))
+	}
 	if s.MeanEnsemble == "" {
 		c.warn("No simulation in data units: the mean and variance cannot be judged.")
 		s.Criterion = "none: no simulation in data units"
@@ -618,6 +621,51 @@ func (c *computation) summary() {
 		s.KolmogorovMean, s.KolmogorovMax = r.Distribution.KolmogorovMean, r.Distribution.KolmogorovMax
 	}
 	r.Summary = s
+}
+
+// severity orders verdicts from acceptable to failing.
+func severity(v Verdict) int {
+	switch v {
+	case Acceptable:
+		return 0
+	case Marginal:
+		return 1
+	}
+	return 2
+}
+
+// quantileCheck judges the average realisation quantile at each of
+// probabilities against the reference quantile by the spread of the
+// realisation quantiles, and returns the worst check: the worst verdict,
+// then the largest |z| (or relative difference under the relative rule).
+func (c *computation) quantileCheck(es *EnsembleStats) Check {
+	var worst Check
+	for k, pr := range probabilities {
+		q := make([]float64, len(es.Realisations))
+		for r, st := range es.Realisations {
+			q[r] = st.Quantiles[k]
+		}
+		ck := c.judge("quantile", c.r.Reference.Quantiles[k], es.Average.Quantiles[k], sampleStd(q))
+		ck.Ensemble, ck.Probability = es.Name, Number(pr)
+		if worst.Rule == "" || worse(ck, worst) {
+			worst = ck
+		}
+	}
+	return worst
+}
+
+// worse reports whether check a is worse than b.
+func worse(a, b Check) bool {
+	if sa, sb := severity(a.Verdict), severity(b.Verdict); sa != sb {
+		return sa > sb
+	}
+	if a.Rule != b.Rule {
+		return a.Rule == FluctuationRule // a finite z says more than no spread
+	}
+	if a.Rule == FluctuationRule {
+		return math.Abs(float64(a.Z)) > math.Abs(float64(b.Z))
+	}
+	return float64(a.RelativeDifference) > float64(b.RelativeDifference)
 }
 
 // criterion states the rule a check was judged by.

@@ -21,9 +21,10 @@ func (c *computation) definitions() {
 	declustered := c.in.Data.Weights != nil
 	add("Verdicts",
 		"Each judged statistic is the average over the %d realisations of a realisation statistic: the spatial mean m_sim of %s against m_ref, the mean of the reference distribution (∫₀¹ F⁻¹(p) dp), "+
-			"and the spatial variance of %s against its expected value (see Ergodic fluctuation; the reference variance, times C̄(V,V)/C(0) for blocks, when that is not available). "+
+			"the spatial variance of %s against its expected value (see Ergodic fluctuation; the reference variance, times C̄(V,V)/C(0) for blocks, when that is not available), "+
+			"and, for point simulations, each quantile P5 … P95 against the reference quantile (the card shows the worst: the worst verdict, then the largest |z|). "+
 			"The reference is itself like one realisation of the domain, so a difference is judged against the spread of the statistic from realisation to realisation: "+
-			"s, the standard deviation of the realisation means (or variances) with divisor n − 1, and z = (average − target)/s. "+
+			"s, the standard deviation of the realisation means (or variances, or quantiles) with divisor n − 1, and z = (average − target)/s. "+
 			"Acceptable (consistent with the fluctuation) when |z| ≤ %g, marginal when |z| ≤ %g, failing otherwise; about 95 %% and 99.7 %% of a normal statistic lie within 2 and 3 standard deviations. "+
 			"Each realisation's mean is judged the same way against m_ref. With few realisations s is itself uncertain (relative standard error about 1/√(2(n − 1))). "+
 			"When there is no spread to judge by (a single realisation, or realisations whose statistic is identical) the verdict cannot be judged by fluctuation and falls back to the relative difference "+

@@ -16,8 +16,9 @@
 //     averages, and what to expect of them, including the ergodic
 //     fluctuation σ̄²(D, D) ≈ A/|D| of a realisation's mean over the domain
 //     (A the integral range of the model);
-//   - the verdicts: the simulated mean against m_ref and the average
-//     realisation variance against its expected value, each judged by its
+//   - the verdicts: the simulated mean against m_ref, the average
+//     realisation variance against its expected value and the average
+//     point quantiles against the reference's, each judged by its
 //     own spread over the realisations (z = difference / standard deviation
 //     of the realisation statistic: acceptable within 2, marginal within 3,
 //     failing beyond; see Check), or by the relative thresholds when there

@@ -139,6 +139,7 @@ var funcs = template.FuncMap{
 	// zf formats a z-score with two decimals.
 	"zf":       func(x Number) string { return zfmt(float64(x)) },
 	"sigmaA":   func() float64 { return AcceptableSigmas },
+	"float":    func(x Number) float64 { return float64(x) },
 	"sigmaM":   func() float64 { return MarginalSigmas },
 	"enslabel": ensembleLabel,
 	"lower":    strings.ToLower,
@@ -217,6 +218,21 @@ const pageTemplate = `<!DOCTYPE html>
 <p class="big">{{pct .RelativeDifference}}</p>
 <p class="small">cannot be judged by fluctuation: {{.Reason}}</p>
 <p class="small">average variance of the {{lower (enslabel .Ensemble)}} {{num .Value}} against the expected {{num .Target}}; rule: relative difference acceptable ≤ {{pctf $.Summary.Thresholds.Acceptable}}, marginal ≤ {{pctf $.Summary.Thresholds.Marginal}}</p>
+{{- end}}
+</div>
+{{- end}}{{end}}
+{{- with .QuantileCheck}}{{if .Rule}}
+<div class="card verdict v-{{verdict .Verdict}}">
+<p class="label">Quantile reproduction</p>
+<p class="badge">{{verdict .Verdict}}</p>
+{{- if eq .Rule "fluctuation"}}
+<p class="big">z = {{zf .Z}}</p>
+<p class="small">worst of the quantiles P5 … P95 of the {{lower (enslabel .Ensemble)}}: {{pname (float .Probability)}} averages {{num .Value}}{{unit $.Units}} against the reference's {{num .Target}}{{unit $.Units}}, s = {{num .Spread}}{{unit $.Units}}, the standard deviation of the realisations' {{pname (float .Probability)}}</p>
+<p class="small">rule: acceptable when |z| ≤ {{numf sigmaA}}, marginal when |z| ≤ {{numf sigmaM}}, failing beyond</p>
+{{- else}}
+<p class="big">{{pct .RelativeDifference}}</p>
+<p class="small">cannot be judged by fluctuation: {{.Reason}}</p>
+<p class="small">worst quantile {{pname (float .Probability)}}: {{num .Value}} against the reference's {{num .Target}}; rule: relative difference acceptable ≤ {{pctf $.Summary.Thresholds.Acceptable}}, marginal ≤ {{pctf $.Summary.Thresholds.Marginal}}</p>
 {{- end}}
 </div>
 {{- end}}{{end}}

@@ -76,9 +76,11 @@ const (
 // realisations of their spatial mean or variance) against its target, by
 // the statistic's own fluctuation from realisation to realisation.
 type Check struct {
-	// Statistic is "mean" or "variance", Ensemble the ensemble judged.
-	Statistic string `json:"statistic"`
-	Ensemble  string `json:"ensemble"`
+	// Statistic is "mean", "variance" or "quantile", Ensemble the ensemble
+	// judged; Probability is the quantile's.
+	Statistic   string `json:"statistic"`
+	Ensemble    string `json:"ensemble"`
+	Probability Number `json:"probability,omitempty"`
 	// Target is what a correct simulation gives on average (m_ref for the
 	// mean), Value the average over realisations, Difference Value − Target
 	// and RelativeDifference |Difference| / |Target| (|Difference| when the
@@ -124,6 +126,10 @@ type Summary struct {
 	// spread over the realisations.
 	MeanCheck     Check `json:"mean_check"`
 	VarianceCheck Check `json:"variance_check"`
+	// QuantileCheck is the worst of the checks of the average realisation
+	// quantiles at Probabilities against the reference quantiles (point
+	// simulations only: block quantiles differ by the support effect).
+	QuantileCheck Check `json:"quantile_check"`
 	// ExpectedMeanStd is the ergodic standard deviation of one
 	// realisation's mean in data units (see Ergodic).
 	ExpectedMeanStd Number `json:"expected_mean_std"`

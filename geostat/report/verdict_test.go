@@ -16,8 +16,8 @@ import (
 
 // spreadCase is an ensemble of R realisations on four cells whose means
 // average mRef + diff with standard deviation (divisor R − 1) sd; every
-// realisation has the same variance. The reference has mean mRef = 1.389
-// (z = 0.389, 2.389 at p = 0.25, 0.75).
+// realisation has the same variance and spreads about as the reference,
+// which has mean mRef = 1.389 (z = 0.389, 2.389 at p = 0.25, 0.75).
 func spreadCase(t *testing.T, R int, diff, sd float64, weights []float64) *Input {
 	t.Helper()
 	g, err := grid.New([3]float64{}, [3]int{4, 1, 1}, [3]float64{1, 1, 1}, geostat.Rotation{})
@@ -37,7 +37,7 @@ func spreadCase(t *testing.T, R int, diff, sd float64, weights []float64) *Input
 	var ens []float64
 	for r := range u {
 		m := 1.389 + diff + sd*u[r]/math.Sqrt(ss/float64(R-1))
-		ens = append(ens, m-0.6, m-0.2, m+0.2, m+0.6)
+		ens = append(ens, m-1, m-0.5, m+0.5, m+1) // about the reference quantiles
 	}
 	return &Input{
 		Data:             Data{Coords: []float64{0.5, 0.5, 0.5, 2.5, 0.5, 0.5}, Values: []float64{1, 2}, Weights: weights},
@@ -87,8 +87,21 @@ func TestVerdictJudgesBySpread(t *testing.T) {
 			assert.Equal(t, RelativeRule, r.Summary.VarianceCheck.Rule)
 			assert.Contains(t, r.Summary.VarianceCheck.Reason, "all equal")
 
+			// The quantiles move with the means: the same spread.
+			q := r.Summary.QuantileCheck
+			assert.Equal(t, FluctuationRule, q.Rule)
+			assert.InDelta(t, 0.2861, float64(q.Spread), 1e-9)
+			assert.InDelta(t, float64(q.Value-q.Target)/0.2861, float64(q.Z), 1e-9)
+			switch tc.name {
+			case "inside":
+				assert.Equal(t, Acceptable, q.Verdict)
+			case "far outside":
+				assert.Equal(t, Failing, q.Verdict)
+			}
+
 			html := renderPage(t, r)
 			assert.Contains(t, html, `<p class="badge">`+string(tc.want)+`</p>`)
+			assert.Contains(t, html, "Quantile reproduction")
 			assert.Contains(t, html, "z = "+zfmt(tc.diff/0.2861))
 			assert.Contains(t, html, "the standard deviation of the 20 realisation means")
 		})
