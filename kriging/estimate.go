@@ -15,7 +15,7 @@ import (
 // many grid rows (a reset costs a few fresh factorisations among thousands
 // of updates) and still some chunks per worker on a grid of 10⁵ cells, for
 // balance and progress reports.
-const chunkSize = 4096
+const chunkSize = EstimateChunk
 
 // EstimateChunk is the number of consecutive targets after which Estimate
 // restarts its factorisation state. Estimating a run targets[3·lo:3·hi] of
@@ -23,7 +23,7 @@ const chunkSize = 4096
 // it or the end of the list, gives bit for bit the values of those targets
 // in the estimate of the whole list: the estimate can be split into such
 // runs, for example tiles computed by different processes.
-const EstimateChunk = chunkSize
+const EstimateChunk = 4096
 
 // Output receives the per-target results of Estimate. Each non-nil slice must
 // have one element per target; nil slices are not computed. Targets with too

@@ -368,8 +368,8 @@ func BufferBytes(cells, realisations, maxTile int) int {
 }
 
 // Process reads every tile of src and runs the reducers over it
-// (ProcessTile). It reads pieces of at most readCells cells (tiles of the
-// source, or parts of them, about 2 MiB) into up to 16 buffers (at most
+// (ProcessTile). It reads pieces of about 2 MiB (tiles of the source, or
+// parts of them, of at most src.MaxTile() cells) into up to 16 buffers (at most
 // about 32 MiB, BufferBytes), the next pieces being read on another
 // goroutine while the workers process the current one, so memory stays near
 // those buffers plus the reducers' outputs whatever the size of the

@@ -250,12 +250,18 @@ func (c *computation) ensembleStats(ctx context.Context) error {
 		}
 		es.Derived = e == iPointNS && p.derivedNS
 		avg := Average{Quantiles: make(Series, len(probabilities))}
+		means, vars := make([]float64, len(res[e])), make([]float64, len(res[e]))
+		for r, rr := range res[e] {
+			means[r], vars[r] = float64(rr.st.Mean), float64(rr.st.Variance)
+		}
+		es.Spread = Spread{Mean: Number(sampleStd(means)), Variance: Number(sampleStd(vars))}
 		for _, rr := range res[e] {
 			st := rr.st
 			if !gauss {
-				st.RelativeDifference, st.Verdict = c.classify(float64(st.Mean))
+				ck := c.judge("mean", c.refMean, float64(st.Mean), float64(es.Spread.Mean))
+				st.RelativeDifference, st.Z, st.Verdict = ck.RelativeDifference, ck.Z, ck.Verdict
 			} else {
-				st.RelativeDifference = nan()
+				st.RelativeDifference, st.Z = nan(), nan()
 			}
 			es.Realisations = append(es.Realisations, st)
 			avg.Mean += st.Mean
@@ -366,11 +372,31 @@ func linspace(lo, hi float64, n int) Series {
 	return s
 }
 
-// classify applies the mean criterion to a simulated mean.
-func (c *computation) classify(m float64) (Number, Verdict) {
-	d := math.Abs(m - c.refMean)
-	if c.refMean != 0 {
-		d /= math.Abs(c.refMean)
+// sampleStd is the standard deviation of x with divisor n − 1 (NaN for
+// fewer than two values or any value not finite).
+func sampleStd(x []float64) float64 {
+	if len(x) < 2 {
+		return math.NaN()
+	}
+	m := 0.0
+	for _, v := range x {
+		m += v
+	}
+	m /= float64(len(x))
+	ss := 0.0
+	for _, v := range x {
+		ss += (v - m) * (v - m)
+	}
+	return math.Sqrt(ss / float64(len(x)-1))
+}
+
+// classify applies the relative rule: the relative difference of value to
+// target (the absolute difference when the target is 0) against the
+// thresholds.
+func (c *computation) classify(target, value float64) (Number, Verdict) {
+	d := math.Abs(value - target)
+	if target != 0 {
+		d /= math.Abs(target)
 	}
 	switch {
 	case d <= c.p.th.Acceptable:
@@ -379,6 +405,57 @@ func (c *computation) classify(m float64) (Number, Verdict) {
 		return Number(d), Marginal
 	}
 	return Number(d), Failing // also NaN: no value at all
+}
+
+// judge checks value against target by the fluctuation rule with spread, the
+// statistic's standard deviation over the realisations, and by the relative
+// rule when there is no spread to judge by (one realisation, equal
+// realisations or no finite spread).
+func (c *computation) judge(stat string, target, value, spread float64) Check {
+	ck := Check{Statistic: stat, Target: Number(target), Value: Number(value), Difference: Number(value - target),
+		Spread: Number(spread), Z: nan()}
+	ck.RelativeDifference, _ = c.classify(target, value)
+	// A spread at the rounding level of the values is no spread.
+	tiny := 1e-12 * (math.Abs(target) + math.Abs(value))
+	switch {
+	case c.p.nReal < 2:
+		ck.Reason = "a single realisation has no spread to judge by"
+	case math.IsNaN(spread) || math.IsInf(spread, 0):
+		ck.Reason = "the spread of the realisations is not available"
+	case spread <= tiny:
+		ck.Reason = "the realisations' " + stat + "s are all equal: no spread to judge by"
+	}
+	if ck.Reason != "" {
+		ck.Rule = RelativeRule
+		_, ck.Verdict = c.classify(target, value)
+		return ck
+	}
+	ck.Rule = FluctuationRule
+	z := (value - target) / spread
+	ck.Z = Number(z)
+	switch {
+	case math.Abs(z) <= AcceptableSigmas:
+		ck.Verdict = Acceptable
+	case math.Abs(z) <= MarginalSigmas:
+		ck.Verdict = Marginal
+	default:
+		ck.Verdict = Failing // also NaN
+	}
+	return ck
+}
+
+// varianceTarget is what the average realisation variance of data-unit
+// ensemble e should be: the expected variance when the ergodic fluctuation
+// is known, else the reference variance (points) or its share C̄(V,V)/C(0)
+// (blocks).
+func (c *computation) varianceTarget(e int, es *EnsembleStats) float64 {
+	if v := float64(es.Expected.Variance); !math.IsNaN(v) && !math.IsInf(v, 0) {
+		return v
+	}
+	if e == iBlock {
+		return c.refVar * c.blockCov / c.sill
+	}
+	return c.refVar
 }
 
 // expected returns the expected realisation statistics of ensemble e.
@@ -504,28 +581,99 @@ func (c *computation) summary() {
 		Thresholds: c.p.th, Realisations: c.p.nReal, Cells: c.p.nCells,
 		RealisationVerdicts: map[string]int{string(Acceptable): 0, string(Marginal): 0, string(Failing): 0},
 		KolmogorovMean:      nan(), KolmogorovMax: nan(), ExpectedMeanStd: nan()}
-	s.Criterion = fmt.Sprintf("relative difference d = |m_sim − m_ref| / |m_ref| (|m_sim − m_ref| when m_ref = 0): "+
-		"acceptable when d ≤ %g, marginal when d ≤ %g, failing otherwise", c.p.th.Acceptable, c.p.th.Marginal)
 	for _, name := range []string{BlockSimulations, PointSimulations} {
-		for _, es := range r.Ensembles {
-			if es.Name != name || !(s.MeanEnsemble == "") {
-				continue
-			}
-			s.MeanEnsemble = name
-			s.Mean = es.Average.Mean
-			s.Difference = s.Mean - s.ReferenceMean
-			s.RelativeDifference, s.Verdict = c.classify(float64(s.Mean))
-			s.ExpectedMeanStd = es.Expected.MeanStd
-			for _, st := range es.Realisations {
-				s.RealisationVerdicts[string(st.Verdict)]++
-			}
+		es := r.ensemble(name)
+		if es == nil || s.MeanEnsemble != "" {
+			continue
+		}
+		s.MeanEnsemble = name
+		s.Mean = es.Average.Mean
+		s.MeanCheck = c.judge("mean", c.refMean, float64(s.Mean), float64(es.Spread.Mean))
+		s.MeanCheck.Ensemble = name
+		s.Difference, s.RelativeDifference, s.Verdict = s.MeanCheck.Difference, s.MeanCheck.RelativeDifference, s.MeanCheck.Verdict
+		s.ExpectedMeanStd = es.Expected.MeanStd
+		for _, st := range es.Realisations {
+			s.RealisationVerdicts[string(st.Verdict)]++
 		}
 	}
+	if c.distIdx >= 0 {
+		name := ensembleNames[c.distIdx]
+		es := r.ensemble(name)
+		s.VarianceCheck = c.judge("variance", c.varianceTarget(c.distIdx, es), float64(es.Average.Variance), float64(es.Spread.Variance))
+		s.VarianceCheck.Ensemble = name
+	}
+	if c.distIdx == iPoint {
+		s.QuantileCheck = c.quantileCheck(r.ensemble(PointSimulations))
+	}
 	if s.MeanEnsemble == "" {
-		c.warn("No simulation in data units: the mean criterion cannot be applied.")
+		c.warn("No simulation in data units: the mean and variance cannot be judged.")
+		s.Criterion = "none: no simulation in data units"
+	} else {
+		s.Criterion = criterion(s.MeanCheck, c.p.th)
+		if s.MeanCheck.Rule == RelativeRule {
+			c.warn("The simulated mean cannot be judged by the fluctuation between realisations (%s): it is judged by its relative difference instead.", s.MeanCheck.Reason)
+		} else if c.p.nReal < 10 {
+			c.warn("Only %d realisations: their spread, which the verdicts are judged by, is itself uncertain (relative standard error about %.0f %%).",
+				c.p.nReal, 100/math.Sqrt(2*float64(c.p.nReal-1)))
+		}
 	}
 	if r.Distribution != nil {
 		s.KolmogorovMean, s.KolmogorovMax = r.Distribution.KolmogorovMean, r.Distribution.KolmogorovMax
 	}
 	r.Summary = s
+}
+
+// severity orders verdicts from acceptable to failing.
+func severity(v Verdict) int {
+	switch v {
+	case Acceptable:
+		return 0
+	case Marginal:
+		return 1
+	}
+	return 2
+}
+
+// quantileCheck judges the average realisation quantile at each of
+// probabilities against the reference quantile by the spread of the
+// realisation quantiles, and returns the worst check: the worst verdict,
+// then the largest |z| (or relative difference under the relative rule).
+func (c *computation) quantileCheck(es *EnsembleStats) Check {
+	var worst Check
+	for k, pr := range probabilities {
+		q := make([]float64, len(es.Realisations))
+		for r, st := range es.Realisations {
+			q[r] = st.Quantiles[k]
+		}
+		ck := c.judge("quantile", c.r.Reference.Quantiles[k], es.Average.Quantiles[k], sampleStd(q))
+		ck.Ensemble, ck.Probability = es.Name, Number(pr)
+		if worst.Rule == "" || worse(ck, worst) {
+			worst = ck
+		}
+	}
+	return worst
+}
+
+// worse reports whether check a is worse than b.
+func worse(a, b Check) bool {
+	if sa, sb := severity(a.Verdict), severity(b.Verdict); sa != sb {
+		return sa > sb
+	}
+	if a.Rule != b.Rule {
+		return a.Rule == FluctuationRule // a finite z says more than no spread
+	}
+	if a.Rule == FluctuationRule {
+		return math.Abs(float64(a.Z)) > math.Abs(float64(b.Z))
+	}
+	return float64(a.RelativeDifference) > float64(b.RelativeDifference)
+}
+
+// criterion states the rule a check was judged by.
+func criterion(ck Check, th Thresholds) string {
+	if ck.Rule == FluctuationRule {
+		return fmt.Sprintf("z = (m_sim − m_ref) / s_m, with s_m the standard deviation of the realisation means: "+
+			"acceptable when |z| ≤ %g, marginal when |z| ≤ %g, failing otherwise", AcceptableSigmas, MarginalSigmas)
+	}
+	return fmt.Sprintf("%s, so the relative difference d = |m_sim − m_ref| / |m_ref| (|m_sim − m_ref| when m_ref = 0) decides: "+
+		"acceptable when d ≤ %g, marginal when d ≤ %g, failing otherwise", ck.Reason, th.Acceptable, th.Marginal)
 }

@@ -16,8 +16,13 @@
 //     averages, and what to expect of them, including the ergodic
 //     fluctuation σ̄²(D, D) ≈ A/|D| of a realisation's mean over the domain
 //     (A the integral range of the model);
-//   - the mean criterion: |m_sim − m_ref| / |m_ref| classified acceptable,
-//     marginal or failing by the thresholds;
+//   - the verdicts: the simulated mean against m_ref, the average
+//     realisation variance against its expected value and the average
+//     point quantiles against the reference's, each judged by its
+//     own spread over the realisations (z = difference / standard deviation
+//     of the realisation statistic: acceptable within 2, marginal within 3,
+//     failing beyond; see Check), or by the relative thresholds when there
+//     is no spread (a single realisation);
 //   - CDF reproduction: the Kolmogorov distance of each point realisation to
 //     the reference CDF (and of the normal scores to N(0, 1)), CDF curves,
 //     a QQ plot and histograms;
@@ -26,8 +31,9 @@
 //     variogram.AxisLags): point normal scores against γ(h), block normal scores
 //     against the regularised γ_V(h) = γ̄(V, V_h) − γ̄(V, V) (BlockAverager)
 //     with the same discretisation;
-//   - swath plots along x, y and z: declustered data means and simulated
-//     means per slice, with counts;
+//   - swath plots along x, y and z: data means (declustered when weights
+//     are given) and simulated means per slice, with the data counts in a
+//     band of their own;
 //   - block against point variance (the support effect).
 //
 // Report.WriteJSON writes every number; Report.WriteHTML writes the page:

@@ -33,9 +33,12 @@ func ExampleCompute() {
 	}
 	s := r.Summary
 	fmt.Printf("reference mean %.2f, simulated mean %.2f: %s\n", s.ReferenceMean, s.Mean, s.Verdict)
+	// The verdict judges the difference by the spread of the realisation
+	// means (z = difference / spread).
+	fmt.Printf("rule %s: spread of the realisation means %.2f\n", s.MeanCheck.Rule, s.MeanCheck.Spread)
 	for i, st := range r.Ensembles[0].Realisations {
-		fmt.Printf("realisation %d: mean %.1f, variance %.1f, Kolmogorov %.3f, %s\n",
-			i+1, st.Mean, st.Variance, st.Kolmogorov, st.Verdict)
+		fmt.Printf("realisation %d: mean %.1f, variance %.1f, Kolmogorov %.3f, z %.2f, %s\n",
+			i+1, st.Mean, st.Variance, st.Kolmogorov, st.Z, st.Verdict)
 	}
 	// The page (r.WriteJSON writes every number as JSON).
 	var page bytes.Buffer
@@ -45,7 +48,8 @@ func ExampleCompute() {
 	fmt.Println("plots:", strings.Count(page.String(), "data-plot="))
 	// Output:
 	// reference mean 3.00, simulated mean 3.00: acceptable
-	// realisation 1: mean 2.0, variance 1.0, Kolmogorov 0.500, failing
-	// realisation 2: mean 4.0, variance 4.0, Kolmogorov 0.375, failing
+	// rule fluctuation: spread of the realisation means 1.41
+	// realisation 1: mean 2.0, variance 1.0, Kolmogorov 0.500, z -0.71, acceptable
+	// realisation 2: mean 4.0, variance 4.0, Kolmogorov 0.375, z 0.71, acceptable
 	// plots: 10
 }

@@ -43,6 +43,11 @@ func (r *Report) sections() []section {
 	var out []section
 	dataU := unitsOf(r.Units)
 	lenU := unitsOf(r.LengthUnit)
+	// The data are declustered only when weights were given.
+	dataLabel, theData := "Data", "the data"
+	if r.Data.Declustered {
+		dataLabel, theData = "Data (declustered)", "the declustered data"
+	}
 
 	// Distribution reproduction.
 	var dist section
@@ -51,26 +56,26 @@ func (r *Report) sections() []section {
 		dist.Lead = fmt.Sprintf("Each thin line is one of the %d realisations (%s); the bold red line is the reference distribution.", len(d.Realisations), strings.ToLower(ensembleLabel(d.Ensemble)))
 		h := d.Histogram
 		p := newPlot("histogram", "Histogram", "Value"+dataU, "Fraction of values")
-		p.add(series{label: "Data (declustered)", kind: kindBars, class: "bar-data", x: h.Edges, y: h.Data})
+		p.add(series{label: dataLabel, kind: kindBars, class: "bar-data", x: h.Edges, y: h.Data})
 		for i, s := range h.Realisations {
 			p.add(series{label: label(i == 0, "Realisations"), kind: kindStep, class: "real", x: h.Edges, y: s})
 		}
 		p.add(series{label: "Reference", kind: kindStep, class: "model", x: h.Edges, y: h.Reference})
 		p.yFromZero = true
 		dist.Figures = append(dist.Figures, figure{Name: p.name, Title: "Histogram", SVG: p.svg(),
-			Caption: "Class frequencies of the realisations (thin), the declustered data (grey bars) and the reference distribution (red)."})
+			Caption: "Class frequencies of the realisations (thin), " + theData + " (grey bars) and the reference distribution (red)."})
 
 		p = newPlot("cdf", "Cumulative distribution", "Value"+dataU, "Cumulative probability")
 		for i, s := range d.Realisations {
 			p.add(series{label: label(i == 0, "Realisations"), class: "real", x: s, y: d.Probabilities})
 		}
-		p.add(series{label: "Data (declustered)", class: "data", x: d.DataQuantiles, y: d.Probabilities})
+		p.add(series{label: dataLabel, class: "data", x: d.DataQuantiles, y: d.Probabilities})
 		p.add(series{label: "Reference", class: "model", x: d.ReferenceQuantiles, y: d.Probabilities})
 		p.yMin, p.yMax = 0, 1
 		dist.Figures = append(dist.Figures, figure{Name: p.name, Title: "Cumulative distribution", SVG: p.svg(),
 			Caption: fmt.Sprintf("Kolmogorov distance to the reference: mean %s, largest %s.", num(d.KolmogorovMean), num(d.KolmogorovMax))})
 
-		dist.Figures = append(dist.Figures, qqFigure("qq", "QQ plot", d, "Reference quantile"+dataU, "Simulated quantile"+dataU))
+		dist.Figures = append(dist.Figures, qqFigure("qq", "QQ plot", d, "Reference quantile"+dataU, "Simulated quantile"+dataU, theData))
 	}
 	if g := r.Gaussian; g != nil {
 		p := newPlot("gaussian-cdf", "Normal scores: cumulative distribution", "Normal score", "Cumulative probability")
@@ -122,7 +127,7 @@ func (r *Report) sections() []section {
 	// Swaths.
 	if len(r.Swaths) > 0 {
 		ss := section{ID: "swaths", Title: "Swath plots",
-			Lead: fmt.Sprintf("Mean per slice of the %s (thin: realisations, dashed: ensemble mean) against the declustered data mean (black); the bars count the data per slice.", strings.ToLower(ensembleLabel(r.Swaths[0].Ensemble)))}
+			Lead: fmt.Sprintf("Mean per slice of the %s (thin: realisations, dashed: ensemble mean) against the mean of %s (black); the bars in the band below count the data per slice.", strings.ToLower(ensembleLabel(r.Swaths[0].Ensemble)), theData)}
 		for _, s := range r.Swaths {
 			name := "swath-" + s.Axis
 			title := "Swath along " + strings.ToUpper(s.Axis)
@@ -134,14 +139,8 @@ func (r *Report) sections() []section {
 				counts[k] = float64(s.DataCount[k])
 			}
 			edges[len(s.Centres)] = s.Centres[len(s.Centres)-1] + float64(s.Width)/2
-			maxCount := 0.0
-			for _, c := range counts {
-				maxCount = math.Max(maxCount, c)
-			}
-			p.add(series{label: "Data count", kind: kindBars, class: "bar-count", x: edges, y: counts, right: true})
-			p.y2Label = "Data count"
-			p.y2Max = math.Max(maxCount, 1) * 4 // bars use the lower quarter
-			p.y2TickMax = math.Max(maxCount, 1)
+			p.add(series{label: "Data count", kind: kindBars, class: "bar-count", x: edges, y: counts, band: true})
+			p.bandLabel = "Count"
 			for i, rs := range s.Realisations {
 				p.add(series{label: label(i == 0, "Realisations"), class: "real", x: s.Centres, y: rs})
 			}
@@ -161,13 +160,22 @@ func (r *Report) sections() []section {
 		p := newPlot("realisation-means", "Mean per realisation", "Realisation", "Mean"+dataU)
 		x := realisationIndex(len(es.Realisations))
 		m := float64(r.Summary.ReferenceMean)
-		th := r.Summary.Thresholds
-		scale := math.Abs(m)
-		if m == 0 {
-			scale = 1
+		ck := r.Summary.MeanCheck
+		// The bands of the rule the means were judged by.
+		acc, marg := AcceptableSigmas*float64(ck.Spread), MarginalSigmas*float64(ck.Spread)
+		rule := fmt.Sprintf("green: acceptable (±%gs), amber: marginal (±%gs), s = %s the standard deviation of the realisation means",
+			AcceptableSigmas, MarginalSigmas, num(ck.Spread))
+		if ck.Rule != FluctuationRule {
+			th := r.Summary.Thresholds
+			scale := math.Abs(m)
+			if m == 0 {
+				scale = 1
+			}
+			acc, marg = th.Acceptable*scale, th.Marginal*scale
+			rule = fmt.Sprintf("no spread to judge by (%s): green: acceptable (±%s), amber: marginal (±%s)", ck.Reason, pct(Number(th.Acceptable)), pct(Number(th.Marginal)))
 		}
-		p.add(series{label: "Marginal", kind: kindBand, class: "band-marginal", y: []float64{m - th.Marginal*scale, m + th.Marginal*scale}})
-		p.add(series{label: "Acceptable", kind: kindBand, class: "band-acceptable", y: []float64{m - th.Acceptable*scale, m + th.Acceptable*scale}})
+		p.add(series{label: "Marginal", kind: kindBand, class: "band-marginal", y: []float64{m - marg, m + marg}})
+		p.add(series{label: "Acceptable", kind: kindBand, class: "band-acceptable", y: []float64{m - acc, m + acc}})
 		p.add(series{label: "Reference mean", kind: kindHLine, class: "model", y: []float64{m}})
 		sd := float64(es.Expected.MeanStd)
 		if !math.IsNaN(sd) {
@@ -180,17 +188,8 @@ func (r *Report) sections() []section {
 		}
 		p.add(series{label: "Realisation", kind: kindLineMarkers, class: "sim", x: x, y: means})
 		p.xMin, p.xMax = 0.5, float64(len(x))+0.5
-		// Keep the marginal band in view without letting it dominate.
-		lo, hi := m-th.Marginal*scale*1.15, m+th.Marginal*scale*1.15
-		for _, v := range means {
-			lo, hi = math.Min(lo, v), math.Max(hi, v)
-		}
-		if !math.IsNaN(sd) {
-			lo, hi = math.Min(lo, m-2.2*sd), math.Max(hi, m+2.2*sd)
-		}
-		p.yMin, p.yMax = lo, hi
 		rs.Figures = append(rs.Figures, figure{Name: p.name, Title: "Mean per realisation", SVG: p.svg(),
-			Caption: fmt.Sprintf("Mean of the %s per realisation; green: acceptable (±%s), amber: marginal (±%s); dashed: ±2σ of the ergodic fluctuation.", strings.ToLower(ensembleLabel(es.Name)), pct(Number(th.Acceptable)), pct(Number(th.Marginal)))})
+			Caption: fmt.Sprintf("Mean of the %s per realisation against the reference mean; %s; dashed: ±2σ of the ergodic fluctuation of an unconditional realisation.", strings.ToLower(ensembleLabel(es.Name)), rule)})
 	}
 	{
 		p := newPlot("realisation-variances", "Variance per realisation", "Realisation", "Variance"+unitsOf(squared(r.Units)))
@@ -228,7 +227,7 @@ func (r *Report) sections() []section {
 	return out
 }
 
-func qqFigure(name, title string, d *DistributionReproduction, xl, yl string) figure {
+func qqFigure(name, title string, d *DistributionReproduction, xl, yl, theData string) figure {
 	p := newPlot(name, title, xl, yl)
 	for i, s := range d.Realisations {
 		p.add(series{label: label(i == 0, "Realisations"), class: "real", x: d.ReferenceQuantiles, y: s})
@@ -248,7 +247,7 @@ func qqFigure(name, title string, d *DistributionReproduction, xl, yl string) fi
 	pad := (hi - lo) * 0.04
 	p.xMin, p.xMax, p.yMin, p.yMax = lo-pad, hi+pad, lo-pad, hi+pad
 	return figure{Name: name, Title: title, SVG: p.svg(),
-		Caption: "Quantiles p = 0.01 … 0.99 of each realisation (thin) and of the declustered data (dots) against the reference quantiles; on the diagonal the distribution is reproduced."}
+		Caption: "Quantiles p = 0.01 … 0.99 of each realisation (thin) and of " + theData + " (dots) against the reference quantiles; on the diagonal the distribution is reproduced."}
 }
 
 func slicesOf(s []Series) []Series { return s }

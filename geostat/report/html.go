@@ -95,6 +95,14 @@ func group(n int64) string {
 	return b.String()
 }
 
+// zfmt formats a z-score with two decimals, "n/a" when it is not available.
+func zfmt(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "n/a"
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
 // pct formats a fraction as a percentage.
 func pct(x Number) string {
 	v := float64(x)
@@ -127,7 +135,12 @@ var funcs = template.FuncMap{
 		}
 		return nan()
 	},
-	"inc":      func(i int) int { return i + 1 },
+	"inc": func(i int) int { return i + 1 },
+	// zf formats a z-score with two decimals.
+	"zf":       func(x Number) string { return zfmt(float64(x)) },
+	"sigmaA":   func() float64 { return AcceptableSigmas },
+	"float":    func(x Number) float64 { return float64(x) },
+	"sigmaM":   func() float64 { return MarginalSigmas },
 	"enslabel": ensembleLabel,
 	"lower":    strings.ToLower,
 	"int":      func(n int) string { return group(int64(n)) },
@@ -175,12 +188,54 @@ const pageTemplate = `<!DOCTYPE html>
 <div class="card verdict v-{{verdict .Verdict}}">
 <p class="label">Mean reproduction</p>
 <p class="badge">{{verdict .Verdict}}</p>
+{{- with .MeanCheck}}
+{{- if eq .Rule "fluctuation"}}
+<p class="big">z = {{zf .Z}}</p>
+<p class="small">m<sub>sim</sub> − m<sub>ref</sub> = {{num .Difference}}{{unit $.Units}} against s = {{num .Spread}}{{unit $.Units}}, the standard deviation of the {{$.Summary.Realisations}} realisation means</p>
+<p class="small">rule: acceptable (consistent with the fluctuation) when |z| ≤ {{numf sigmaA}}, marginal when |z| ≤ {{numf sigmaM}}, failing beyond</p>
+<p class="small">relative difference {{pct .RelativeDifference}}; ergodic σ of an unconditional realisation mean ≈ {{num $.Summary.ExpectedMeanStd}}{{unit $.Units}}</p>
+{{- else if eq .Rule "relative"}}
 <p class="big">{{pct .RelativeDifference}}</p>
-<p class="small">relative difference |m<sub>sim</sub> − m<sub>ref</sub>| / |m<sub>ref</sub>|</p>
-<p class="small">m<sub>sim</sub> − m<sub>ref</sub> = {{num .Difference}}{{unit $.Units}}; ergodic σ of a realisation mean ≈ {{num .ExpectedMeanStd}}{{unit $.Units}}</p>
-<p class="small">thresholds: acceptable ≤ {{pctf .Thresholds.Acceptable}}, marginal ≤ {{pctf .Thresholds.Marginal}}</p>
+<p class="small">cannot be judged by fluctuation: {{.Reason}}</p>
+<p class="small">rule: relative difference |m<sub>sim</sub> − m<sub>ref</sub>| / |m<sub>ref</sub>| acceptable ≤ {{pctf $.Summary.Thresholds.Acceptable}}, marginal ≤ {{pctf $.Summary.Thresholds.Marginal}}</p>
+<p class="small">m<sub>sim</sub> − m<sub>ref</sub> = {{num .Difference}}{{unit $.Units}}; ergodic σ of an unconditional realisation mean ≈ {{num $.Summary.ExpectedMeanStd}}{{unit $.Units}}</p>
+{{- else}}
+<p class="big">n/a</p>
+<p class="small">no simulation in data units</p>
+{{- end}}
+{{- end}}
 <p class="small">realisations: <span class="pill v-acceptable">{{index .RealisationVerdicts "acceptable"}} acceptable</span> <span class="pill v-marginal">{{index .RealisationVerdicts "marginal"}} marginal</span> <span class="pill v-failing">{{index .RealisationVerdicts "failing"}} failing</span></p>
 </div>
+{{- with .VarianceCheck}}{{if .Rule}}
+<div class="card verdict v-{{verdict .Verdict}}">
+<p class="label">Variance reproduction</p>
+<p class="badge">{{verdict .Verdict}}</p>
+{{- if eq .Rule "fluctuation"}}
+<p class="big">z = {{zf .Z}}</p>
+<p class="small">average variance of the {{lower (enslabel .Ensemble)}} {{num .Value}} against the expected {{num .Target}}, s = {{num .Spread}}, the standard deviation of the {{$.Summary.Realisations}} realisation variances</p>
+<p class="small">rule: acceptable when |z| ≤ {{numf sigmaA}}, marginal when |z| ≤ {{numf sigmaM}}, failing beyond; relative difference {{pct .RelativeDifference}}</p>
+{{- else}}
+<p class="big">{{pct .RelativeDifference}}</p>
+<p class="small">cannot be judged by fluctuation: {{.Reason}}</p>
+<p class="small">average variance of the {{lower (enslabel .Ensemble)}} {{num .Value}} against the expected {{num .Target}}; rule: relative difference acceptable ≤ {{pctf $.Summary.Thresholds.Acceptable}}, marginal ≤ {{pctf $.Summary.Thresholds.Marginal}}</p>
+{{- end}}
+</div>
+{{- end}}{{end}}
+{{- with .QuantileCheck}}{{if .Rule}}
+<div class="card verdict v-{{verdict .Verdict}}">
+<p class="label">Quantile reproduction</p>
+<p class="badge">{{verdict .Verdict}}</p>
+{{- if eq .Rule "fluctuation"}}
+<p class="big">z = {{zf .Z}}</p>
+<p class="small">worst of the quantiles P5 … P95 of the {{lower (enslabel .Ensemble)}}: {{pname (float .Probability)}} averages {{num .Value}}{{unit $.Units}} against the reference's {{num .Target}}{{unit $.Units}}, s = {{num .Spread}}{{unit $.Units}}, the standard deviation of the realisations' {{pname (float .Probability)}}</p>
+<p class="small">rule: acceptable when |z| ≤ {{numf sigmaA}}, marginal when |z| ≤ {{numf sigmaM}}, failing beyond</p>
+{{- else}}
+<p class="big">{{pct .RelativeDifference}}</p>
+<p class="small">cannot be judged by fluctuation: {{.Reason}}</p>
+<p class="small">worst quantile {{pname (float .Probability)}}: {{num .Value}} against the reference's {{num .Target}}; rule: relative difference acceptable ≤ {{pctf $.Summary.Thresholds.Acceptable}}, marginal ≤ {{pctf $.Summary.Thresholds.Marginal}}</p>
+{{- end}}
+</div>
+{{- end}}{{end}}
 <div class="card">
 <p class="label">Reference mean</p>
 <p class="big">{{num .ReferenceMean}}<span class="unit">{{unit $.Units}}</span></p>
@@ -254,15 +309,17 @@ const pageTemplate = `<!DOCTYPE html>
 {{- end}}
 <section id="statistics">
 <h2>Statistics</h2>
-<p class="lead">Data, reference and the averages over realisations of each ensemble (Gaussian ensembles in normal-score units).</p>
+<p class="lead">Data, reference and the averages over realisations of each ensemble (Gaussian ensembles in normal-score units); s is the standard deviation over the realisations.</p>
 <div class="table-wrap">
 <table>
-<thead><tr><th></th><th>Data</th><th>Reference</th>{{range .Ensembles}}<th>{{enslabel .Name}}</th>{{end}}</tr></thead>
+<thead><tr><th></th><th>Data{{if .Data.Declustered}} (declustered){{end}}</th><th>Reference</th>{{range .Ensembles}}<th>{{enslabel .Name}}</th>{{end}}</tr></thead>
 <tbody>
 <tr><th>Mean</th><td>{{num .Data.Mean}}</td><td>{{num .Reference.Mean}}</td>{{range .Ensembles}}<td>{{num .Average.Mean}}</td>{{end}}</tr>
 <tr class="exp"><th>expected</th><td></td><td></td>{{range .Ensembles}}<td>{{num .Expected.Mean}} ± {{num .Expected.MeanStd}}</td>{{end}}</tr>
+<tr class="exp"><th>s of the means</th><td></td><td></td>{{range .Ensembles}}<td>{{num .Spread.Mean}}</td>{{end}}</tr>
 <tr><th>Variance</th><td>{{num .Data.Variance}}</td><td>{{num .Reference.Variance}}</td>{{range .Ensembles}}<td>{{num .Average.Variance}}</td>{{end}}</tr>
 <tr class="exp"><th>expected</th><td></td><td></td>{{range .Ensembles}}<td>{{num .Expected.Variance}}</td>{{end}}</tr>
+<tr class="exp"><th>s of the variances</th><td></td><td></td>{{range .Ensembles}}<td>{{num .Spread.Variance}}</td>{{end}}</tr>
 {{- $root := .}}
 {{- range probs}}
 {{- $p := .}}
@@ -276,11 +333,11 @@ const pageTemplate = `<!DOCTYPE html>
 <summary>{{enslabel .Name}}: every realisation</summary>
 <div class="table-wrap">
 <table>
-<thead><tr><th>#</th><th>Mean</th><th>Variance</th><th>Min</th><th>P10</th><th>P50</th><th>P90</th><th>Max</th><th>Kolmogorov</th>{{if eq .Space "data"}}<th>Rel. diff.</th><th>Verdict</th>{{end}}</tr></thead>
+<thead><tr><th>#</th><th>Mean</th><th>Variance</th><th>Min</th><th>P10</th><th>P50</th><th>P90</th><th>Max</th><th>Kolmogorov</th>{{if eq .Space "data"}}<th>z of the mean</th><th>Rel. diff.</th><th>Verdict</th>{{end}}</tr></thead>
 <tbody>
 {{- $space := .Space}}
 {{- range $i, $r := .Realisations}}
-<tr><th>{{inc $i}}</th><td>{{num .Mean}}</td><td>{{num .Variance}}</td><td>{{num .Min}}</td><td>{{num (q .Quantiles 0.1)}}</td><td>{{num (q .Quantiles 0.5)}}</td><td>{{num (q .Quantiles 0.9)}}</td><td>{{num .Max}}</td><td>{{num .Kolmogorov}}</td>{{if eq $space "data"}}<td>{{pct .RelativeDifference}}</td><td><span class="pill v-{{verdict .Verdict}}">{{verdict .Verdict}}</span></td>{{end}}</tr>
+<tr><th>{{inc $i}}</th><td>{{num .Mean}}</td><td>{{num .Variance}}</td><td>{{num .Min}}</td><td>{{num (q .Quantiles 0.1)}}</td><td>{{num (q .Quantiles 0.5)}}</td><td>{{num (q .Quantiles 0.9)}}</td><td>{{num .Max}}</td><td>{{num .Kolmogorov}}</td>{{if eq $space "data"}}<td>{{zf .Z}}</td><td>{{pct .RelativeDifference}}</td><td><span class="pill v-{{verdict .Verdict}}">{{verdict .Verdict}}</span></td>{{end}}</tr>
 {{- end}}
 </tbody>
 </table>

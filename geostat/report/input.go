@@ -47,7 +47,9 @@ type Input struct {
 	BlockSimulationsNormalScore []float64
 
 	// Thresholds classify the relative difference of the simulated mean
-	// (zero value: DefaultThresholds()).
+	// and variance when their spread over the realisations cannot judge
+	// them (a single realisation, or no spread); see Check. Zero value:
+	// DefaultThresholds().
 	Thresholds Thresholds
 
 	// Units is the unit of the data values for labels (for example "g/t");
@@ -83,9 +85,10 @@ type Data struct {
 	Weights []float64
 }
 
-// Thresholds of the mean criterion, as fractions: a relative difference
-// d = |m_sim − m_ref| / |m_ref| with d ≤ Acceptable is acceptable, with
-// d ≤ Marginal marginal, otherwise failing.
+// Thresholds of the relative rule, the fallback of a Check when the
+// statistic has no spread over the realisations, as fractions: a relative
+// difference d = |m_sim − m_ref| / |m_ref| with d ≤ Acceptable is
+// acceptable, with d ≤ Marginal marginal, otherwise failing.
 type Thresholds struct {
 	Acceptable float64 `json:"acceptable"`
 	Marginal   float64 `json:"marginal"`

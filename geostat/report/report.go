@@ -43,15 +43,63 @@ type Report struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// Verdict classifies the simulated mean.
+// Verdict classifies a simulated statistic against its target.
 type Verdict string
 
-// The verdicts of the mean criterion.
+// The verdicts of a Check.
 const (
+	// Acceptable: consistent with the fluctuation between realisations.
 	Acceptable Verdict = "acceptable"
 	Marginal   Verdict = "marginal"
 	Failing    Verdict = "failing"
 )
+
+// The rules of a Check.
+const (
+	// FluctuationRule judges a difference in units of the statistic's
+	// standard deviation over the realisations: |z| ≤ AcceptableSigmas is
+	// acceptable, |z| ≤ MarginalSigmas marginal, otherwise failing.
+	FluctuationRule = "fluctuation"
+	// RelativeRule judges the relative difference by the Thresholds; it is
+	// the fallback when the statistic has no spread over the realisations.
+	RelativeRule = "relative"
+)
+
+// The limits of the fluctuation rule, in standard deviations: about 95 % and
+// 99.7 % of a normal statistic lie within them.
+const (
+	AcceptableSigmas = 2.0
+	MarginalSigmas   = 3.0
+)
+
+// Check judges one statistic of the simulation (the average over the
+// realisations of their spatial mean or variance) against its target, by
+// the statistic's own fluctuation from realisation to realisation.
+type Check struct {
+	// Statistic is "mean", "variance" or "quantile", Ensemble the ensemble
+	// judged; Probability is the quantile's.
+	Statistic   string `json:"statistic"`
+	Ensemble    string `json:"ensemble"`
+	Probability Number `json:"probability,omitempty"`
+	// Target is what a correct simulation gives on average (m_ref for the
+	// mean), Value the average over realisations, Difference Value − Target
+	// and RelativeDifference |Difference| / |Target| (|Difference| when the
+	// target is 0).
+	Target             Number `json:"target"`
+	Value              Number `json:"value"`
+	Difference         Number `json:"difference"`
+	RelativeDifference Number `json:"relative_difference"`
+	// Spread is the standard deviation of the statistic over the
+	// realisations (divisor n − 1; NaN for one realisation) and Z the
+	// difference in units of it.
+	Spread Number `json:"spread"`
+	Z      Number `json:"z"`
+	// Rule is FluctuationRule or RelativeRule; Reason says why the
+	// fluctuation rule could not be applied.
+	Rule    string  `json:"rule"`
+	Reason  string  `json:"reason,omitempty"`
+	Verdict Verdict `json:"verdict"`
+}
 
 // Summary holds the headline numbers.
 type Summary struct {
@@ -62,15 +110,26 @@ type Summary struct {
 	Mean         Number `json:"mean"`
 	MeanEnsemble string `json:"mean_ensemble"`
 	// Difference is m_sim − m_ref; RelativeDifference is |m_sim − m_ref| /
-	// |m_ref| (|m_sim − m_ref| when m_ref = 0), as stated in Criterion.
+	// |m_ref| (|m_sim − m_ref| when m_ref = 0).
 	Difference         Number `json:"difference"`
 	RelativeDifference Number `json:"relative_difference"`
-	Criterion          string `json:"criterion"`
-	// Thresholds and the resulting Verdict; RealisationVerdicts counts the
-	// verdicts of the individual realisation means.
+	// Criterion states the rule of Verdict in words.
+	Criterion string `json:"criterion"`
+	// Thresholds of the relative rule (the fallback); Verdict is the mean's
+	// (MeanCheck.Verdict); RealisationVerdicts counts the verdicts of the
+	// individual realisation means by the same rule.
 	Thresholds          Thresholds     `json:"thresholds"`
 	Verdict             Verdict        `json:"verdict"`
 	RealisationVerdicts map[string]int `json:"realisation_verdicts"`
+	// MeanCheck judges m_sim against m_ref, VarianceCheck the average
+	// realisation variance against its expected value, each by its
+	// spread over the realisations.
+	MeanCheck     Check `json:"mean_check"`
+	VarianceCheck Check `json:"variance_check"`
+	// QuantileCheck is the worst of the checks of the average realisation
+	// quantiles at Probabilities against the reference quantiles (point
+	// simulations only: block quantiles differ by the support effect).
+	QuantileCheck Check `json:"quantile_check"`
 	// ExpectedMeanStd is the ergodic standard deviation of one
 	// realisation's mean in data units (see Ergodic).
 	ExpectedMeanStd Number `json:"expected_mean_std"`
@@ -133,6 +192,16 @@ type EnsembleStats struct {
 	Average Average `json:"average"`
 	// Expected are the values a correct simulation gives on average.
 	Expected Expected `json:"expected"`
+	// Spread are the standard deviations over the realisations of their
+	// mean and variance (divisor n − 1; NaN for one realisation).
+	Spread Spread `json:"spread"`
+}
+
+// Spread are standard deviations of realisation statistics over the
+// realisations.
+type Spread struct {
+	Mean     Number `json:"mean"`
+	Variance Number `json:"variance"`
 }
 
 // RealisationStats are the statistics of one realisation.
@@ -142,9 +211,11 @@ type RealisationStats struct {
 	// the standard normal (Gaussian units) for point ensembles; NaN for
 	// blocks, whose distribution differs by the support effect.
 	Kolmogorov Number `json:"kolmogorov"`
-	// RelativeDifference and Verdict apply the mean criterion to this
-	// realisation (data units only).
+	// RelativeDifference, Z and Verdict judge this realisation's mean
+	// against m_ref by the rule of the summary's MeanCheck, with this
+	// ensemble's spread of realisation means (data units only).
 	RelativeDifference Number  `json:"relative_difference"`
+	Z                  Number  `json:"z"`
 	Verdict            Verdict `json:"verdict,omitempty"`
 }
 
@@ -184,7 +255,7 @@ type DistributionReproduction struct {
 	Space    string `json:"space"`
 	// Probabilities of the curves (0.01 … 0.99).
 	Probabilities Series `json:"probabilities"`
-	// ReferenceQuantiles, DataQuantiles (declustered) and the quantiles of
+	// ReferenceQuantiles, DataQuantiles (declustered when weighted) and the quantiles of
 	// each realisation and their average, at Probabilities: the CDF curves
 	// and the QQ plot (realisation against reference quantiles).
 	ReferenceQuantiles Series   `json:"reference_quantiles"`
@@ -204,7 +275,7 @@ type DistributionReproduction struct {
 type Histogram struct {
 	Edges        Series   `json:"edges"`
 	Reference    Series   `json:"reference"` // F(b) − F(a)
-	Data         Series   `json:"data"`      // declustered
+	Data         Series   `json:"data"`      // declustered when weighted
 	Realisations []Series `json:"realisations"`
 }
 
@@ -239,8 +310,8 @@ type Swath struct {
 	// Width of the slices and their centres along the axis.
 	Width   Number `json:"width"`
 	Centres Series `json:"centres"`
-	// DataMean is the declustered data mean per slice, DataCount the number
-	// of data.
+	// DataMean is the data mean per slice (declustered when weighted),
+	// DataCount the number of data.
 	DataMean  Series `json:"data_mean"`
 	DataCount []int  `json:"data_count"`
 	// Mean is the ensemble mean per slice (the average of the realisations'

@@ -48,7 +48,10 @@ func TestComputeHandMade(t *testing.T) {
 	assert.Equal(t, PointSimulations, s.MeanEnsemble)
 	assert.InDelta(t, 0, float64(s.RelativeDifference), 1e-12)
 	assert.Equal(t, Acceptable, s.Verdict)
-	assert.Equal(t, 2, s.RealisationVerdicts["failing"]) // each realisation is off by 1/3
+	// Each realisation is off by 1 = 0.71 s, s = √2 the spread of the means.
+	assert.Equal(t, 2, s.RealisationVerdicts["acceptable"])
+	assert.Equal(t, FluctuationRule, s.MeanCheck.Rule)
+	assert.InDelta(t, math.Sqrt2, float64(s.MeanCheck.Spread), 1e-15)
 
 	es := r.ensemble(PointSimulations)
 	require.NotNil(t, es)
@@ -58,6 +61,7 @@ func TestComputeHandMade(t *testing.T) {
 	assert.Equal(t, Number(4), es.Realisations[1].Mean)
 	assert.Equal(t, Number(4), es.Realisations[1].Variance)
 	assert.InDelta(t, 1.0/3, float64(es.Realisations[0].RelativeDifference), 1e-15)
+	assert.InDelta(t, -1/math.Sqrt2, float64(es.Realisations[0].Z), 1e-12)
 	// Kolmogorov: {1, 3} against F(1) = 0.25, F(3) = 0.5 → 0.5;
 	// {2, 6} against F(2) = 0.375, F(6) = 0.75 → 0.375.
 	assert.InDelta(t, 0.5, float64(es.Realisations[0].Kolmogorov), 1e-15)
@@ -83,12 +87,16 @@ func TestComputeHandMade(t *testing.T) {
 	assert.InDeltaSlice(t, []float64{1.5, 4.5}, []float64(sx.Mean), 1e-15) // (1+2)/2, (3+6)/2
 	assert.InDeltaSlice(t, []float64{1, 3}, []float64(sx.Realisations[0]), 1e-15)
 
-	// Thresholds: d = 1/3 per realisation is marginal with 0.3/0.4.
+	// One realisation has no spread: the thresholds judge d = 1/3, marginal
+	// with 0.3/0.4.
 	in := tiny(t)
+	in.PointSimulations = in.PointSimulations[:2]
 	in.Thresholds = Thresholds{Acceptable: 0.3, Marginal: 0.4}
 	r, err = Compute(context.Background(), in, nil)
 	require.NoError(t, err)
-	assert.Equal(t, 2, r.Summary.RealisationVerdicts["marginal"])
+	assert.Equal(t, RelativeRule, r.Summary.MeanCheck.Rule)
+	assert.Equal(t, Marginal, r.Summary.Verdict)
+	assert.Equal(t, 1, r.Summary.RealisationVerdicts["marginal"])
 }
 
 func TestClassify(t *testing.T) {
@@ -100,14 +108,14 @@ func TestClassify(t *testing.T) {
 		{10, Acceptable}, {10.4, Acceptable}, {9.6, Acceptable}, {10.6, Marginal}, {9, Marginal},
 		{11.2, Failing}, {8.8, Failing}, {math.NaN(), Failing},
 	} {
-		d, v := c.classify(tc.m)
+		d, v := c.classify(c.refMean, tc.m)
 		assert.Equal(t, tc.want, v, "m = %g (d = %g)", tc.m, d)
 	}
-	d, _ := c.classify(10.5)
+	d, _ := c.classify(c.refMean, 10.5)
 	assert.InDelta(t, 0.05, float64(d), 1e-15)
 	// A zero reference mean: the absolute difference.
 	c.refMean = 0
-	d, v := c.classify(-0.07)
+	d, v := c.classify(c.refMean, -0.07)
 	assert.InDelta(t, 0.07, float64(d), 1e-15)
 	assert.Equal(t, Marginal, v)
 }

@@ -30,26 +30,26 @@ type series struct {
 	kind  int
 	class string
 	x, y  []float64
-	right bool // on the secondary (right) axis
+	band  bool // drawn in the count band below the plot area (kindBars)
 }
 
 type plot struct {
 	name, title    string
 	xLabel, yLabel string
-	y2Label        string
+	bandLabel      string // label of the count band's axis
 	width, height  float64
-	xMin, xMax     float64 // NaN: automatic
-	yMin, yMax     float64
-	y2Max          float64
-	y2TickMax      float64 // right-axis ticks stop here (NaN: at the top)
-	yFromZero      bool
-	series         []series
-	note           string // shown in the plot area when there is no data
+	// xMin … yMax are the least extent of the axes (NaN: automatic): an
+	// axis still grows to hold every plotted value outside them.
+	xMin, xMax float64
+	yMin, yMax float64
+	yFromZero  bool
+	series     []series
+	note       string // shown in the plot area when there is no data
 }
 
 func newPlot(name, title, xLabel, yLabel string) *plot {
 	return &plot{name: name, title: title, xLabel: xLabel, yLabel: yLabel, width: 500, height: 340,
-		xMin: math.NaN(), xMax: math.NaN(), yMin: math.NaN(), yMax: math.NaN(), y2Max: math.NaN(), y2TickMax: math.NaN()}
+		xMin: math.NaN(), xMax: math.NaN(), yMin: math.NaN(), yMax: math.NaN()}
 }
 
 func (p *plot) add(s series) { p.series = append(p.series, s) }
@@ -59,9 +59,13 @@ const (
 	marginRight  = 16.0
 	marginRight2 = 60.0
 	marginBottom = 52.0
-	legendTop    = 8.0  // top of the first legend row
-	legendRow    = 19.0 // height of a legend row
-	legendGap    = 12.0 // between the legend and the plot area
+	// bandHeight is the height of the count band below the plot area,
+	// bandGap the space between them.
+	bandHeight = 64.0
+	bandGap    = 10.0
+	legendTop  = 8.0  // top of the first legend row
+	legendRow  = 19.0 // height of a legend row
+	legendGap  = 12.0 // between the legend and the plot area
 	// legendChar is the width of a legend character at the legend's font
 	// size (an estimate; the layout leaves room for wide glyphs).
 	legendChar = 6.8
@@ -72,7 +76,9 @@ type span struct{ lo, hi float64 }
 
 func (s span) scale(v, a, b float64) float64 { return a + (v-s.lo)/(s.hi-s.lo)*(b-a) }
 
-// ranges computes the axis ranges from the data of the series.
+// ranges computes the axis ranges from the data of the series: y for the
+// plot area, y2 (from 0) for the count band. Every finite plotted value is
+// inside its axis range, fixed limits included.
 func (p *plot) ranges() (x, y, y2 span) {
 	x = span{math.Inf(1), math.Inf(-1)}
 	y, y2 = x, span{0, math.Inf(-1)}
@@ -83,29 +89,34 @@ func (p *plot) ranges() (x, y, y2 span) {
 	}
 	for _, s := range p.series {
 		if s.kind != kindHLine && s.kind != kindBand {
-			for _, v := range s.x {
-				grow(&x, v)
+			for i, v := range s.x {
+				// A polyline's or a marker's x counts only where it is
+				// drawn (where y is finite); class edges always.
+				if s.kind == kindStep || s.kind == kindBars || (i < len(s.y) && !math.IsNaN(s.y[i]) && !math.IsInf(s.y[i], 0)) {
+					grow(&x, v)
+				}
 			}
 		}
 		for _, v := range s.y {
-			if s.right {
+			if s.band {
 				grow(&y2, v)
 			} else {
 				grow(&y, v)
 			}
 		}
-		if s.kind == kindBars && !s.right {
+		if s.kind == kindBars && !s.band {
 			grow(&y, 0)
 		}
 	}
 	if p.yFromZero {
 		grow(&y, 0)
 	}
-	pad := func(s *span, fixLo, fixHi float64, padLo bool) {
-		if !math.IsNaN(fixLo) {
+	pad := func(s *span, fixLo, fixHi float64) {
+		padLo, padHi := math.IsNaN(fixLo) || s.lo < fixLo, math.IsNaN(fixHi) || s.hi > fixHi
+		if !math.IsNaN(fixLo) && !(s.lo < fixLo) {
 			s.lo = fixLo
 		}
-		if !math.IsNaN(fixHi) {
+		if !math.IsNaN(fixHi) && !(s.hi > fixHi) {
 			s.hi = fixHi
 		}
 		if math.IsInf(s.lo, 0) || math.IsInf(s.hi, 0) {
@@ -117,21 +128,19 @@ func (p *plot) ranges() (x, y, y2 span) {
 			return
 		}
 		d := (s.hi - s.lo) * 0.04
-		if math.IsNaN(fixHi) {
+		if padHi {
 			s.hi += d
 		}
-		if math.IsNaN(fixLo) && padLo && !(p.yFromZero && s.lo == 0) {
+		if padLo && !(p.yFromZero && s.lo == 0) {
 			s.lo -= d
 		}
 	}
-	pad(&x, p.xMin, p.xMax, true)
-	pad(&y, p.yMin, p.yMax, true)
-	if !math.IsNaN(p.y2Max) {
-		y2.hi = p.y2Max
-	}
+	pad(&x, p.xMin, p.xMax)
+	pad(&y, p.yMin, p.yMax)
 	if math.IsInf(y2.hi, 0) || y2.hi <= 0 {
 		y2.hi = 1
 	}
+	y2.hi *= 1.08
 	return x, y, y2
 }
 
@@ -171,34 +180,52 @@ func tickLabel(v float64, dec int) string {
 
 func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
-// svg renders the plot as an inline <svg> element.
+// svg renders the plot as an inline <svg> element. A plot with count
+// series (band) draws them in a band of their own below the plot area, with
+// their own frame and axis, so that bars never hide the lines.
 func (p *plot) svg() string {
 	var b strings.Builder
 	w, h := p.width, p.height
-	hasRight := false
+	hasBand := false
 	for _, s := range p.series {
-		hasRight = hasRight || s.right
+		hasBand = hasBand || s.band
 	}
 	mr := marginRight
-	if hasRight {
+	if hasBand {
 		mr = marginRight2
+		h += bandHeight + bandGap
 	}
 	x0, x1 := marginLeft, w-mr
 	items, rows := p.legendLayout(x0, x1)
-	y0, y1 := h-marginBottom, legendTop+float64(rows)*legendRow+legendGap // bottom, top in pixels
+	yb, y1 := h-marginBottom, legendTop+float64(rows)*legendRow+legendGap // bottom of the frames, top in pixels
+	y0 := yb                                                              // bottom of the plot area
+	bTop := yb                                                            // top of the count band
+	if hasBand {
+		bTop = yb - bandHeight
+		y0 = bTop - bandGap
+	}
 	xs, ys, y2s := p.ranges()
 	X := func(v float64) float64 { return xs.scale(v, x0, x1) }
 	Y := func(v float64) float64 { return ys.scale(v, y0, y1) }
-	Y2 := func(v float64) float64 { return y2s.scale(v, y0, y1) }
+	Y2 := func(v float64) float64 { return y2s.scale(v, yb, bTop) }
 	esc := html.EscapeString
 	id := "clip-" + p.name
+	bandID := id + "-band"
 
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" class="plot" data-plot="%s" viewBox="0 0 %g %g" width="%g" height="%g" role="img" aria-label="%s">`,
 		esc(p.name), w, h, w, h, esc(p.title))
 	fmt.Fprintf(&b, `<title>%s</title>`, esc(p.title))
-	fmt.Fprintf(&b, `<defs><clipPath id="%s"><rect x="%s" y="%s" width="%s" height="%s"/></clipPath></defs>`,
+	fmt.Fprintf(&b, `<defs><clipPath id="%s"><rect x="%s" y="%s" width="%s" height="%s"/></clipPath>`,
 		esc(id), f1(x0), f1(y1), f1(x1-x0), f1(y0-y1))
+	if hasBand {
+		fmt.Fprintf(&b, `<clipPath id="%s"><rect x="%s" y="%s" width="%s" height="%s"/></clipPath>`,
+			esc(bandID), f1(x0), f1(bTop), f1(x1-x0), f1(yb-bTop))
+	}
+	b.WriteString(`</defs>`)
 	fmt.Fprintf(&b, `<rect class="frame" x="%s" y="%s" width="%s" height="%s"/>`, f1(x0), f1(y1), f1(x1-x0), f1(y0-y1))
+	if hasBand {
+		fmt.Fprintf(&b, `<rect class="frame band" x="%s" y="%s" width="%s" height="%s"/>`, f1(x0), f1(bTop), f1(x1-x0), f1(yb-bTop))
+	}
 
 	// Grid and ticks.
 	xt, xd := ticks(xs, 6)
@@ -206,23 +233,22 @@ func (p *plot) svg() string {
 	b.WriteString(`<g class="grid">`)
 	for _, v := range xt {
 		fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s"/>`, f1(X(v)), f1(y0), f1(X(v)), f1(y1))
+		if hasBand {
+			fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s"/>`, f1(X(v)), f1(yb), f1(X(v)), f1(bTop))
+		}
 	}
 	for _, v := range yt {
 		fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s"/>`, f1(x0), f1(Y(v)), f1(x1), f1(Y(v)))
 	}
 	b.WriteString(`</g><g class="ticks">`)
 	for _, v := range xt {
-		fmt.Fprintf(&b, `<text x="%s" y="%s" text-anchor="middle">%s</text>`, f1(X(v)), f1(y0+17), esc(tickLabel(v, xd)))
+		fmt.Fprintf(&b, `<text x="%s" y="%s" text-anchor="middle">%s</text>`, f1(X(v)), f1(yb+17), esc(tickLabel(v, xd)))
 	}
 	for _, v := range yt {
 		fmt.Fprintf(&b, `<text x="%s" y="%s" text-anchor="end">%s</text>`, f1(x0-6), f1(Y(v)+4), esc(tickLabel(v, yd)))
 	}
-	if hasRight {
-		top := y2s.hi
-		if !math.IsNaN(p.y2TickMax) {
-			top = p.y2TickMax
-		}
-		rt, rd := ticks(span{0, top}, 2)
+	if hasBand {
+		rt, rd := ticks(span{0, y2s.hi / 1.08}, 2)
 		for _, v := range rt {
 			fmt.Fprintf(&b, `<text class="right" x="%s" y="%s" text-anchor="start">%s</text>`, f1(x1+6), f1(Y2(v)+4), esc(tickLabel(v, rd)))
 		}
@@ -230,26 +256,32 @@ func (p *plot) svg() string {
 	b.WriteString(`</g>`)
 	fmt.Fprintf(&b, `<text class="axis-label" x="%s" y="%s" text-anchor="middle">%s</text>`, f1((x0+x1)/2), f1(h-12), esc(p.xLabel))
 	fmt.Fprintf(&b, `<text class="axis-label" transform="translate(17 %s) rotate(-90)" text-anchor="middle">%s</text>`, f1((y0+y1)/2), esc(p.yLabel))
-	if hasRight {
-		fmt.Fprintf(&b, `<text class="axis-label right" transform="translate(%s %s) rotate(90)" text-anchor="middle">%s</text>`, f1(w-12), f1((y0+y1)/2), esc(p.y2Label))
+	if hasBand {
+		fmt.Fprintf(&b, `<text class="axis-label right" transform="translate(%s %s) rotate(90)" text-anchor="middle">%s</text>`, f1(w-12), f1((yb+bTop)/2), esc(p.bandLabel))
 	}
 
-	// Data, clipped to the plot area; bars and bands first.
+	// Data, clipped to the plot area (bars and bands first) and to the
+	// count band.
 	fmt.Fprintf(&b, `<g clip-path="url(#%s)">`, esc(id))
 	for pass := range 2 {
 		for _, s := range p.series {
 			back := s.kind == kindBars || s.kind == kindBand
-			if back != (pass == 0) {
+			if s.band || back != (pass == 0) {
 				continue
 			}
-			yf := Y
-			if s.right {
-				yf = Y2
-			}
-			p.drawSeries(&b, s, X, yf, x0, x1, y0)
+			p.drawSeries(&b, s, X, Y, x0, x1, y0)
 		}
 	}
 	b.WriteString(`</g>`)
+	if hasBand {
+		fmt.Fprintf(&b, `<g clip-path="url(#%s)">`, esc(bandID))
+		for _, s := range p.series {
+			if s.band {
+				p.drawSeries(&b, s, X, Y2, x0, x1, yb)
+			}
+		}
+		b.WriteString(`</g>`)
+	}
 	if p.note != "" {
 		fmt.Fprintf(&b, `<text class="note" x="%s" y="%s" text-anchor="middle">%s</text>`, f1((x0+x1)/2), f1((y0+y1)/2), esc(p.note))
 	}
@@ -294,7 +326,7 @@ func (p *plot) drawSeries(b *strings.Builder, s series, X, Y func(float64) float
 		// One path of rectangles, so that the data are a path too.
 		var d strings.Builder
 		base := Y(0)
-		if s.right {
+		if s.band {
 			base = y0
 		}
 		for i, v := range s.y {

@@ -36,7 +36,7 @@ const DefaultEnsembleTile = DefaultRowGroupRows
 // ensemble.Source whose tiles are the file's row groups, cut into pieces of
 // at most MaxTile() rows when a row group is larger. Columns are decoded in
 // parallel straight into the caller's buffers, so reading needs one tile of
-// memory whatever the size of the blob, with up to readConcurrency column
+// memory whatever the size of the blob, with up to max(GOMAXPROCS, 8) column
 // reads in flight.
 //
 // It makes ReadTable's checks: the number and the types of the columns, the

@@ -329,12 +329,14 @@ type variogramObjectStore interface {
 	DiscardObject(ctx context.Context, org, workspace, id string, user store.User) error
 }
 
-// DiscardObject implements variogramObjectStore.
+// DiscardObject soft-deletes an object the variogram-model task created
+// (when a later step of the task fails).
 func (a *StoreAdapter) DiscardObject(ctx context.Context, org, workspace, id string, user store.User) error {
 	return a.Store.DeleteObject(ctx, store.Workspace{Org: org, ID: workspace}, store.Ref{ID: id}, user)
 }
 
-// ObjectHead implements variogramObjectStore.
+// ObjectHead returns the id, version, schema and name of the latest version
+// of the object ref names, of any kind (ErrNotFound when there is none).
 func (a *StoreAdapter) ObjectHead(ctx context.Context, ref ObjectRef) (id, versionID, schema, name string, err error) {
 	v, err := a.Store.GetObject(ctx, store.Workspace{Org: ref.Org, ID: ref.Workspace}, store.Ref{ID: ref.ObjectID, Path: ref.Path})
 	if err != nil {
