@@ -126,7 +126,7 @@ func Footer() string {
 			views = append(views, c.Topic+"/"+c.Task)
 		}
 	}
-	return fmt.Sprintf("%d of these tasks store a validation report (%s) and print a line %q:\n"+
+	return fmt.Sprintf("%d of these commands store a validation report (%s) and print a line %q:\n"+
 		"open that URL in a browser (it needs no token and works for an hour; it is links.view of the job's results).\n",
 		len(views), strings.Join(views, ", "), strings.TrimSuffix(ViewLine, ": ")+": URL")
 }
