@@ -24,6 +24,9 @@ const (
 	exitFailed     = 1
 	exitUsage      = 2
 	exitRegression = 3
+	// exitNotCompared: -compare was given but a scenario (or the whole
+	// run) could not be compared with the baseline.
+	exitNotCompared = 4
 )
 
 // app is the command with its outputs and scenario registry, so that tests
@@ -143,6 +146,8 @@ func parseRunArgs(args []string) (runOptions, error) {
 		return o, fmt.Errorf("-threads %d: must be at least 1 (0 = all cores)", o.threads)
 	case !(o.tolerance > 0):
 		return o, fmt.Errorf("-tolerance %v: must be positive", o.tolerance)
+	case o.compare != "" && o.runs < harness.MinRuns:
+		return o, fmt.Errorf("-compare needs -runs %d or more (got %d): a comparison is of medians of at least %d runs on each side", harness.MinRuns, o.runs, harness.MinRuns)
 	}
 	return o, nil
 }
@@ -218,6 +223,13 @@ func (a *app) run(ctx context.Context, args []string) int {
 			fmt.Fprintf(a.stderr, "bench run: -compare: %v\n", err)
 			return exitUsage
 		}
+		// A baseline that cannot be compared with this run is refused
+		// before anything is measured.
+		if why := incomparable(baseline, o); why != "" {
+			fmt.Fprintf(a.stderr, "bench run: -compare %s: not compared: %s\n", o.compare, why)
+			fmt.Fprintf(a.stdout, "%s\n", verdictLine(exitNotCompared))
+			return exitNotCompared
+		}
 	}
 	if o.threads > 0 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(o.threads))
@@ -280,16 +292,33 @@ func (a *app) run(ctx context.Context, args []string) int {
 			fmt.Fprintf(a.stderr, "bench: slower than %.2fx the baseline\n", o.tolerance)
 			code = exitRegression
 		}
+		if names := harness.NotCompared(rows); len(names) > 0 && code == exitOK {
+			fmt.Fprintf(a.stderr, "bench: not compared with the baseline: %s\n", strings.Join(names, ", "))
+			code = exitNotCompared
+		}
 	}
 	fmt.Fprintf(a.stdout, "\n%s\n", verdictLine(code))
 	return code
 }
 
+// incomparable says why a baseline cannot be compared with the run o asks
+// for at all (another size, too few runs), or "".
+func incomparable(baseline *harness.Report, o runOptions) string {
+	switch {
+	case baseline.Settings.Size != o.size.String():
+		return fmt.Sprintf("the baseline was measured at size %s, this run is %s; times of different sizes are not compared", baseline.Settings.Size, o.size)
+	case baseline.Settings.Runs < harness.MinRuns:
+		return fmt.Sprintf("the baseline has %d timed run(s) per scenario; a comparison needs medians of at least %d runs on each side", baseline.Settings.Runs, harness.MinRuns)
+	}
+	return ""
+}
+
 // verdictLine is the last line of "bench run": a machine-readable verdict
 // that scripts can read even through "go run", which turns every non-zero
-// exit status into 1: "bench verdict: ok|failed|slower (exit status N)".
+// exit status into 1: "bench verdict: ok|failed|slower|not compared (exit
+// status N)".
 func verdictLine(code int) string {
-	word := map[int]string{exitOK: "ok", exitFailed: "failed", exitRegression: "slower"}[code]
+	word := map[int]string{exitOK: "ok", exitFailed: "failed", exitRegression: "slower", exitNotCompared: "not compared"}[code]
 	if word == "" {
 		word = "usage"
 	}

@@ -12,8 +12,10 @@
 //	-threads N                 GOMAXPROCS (default: all cores)
 //	-seed N                    seed of the synthetic cases
 //	-json FILE                 also write the results as JSON (schema: bench/schema)
-//	-compare BASELINE.json     ratio of each median time to a saved run
-//	-tolerance X               slowdown ratio that fails -compare (default 1.25)
+//	-compare BASELINE.json     ratio of each median time to a saved run of the same
+//	                           size; at least 3 runs on each side (-runs 3 or more)
+//	-tolerance X               slowdown ratio that fails -compare (default 1.25),
+//	                           when the runs of the two sides do not overlap
 //	-cpuprofile FILE           CPU profile of the first timed run (one scenario only)
 //	-memprofile FILE           allocation profile of the process after the timed runs
 //	                           (one scenario only; includes the set-up's allocations)
@@ -24,8 +26,13 @@
 // allocations per run, peak RSS and threads; the JSON adds the machine.
 //
 // Exit status: 0 success, 1 a scenario failed (error or sanity check),
-// 2 bad usage (unknown or unavailable scenario, bad flag), 3 a scenario is
-// slower than -tolerance times the -compare baseline.
+// 2 bad usage (unknown or unavailable scenario, bad flag, -compare with
+// -runs below 3), 3 a scenario is slower than -tolerance times the
+// -compare baseline beyond the noise, 4 -compare could not compare (a
+// baseline of another size or with fewer than 3 runs, refused before
+// anything runs; a scenario not in the baseline). The last line of the
+// output says the same: "bench verdict: ok|failed|slower|not compared
+// (exit status N)".
 package main
 
 import (

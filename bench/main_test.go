@@ -171,41 +171,78 @@ func TestRunAllSmall(t *testing.T) {
 	assert.NotEmpty(t, rep.Machine.GoVersion)
 }
 
+// rewriteReport writes to dir/name the report at src changed by edit, and
+// returns its path; the result still validates against the schema.
+func rewriteReport(t *testing.T, src, name string, edit func(*harness.Report)) string {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	require.NoError(t, err)
+	var rep harness.Report
+	require.NoError(t, json.Unmarshal(b, &rep))
+	edit(&rep)
+	p := filepath.Join(filepath.Dir(src), name)
+	f, err := os.Create(p)
+	require.NoError(t, err)
+	require.NoError(t, rep.WriteJSON(f))
+	require.NoError(t, f.Close())
+	out, err := os.ReadFile(p)
+	require.NoError(t, err)
+	require.NoError(t, schema.Validate(out))
+	return p
+}
+
+// scaleWall multiplies every wall time of a report by factor.
+func scaleWall(factor float64) func(*harness.Report) {
+	return func(rep *harness.Report) {
+		for i := range rep.Results {
+			w := &rep.Results[i].Wall
+			w.Median *= factor
+			w.Min *= factor
+			w.Max *= factor
+			for j := range w.Runs {
+				w.Runs[j] *= factor
+			}
+		}
+	}
+}
+
 func TestCompareExitsOnRegression(t *testing.T) {
 	dir := t.TempDir()
 	base := filepath.Join(dir, "base.json")
 	var out, errOut bytes.Buffer
 	a := &app{stdout: &out, stderr: &errOut, scenarios: scenarios.All()}
-	args := []string{"run", "parquet-read", "-size", "small", "-runs", "1"}
+	args := []string{"run", "parquet-read", "-size", "small", "-runs", "3"}
 	require.Equal(t, exitOK, a.main(context.Background(), append(args, "-json", base)), errOut.String())
 
 	// A baseline 100 times faster than this machine: the current run is a
 	// regression. One 100 times slower: fine.
-	rewrite := func(name string, factor float64) string {
-		b, err := os.ReadFile(base)
-		require.NoError(t, err)
-		var rep harness.Report
-		require.NoError(t, json.Unmarshal(b, &rep))
-		for i := range rep.Results {
-			rep.Results[i].Wall.Median *= factor
-		}
-		p := filepath.Join(dir, name)
-		f, err := os.Create(p)
-		require.NoError(t, err)
-		require.NoError(t, rep.WriteJSON(f))
-		require.NoError(t, f.Close())
-		return p
-	}
 	out.Reset()
-	code := a.main(context.Background(), append(args, "-compare", rewrite("fast.json", 0.01)))
+	code := a.main(context.Background(), append(args, "-compare", rewriteReport(t, base, "fast.json", scaleWall(0.01))))
 	assert.Equal(t, exitRegression, code, out.String())
 	assert.Contains(t, out.String(), "SLOWER")
+	assert.Contains(t, out.String(), "(3, ", "the runs and spread of each side")
 	assert.True(t, strings.HasSuffix(out.String(), "\nbench verdict: slower (exit status 3)\n"), out.String())
 
 	out.Reset()
-	code = a.main(context.Background(), append(args, "-compare", rewrite("slow.json", 100), "-tolerance", "1.1"))
+	code = a.main(context.Background(), append(args, "-compare", rewriteReport(t, base, "slow.json", scaleWall(100)), "-tolerance", "1.1"))
 	assert.Equal(t, exitOK, code, out.String())
 	assert.Contains(t, out.String(), "ok")
+	assert.True(t, strings.HasSuffix(out.String(), "\nbench verdict: ok (exit status 0)\n"), out.String())
+
+	// 100 times faster in the median, but one baseline run as slow as 1000
+	// times this machine's: the difference is within the baseline's noise.
+	out.Reset()
+	noisy := rewriteReport(t, base, "noisy.json", func(rep *harness.Report) {
+		scaleWall(0.01)(rep)
+		for i := range rep.Results {
+			w := &rep.Results[i].Wall
+			w.Max *= 1e5
+			w.Runs[0] = w.Max
+		}
+	})
+	code = a.main(context.Background(), append(args, "-compare", noisy))
+	assert.Equal(t, exitOK, code, out.String())
+	assert.Contains(t, out.String(), "within noise")
 	assert.True(t, strings.HasSuffix(out.String(), "\nbench verdict: ok (exit status 0)\n"), out.String())
 
 	// A baseline that does not validate is refused.
@@ -213,6 +250,70 @@ func TestCompareExitsOnRegression(t *testing.T) {
 	require.NoError(t, os.WriteFile(bad, []byte(`{"schema_version": 1}`), 0o644))
 	assert.Equal(t, exitUsage, a.main(context.Background(), append(args, "-compare", bad)))
 	assert.Contains(t, errOut.String(), "does not validate")
+}
+
+// TestCompareNotCompared: a comparison that cannot happen says so, with
+// the verdict "not compared" and exit status 4, never "ok": a baseline of
+// another size or with fewer than 3 runs is refused before anything runs,
+// a scenario missing from the baseline is reported after the run; -runs
+// below 3 with -compare is a usage error.
+func TestCompareNotCompared(t *testing.T) {
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base.json")
+	var out, errOut bytes.Buffer
+	a := &app{stdout: &out, stderr: &errOut, scenarios: scenarios.All()}
+	args := []string{"run", "parquet-read", "-size", "small", "-runs", "3"}
+	require.Equal(t, exitOK, a.main(context.Background(), append(args, "-json", base)), errOut.String())
+	const notCompared = "bench verdict: not compared (exit status 4)\n"
+
+	// Across sizes: a medium baseline against a small run.
+	medium := rewriteReport(t, base, "medium.json", func(rep *harness.Report) {
+		rep.Settings.Size = "medium"
+		for i := range rep.Results {
+			rep.Results[i].Size = "medium"
+		}
+	})
+	out.Reset()
+	errOut.Reset()
+	assert.Equal(t, exitNotCompared, a.main(context.Background(), append(args, "-compare", medium)))
+	assert.Equal(t, notCompared, out.String(), "nothing is measured")
+	assert.Contains(t, errOut.String(), "not compared: the baseline was measured at size medium, this run is small")
+
+	// A baseline of one run per scenario.
+	one := rewriteReport(t, base, "one.json", func(rep *harness.Report) {
+		rep.Settings.Runs = 1
+		for i := range rep.Results {
+			r := &rep.Results[i]
+			r.Runs = 1
+			r.Wall = harness.Wall{Median: r.Wall.Median, Min: r.Wall.Median, Max: r.Wall.Median, Runs: []float64{r.Wall.Median}}
+		}
+	})
+	out.Reset()
+	errOut.Reset()
+	assert.Equal(t, exitNotCompared, a.main(context.Background(), append(args, "-compare", one)))
+	assert.Equal(t, notCompared, out.String())
+	assert.Contains(t, errOut.String(), "the baseline has 1 timed run(s) per scenario; a comparison needs medians of at least 3 runs on each side")
+
+	// This run with one run: a usage error before anything runs.
+	out.Reset()
+	errOut.Reset()
+	assert.Equal(t, exitUsage, a.main(context.Background(), []string{"run", "parquet-read", "-size", "small", "-runs", "1", "-compare", base}))
+	assert.Contains(t, errOut.String(), "-compare needs -runs 3 or more (got 1)")
+	assert.Empty(t, out.String())
+
+	// A scenario that is not in the baseline.
+	renamed := rewriteReport(t, base, "renamed.json", func(rep *harness.Report) {
+		for i := range rep.Results {
+			rep.Results[i].Name = "other-scenario"
+		}
+	})
+	out.Reset()
+	errOut.Reset()
+	assert.Equal(t, exitNotCompared, a.main(context.Background(), append(args, "-compare", renamed)))
+	assert.Contains(t, out.String(), "not in the baseline")
+	assert.True(t, strings.HasSuffix(out.String(), "\n"+notCompared), out.String())
+	assert.NotContains(t, out.String(), "verdict: ok")
+	assert.Contains(t, errOut.String(), "bench: not compared with the baseline: parquet-read")
 }
 
 func TestProfiles(t *testing.T) {

@@ -160,8 +160,7 @@ func demoHint(s *service.Service, opts service.Options, created int) string {
 		ready = "The demo workspace from an earlier -demo run is there; reusing it as it is."
 	}
 	return "\n" + ready + " In another shell, paste these commands to run every task:\n\n" + demo.Commands(s.URL(), token) +
-		"\nThe two simulation-report tasks print a line \"The report page, to open in a browser ...: URL\":\n" +
-		"open that URL in a browser (it needs no token and works for an hour; it is links.view of the job's results).\n" +
+		"\n" + demo.Footer() +
 		"Stop the worker with Ctrl-C.\n\n"
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"testing"
 	"time"
 
@@ -121,31 +122,88 @@ func TestMeasureRefusesUncheckedFigures(t *testing.T) {
 	assert.ErrorContains(t, err, "runs")
 }
 
-func TestCompare(t *testing.T) {
-	res := func(name, size string, median float64, threads int) Result {
-		return Result{Name: name, Size: size, Threads: threads, Wall: Wall{Median: median}}
+// wall is the Wall of run times.
+func wall(times ...float64) Wall {
+	s := slices.Clone(times)
+	slices.Sort(s)
+	n := len(s)
+	med := s[n/2]
+	if n%2 == 0 {
+		med = (s[n/2-1] + s[n/2]) / 2
 	}
-	base := &Report{Results: []Result{res("a", "medium", 1, 2), res("b", "medium", 1, 2), res("c", "small", 1, 2), res("d", "medium", 2, 1)}}
-	cur := &Report{Results: []Result{res("a", "medium", 1.2, 2), res("b", "medium", 1.3, 2), res("c", "medium", 9, 2), res("d", "medium", 1, 2), res("e", "medium", 1, 2)}}
-	rows, regressed := Compare(base, cur, 1.25)
-	require.Len(t, rows, 5)
-	assert.True(t, regressed)
-	assert.InDelta(t, 1.2, rows[0].Ratio, 1e-12)
-	assert.False(t, rows[0].Slower)
-	assert.True(t, rows[1].Slower)
-	assert.Zero(t, rows[2].Ratio)
-	assert.Contains(t, rows[2].Note, "baseline size small")
-	assert.InDelta(t, 0.5, rows[3].Ratio, 1e-12)
-	assert.Contains(t, rows[3].Note, "baseline threads 1")
-	assert.Contains(t, rows[4].Note, "not in the baseline")
+	return Wall{Median: med, Min: s[0], Max: s[n-1], Runs: times}
+}
 
-	_, regressed = Compare(base, &Report{Results: []Result{res("a", "medium", 1.25, 2)}}, 1.25)
+func TestCompare(t *testing.T) {
+	res := func(name, size string, threads int, times ...float64) Result {
+		return Result{Name: name, Size: size, Threads: threads, Runs: len(times), Wall: wall(times...)}
+	}
+	base := &Report{Results: []Result{
+		res("a", "medium", 2, 1, 1, 1),
+		res("b", "medium", 2, 0.95, 1, 1.05),
+		res("c", "small", 2, 1, 1, 1),
+		res("d", "medium", 1, 2, 2, 2),
+		res("noisy", "medium", 2, 0.8, 1, 2),
+		res("one", "medium", 2, 1),
+		res("few", "medium", 2, 1, 1, 1),
+	}}
+	cur := &Report{Results: []Result{
+		res("a", "medium", 2, 1.2, 1.2, 1.2),
+		res("b", "medium", 2, 1.3, 1.35, 1.4),
+		res("c", "medium", 2, 9, 9, 9),
+		res("d", "medium", 2, 1, 1, 1),
+		res("e", "medium", 2, 1, 1, 1),
+		res("noisy", "medium", 2, 1.5, 1.6, 1.9),
+		res("one", "medium", 2, 3, 3, 3),
+		res("few", "medium", 2, 3),
+	}}
+	rows, regressed := Compare(base, cur, 1.25)
+	require.Len(t, rows, 8)
+	assert.True(t, regressed)
+	by := map[string]Comparison{}
+	for _, r := range rows {
+		by[r.Name] = r
+	}
+	assert.InDelta(t, 1.2, by["a"].Ratio, 1e-12)
+	assert.Equal(t, StatusOK, by["a"].Status)
+	assert.False(t, by["a"].Slower)
+	assert.Equal(t, StatusSlower, by["b"].Status, "1.35x, every run slower than every baseline run")
+	assert.True(t, by["b"].Slower)
+	assert.InDelta(t, 0.1, by["b"].BaselineSpread, 1e-12)
+	assert.InDelta(t, 0.1/1.35, by["b"].CurrentSpread, 1e-12)
+	assert.Equal(t, 3, by["b"].BaselineRuns)
+	assert.Equal(t, StatusNotCompared, by["c"].Status)
+	assert.Zero(t, by["c"].Ratio)
+	assert.Contains(t, by["c"].Note, "baseline size small, this run medium")
+	assert.InDelta(t, 0.5, by["d"].Ratio, 1e-12)
+	assert.Equal(t, StatusOK, by["d"].Status)
+	assert.Contains(t, by["d"].Note, "baseline threads 1")
+	assert.Equal(t, StatusNotCompared, by["e"].Status)
+	assert.Contains(t, by["e"].Note, "not in the baseline")
+	assert.Equal(t, StatusNoise, by["noisy"].Status, "1.6x but the runs overlap (baseline up to 2 s)")
+	assert.False(t, by["noisy"].Slower)
+	assert.InDelta(t, 1.2, by["noisy"].BaselineSpread, 1e-12)
+	for _, name := range []string{"one", "few"} {
+		assert.Equal(t, StatusNotCompared, by[name].Status, name)
+		assert.False(t, by[name].Slower, name)
+		assert.Contains(t, by[name].Note, "need at least 3 on each side", name)
+	}
+	assert.Equal(t, []string{"c", "e", "one", "few"}, NotCompared(rows))
+
+	_, regressed = Compare(base, &Report{Results: []Result{res("a", "medium", 2, 1.25, 1.25, 1.25)}}, 1.25)
 	assert.False(t, regressed, "exactly at the tolerance is not slower")
+	_, regressed = Compare(base, &Report{Results: []Result{res("noisy", "medium", 2, 9, 9, 9)}}, 1.25)
+	assert.True(t, regressed, "beyond the noise")
 
 	var buf bytes.Buffer
 	require.NoError(t, WriteComparison(&buf, rows, 1.25))
-	assert.Contains(t, buf.String(), "SLOWER")
-	assert.Contains(t, buf.String(), "1.20x")
+	out := buf.String()
+	assert.Contains(t, out, "SLOWER")
+	assert.Contains(t, out, "within noise")
+	assert.Contains(t, out, "not compared")
+	assert.Contains(t, out, "1.20x")
+	assert.Contains(t, out, "1.000 s (3, 120%)", "the noisy baseline's runs and spread")
+	assert.Contains(t, out, "spread: (slowest - fastest run) / median")
 }
 
 func TestFormat(t *testing.T) {

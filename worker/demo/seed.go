@@ -66,12 +66,22 @@ const (
 	DeclusteredDistributionPath = "demo/grade-distribution-declustered.json"
 )
 
+// The variogram-model task's outputs: the experimental variograms and the
+// fitted model.
+const (
+	ExperimentalVariogramPath = "demo/grade-experimental-variogram.json"
+	FittedVariogramPath       = "demo/grade-variogram-fitted.json"
+)
+
 // Call is one compute-task request on the demo workspace.
 type Call struct {
 	Title string
 	// Topic is "geostat" (the seed's shapes) or "geostatistics".
 	Topic, Task string
 	Body        []byte
+	// View is true when the task stores a validation report: its result
+	// has links.view, which run prints as a line starting with ViewLine.
+	View bool
 }
 
 // Path is the route the call is posted to.
@@ -82,11 +92,12 @@ func (c Call) Path() string { return "/compute/orgs/" + Org + "/" + c.Topic + "/
 // expression of the bearer token. A small function, run, posts a task with
 // curl and, when the answer is a 303 to a job, polls the job status until
 // it finishes and prints the results, so that the commands can be pasted
-// at once. run keeps its answers in a temporary file of its own (mktemp),
+// at once. run keeps its answers in temporary files of its own (mktemp),
 // gives up with a message when the worker stops answering (10 failed polls
 // in a row, or a request without an answer for 5 minutes) or a job is not
-// done after an hour, and prints the report page's view URL (links.view)
-// when a result has one.
+// done after an hour, prints the report page's view URL (links.view) when
+// a result has one, and returns non-zero (after a message) when the task
+// was refused or its job did not succeed.
 func Commands(base, token string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "export GEOSTAT=%s TOKEN=%s\n", base, token)
@@ -102,41 +113,72 @@ func Commands(base, token string) string {
 	return b.String()
 }
 
+// ViewLine is how the line run prints for a result with a report page
+// (links.view) begins; the URL follows it.
+const ViewLine = "The report page, to open in a browser (the link works for an hour): "
+
+// Footer is the text printed after the commands: which of them print a
+// report page's URL (the calls with View set), and how to open it.
+func Footer() string {
+	var views []string
+	for _, c := range Calls("") {
+		if c.View {
+			views = append(views, c.Topic+"/"+c.Task)
+		}
+	}
+	return fmt.Sprintf("%d of these commands store a validation report (%s) and print a line %q:\n"+
+		"open that URL in a browser (it needs no token and works for an hour; it is links.view of the job's results).\n",
+		len(views), strings.Join(views, ", "), strings.TrimSuffix(ViewLine, ": ")+": URL")
+}
+
 // runFunction is the shell helper of Commands (POSIX sh with local, as in
-// bash, dash and zsh).
+// bash, dash and zsh; sleep with a fraction of a second, as GNU, BusyBox
+// and BSD sleep take it). It polls a job every 0.2 s for its first 5 s,
+// then every second.
 const runFunction = `run() {  # run PATH BODY: submit a task, wait for its job, print the result
-  local out loc view fails=0 polls=0
+  local out hdr code loc view status start fails=0 polls=0
   out=$(mktemp) || return 1
-  loc=$(curl -sS --max-time 300 -o "$out" -D - -X POST "$GEOSTAT$1" -H "Authorization: Bearer $TOKEN" \
-    -H 'Content-Type: application/json' -d "$2" | tr -d '\r' | sed -n 's/^[Ll]ocation: //p')
-  if [ -n "$loc" ]; then
+  hdr=$(mktemp) || { rm -f "$out"; return 1; }
+  code=$(curl -sS --max-time 300 -o "$out" -D "$hdr" -w '%{http_code}' -X POST "$GEOSTAT$1" \
+    -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d "$2")
+  loc=$(tr -d '\r' < "$hdr" | sed -n 's/^[Ll]ocation: //p')
+  rm -f "$hdr"
+  status=succeeded
+  if [ "$code" = 303 ] && [ -n "$loc" ]; then
+    start=$(date +%s)
     while :; do
       if curl -sSf --max-time 30 -o "$out" "$GEOSTAT$loc" -H "Authorization: Bearer $TOKEN"; then
         fails=0
-        grep -qE '"status": *"(succeeded|failed|cancelled)"' "$out" && break
+        status=$(sed -nE 's/.*"status": *"(succeeded|failed|cancelled)".*/\1/p' "$out" | head -n 1)
+        [ -n "$status" ] && break
       else
         fails=$((fails + 1))
         if [ "$fails" -ge 10 ]; then
           echo "run: the worker at $GEOSTAT stopped answering; giving up on $GEOSTAT$loc" >&2; rm -f "$out"; return 1
         fi
       fi
-      polls=$((polls + 1))
-      if [ "$polls" -ge 3600 ]; then
+      if [ $(($(date +%s) - start)) -ge 3600 ]; then
         echo "run: the job is not done after an hour; giving up (follow it with: curl -H \"Authorization: Bearer \$TOKEN\" $GEOSTAT$loc)" >&2; rm -f "$out"; return 1
       fi
-      sleep 1
+      polls=$((polls + 1))
+      if [ "$polls" -le 25 ]; then sleep 0.2; else sleep 1; fi
     done
     curl -sS --max-time 30 -o "$out" "$GEOSTAT${loc%/status}" -H "Authorization: Bearer $TOKEN"
+  elif [ "$code" != 200 ]; then
+    status="refused (HTTP $code)"
   fi
   cat "$out"; echo
   view=$(sed -n 's/.*"view": *"\([^"]*\)".*/\1/p' "$out" | head -n 1)
-  if [ -n "$view" ]; then printf '%s\n\n' "The report page, to open in a browser (the link works for an hour): $view"; fi
+  if [ -n "$view" ]; then printf '%s\n\n' "` + ViewLine + `$view"; fi
   rm -f "$out"
+  if [ "$status" != succeeded ]; then echo "run: $1: $status" >&2; return 1; fi
 }
 `
 
-// Calls returns the demo's task requests for a worker at base, in an order
-// that works (the report follows the simulation it validates), ending with
+// Calls returns the demo's task requests for a worker at base, at least one
+// for every task of both topics, in an order that works (the report, the
+// location-wise statistics and the loss and profit classifications follow
+// the simulation whose ensemble they read), ending with
 // the workflow from raw samples to a validated simulation: declustering →
 // continuous-distribution weighted by the declustering weights →
 // normal-score → conditional-turning-bands with that distribution →
@@ -153,6 +195,16 @@ func Calls(base string) []Call {
 			r["object_element"] = []any{map[string]any{"type": "element", "path": element}}
 		}
 		return r
+	}
+	orebodyEnsemble := map[string]any{"object": url(MaskedGridPath), "attribute": "cell_attributes[?name=='simulation-results']"}
+	// economics adds the demo's material categories and costs to m.
+	economics := func(m map[string]any) map[string]any {
+		m["material_categories"] = []any{
+			map[string]any{"cutoff_grade": 0.0, "metal_price": 0.0, "label": "waste"},
+			map[string]any{"cutoff_grade": 0.5, "metal_price": 20.0, "label": "low grade"},
+			map[string]any{"cutoff_grade": 1.0, "metal_price": 25.0, "label": "ore"}}
+		m["processing_cost"], m["mining_waste_cost"], m["mining_ore_cost"], m["metal_recovery_fraction"] = 10.0, 2.0, 3.0, 0.9
+		return m
 	}
 	type call struct {
 		title, topic, task string
@@ -204,6 +256,45 @@ func Calls(base string) []Call {
 			"target":       map[string]any{"object": url(GridPath), "attribute": map[string]any{"operation": "create", "name": "cu_idw"}, "filter": nil},
 			"neighborhood": map[string]any{"ellipsoid": ell, "max_samples": 16, "min_samples": 4}, "power": 2.0}}},
 
+		// The variogram of the normal scores, fitted.
+		{"Variogram model: experimental normal-score variograms along strike, across it and down the holes, two spherical structures fitted to them", "geostatistics", "variogram-model", map[string]any{"parameters": map[string]any{
+			"source":       map[string]any{"object": url(PointsPath), "attribute": "locations.attributes[?name=='cu']"},
+			"distribution": url(DistributionPath),
+			"directions": []any{
+				map[string]any{"azimuth": 30.0, "dip": 0.0, "azimuth_tolerance": 22.5, "dip_tolerance": 10.0, "bandheight": 20.0},
+				map[string]any{"azimuth": 120.0, "dip": 0.0, "azimuth_tolerance": 22.5, "dip_tolerance": 10.0, "bandheight": 20.0},
+				map[string]any{"azimuth": 0.0, "dip": 90.0, "dip_tolerance": 10.0}},
+			"lags": map[string]any{"lag_distance": 25.0, "number_of_lags": 16},
+			"model": map[string]any{"structures": []any{map[string]any{"variogram_type": "spherical"}, map[string]any{"variogram_type": "spherical"}},
+				"nugget": true, "anisotropy": map[string]any{"type": "given", "major": 0, "semi_major": 1, "minor": 2}},
+			"target": map[string]any{
+				"experimental_variogram": map[string]any{"reference": url(ExperimentalVariogramPath), "overwrite": true},
+				"variogram":              map[string]any{"reference": url(FittedVariogramPath), "overwrite": true}}}}},
+
+		// The outputs of the orebody simulation above (its ensemble
+		// simulation-results on the orebody grid).
+		{"Location-wise statistics of the orebody simulation: summary, P10, P50, P90, probability and mean above 0.5 and 1.0 % Cu", "geostatistics", "location-wise", map[string]any{"parameters": map[string]any{
+			"source": orebodyEnsemble, "target": map[string]any{"object": url(MaskedGridPath)},
+			"summary": true, "quantiles": []any{0.1, 0.5, 0.9},
+			"probability_above_cutoff": map[string]any{"cutoffs": []any{0.5, 1.0}},
+			"mean_above_cutoff":        map[string]any{"cutoffs": []any{0.5, 1.0}}}}},
+		{"Loss calculation: each orebody block classified as waste, low grade or ore by the expected loss of its realisations", "geostatistics", "loss-calculation", map[string]any{"parameters": economics(map[string]any{
+			"source": orebodyEnsemble,
+			"target": map[string]any{"object": url(MaskedGridPath), "attribute": map[string]any{"operation": "create", "name": "cu_loss_class"}}})}},
+		{"Profit calculation: the same classification by the expected profit", "geostatistics", "profit-calculation", map[string]any{"parameters": economics(map[string]any{
+			"source": orebodyEnsemble,
+			"target": map[string]any{"object": url(MaskedGridPath), "attribute": map[string]any{"operation": "create", "name": "cu_profit_class"}}})}},
+		{"Conditional simulation workflow in one job (consim): ties broken, distribution, 5 realisations on the block grid, statistics, loss classification and validation report", "geostatistics", "consim", map[string]any{"parameters": map[string]any{
+			"source_object": url(PointsPath), "source_attribute": "locations.attributes[?name=='cu']", "target_object": url(GridPath),
+			"variogram_model": url(VariogramPath), "neighborhood": map[string]any{"ellipsoid": ell, "max_samples": 16},
+			"block_discretization": map[string]any{"nx": 2, "ny": 2, "nz": 1},
+			"distribution":         map[string]any{"tail_extrapolation": map[string]any{"upper": map[string]any{"power": 0.5, "max": 30.0}, "lower": map[string]any{"power": 1.0, "min": 0.0}}},
+			"number_of_lines":      200, "number_of_simulations": 5, "random_seed": 38239342, "number_of_simulations_to_save": 2,
+			"probability_above_cutoff": []any{0.5, 1.0},
+			"loss_calculation":         economics(map[string]any{"target_attribute": map[string]any{"operation": "create", "name": "cu_consim_loss_class"}}),
+			"perform_validation":       true,
+			"report_context":           map[string]any{"title": "Demo block grid, Cu (consim)", "details": []any{map[string]any{"label": "Project", "value": "geostat demo"}}}}}},
+
 		// The workflow from raw samples to a validated simulation, each
 		// task reading what the one before wrote.
 		{"Workflow 1/5: declustering weights of the samples (KNN over the block grid's cells)", "geostatistics", "declustering", map[string]any{"parameters": map[string]any{
@@ -239,7 +330,22 @@ func Calls(base string) []Call {
 		if err != nil {
 			panic("demo: " + err.Error())
 		}
-		out[i] = Call{Title: c.title, Topic: c.topic, Task: c.task, Body: body}
+		out[i] = Call{Title: c.title, Topic: c.topic, Task: c.task, Body: body, View: storesReport(c.task, c.body)}
 	}
 	return out
+}
+
+// storesReport tells whether a demo call stores a validation report, so
+// that its result has links.view: simulation-report always does, consim
+// when its parameters ask for perform_validation.
+func storesReport(task string, body any) bool {
+	switch task {
+	case "simulation-report":
+		return true
+	case "consim":
+		p, _ := body.(map[string]any)["parameters"].(map[string]any)
+		v, _ := p["perform_validation"].(bool)
+		return v
+	}
+	return false
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -121,10 +123,17 @@ func TestOpenAPIListsEveryRoute(t *testing.T) {
 	assert.Equal(t, http.StatusOK, r.Status)
 }
 
-// TestDemo seeds the demo workspace and runs every printed command's
-// request, checking that each task succeeds; it logs the wall time of the
-// demo's conditional simulation.
+// TestDemo seeds the demo workspace and runs the printed commands, as
+// printed, with bash and curl against the worker: the script ends without
+// error, every task of both topics' task tables ran and succeeded, each
+// command made one job, and the printed report-page lines are those of the
+// calls that store a report, each opening as a browser would.
 func TestDemo(t *testing.T) {
+	for _, tool := range []string{"bash", "curl"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("TestDemo runs the demo's printed commands with bash and curl: %s is not installed", tool)
+		}
+	}
 	s, c, _ := start(t, t.TempDir(), service.Options{SyncWait: 2 * time.Minute})
 	ctx := context.Background()
 	n, err := s.SeedDemo(ctx)
@@ -133,42 +142,92 @@ func TestDemo(t *testing.T) {
 	n, err = s.SeedDemo(ctx)
 	require.NoError(t, err, "seeding again reuses the workspace")
 	assert.Zero(t, n, "nothing is stored again")
-	cmds := demo.Commands(c.Base, token)
-	for _, call := range demo.Calls(c.Base) {
-		assert.Contains(t, cmds, call.Path())
-		start := time.Now()
-		r, err := c.Do(ctx, http.MethodPost, call.Path(), call.Body)
+
+	// The calls cover the task table of each topic, and nothing else.
+	calls := demo.Calls(c.Base)
+	covered := map[string]bool{}
+	for _, call := range calls {
+		covered[call.Topic+"/"+call.Task] = true
+	}
+	var table []string
+	for _, topic := range []string{tasks.TopicSeed, tasks.TopicCurrent} {
+		for _, task := range tasks.Tasks(topic) {
+			table = append(table, topic+"/"+task)
+			assert.True(t, covered[topic+"/"+task], "the demo has no command for %s/%s", topic, task)
+		}
+	}
+	assert.Len(t, covered, len(table), "the demo calls only tasks of the table")
+
+	// Run the printed commands as a user pastes them, stopping at the first
+	// that fails (run returns non-zero when a task is refused or its job
+	// does not succeed).
+	script := demo.Commands(c.Base, token)
+	require.Equal(t, len(calls), strings.Count(script, "\nrun /compute/"), "one printed command per call")
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Minute) // a hang guard: a minute on a machine loaded eightfold
+	defer cancel()
+	cmd := exec.CommandContext(sctx, "bash", "-c", "set -e\n"+script)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	began := time.Now()
+	require.NoError(t, cmd.Run(), "the demo's commands failed:\n%s\nstdout:\n%s", stderr.String(), stdout.String())
+	t.Logf("the demo's %d commands ran in %.1fs", len(calls), time.Since(began).Seconds())
+	assert.Empty(t, stderr.String())
+
+	// Every command made one job, and every job succeeded; every task of
+	// the table is among them.
+	list := s.Jobs().List(demo.Org)
+	require.Len(t, list, len(calls), "one job per printed command")
+	ran := map[string]bool{}
+	results := map[string][]json.RawMessage{}
+	slices.SortFunc(list, func(a, b jobs.Record) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	for _, rec := range list {
+		key := rec.Topic + "/" + rec.Task
+		if rec.FinishedAt != nil {
+			t.Logf("%-45s %6.2fs", key, rec.FinishedAt.Sub(rec.CreatedAt).Seconds())
+		}
+		if assert.Equal(t, jobs.Succeeded, rec.Status, "%s: %+v", key, rec.Error) {
+			ran[key] = true
+		}
+		require.True(t, json.Valid(rec.Result), key)
+		results[key] = append(results[key], rec.Result)
+	}
+	for _, key := range table {
+		assert.True(t, ran[key], "%s did not run and succeed", key)
+	}
+
+	// The report-page lines: one per call that stores a report (the count
+	// the footer gives), each a working view link.
+	var views []string
+	for _, line := range strings.Split(stdout.String(), "\n") {
+		if v, ok := strings.CutPrefix(line, demo.ViewLine); ok {
+			views = append(views, v)
+		}
+	}
+	want := 0
+	for _, call := range calls {
+		if call.View {
+			want++
+		}
+	}
+	require.Len(t, views, want, "report-page lines")
+	assert.True(t, strings.HasPrefix(demo.Footer(), fmt.Sprintf("%d of these commands store a validation report", want)), demo.Footer())
+	for _, v := range views {
+		checkReportView(t, v, c.Base)
+	}
+	for _, res := range results[tasks.TopicCurrent+"/simulation-report"] {
+		var rep struct {
+			ValidationReport struct{ Reference string } `json:"validation_report"`
+			Links            struct{ Dashboard, View string }
+		}
+		require.NoError(t, json.Unmarshal(res, &rep))
+		page, err := c.Do(ctx, http.MethodGet, rep.Links.Dashboard, nil)
 		require.NoError(t, err)
-		var results json.RawMessage
-		switch r.Status {
-		case http.StatusOK:
-			results = r.Body
-		case http.StatusSeeOther:
-			job, err := c.Follow(ctx, r.Header.Get("Location"))
-			require.NoError(t, err)
-			require.Equal(t, "succeeded", job.Status, "%s: %s", call.Title, job.Error)
-			results = job.Results
-		default:
-			t.Fatalf("%s: HTTP %d %s", call.Title, r.Status, r.Body)
-		}
-		t.Logf("%-90s %6.2fs", call.Title, time.Since(start).Seconds())
-		require.True(t, json.Valid(results))
-		if call.Task == "simulation-report" && call.Topic == "geostatistics" {
-			var rep struct {
-				ValidationReport struct{ Reference string } `json:"validation_report"`
-				Links            struct{ Dashboard, View string }
-			}
-			require.NoError(t, json.Unmarshal(results, &rep))
-			checkReportView(t, rep.Links.View, c.Base)
-			page, err := c.Do(ctx, http.MethodGet, rep.Links.Dashboard, nil)
-			require.NoError(t, err)
-			require.Equal(t, http.StatusOK, page.Status)
-			assert.Contains(t, string(page.Body), "<svg")
-			assert.Contains(t, page.Header.Get("Content-Type"), "text/html")
-			rec, err := c.Do(ctx, http.MethodGet, rep.ValidationReport.Reference, nil)
-			require.NoError(t, err)
-			assert.Equal(t, http.StatusOK, rec.Status, "%s", rec.Body)
-		}
+		require.Equal(t, http.StatusOK, page.Status)
+		assert.Contains(t, string(page.Body), "<svg")
+		assert.Contains(t, page.Header.Get("Content-Type"), "text/html")
+		rec, err := c.Do(ctx, http.MethodGet, rep.ValidationReport.Reference, nil)
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusOK, rec.Status, "%s", rec.Body)
 	}
 	// Metrics saw the jobs.
 	r, err := c.Do(ctx, http.MethodGet, "/metrics", nil)
