@@ -133,3 +133,59 @@ func TestSourceCoordinatesOutOfBoundsFailTheJob(t *testing.T) {
 	require.Len(t, params, 1)
 	assert.Equal(t, "source.locations.coordinates", params[0].(map[string]any)["name"])
 }
+
+// TestSimulationDomainLongerThanTheRangesIsRefused checks the turning-bands
+// line tables: a grid within the geometry bounds but some 10⁷ variogram
+// ranges long is 422 at submit naming the target (it asked for tens of GB
+// of interval signs), and conditioning data 9e8 m from a small grid fail
+// the job 422 invalid-data naming the source's coordinates.
+func TestSimulationDomainLongerThanTheRangesIsRefused(t *testing.T) {
+	h := start(t, 1)
+	b := objecttest.NewBlobs()
+	xyz, grade := sampleData(40, 3)
+	h.put(b, "d/pts.json", b.Pointset("1.3.0", xyz, b.Scalar("au", "k-au", grade)))
+	far := append([]float64{}, xyz...)
+	far[0] = 9e8
+	h.put(b, "d/far.json", b.Pointset("1.3.0", far, b.Scalar("au", "k-au", grade)))
+	h.put(b, "d/vario.json", objecttest.Variogram("1.2.0"))
+	h.put(b, "d/dist.json", b.Distribution("1.2.0", []float64{0, 1, 2}, []float64{0.2, 0.5, 0.8}))
+	h.put(b, "d/long.json", b.Grid("1.3.0", objecttest.GridSpec{Size: [3]int{1000, 1, 1}, CellSize: [3]float64{1e6, 1, 1}}))
+	h.put(b, "d/small.json", b.Grid("1.3.0", objecttest.GridSpec{Size: [3]int{5, 5, 2}, CellSize: [3]float64{20, 20, 10}}))
+	cts := func(source, target string) map[string]any {
+		return map[string]any{"source": h.url(source), "source_attribute": "au", "target": h.url(target),
+			"distribution": h.url("d/dist.json"), "variogram_model": h.url("d/vario.json"), "realizations": 1, "number_of_lines": 20}
+	}
+	for task, params := range map[string]map[string]any{
+		"conditional-turning-bands": cts("d/pts.json", "d/long.json"),
+		"consim": {"source_object": h.url("d/pts.json"), "source_attribute": "au", "target_object": h.url("d/long.json"),
+			"variogram_model": h.url("d/vario.json"), "neighborhood": neighbourhood(8), "number_of_lines": 20},
+	} {
+		body, err := json.Marshal(map[string]any{"parameters": params})
+		require.NoError(t, err)
+		p := problem(t, h, "/compute/orgs/"+org+"/geostatistics/"+task, body, http.StatusUnprocessableEntity, "/validation")
+		field := "target"
+		if task == "consim" {
+			field = "target_object"
+		}
+		assert.Equal(t, []string{field}, invalidParamNames(t, p), "%v", p)
+		assert.Contains(t, p["detail"], "ranges")
+	}
+	assert.Empty(t, h.jobs.List(org), "no job was created")
+
+	body, err := json.Marshal(map[string]any{"parameters": cts("d/far.json", "d/small.json")})
+	require.NoError(t, err)
+	p := runFails(t, h, "conditional-turning-bands", body)
+	invalidData(t, p, "d/far.json", "locations.coordinates")
+	params, _ := p["invalid-params"].([]any)
+	require.Len(t, params, 1)
+	assert.Equal(t, "source.locations.coordinates", params[0].(map[string]any)["name"])
+	// The same request from data beside the grid runs.
+	body, err = json.Marshal(map[string]any{"parameters": cts("d/pts.json", "d/small.json")})
+	require.NoError(t, err)
+	r, err := h.c.Do(h.ctx, http.MethodPost, "/compute/orgs/"+org+"/geostatistics/conditional-turning-bands", body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusSeeOther, r.Status, "%s", r.Body)
+	job, err := h.c.Follow(h.ctx, r.Header.Get("Location"))
+	require.NoError(t, err)
+	assert.Equal(t, "succeeded", job.Status, "%s", job.Error)
+}
