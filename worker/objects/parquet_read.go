@@ -390,11 +390,15 @@ func (e *DataError) Error() string { return e.Err.Error() }
 // Unwrap returns the cause.
 func (e *DataError) Unwrap() error { return e.Err }
 
-// MemberName returns the member at fault: Member, or the member of a grid
-// geometry error in the chain, or "".
+// MemberName returns the member at fault: Member, or the member of a data
+// or grid geometry error in the chain, or "".
 func (e *DataError) MemberName() string {
 	if e.Member != "" {
 		return e.Member
+	}
+	var inner *DataError
+	if errors.As(e.Err, &inner) {
+		return inner.MemberName()
 	}
 	var ge *grid.GeometryError
 	if errors.As(e.Err, &ge) {
