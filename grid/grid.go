@@ -17,29 +17,76 @@ type Grid struct {
 	r geostat.Matrix3 // local → world
 }
 
-// New validates the geometry and returns a grid: sizes ≥ 1, cell sizes
-// positive and finite, a finite origin and a valid rotation. The number of
-// cells must fit in an int.
+// Bounds of the geometry New accepts, in world units (metres). They keep
+// every coordinate, extent and cell count a grid derives (cell centres,
+// bounding boxes, sub-point grids, sizes of the arrays that hold a value per
+// cell) finite and representable, and far from float64 precision limits:
+// the corners of an accepted grid lie within (1 + √3)·10⁹ of the world
+// origin.
+const (
+	// MaxCoordinate bounds |origin| on every axis.
+	MaxCoordinate = 1e9
+	// MaxExtent bounds the extent size × cell size along every grid axis.
+	MaxExtent = 1e9
+	// MaxCellSize bounds every cell size; cell sizes lie in (0, MaxCellSize].
+	MaxCellSize = 1e6
+	// MaxCells bounds nx·ny·nz (about 1.4·10¹¹: an int on 64-bit systems
+	// holds it 729 times over, the largest block discretisation).
+	MaxCells = math.MaxInt32 * 64
+)
+
+// GeometryError is a grid geometry that New refuses. Member is the member
+// of the geoscience object at fault: "origin", "size", "cell_size" or
+// "rotation".
+type GeometryError struct {
+	Member string
+	Err    error
+}
+
+// Error implements error.
+func (e *GeometryError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *GeometryError) Unwrap() error { return e.Err }
+
+func geometryError(member, format string, args ...any) error {
+	return &GeometryError{Member: member, Err: fmt.Errorf(format, args...)}
+}
+
+// New validates the geometry and returns a grid: sizes ≥ 1, cell sizes in
+// (0, MaxCellSize], |origin| ≤ MaxCoordinate, extents (size × cell size) at
+// most MaxExtent, at most MaxCells cells and a valid rotation (finite angles
+// within the rotation schema's ranges). Every error is a *GeometryError
+// naming the member.
 func New(origin [3]float64, size [3]int, cellSize [3]float64, rot geostat.Rotation) (*Grid, error) {
 	axes := [3]string{"x", "y", "z"}
 	n := 1
 	for a := 0; a < 3; a++ {
 		if math.IsNaN(origin[a]) || math.IsInf(origin[a], 0) {
-			return nil, fmt.Errorf("origin[%d]: %v is not finite", a, origin[a])
+			return nil, geometryError("origin", "origin[%d]: %v is not finite", a, origin[a])
+		}
+		if math.Abs(origin[a]) > MaxCoordinate {
+			return nil, geometryError("origin", "origin[%d]: %v is beyond ±%g", a, origin[a], float64(MaxCoordinate))
 		}
 		if size[a] < 1 {
-			return nil, fmt.Errorf("size[%d]: n%s = %d must be at least 1", a, axes[a], size[a])
+			return nil, geometryError("size", "size[%d]: n%s = %d must be at least 1", a, axes[a], size[a])
 		}
 		if math.IsNaN(cellSize[a]) || math.IsInf(cellSize[a], 0) || cellSize[a] <= 0 {
-			return nil, fmt.Errorf("cell_size[%d]: %v must be a positive finite number", a, cellSize[a])
+			return nil, geometryError("cell_size", "cell_size[%d]: %v must be a positive finite number", a, cellSize[a])
 		}
-		if n > math.MaxInt32*64/size[a] {
-			return nil, fmt.Errorf("size: %v cells are too many", size)
+		if cellSize[a] > MaxCellSize {
+			return nil, geometryError("cell_size", "cell_size[%d]: %v is larger than %g", a, cellSize[a], float64(MaxCellSize))
+		}
+		if ext := float64(size[a]) * cellSize[a]; ext > MaxExtent {
+			return nil, geometryError("cell_size", "size[%d] × cell_size[%d]: the extent %g along %s is larger than %g", a, a, ext, axes[a], float64(MaxExtent))
+		}
+		if n > MaxCells/size[a] {
+			return nil, geometryError("size", "size: %v cells are more than %d", size, int64(MaxCells))
 		}
 		n *= size[a]
 	}
 	if err := rot.Validate(); err != nil {
-		return nil, err
+		return nil, &GeometryError{Member: "rotation", Err: err}
 	}
 	return &Grid{Origin: origin, Size: size, CellSize: cellSize, Rotation: rot, r: rot.Matrix()}, nil
 }

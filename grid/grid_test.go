@@ -76,6 +76,48 @@ func TestNewErrors(t *testing.T) {
 	assert.ErrorContains(t, err, "dip")
 }
 
+// TestNewBounds checks the documented geometry bounds: out-of-range
+// origins, cell sizes, extents, cell counts and rotations are errors naming
+// the member, and the largest accepted values still give finite corners.
+func TestNewBounds(t *testing.T) {
+	id := geostat.Rotation{}
+	cases := []struct {
+		origin [3]float64
+		size   [3]int
+		cell   [3]float64
+		rot    geostat.Rotation
+		member string
+	}{
+		{[3]float64{1e308, 1e308, 1e308}, [3]int{10, 10, 10}, [3]float64{1, 1, 1}, id, "origin"},
+		{[3]float64{0, -1e9 - 1, 0}, [3]int{1, 1, 1}, [3]float64{1, 1, 1}, id, "origin"},
+		{[3]float64{math.Inf(-1), 0, 0}, [3]int{1, 1, 1}, [3]float64{1, 1, 1}, id, "origin"},
+		{[3]float64{}, [3]int{10, 10, 10}, [3]float64{1e300, 1, 1}, id, "cell_size"},
+		{[3]float64{}, [3]int{10, 10, 10}, [3]float64{1, 1e19, 1}, id, "cell_size"},
+		{[3]float64{}, [3]int{10, 10, 10}, [3]float64{1, 1, 1e9}, id, "cell_size"},
+		{[3]float64{}, [3]int{1001, 1, 1}, [3]float64{1e6, 1, 1}, id, "cell_size"},
+		{[3]float64{}, [3]int{1, 1, 1}, [3]float64{0, 1, 1}, id, "cell_size"},
+		{[3]float64{}, [3]int{-1, 1, 1}, [3]float64{1, 1, 1}, id, "size"},
+		{[3]float64{}, [3]int{math.MaxInt32, math.MaxInt32, 1}, [3]float64{1e-9, 1e-9, 1}, id, "size"},
+		{[3]float64{}, [3]int{math.MaxInt, math.MaxInt, math.MaxInt}, [3]float64{1e-300, 1e-300, 1e-300}, id, "size"},
+		{[3]float64{}, [3]int{1, 1, 1}, [3]float64{1, 1, 1}, geostat.Rotation{Pitch: math.NaN()}, "rotation"},
+		{[3]float64{}, [3]int{1, 1, 1}, [3]float64{1, 1, 1}, geostat.Rotation{DipAzimuth: -1}, "rotation"},
+	}
+	for _, c := range cases {
+		_, err := New(c.origin, c.size, c.cell, c.rot)
+		var ge *GeometryError
+		require.ErrorAs(t, err, &ge, "%+v", c)
+		assert.Equal(t, c.member, ge.Member, "%+v: %v", c, err)
+	}
+	// The extremes that are accepted.
+	g, err := New([3]float64{-1e9, 1e9, -1e9}, [3]int{1000, 1000, 1000}, [3]float64{1e6, 1e6, 1e6}, geostat.Rotation{DipAzimuth: 45, Dip: 45, Pitch: 45})
+	require.NoError(t, err)
+	lo, hi := g.BoundingBox()
+	for a := 0; a < 3; a++ {
+		assert.LessOrEqual(t, math.Abs(lo[a]), (1+math.Sqrt(3))*1e9)
+		assert.LessOrEqual(t, math.Abs(hi[a]), (1+math.Sqrt(3))*1e9)
+	}
+}
+
 func TestMaskedOrdering(t *testing.T) {
 	g, err := New([3]float64{}, [3]int{3, 2, 2}, [3]float64{1, 1, 1}, geostat.Rotation{})
 	require.NoError(t, err)

@@ -1,6 +1,9 @@
 package grid
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Masked is a regular grid whose attributes cover only its active cells: the
 // active cells in x-fastest order of the full grid (an attribute row r is the
@@ -13,12 +16,22 @@ type Masked struct {
 
 // NewMasked builds a masked grid from a mask over every cell of g in flat
 // order (true = active). The mask length must equal g.NumCells() and at least
-// one cell must be active.
+// one cell must be active, and at most math.MaxInt32 (active indices are
+// held as int32).
 func NewMasked(g *Grid, mask []bool) (*Masked, error) {
 	if len(mask) != g.NumCells() {
 		return nil, fmt.Errorf("mask: length %d does not match the %d cells of the grid", len(mask), g.NumCells())
 	}
-	m := &Masked{Grid: g, lookup: make([]int32, len(mask))}
+	active := 0
+	for _, on := range mask {
+		if on {
+			active++
+		}
+	}
+	if active > math.MaxInt32 {
+		return nil, fmt.Errorf("mask: %d active cells are more than %d", active, math.MaxInt32)
+	}
+	m := &Masked{Grid: g, active: make([]int, 0, active), lookup: make([]int32, len(mask))}
 	for i, on := range mask {
 		if on {
 			m.lookup[i] = int32(len(m.active))

@@ -73,6 +73,9 @@ func newFieldRange(v *geostat.Variogram, realisations, r0, r1, lines int, seed i
 			return nil, fmt.Errorf("tbsim: invalid field domain %v – %v", lo, hi)
 		}
 	}
+	if err := checkLineIntervals(v, lines, lo, hi, "the field's domain"); err != nil {
+		return nil, err
+	}
 	f := &Field{
 		v:       v,
 		seed:    uint64(seed),
@@ -158,13 +161,27 @@ func (f *Field) nugget() *nuggetSource {
 // Rows are processed in parallel over GOMAXPROCS; the result does not
 // depend on the number of goroutines.
 // Nugget values use GridStream and the flat node index. It returns ctx's
-// error when cancelled.
+// error when cancelled, and an error when the box spanning the grid and the
+// field's reference point is more than MaxLineIntervals long in variogram
+// ranges (see LineIntervals).
 func (f *Field) Grid(ctx context.Context, r int, g *grid.Grid, out []float64) error {
 	if r < f.r0 || r >= f.r1 {
 		panic(fmt.Sprintf("tbsim: realisation %d out of range [%d, %d)", r, f.r0, f.r1))
 	}
 	if len(out) < g.NumCells() {
 		panic("tbsim: Grid output shorter than the grid")
+	}
+	// The sign tables of partition lines span the grid's box: refuse a grid
+	// far larger than the variogram's ranges (or too far away to be exact)
+	// before allocating them.
+	glo, ghi := g.BoundingBox()
+	for a := 0; a < 3; a++ {
+		glo[a] -= f.dom.ref[a]
+		ghi[a] -= f.dom.ref[a]
+	}
+	if err := checkLineIntervals(f.v, f.nLines, [3]float64{min(glo[0], 0), min(glo[1], 0), min(glo[2], 0)},
+		[3]float64{max(ghi[0], 0), max(ghi[1], 0), max(ghi[2], 0)}, "the grid (relative to the field's reference point)"); err != nil {
+		return err
 	}
 	gg := newGridGeom(g, f.dom.ref)
 	nx, nRows := g.Size[0], g.Size[1]*g.Size[2]

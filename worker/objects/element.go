@@ -25,6 +25,11 @@ type Element struct {
 	KeysDataType, ValuesDataType DataType
 }
 
+// MaxElementWidth bounds an element's width (its number of columns: the
+// realisations of an ensemble), so that the per-column tables a read
+// allocates stay small whatever a document claims.
+const MaxElementWidth = 1 << 16
+
 // elementJSON is the wire form of an element.
 type elementJSON struct {
 	Data           *string  `json:"data"`
@@ -55,6 +60,9 @@ func decodeElement(path string, raw json.RawMessage) (Element, error) {
 	if w.Width != nil {
 		if *w.Width < 1 {
 			return Element{}, fmt.Errorf("%s: width must be >= 1", path)
+		}
+		if *w.Width > MaxElementWidth {
+			return Element{}, &DataError{Member: path, Err: fmt.Errorf("%s: width %d is more than %d columns", path, *w.Width, MaxElementWidth)}
 		}
 		e.Width = *w.Width
 	}

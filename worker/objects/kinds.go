@@ -191,19 +191,19 @@ func decodeGrid(raw []byte, masked bool) (*Grid, error) {
 	}
 	g := &Grid{Masked: masked}
 	if len(w.Origin) != 3 {
-		return nil, fmt.Errorf("origin: want 3 numbers, have %d", len(w.Origin))
+		return nil, geometryError("origin", "origin: want 3 numbers, have %d", len(w.Origin))
 	}
 	copy(g.Origin[:], w.Origin)
 	if len(w.CellSize) != 3 {
-		return nil, fmt.Errorf("cell_size: want 3 numbers, have %d", len(w.CellSize))
+		return nil, geometryError("cell_size", "cell_size: want 3 numbers, have %d", len(w.CellSize))
 	}
 	copy(g.CellSize[:], w.CellSize)
 	if len(w.Size) != 3 {
-		return nil, fmt.Errorf("size: want 3 integers, have %d", len(w.Size))
+		return nil, geometryError("size", "size: want 3 integers, have %d", len(w.Size))
 	}
 	for i, s := range w.Size {
 		if s < 1 || s != math.Trunc(s) || s > math.MaxInt32 {
-			return nil, fmt.Errorf("size[%d]: %v is not an integer >= 1", i, s)
+			return nil, geometryError("size", "size[%d]: %v is not an integer in 1..%d", i, s, math.MaxInt32)
 		}
 		g.Size[i] = int(s)
 	}
@@ -242,6 +242,12 @@ func decodeGrid(raw []byte, masked bool) (*Grid, error) {
 		return nil, err
 	}
 	return g, nil
+}
+
+// geometryError is a grid member the grid geometry cannot use, naming the
+// member (as grid.New's errors do).
+func geometryError(member, format string, args ...any) error {
+	return &grid.GeometryError{Member: member, Err: fmt.Errorf(format, args...)}
 }
 
 // NumCells returns nx*ny*nz.

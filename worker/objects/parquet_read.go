@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 
+	"github.com/geostat-engine/geostat/grid"
 	"github.com/geostat-engine/geostat/worker/problem"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
@@ -377,6 +378,10 @@ func (e *BlobError) Problem() problem.Problem {
 // member. It is the user's data, not a fault of the worker: 422.
 type DataError struct {
 	Err error
+	// Member is the object's member at fault (e.g. "origin" or
+	// "locations.coordinates"); "" when not known. A grid geometry error
+	// names its member without it.
+	Member string
 }
 
 // Error implements error.
@@ -385,10 +390,31 @@ func (e *DataError) Error() string { return e.Err.Error() }
 // Unwrap returns the cause.
 func (e *DataError) Unwrap() error { return e.Err }
 
-// Problem is the 422 document.
+// MemberName returns the member at fault: Member, or the member of a data
+// or grid geometry error in the chain, or "".
+func (e *DataError) MemberName() string {
+	if e.Member != "" {
+		return e.Member
+	}
+	var inner *DataError
+	if errors.As(e.Err, &inner) {
+		return inner.MemberName()
+	}
+	var ge *grid.GeometryError
+	if errors.As(e.Err, &ge) {
+		return ge.Member
+	}
+	return ""
+}
+
+// Problem is the 422 document, with the member when it is known.
 func (e *DataError) Problem() problem.Problem {
-	return problem.Problem{Type: problem.ComputeInvalidData, Title: "Invalid Object Data.", Status: http.StatusUnprocessableEntity,
+	p := problem.Problem{Type: problem.ComputeInvalidData, Title: "Invalid Object Data.", Status: http.StatusUnprocessableEntity,
 		Detail: e.Error()}
+	if m := e.MemberName(); m != "" {
+		p.Extra = map[string]any{"member": m}
+	}
+	return p
 }
 
 // invalidData marks err as the object's data being unusable.

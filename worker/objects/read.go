@@ -51,8 +51,9 @@ func ReadElement(ctx context.Context, blobs BlobOpener, e Element) (*Table, erro
 	return ReadTable(f, f.Size(), spec)
 }
 
-// readXYZ reads a float-array-3 element as flat xyz, rejecting nulls and
-// infinities.
+// readXYZ reads a float-array-3 element as flat xyz, rejecting nulls,
+// non-finite values and coordinates beyond ±grid.MaxCoordinate (the bound
+// of grid origins): a *DataError naming the element.
 func readXYZ(ctx context.Context, blobs BlobOpener, e Element) ([]float64, error) {
 	t, err := ReadElement(ctx, blobs, e)
 	if err != nil {
@@ -65,7 +66,11 @@ func readXYZ(ctx context.Context, blobs BlobOpener, e Element) ([]float64, error
 	xyz := InterleaveXYZ(cols[0], cols[1], cols[2])
 	for i, v := range xyz {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, invalidData(fmt.Errorf("%s: row %d has a non-finite coordinate", e.Path, i/3))
+			return nil, &DataError{Member: e.Path, Err: fmt.Errorf("%s: row %d has a non-finite coordinate", e.Path, i/3)}
+		}
+		if math.Abs(v) > grid.MaxCoordinate {
+			return nil, &DataError{Member: e.Path, Err: fmt.Errorf("%s: row %d has the coordinate %v, beyond ±%g",
+				e.Path, i/3, v, float64(grid.MaxCoordinate))}
 		}
 	}
 	return xyz, nil

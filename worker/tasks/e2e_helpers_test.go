@@ -28,7 +28,7 @@ const (
 )
 
 type harness struct {
-	t    *testing.T
+	t    testing.TB
 	app  *server.App
 	jobs *jobs.Manager
 	env  *tasks.Env
@@ -38,7 +38,7 @@ type harness struct {
 
 // start runs a worker with the compute routes on 127.0.0.1:0 and a
 // temporary data directory.
-func start(t *testing.T, maxJobs int) *harness {
+func start(t testing.TB, maxJobs int) *harness {
 	t.Helper()
 	objecttest.Schemas(t) // the store validates what the tasks write against them
 	dir := t.TempDir()

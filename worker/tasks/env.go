@@ -187,15 +187,17 @@ func loadObject(ctx context.Context, env *Env, access Access, org, field string,
 // objectData classifies an error met reading a task field's object: the
 // object's own unusable document or data is a 422 naming the field, the
 // object and the member; anything else (a failure to read) is wrapped as it
-// is.
+// is. When the member is known, invalid-params names it under the field
+// (e.g. "target.origin", "source.locations.coordinates").
 func objectData(field, object string, err error) error {
 	if !objects.IsDataError(err) {
 		return fmt.Errorf("%s: %w", field, err)
 	}
 	p := problem.From(err)
 	extra := map[string]any{"field": field, "object": object}
-	if m, ok := p.Extra["member"]; ok {
+	if m, ok := p.Extra["member"].(string); ok && m != "" {
 		extra["member"] = m
+		extra["invalid-params"] = []InvalidParam{{Name: field + "." + m, Reason: err.Error()}}
 	}
 	return &problem.Error{Status: http.StatusUnprocessableEntity, Type: problem.ComputeInvalidData, Title: "Invalid Object Data.",
 		Detail: fmt.Sprintf("%s: the object %s cannot be used: %v", field, object, err), Extra: extra, Err: err}

@@ -3,6 +3,7 @@ package tasks
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/grid"
@@ -93,9 +94,20 @@ func prepareSimulation(ctx context.Context, env *Env, req Request, p *Simulation
 			return nil, invalid(field("target"), "%v", err)
 		}
 	}
+	// The turning-bands lines of spherical and cubic structures tabulate a
+	// sign per variogram range the grid spans (tbsim.LineIntervals): a grid
+	// far longer than the ranges is refused here, before any job exists.
+	lo, hi := s.grid.BoundingBox()
+	table := tbsim.LineIntervals(s.variogram, p.Lines, lo, hi)
+	if !(table <= tbsim.MaxLineIntervals) {
+		return nil, invalid(field("target"), "the grid spans too many ranges of the variogram's spherical or cubic structures: "+
+			"turning bands would tabulate %.3g intervals per structure and realisation, more than %d (a smaller grid, longer ranges or fewer lines)",
+			table, tbsim.MaxLineIntervals)
+	}
 	// Memory: the Parquet row groups being filled for every output, the
-	// tiles in flight (sub-points × realisations per cell) and, for
-	// variogram reproduction, the Gaussian ensemble kept whole.
+	// tiles in flight (sub-points × realisations per cell), the line sign
+	// tables of the tile workers and, for variogram reproduction, the
+	// Gaussian ensemble kept whole.
 	cells := float64(s.cells())
 	r := float64(p.Realisations)
 	outs := 1.0
@@ -103,7 +115,8 @@ func prepareSimulation(ctx context.Context, env *Env, req Request, p *Simulation
 		outs = 4
 	}
 	need := outs*min(cells, float64(objects.DefaultRowGroupRows))*r*8*2 +
-		float64(env.threads())*4*4096*float64(p.Discretisation.Count())*r*8 + cells*8
+		float64(env.threads())*4*4096*float64(p.Discretisation.Count())*r*8 + cells*8 +
+		float64(env.threads())*table*8
 	if p.VariogramReproduction {
 		need += cells * r * 8
 	}
@@ -113,6 +126,35 @@ func prepareSimulation(ctx context.Context, env *Env, req Request, p *Simulation
 		return nil, err
 	}
 	return s, nil
+}
+
+// checkDomain refuses conditioning data so far from the grid that the
+// turning-bands lines over the grid and the data would need more than
+// tbsim.MaxLineIntervals intervals: 422 invalid-data naming the source's
+// coordinates (the grid alone was checked at submit).
+func (s *simulation) checkDomain(coords, values []float64) error {
+	lo, hi := s.grid.BoundingBox()
+	for i, v := range values {
+		if math.IsNaN(v) {
+			continue
+		}
+		for a := 0; a < 3; a++ {
+			lo[a], hi[a] = math.Min(lo[a], coords[3*i+a]), math.Max(hi[a], coords[3*i+a])
+		}
+	}
+	table := tbsim.LineIntervals(s.variogram, s.p.Lines, lo, hi)
+	if table <= tbsim.MaxLineIntervals {
+		return nil
+	}
+	member := "locations.coordinates"
+	if o := s.source.Object; o.Intervals != nil {
+		member = o.Intervals.MidPoints.Path
+	} else if o.Pointset != nil {
+		member = o.Pointset.Coordinates.Path
+	}
+	return dataOf("source", s.source, &objects.DataError{Member: member, Err: fmt.Errorf(
+		"%s: the data and the grid together span %v – %v, too many ranges of the variogram's spherical or cubic structures: "+
+			"turning bands would tabulate %.3g intervals per structure and realisation, more than %d", member, lo, hi, table, tbsim.MaxLineIntervals)})
 }
 
 // tileCells returns the largest number of cells a tile of the simulation
@@ -168,6 +210,9 @@ func (s *simulation) run(ctx context.Context, env *Env, progress func(int, strin
 		if values, s.distribution, err = s.transform(ctx, coords, values); err != nil {
 			return nil, err
 		}
+	}
+	if err := s.checkDomain(coords, values); err != nil {
+		return nil, err
 	}
 	in := tbsim.Input{Grid: s.grid, Masked: s.masked, Coords: coords, Values: values, Variogram: s.variogram, Distribution: s.distribution}
 	if in.Filter, err = applyFilter(ctx, "filter", s.target, p.Target.Filter, s.cells()); err != nil {
