@@ -40,6 +40,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/worker/problem"
 )
 
@@ -525,6 +526,14 @@ func (m *Manager) run(ctx context.Context, j *job) {
 	if err != nil && j.rec.Status != Cancelled {
 		j.rec.Status, j.rec.Message, j.rec.Progress = Failed, "Job failed", 100
 		j.rec.Error = toProblem(err)
+		var pe *geostat.PanicError
+		if errors.As(err, &pe) {
+			// A bug: the stack goes to the log, never to the answer. The
+			// failure is recorded like any other, so the job is not run
+			// again.
+			m.opts.Logger.Error("job failed: internal error (panic)", "job_id", j.rec.ID, "task", j.rec.Task,
+				"panic", fmt.Sprint(pe.Value), "stack", string(pe.Stack))
+		}
 	}
 	switch {
 	case m.shared == nil:
@@ -578,12 +587,12 @@ func (m *Manager) run(ctx context.Context, j *job) {
 	m.opts.Logger.Info("job finished", "job_id", rec.ID, "task", rec.Task, "status", string(rec.Status), "seconds", time.Since(start).Seconds())
 }
 
-// call runs the job's function, turning a panic into an error.
+// call runs the job's function, turning a panic into a
+// *geostat.PanicError (the job fails with 500 internal).
 func (m *Manager) call(ctx context.Context, j *job) (res any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			m.opts.Logger.Error("job panicked", "job_id", j.rec.ID, "panic", p)
-			err = fmt.Errorf("internal error: %v", p)
+			err = geostat.NewPanicError(p)
 		}
 	}()
 	return j.fn(context.WithValue(ctx, idKey{}, runOf{j.rec.ID, max(j.rec.Attempts, 1)}), func(pct int, msg string) {
@@ -631,9 +640,15 @@ func AttemptFrom(ctx context.Context) int {
 	return 1
 }
 
-// toProblem is the error of a job whose function failed: the document err
-// carries (a user's bad data is a 4xx), else 500 task-failed.
+// toProblem is the error of a job whose function failed: 500 internal for
+// a panic (a *geostat.PanicError, whose value and stack are left out), the
+// document err carries (a user's bad data is a 4xx), else 500 task-failed.
 func toProblem(err error) *Problem {
+	var pe *geostat.PanicError
+	if errors.As(err, &pe) {
+		return &Problem{Type: problem.ComputeInternal, Title: "Internal Error.", Status: http.StatusInternalServerError,
+			Detail: "the job failed on an internal error of the worker (its log has the details); it is not run again"}
+	}
 	var c problem.Carrier
 	if errors.As(err, &c) {
 		p := c.Problem()

@@ -54,7 +54,8 @@ func TestSubmitSucceedsAndFails(t *testing.T) {
 	r, _ = m.Submit(Spec{Org: "org", Topic: "geostatistics", Task: "knn", User: "u1"}, func(context.Context, func(int, string)) (any, error) { panic("boom") })
 	got = wait(t, m, r.ID)
 	assert.Equal(t, Failed, got.Status)
-	assert.Contains(t, got.Error.Detail, "boom")
+	assert.Equal(t, problem.ComputeInternal, got.Error.Type, "a panic is a fault of the worker")
+	assert.NotContains(t, got.Error.Detail, "boom", "neither the panic nor its stack is in the answer")
 	assert.Equal(t, 500, got.Error.Status)
 
 	r, _ = m.Submit(Spec{Org: "org", Topic: "geostatistics", Task: "knn", User: "u1"}, func(context.Context, func(int, string)) (any, error) { return nil, errors.New("plain") })
