@@ -20,8 +20,13 @@ type PanicError struct {
 
 // NewPanicError returns the error of a recovered panic value v, with the
 // stack of the calling goroutine: call it from the deferred function that
-// recovered v, where the stack still shows where the panic happened.
+// recovered v, where the stack still shows where the panic happened. A v
+// that is already a *PanicError (a panic handed on from another goroutine)
+// is returned as it is, with its own stack.
 func NewPanicError(v any) *PanicError {
+	if pe, ok := v.(*PanicError); ok {
+		return pe
+	}
 	return &PanicError{Value: v, Stack: debug.Stack()}
 }
 

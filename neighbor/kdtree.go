@@ -4,6 +4,8 @@ import (
 	"math"
 	"runtime"
 	"sync"
+
+	"github.com/geostat-engine/geostat/geostat"
 )
 
 // leafSize is the largest number of points in a leaf bucket.
@@ -110,9 +112,22 @@ func (t *kdTree) split(pts [][3]float64, orig, hole []int32, node, level, lo, hi
 	t.nodes[node] = kdNode{lo: lb[3+dim], hi: rb[dim], dim: dim}
 	if level <= par {
 		var wg sync.WaitGroup
-		wg.Go(func() { t.split(pts, orig, hole, 2*node+1, level+1, lo, mid, lb, par) })
+		var child *geostat.PanicError
+		wg.Go(func() {
+			// A panic is handed on to the building goroutine, whose
+			// caller recovers it, instead of crashing the process.
+			defer func() {
+				if p := recover(); p != nil {
+					child = geostat.NewPanicError(p)
+				}
+			}()
+			t.split(pts, orig, hole, 2*node+1, level+1, lo, mid, lb, par)
+		})
 		t.split(pts, orig, hole, 2*node+2, level+1, mid, hi, rb, par)
 		wg.Wait()
+		if child != nil {
+			panic(child)
+		}
 		return
 	}
 	t.split(pts, orig, hole, 2*node+1, level+1, lo, mid, lb, par)
