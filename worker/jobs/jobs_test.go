@@ -370,3 +370,31 @@ func TestMaxPerUserBoundsUnfinishedJobs(t *testing.T) {
 	require.NoError(t, err, "finished jobs do not count")
 	assert.Equal(t, Succeeded, wait(t, m, last.ID).Status) // nothing writes to the directory after the test
 }
+
+// TestShutdownDoesNotWaitForAJobIgnoringCancel checks that a job whose
+// function ignores its cancelled context does not hold Shutdown past its
+// deadline plus the 2 s grace: the process can exit. Before, Shutdown
+// waited for it for ever.
+func TestShutdownDoesNotWaitForAJobIgnoringCancel(t *testing.T) {
+	m, err := NewManager(Options{Dir: t.TempDir()})
+	require.NoError(t, err)
+	release := make(chan struct{})
+	defer close(release)
+	started := make(chan struct{})
+	_, err = m.Submit(Spec{Org: "org", Topic: "geostatistics", Task: "knn", User: "u1"}, func(context.Context, func(int, string)) (any, error) {
+		close(started)
+		<-release // ignores ctx
+		return nil, nil
+	})
+	require.NoError(t, err)
+	<-started
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	returned := make(chan struct{})
+	go func() { m.Shutdown(ctx); close(returned) }()
+	select {
+	case <-returned:
+	case <-time.After(50*time.Millisecond + cancelGrace + 2*time.Second):
+		t.Fatal("Shutdown waited for a job that ignores its cancel")
+	}
+}
