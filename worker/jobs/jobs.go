@@ -171,6 +171,12 @@ type Options struct {
 	MaxPerUser int
 	// Now is the clock (default time.Now); tests set it.
 	Now func() time.Time
+	// OnProgress, when set, is called on each progress report of a
+	// running job (its id, task and percentage) from the goroutine that
+	// reports it, often one of the computation's own, before the report is
+	// recorded. Tests use it to inject a fault (a panic) into a running
+	// computation.
+	OnProgress func(id, task string, percent int)
 }
 
 // Spec describes a job to Submit.
@@ -595,7 +601,11 @@ func (m *Manager) call(ctx context.Context, j *job) (res any, err error) {
 			err = geostat.NewPanicError(p)
 		}
 	}()
-	return j.fn(context.WithValue(ctx, idKey{}, runOf{j.rec.ID, max(j.rec.Attempts, 1)}), func(pct int, msg string) {
+	id, task := j.rec.ID, j.rec.Task
+	return j.fn(context.WithValue(ctx, idKey{}, runOf{id, max(j.rec.Attempts, 1)}), func(pct int, msg string) {
+		if m.opts.OnProgress != nil {
+			m.opts.OnProgress(id, task, pct)
+		}
 		if pct < 0 {
 			pct = 0
 		}
