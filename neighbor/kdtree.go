@@ -33,6 +33,8 @@ type kdTree struct {
 	leaf []int32
 	// box is the bounding box of all points: min x y z then max x y z.
 	box [6]float64
+	// done, while build runs, stops it when closed.
+	done <-chan struct{}
 }
 
 // kdNode is an internal node: its split axis, the largest coordinate of its
@@ -43,8 +45,9 @@ type kdNode struct {
 }
 
 // build reorders pts, orig and hole (nil or one per point)
-// into leaf order and fills the tree.
-func (t *kdTree) build(pts [][3]float64, orig []int32, hole []int32) {
+// into leaf order and fills the tree. It stops early and reports false
+// when done is closed (nil: never), the tree then unusable.
+func (t *kdTree) build(done <-chan struct{}, pts [][3]float64, orig []int32, hole []int32) bool {
 	n := len(orig)
 	t.depth = 0
 	for (n+(1<<t.depth)-1)>>t.depth > leafSize {
@@ -69,7 +72,25 @@ func (t *kdTree) build(pts [][3]float64, orig []int32, hole []int32) {
 	if n < 1<<16 {
 		par = -1 // small trees build faster on one goroutine
 	}
+	t.done = done
 	t.split(pts, orig, hole, 0, 0, 0, n, b, par)
+	t.done = nil
+	select {
+	case <-done:
+		return false
+	default:
+		return true
+	}
+}
+
+// stopped reports whether the build was cancelled.
+func (t *kdTree) stopped() bool {
+	select {
+	case <-t.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // bounds returns the bounding box (min then max) of points lo..hi−1.
@@ -95,6 +116,9 @@ func bounds(pts [][3]float64, lo, hi int) [6]float64 {
 func (t *kdTree) split(pts [][3]float64, orig, hole []int32, node, level, lo, hi int, b [6]float64, par int) {
 	if level == t.depth {
 		t.leaf[node-(1<<t.depth-1)] = int32(lo)
+		return
+	}
+	if hi-lo >= 1<<12 && t.stopped() { // the large nodes: a check per ~4096 points
 		return
 	}
 	dim := 0

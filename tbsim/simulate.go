@@ -393,7 +393,7 @@ func prepare(ctx context.Context, in Input, p Params, part *Part) (*sim, error) 
 		kp := kriging.Params{Variogram: v, Method: p.Method, Search: s.search, Discretisation: p.Discretisation,
 			CellSize: s.g.CellSize, Rotation: s.g.Rotation,
 			FactorCache: max(kriging.DefaultFactorCache, s.g.Size[0]+s.g.Size[0]/4)}
-		kr, err := kriging.New(coords, y, kp)
+		kr, err := kriging.NewContext(ctx, coords, y, kp)
 		if err != nil {
 			return nil, fmt.Errorf("conditioning: %w", err)
 		}
