@@ -379,14 +379,17 @@ func TestShutdownDoesNotWaitForAJobIgnoringCancel(t *testing.T) {
 	m, err := NewManager(Options{Dir: t.TempDir()})
 	require.NoError(t, err)
 	release := make(chan struct{})
-	defer close(release)
 	started := make(chan struct{})
-	_, err = m.Submit(Spec{Org: "org", Topic: "geostatistics", Task: "knn", User: "u1"}, func(context.Context, func(int, string)) (any, error) {
+	r, err := m.Submit(Spec{Org: "org", Topic: "geostatistics", Task: "knn", User: "u1"}, func(context.Context, func(int, string)) (any, error) {
 		close(started)
 		<-release // ignores ctx
 		return nil, nil
 	})
 	require.NoError(t, err)
+	t.Cleanup(func() { // before the data directory is removed
+		close(release)
+		wait(t, m, r.ID)
+	})
 	<-started
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
