@@ -73,3 +73,24 @@ func TestFieldGridCancel(t *testing.T) {
 		t.Fatal("Field.Grid did not stop within 2 s of the cancel")
 	}
 }
+
+// TestTilePanicIsAnError breaks a prepared simulation (a line set of its
+// field is gone, as a bug could leave it) so that its tile goroutines
+// panic: execute returns a *geostat.PanicError with the panicking
+// goroutine's stack instead of crashing the process, and Field.Grid and
+// the residuals at the data do the same.
+func TestTilePanicIsAnError(t *testing.T) {
+	in, p := smallCase(t)
+	s, err := prepare(context.Background(), in, p, nil)
+	require.NoError(t, err)
+	s.field.sets[0] = nil
+	_, err = s.execute(context.Background(), func(Tile) error { return nil })
+	var pe *geostat.PanicError
+	require.ErrorAs(t, err, &pe)
+	require.Contains(t, string(pe.Stack), "tbsim.(*Field).addRows")
+
+	out := make([]float64, in.Masked.Grid.NumCells())
+	err = s.field.Grid(context.Background(), 0, in.Masked.Grid, out)
+	require.ErrorAs(t, err, &pe)
+	require.ErrorAs(t, s.residuals(context.Background()), &pe)
+}
