@@ -750,7 +750,7 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est E
 	var need int64
 	if mem != nil {
 		var err error
-		if need, err = est(ctx, job, spec, shard); err != nil {
+		if need, err = callEstimator(ctx, est, job, spec, shard); err != nil {
 			return q.fail(ctx, msg, ev, fmt.Errorf("memory estimate: %w", err))
 		}
 		if need > mem.max {
@@ -1060,6 +1060,17 @@ func callHandler(ctx context.Context, h Handler, job string, spec json.RawMessag
 		}
 	}()
 	return h(ctx, job, spec, shard)
+}
+
+// callEstimator runs a shard's memory estimator, turning a panic into a
+// *geostat.PanicError as callHandler does.
+func callEstimator(ctx context.Context, est Estimator, job string, spec json.RawMessage, shard string) (need int64, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = geostat.NewPanicError(p)
+		}
+	}()
+	return est(ctx, job, spec, shard)
 }
 
 // FailedError is the error of a cluster job failed for reason (its
