@@ -2,6 +2,7 @@ package geostat
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -40,20 +41,27 @@ func Workers(ctx context.Context) int {
 // from one goroutine at a time.
 //
 // It returns when every goroutine has returned: the number of items done
-// and, when ctx stopped it before every chunk was done, ctx.Err(). It
-// panics if the goroutines end without covering every item while ctx is not
-// cancelled (a bug, never a user error).
+// and, when ctx stopped it before every chunk was done, ctx.Err(). A panic
+// in a goroutine (in start, work or progress) does not crash the process:
+// the other goroutines stop claiming chunks and ForChunks returns a
+// *PanicError holding the first panic's value and stack. It panics if the
+// goroutines end without covering every item while ctx is not cancelled (a
+// bug, never a user error).
 func ForChunks(ctx context.Context, total, workers, chunk int, progress func(done, total int), start func(w int) func(lo, hi int)) (int, error) {
 	var next, finished atomic.Int64
 	var mu sync.Mutex
 	done := 0
 	var wg sync.WaitGroup
+	var panics Panics
+	var stopped atomic.Bool
+	stop := func() { stopped.Store(true) }
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer panics.Recover(stop)
 			work := start(w)
-			for ctx.Err() == nil {
+			for ctx.Err() == nil && !stopped.Load() {
 				lo := int(next.Add(int64(chunk))) - chunk
 				if lo >= total {
 					return
@@ -62,15 +70,20 @@ func ForChunks(ctx context.Context, total, workers, chunk int, progress func(don
 				work(lo, hi)
 				finished.Add(int64(hi - lo))
 				if progress != nil {
-					mu.Lock()
-					done += hi - lo
-					progress(done, total)
-					mu.Unlock()
+					func() {
+						mu.Lock()
+						defer mu.Unlock() // also when progress panics
+						done += hi - lo
+						progress(done, total)
+					}()
 				}
 			}
 		}()
 	}
 	wg.Wait()
+	if err := panics.Err(); err != nil {
+		return int(finished.Load()), fmt.Errorf("geostat: a parallel computation panicked: %w", err)
+	}
 	if n := int(finished.Load()); n != total {
 		if err := ctx.Err(); err != nil {
 			return n, err

@@ -67,3 +67,46 @@ func TestForChunks(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Less(t, n, total)
 }
+
+// TestForChunksPanic checks that a panic in a chunk, in start or in
+// progress comes back from ForChunks as a *PanicError with the value and
+// the stack of the panicking goroutine instead of crashing the process, and
+// that the other goroutines stop claiming chunks.
+func TestForChunksPanic(t *testing.T) {
+	ctx := context.Background()
+	const total = 10000
+	for name, c := range map[string]struct {
+		start    func(w int) func(lo, hi int)
+		progress func(done, total int)
+	}{
+		"chunk": {start: func(int) func(lo, hi int) {
+			return func(lo, hi int) {
+				if lo == 40 {
+					var s []int
+					_ = s[lo] // index out of range
+				}
+			}
+		}},
+		"start": {start: func(w int) func(lo, hi int) {
+			if w == 1 {
+				panic("start failed")
+			}
+			return func(lo, hi int) {}
+		}},
+		"progress": {start: func(int) func(lo, hi int) { return func(lo, hi int) {} },
+			progress: func(done, total int) { panic("progress failed") }},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var n int
+			var err error
+			require.NotPanics(t, func() { n, err = ForChunks(ctx, total, 4, 1, c.progress, c.start) })
+			require.Error(t, err)
+			var pe *PanicError
+			require.ErrorAs(t, err, &pe)
+			assert.NotNil(t, pe.Value)
+			assert.Contains(t, string(pe.Stack), "geostat.ForChunks", "the stack of the goroutine that panicked")
+			assert.NotContains(t, err.Error(), "goroutine", "the message leaves the stack out")
+			assert.Less(t, n, total, "the other goroutines stopped claiming chunks")
+		})
+	}
+}

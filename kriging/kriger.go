@@ -2,6 +2,7 @@ package kriging
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -62,6 +63,26 @@ func New(coords, values []float64, p Params) (*Kriger, error) {
 // Params.Search.MaxPerHole > 0; holes may be nil otherwise. A merged datum
 // keeps the hole id of its first occurrence.
 func NewWithHoles(coords, values []float64, holes []int32, p Params) (*Kriger, error) {
+	return NewWithHolesContext(context.Background(), coords, values, holes, p)
+}
+
+// NewContext is New checking ctx between the phases of the set-up
+// (merging duplicates, spatial ordering, covariance table, neighbour
+// index, whose build checks it too), so that a cancelled job stops within
+// one phase: about a second for millions of data. It returns ctx's error
+// when cancelled.
+func NewContext(ctx context.Context, coords, values []float64, p Params) (*Kriger, error) {
+	return NewWithHolesContext(ctx, coords, values, nil, p)
+}
+
+// NewWithHolesContext is NewWithHoles checking ctx as NewContext does.
+func NewWithHolesContext(ctx context.Context, coords, values []float64, holes []int32, p Params) (*Kriger, error) {
+	cancelled := func() error {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("kriging: set-up cancelled: %w", err)
+		}
+		return nil
+	}
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("kriging: %w", err)
 	}
@@ -82,6 +103,9 @@ func NewWithHoles(coords, values []float64, holes []int32, p Params) (*Kriger, e
 	}
 	k := &Kriger{p: p}
 	mholes := k.merge(coords, values, holes)
+	if err := cancelled(); err != nil {
+		return nil, err
+	}
 	d := p.discretisation()
 	k.nsub = d.Count()
 	offsets := []float64{0, 0, 0}
@@ -94,7 +118,13 @@ func NewWithHoles(coords, values []float64, holes []int32, p Params) (*Kriger, e
 	}
 	k.cov = newCovModel(p.Variogram, k.coords, offsets)
 	if order := k.cov.spatialOrder(); order != nil {
+		if err := cancelled(); err != nil {
+			return nil, err
+		}
 		mholes = k.permute(order, mholes)
+	}
+	if err := cancelled(); err != nil {
+		return nil, err
 	}
 	limit := p.TableLimit
 	if limit == 0 {
@@ -103,7 +133,10 @@ func NewWithHoles(coords, values []float64, holes []int32, p Params) (*Kriger, e
 	if n := len(k.coords) / 3; n > 0 && n <= limit {
 		k.cov.makeTable()
 	}
-	ix, err := neighbor.NewIndex(k.coords, nil, mholes, p.Search)
+	if err := cancelled(); err != nil {
+		return nil, err
+	}
+	ix, err := neighbor.NewIndexContext(ctx, k.coords, nil, mholes, p.Search)
 	if err != nil {
 		return nil, fmt.Errorf("kriging: neighbourhood: %w", err)
 	}

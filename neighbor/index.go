@@ -1,6 +1,7 @@
 package neighbor
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -54,6 +55,13 @@ type Index struct {
 // drill hole id of each source (any int32, compared for equality).
 // The slices are not retained. Indexed sources must have finite coordinates.
 func NewIndex(coords []float64, values []float64, holes []int32, p Params) (*Index, error) {
+	return NewIndexContext(context.Background(), coords, values, holes, p)
+}
+
+// NewIndexContext is NewIndex checking ctx while it builds the tree, so
+// that a cancelled job stops within milliseconds of the cancel; it
+// returns ctx's error when cancelled.
+func NewIndexContext(ctx context.Context, coords []float64, values []float64, holes []int32, p Params) (*Index, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -113,7 +121,12 @@ func NewIndex(coords []float64, values []float64, holes []int32, p Params) (*Ind
 		ix.nHoles = len(dense)
 	}
 
-	ix.tree.build(ix.pts, ix.orig, ix.hole)
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("neighbor: index cancelled: %w", err)
+	}
+	if !ix.tree.build(ctx.Done(), ix.pts, ix.orig, ix.hole) {
+		return nil, fmt.Errorf("neighbor: index cancelled: %w", ctx.Err())
+	}
 	return ix, nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"math"
 	"runtime"
 	"sync"
+
+	"github.com/geostat-engine/geostat/geostat"
 )
 
 // leafSize is the largest number of points in a leaf bucket.
@@ -31,6 +33,8 @@ type kdTree struct {
 	leaf []int32
 	// box is the bounding box of all points: min x y z then max x y z.
 	box [6]float64
+	// done, while build runs, stops it when closed.
+	done <-chan struct{}
 }
 
 // kdNode is an internal node: its split axis, the largest coordinate of its
@@ -41,8 +45,9 @@ type kdNode struct {
 }
 
 // build reorders pts, orig and hole (nil or one per point)
-// into leaf order and fills the tree.
-func (t *kdTree) build(pts [][3]float64, orig []int32, hole []int32) {
+// into leaf order and fills the tree. It stops early and reports false
+// when done is closed (nil: never), the tree then unusable.
+func (t *kdTree) build(done <-chan struct{}, pts [][3]float64, orig []int32, hole []int32) bool {
 	n := len(orig)
 	t.depth = 0
 	for (n+(1<<t.depth)-1)>>t.depth > leafSize {
@@ -67,7 +72,25 @@ func (t *kdTree) build(pts [][3]float64, orig []int32, hole []int32) {
 	if n < 1<<16 {
 		par = -1 // small trees build faster on one goroutine
 	}
+	t.done = done
 	t.split(pts, orig, hole, 0, 0, 0, n, b, par)
+	t.done = nil
+	select {
+	case <-done:
+		return false
+	default:
+		return true
+	}
+}
+
+// stopped reports whether the build was cancelled.
+func (t *kdTree) stopped() bool {
+	select {
+	case <-t.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // bounds returns the bounding box (min then max) of points lo..hi−1.
@@ -95,6 +118,9 @@ func (t *kdTree) split(pts [][3]float64, orig, hole []int32, node, level, lo, hi
 		t.leaf[node-(1<<t.depth-1)] = int32(lo)
 		return
 	}
+	if hi-lo >= 1<<12 && t.stopped() { // the large nodes: a check per ~4096 points
+		return
+	}
 	dim := 0
 	for d := 1; d < 3; d++ {
 		if b[3+d]-b[d] > b[3+dim]-b[dim] {
@@ -110,9 +136,22 @@ func (t *kdTree) split(pts [][3]float64, orig, hole []int32, node, level, lo, hi
 	t.nodes[node] = kdNode{lo: lb[3+dim], hi: rb[dim], dim: dim}
 	if level <= par {
 		var wg sync.WaitGroup
-		wg.Go(func() { t.split(pts, orig, hole, 2*node+1, level+1, lo, mid, lb, par) })
+		var child *geostat.PanicError
+		wg.Go(func() {
+			// A panic is handed on to the building goroutine, whose
+			// caller recovers it, instead of crashing the process.
+			defer func() {
+				if p := recover(); p != nil {
+					child = geostat.NewPanicError(p)
+				}
+			}()
+			t.split(pts, orig, hole, 2*node+1, level+1, lo, mid, lb, par)
+		})
 		t.split(pts, orig, hole, 2*node+2, level+1, mid, hi, rb, par)
 		wg.Wait()
+		if child != nil {
+			panic(child)
+		}
 		return
 	}
 	t.split(pts, orig, hole, 2*node+1, level+1, lo, mid, lb, par)

@@ -161,9 +161,10 @@ func (f *Field) nugget() *nuggetSource {
 // Rows are processed in parallel over GOMAXPROCS; the result does not
 // depend on the number of goroutines.
 // Nugget values use GridStream and the flat node index. It returns ctx's
-// error when cancelled, and an error when the box spanning the grid and the
-// field's reference point is more than MaxLineIntervals long in variogram
-// ranges (see LineIntervals).
+// error when cancelled, a *geostat.PanicError when a goroutine panicked,
+// and an error when the box spanning the grid and the field's reference
+// point is more than MaxLineIntervals long in variogram ranges (see
+// LineIntervals).
 func (f *Field) Grid(ctx context.Context, r int, g *grid.Grid, out []float64) error {
 	if r < f.r0 || r >= f.r1 {
 		panic(fmt.Sprintf("tbsim: realisation %d out of range [%d, %d)", r, f.r0, f.r1))
@@ -191,11 +192,16 @@ func (f *Field) Grid(ctx context.Context, r int, g *grid.Grid, out []float64) er
 	var next int
 	var mu sync.Mutex
 	var wg sync.WaitGroup
+	var panics geostat.Panics
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer panics.Recover(cancel)
 			ws := newWorkspace()
+			ws.done = ctx.Done()
 			var rows []gridRow
 			for {
 				if ctx.Err() != nil {
@@ -220,5 +226,8 @@ func (f *Field) Grid(ctx context.Context, r int, g *grid.Grid, out []float64) er
 		}()
 	}
 	wg.Wait()
+	if err := panics.Err(); err != nil {
+		return fmt.Errorf("tbsim: grid of realisation %d: %w", r, err)
+	}
 	return ctx.Err()
 }

@@ -57,6 +57,22 @@ type workspace struct {
 	// rx, ry, rz are the row starts (gridGeom.rowStart) of the rows of the
 	// current addRows call.
 	rx, ry, rz []float64
+	// done, when closed, stops the kernels early (their output is then
+	// incomplete): the ctx.Done() of the computation (nil: never).
+	done <-chan struct{}
+}
+
+// stopped reports whether the computation the workspace serves was
+// cancelled: the kernels check it in every loop that can run long (a sign
+// table of a tile spanning millions of intervals, say) so that a cancel
+// stops them within milliseconds and memory stops growing.
+func (ws *workspace) stopped() bool {
+	select {
+	case <-ws.done:
+		return true
+	default:
+		return false
+	}
 }
 
 func newWorkspace() *workspace { return &workspace{nug: newNuggetSource()} }
@@ -126,11 +142,14 @@ func (f *Field) addRows(r int, gg *gridGeom, rows []gridRow, out []float64, ws *
 		}
 	}
 	for s := 0; s < f.nStruct; s++ {
+		if ws.stopped() {
+			return
+		}
 		ls := f.sets[r*f.nStruct+s]
 		n := len(ls.vx)
 		switch ls.proc {
 		case processSpectral:
-			for l0 := 0; l0 < n; l0 += specLines {
+			for l0 := 0; l0 < n && !ws.stopped(); l0 += specLines {
 				ws.spectralChunk(ls, l0, min(l0+specLines, n), gg, rows, imin, imax, out)
 			}
 		case processPartitionSpherical, processPartitionCubic:
@@ -438,6 +457,9 @@ func (ws *workspace) partitionSet(ls *lineSet, gg *gridGeom, rows []gridRow, box
 	ws.signs = ws.signs[:0]
 	ws.pl = ws.pl[:0]
 	for l := 0; l < nl; l++ {
+		if ws.stopped() {
+			return
+		}
 		tmin, tmax := math.Inf(1), math.Inf(-1)
 		for c := 0; c < 8; c++ {
 			i, j, k := box[c&1][0], box[c>>1&1][1], box[c>>2&1][2]
@@ -452,6 +474,9 @@ func (ws *workspace) partitionSet(ls *lineSet, gg *gridGeom, rows []gridRow, box
 		klo, khi := int64(math.Floor(tmin))-1, int64(math.Floor(tmax))+1
 		s0 := len(ws.signs)
 		for k := klo; k <= khi; k++ {
+			if (k-klo)&0xffff == 0xffff && ws.stopped() {
+				return // a huge table: stop growing it
+			}
 			v := ls.amp
 			if signBit(ls.keys[l], k) {
 				v = -v
@@ -467,7 +492,7 @@ func (ws *workspace) partitionSet(ls *lineSet, gg *gridGeom, rows []gridRow, box
 	}
 	cubic := ls.proc == processPartitionCubic
 	rx, ry, rz := ws.rx[:len(rows)], ws.ry[:len(rows)], ws.rz[:len(rows)]
-	for c0 := 0; c0 < len(rows); {
+	for c0 := 0; c0 < len(rows) && !ws.stopped(); {
 		c1, nodes := c0, 0
 		for c1 < len(rows) && (c1 == c0 || nodes < partitionChunkNodes) {
 			nodes += rows[c1].i1 - rows[c1].i0

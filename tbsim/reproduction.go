@@ -191,11 +191,15 @@ func VariogramReproduction(ctx context.Context, in ReproductionInput) ([3]Experi
 	var next int
 	var mu sync.Mutex
 	var wg sync.WaitGroup
+	var panics geostat.Panics
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
 	for w := 0; w < min(geostat.Workers(ctx), len(jobs)); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for ctx.Err() == nil {
+			defer panics.Recover(stop)
+			for wctx.Err() == nil {
 				mu.Lock()
 				jb := next
 				next++
@@ -215,6 +219,9 @@ func VariogramReproduction(ctx context.Context, in ReproductionInput) ([3]Experi
 		}()
 	}
 	wg.Wait()
+	if err := panics.Err(); err != nil {
+		return out, fmt.Errorf("tbsim: variogram reproduction: %w", err)
+	}
 	if err := ctx.Err(); err != nil {
 		return out, fmt.Errorf("tbsim: variogram reproduction cancelled: %w", err)
 	}

@@ -393,7 +393,7 @@ func prepare(ctx context.Context, in Input, p Params, part *Part) (*sim, error) 
 		kp := kriging.Params{Variogram: v, Method: p.Method, Search: s.search, Discretisation: p.Discretisation,
 			CellSize: s.g.CellSize, Rotation: s.g.Rotation,
 			FactorCache: max(kriging.DefaultFactorCache, s.g.Size[0]+s.g.Size[0]/4)}
-		kr, err := kriging.New(coords, y, kp)
+		kr, err := kriging.NewContext(ctx, coords, y, kp)
 		if err != nil {
 			return nil, fmt.Errorf("conditioning: %w", err)
 		}
@@ -419,10 +419,15 @@ func (s *sim) residuals(ctx context.Context) error {
 	var next int
 	var mu sync.Mutex
 	var wg sync.WaitGroup
+	var panics geostat.Panics
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
 	for w := 0; w < min(geostat.Workers(ctx), jobs); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer panics.Recover(stop)
+			ctx := wctx
 			buf := make([]float64, chunk)
 			for ctx.Err() == nil {
 				mu.Lock()
@@ -442,6 +447,9 @@ func (s *sim) residuals(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
+	if err := panics.Err(); err != nil {
+		return fmt.Errorf("tbsim: residuals at the data: %w", err)
+	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("tbsim: cancelled: %w", err)
 	}
@@ -566,6 +574,7 @@ func (s *sim) execute(ctx context.Context, sink func(Tile) error) (Stats, error)
 	pool := make(chan *tileBuffers, window+workers)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
+	var panics geostat.Panics
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	for w := 0; w < workers; w++ {
@@ -573,6 +582,7 @@ func (s *sim) execute(ctx context.Context, sink func(Tile) error) (Stats, error)
 		go func() {
 			defer wg.Done()
 			tw := s.newTileWorker()
+			tw.ws.done = ctx.Done() // a cancel stops the tile in progress
 			defer func() {
 				mu.Lock()
 				st.Simulated += tw.simulated
@@ -591,7 +601,23 @@ func (s *sim) execute(ctx context.Context, sink func(Tile) error) (Stats, error)
 				default:
 					buf = &tileBuffers{}
 				}
-				tile := tw.compute(s.tiles[idx], buf)
+				var tile Tile
+				computed := false
+				func() {
+					// A panic fails the simulation (a *geostat.PanicError)
+					// instead of the process; the other tiles stop.
+					defer panics.Recover(cancel)
+					tile = tw.compute(s.tiles[idx], buf)
+					computed = true
+				}()
+				if !computed {
+					results <- tileResult{idx: idx, err: panics.Err()}
+					continue
+				}
+				if err := ctx.Err(); err != nil { // the tile may be incomplete
+					results <- tileResult{idx: idx, err: err}
+					continue
+				}
 				results <- tileResult{idx: idx, tile: tile, buf: buf}
 			}
 			if tw.solver != nil {
@@ -647,6 +673,9 @@ func (s *sim) execute(ctx context.Context, sink func(Tile) error) (Stats, error)
 	}
 	if s.kr != nil {
 		st.Kriging = s.kr.Stats()
+	}
+	if err := panics.Err(); err != nil {
+		return st, fmt.Errorf("tbsim: simulation failed: %w", err)
 	}
 	if firstErr != nil {
 		if errors.Is(firstErr, context.Canceled) || errors.Is(firstErr, context.DeadlineExceeded) {

@@ -40,7 +40,8 @@ func grow(b []float64, n int) []float64 {
 	return b[:n]
 }
 
-// compute simulates the cells of one tile.
+// compute simulates the cells of one tile. When tw.ws.done is closed it
+// returns early with an incomplete tile, which the caller discards.
 func (tw *tileWorker) compute(t tileSpan, buf *tileBuffers) Tile {
 	s := tw.s
 	R := s.R
@@ -86,7 +87,7 @@ func (tw *tileWorker) compute(t tileSpan, buf *tileBuffers) Tile {
 	}
 	tw.u = grow(tw.u, R*off)
 	clear(tw.u)
-	for r := 0; r < R; r++ {
+	for r := 0; r < R && !tw.ws.stopped(); r++ {
 		s.field.addRows(s.r0+r, &s.fine, tw.rows, tw.u[r*off:(r+1)*off], tw.ws)
 	}
 
@@ -95,7 +96,7 @@ func (tw *tileWorker) compute(t tileSpan, buf *tileBuffers) Tile {
 		active = s.masked.ActiveCells()
 	}
 	nx := s.g.Size[0]
-	for q := t.r0; q < t.r1; q++ {
+	for q := t.r0; q < t.r1 && !tw.ws.stopped(); q++ {
 		ri := &s.rows[q]
 		span := (ri.ci1 - ri.ci0) * bx
 		base := nx * (ri.j + s.g.Size[1]*ri.k)

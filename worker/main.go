@@ -129,6 +129,9 @@ func run(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first signal starts the shutdown; a second one ends the process
+	// at once, as without a handler.
+	context.AfterFunc(ctx, stop)
 	if seedDemo {
 		n, err := s.SeedDemo(ctx)
 		if err != nil {

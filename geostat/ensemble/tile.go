@@ -432,7 +432,7 @@ func ProcessWithProgress(ctx context.Context, src Source, progress func(done, to
 			case <-stop:
 				return
 			}
-			t, err := src.ReadTile(ctx, dsts[b])
+			t, err := readTile(ctx, src, dsts[b])
 			select {
 			case reads <- read{t, err, b}:
 			case <-stop:
@@ -477,3 +477,14 @@ func ProcessWithProgress(ctx context.Context, src Source, progress func(done, to
 
 // nan is the missing output value.
 var nan = math.NaN()
+
+// readTile reads the next tile of src into dst, returning a panic of the
+// reader (it runs on a goroutine of its own) as a *geostat.PanicError.
+func readTile(ctx context.Context, src Source, dst [][]float64) (t Tile, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = geostat.NewPanicError(p)
+		}
+	}()
+	return src.ReadTile(ctx, dst)
+}

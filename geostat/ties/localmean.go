@@ -86,11 +86,14 @@ func localMeans(ctx context.Context, sr *search, values, coords []float64, p *ne
 	var done int // guarded by mu
 	var mu sync.Mutex
 	var wg sync.WaitGroup
+	var panics geostat.Panics
+	var stopped atomic.Bool
 	total := len(members)
 	for range workers {
 		wg.Go(func() {
+			defer panics.Recover(func() { stopped.Store(true) })
 			s := ix.NewSearcher()
-			for ctx.Err() == nil {
+			for ctx.Err() == nil && !stopped.Load() {
 				lo := int(next.Add(chunk)) - chunk
 				if lo >= total {
 					return
@@ -121,15 +124,20 @@ func localMeans(ctx context.Context, sr *search, values, coords []float64, p *ne
 					}
 				}
 				if opts.Progress != nil {
-					mu.Lock()
-					done += hi - lo
-					opts.Progress(done, total)
-					mu.Unlock()
+					func() {
+						mu.Lock()
+						defer mu.Unlock() // also when Progress panics
+						done += hi - lo
+						opts.Progress(done, total)
+					}()
 				}
 			}
 		})
 	}
 	wg.Wait()
+	if err := panics.Err(); err != nil {
+		return fmt.Errorf("ties: local means: %w", err)
+	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("ties: local means: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/neighbor"
 )
 
@@ -88,8 +89,14 @@ func Break(ctx context.Context, values, coords []float64, p *neighbor.Params, op
 	if p != nil {
 		index = make(chan built, 1)
 		go func() {
-			sr, err := buildSearch(values, coords, p, &opts)
-			index <- built{sr, err}
+			var b built
+			defer func() {
+				if v := recover(); v != nil {
+					b = built{nil, fmt.Errorf("ties: building the neighbour index: %w", geostat.NewPanicError(v))}
+				}
+				index <- b
+			}()
+			b.sr, b.err = buildSearch(values, coords, p, &opts)
 		}()
 	}
 

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/geostat-engine/geostat/geostat"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -276,7 +277,7 @@ func (q *Queue) SubmitWait(ctx context.Context, job string, spec json.RawMessage
 	}
 	switch {
 	case st.Failed != "":
-		return fmt.Errorf("cluster job %s failed: %s", job, st.Failed)
+		return FailedError(job, st.Failed)
 	case st.Cancelled:
 		return fmt.Errorf("cluster job %s was cancelled", job)
 	}
@@ -749,7 +750,7 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est E
 	var need int64
 	if mem != nil {
 		var err error
-		if need, err = est(ctx, job, spec, shard); err != nil {
+		if need, err = callEstimator(ctx, est, job, spec, shard); err != nil {
 			return q.fail(ctx, msg, ev, fmt.Errorf("memory estimate: %w", err))
 		}
 		if need > mem.max {
@@ -793,7 +794,7 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est E
 		}
 		defer mem.release(need)
 	}
-	blob, err := h(cctx, job, spec, shard)
+	blob, err := callHandler(cctx, h, job, spec, shard)
 	if cw.isCancelled(job) {
 		return term("cancelled", err)
 	}
@@ -1048,3 +1049,42 @@ func formatBytes(n int64) string {
 	}
 	return fmt.Sprintf("%d bytes", n)
 }
+
+// callHandler runs a shard's handler, turning a panic into a
+// *geostat.PanicError: the shard, and so its job, fails (for good, see
+// FailedError) while the loop goes on with the next shards.
+func callHandler(ctx context.Context, h Handler, job string, spec json.RawMessage, shard string) (blob []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = geostat.NewPanicError(p)
+		}
+	}()
+	return h(ctx, job, spec, shard)
+}
+
+// callEstimator runs a shard's memory estimator, turning a panic into a
+// *geostat.PanicError as callHandler does.
+func callEstimator(ctx context.Context, est Estimator, job string, spec json.RawMessage, shard string) (need int64, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = geostat.NewPanicError(p)
+		}
+	}()
+	return est(ctx, job, spec, shard)
+}
+
+// FailedError is the error of a cluster job failed for reason (its
+// "fail.<job>" record): a *geostat.PanicError when a shard panicked (the
+// job then fails with 500 internal; the stack is in the log of the worker
+// that ran the shard), else an error saying why.
+func FailedError(job, reason string) error {
+	err := fmt.Errorf("cluster job %s failed: %s", job, reason)
+	if strings.Contains(reason, ": "+panicReason) {
+		return &geostat.PanicError{Value: err.Error()}
+	}
+	return err
+}
+
+// panicReason starts the message of a *geostat.PanicError, so of the
+// reason a shard that panicked records.
+const panicReason = "internal error: panic: "

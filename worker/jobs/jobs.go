@@ -40,6 +40,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/worker/problem"
 )
 
@@ -170,6 +171,12 @@ type Options struct {
 	MaxPerUser int
 	// Now is the clock (default time.Now); tests set it.
 	Now func() time.Time
+	// OnProgress, when set, is called on each progress report of a
+	// running job (its id, task and percentage) from the goroutine that
+	// reports it, often one of the computation's own, before the report is
+	// recorded. Tests use it to inject a fault (a panic) into a running
+	// computation.
+	OnProgress func(id, task string, percent int)
 }
 
 // Spec describes a job to Submit.
@@ -525,6 +532,14 @@ func (m *Manager) run(ctx context.Context, j *job) {
 	if err != nil && j.rec.Status != Cancelled {
 		j.rec.Status, j.rec.Message, j.rec.Progress = Failed, "Job failed", 100
 		j.rec.Error = toProblem(err)
+		var pe *geostat.PanicError
+		if errors.As(err, &pe) {
+			// A bug: the stack goes to the log, never to the answer. The
+			// failure is recorded like any other, so the job is not run
+			// again.
+			m.opts.Logger.Error("job failed: internal error (panic)", "job_id", j.rec.ID, "task", j.rec.Task,
+				"panic", fmt.Sprint(pe.Value), "stack", string(pe.Stack))
+		}
 	}
 	switch {
 	case m.shared == nil:
@@ -578,15 +593,19 @@ func (m *Manager) run(ctx context.Context, j *job) {
 	m.opts.Logger.Info("job finished", "job_id", rec.ID, "task", rec.Task, "status", string(rec.Status), "seconds", time.Since(start).Seconds())
 }
 
-// call runs the job's function, turning a panic into an error.
+// call runs the job's function, turning a panic into a
+// *geostat.PanicError (the job fails with 500 internal).
 func (m *Manager) call(ctx context.Context, j *job) (res any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			m.opts.Logger.Error("job panicked", "job_id", j.rec.ID, "panic", p)
-			err = fmt.Errorf("internal error: %v", p)
+			err = geostat.NewPanicError(p)
 		}
 	}()
-	return j.fn(context.WithValue(ctx, idKey{}, runOf{j.rec.ID, max(j.rec.Attempts, 1)}), func(pct int, msg string) {
+	id, task := j.rec.ID, j.rec.Task
+	return j.fn(context.WithValue(ctx, idKey{}, runOf{id, max(j.rec.Attempts, 1)}), func(pct int, msg string) {
+		if m.opts.OnProgress != nil {
+			m.opts.OnProgress(id, task, pct)
+		}
 		if pct < 0 {
 			pct = 0
 		}
@@ -631,9 +650,15 @@ func AttemptFrom(ctx context.Context) int {
 	return 1
 }
 
-// toProblem is the error of a job whose function failed: the document err
-// carries (a user's bad data is a 4xx), else 500 task-failed.
+// toProblem is the error of a job whose function failed: 500 internal for
+// a panic (a *geostat.PanicError, whose value and stack are left out), the
+// document err carries (a user's bad data is a 4xx), else 500 task-failed.
 func toProblem(err error) *Problem {
+	var pe *geostat.PanicError
+	if errors.As(err, &pe) {
+		return &Problem{Type: problem.ComputeInternal, Title: "Internal Error.", Status: http.StatusInternalServerError,
+			Detail: "the job failed on an internal error of the worker (its log has the details); it is not run again"}
+	}
 	var c problem.Carrier
 	if errors.As(err, &c) {
 		p := c.Problem()
@@ -782,7 +807,8 @@ func (m *Manager) List(org string) []Record {
 // Shared: puts them back in the shared queue), lets running jobs finish
 // until ctx ends, then cancels them (recorded as failed, interrupted; with
 // Shared: put back to run again, see Options.MaxAttempts) and waits for
-// them to return. It logs at once what it waits
+// them to return, at most 2 s (a job still running then is left behind, as
+// after a crash). It logs at once what it waits
 // for ("shutting down: waiting up to 10s for 2 running jobs", the time from
 // ctx's deadline), then the fate of each job it found queued or running. It
 // is idempotent.
@@ -850,7 +876,15 @@ func (m *Manager) Shutdown(ctx context.Context) {
 			}
 		}
 		m.mu.Unlock()
-		<-done
+		// The computations check their context in every long loop, so
+		// they return within milliseconds; a job still running after
+		// cancelGrace (a bug) does not hold the process: it is left
+		// behind, found unfinished when the worker starts again.
+		select {
+		case <-done:
+		case <-time.After(cancelGrace):
+			log.Error(fmt.Sprintf("shutdown: running jobs did not stop within %s of their cancel; not waiting for them", cancelGrace))
+		}
 	}
 	if !first {
 		return
@@ -870,6 +904,10 @@ func (m *Manager) Shutdown(ctx context.Context) {
 		}
 	}
 }
+
+// cancelGrace bounds how long Shutdown waits for the jobs it cancelled at
+// its deadline.
+const cancelGrace = 2 * time.Second
 
 // plural renders n with the singular or plural noun.
 func plural(n int, one, many string) string {

@@ -54,7 +54,8 @@ func TestSubmitSucceedsAndFails(t *testing.T) {
 	r, _ = m.Submit(Spec{Org: "org", Topic: "geostatistics", Task: "knn", User: "u1"}, func(context.Context, func(int, string)) (any, error) { panic("boom") })
 	got = wait(t, m, r.ID)
 	assert.Equal(t, Failed, got.Status)
-	assert.Contains(t, got.Error.Detail, "boom")
+	assert.Equal(t, problem.ComputeInternal, got.Error.Type, "a panic is a fault of the worker")
+	assert.NotContains(t, got.Error.Detail, "boom", "neither the panic nor its stack is in the answer")
 	assert.Equal(t, 500, got.Error.Status)
 
 	r, _ = m.Submit(Spec{Org: "org", Topic: "geostatistics", Task: "knn", User: "u1"}, func(context.Context, func(int, string)) (any, error) { return nil, errors.New("plain") })
@@ -368,4 +369,35 @@ func TestMaxPerUserBoundsUnfinishedJobs(t *testing.T) {
 	last, err := m.Submit(a, quick)
 	require.NoError(t, err, "finished jobs do not count")
 	assert.Equal(t, Succeeded, wait(t, m, last.ID).Status) // nothing writes to the directory after the test
+}
+
+// TestShutdownDoesNotWaitForAJobIgnoringCancel checks that a job whose
+// function ignores its cancelled context does not hold Shutdown past its
+// deadline plus the 2 s grace: the process can exit. Before, Shutdown
+// waited for it for ever.
+func TestShutdownDoesNotWaitForAJobIgnoringCancel(t *testing.T) {
+	m, err := NewManager(Options{Dir: t.TempDir()})
+	require.NoError(t, err)
+	release := make(chan struct{})
+	started := make(chan struct{})
+	r, err := m.Submit(Spec{Org: "org", Topic: "geostatistics", Task: "knn", User: "u1"}, func(context.Context, func(int, string)) (any, error) {
+		close(started)
+		<-release // ignores ctx
+		return nil, nil
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { // before the data directory is removed
+		close(release)
+		wait(t, m, r.ID)
+	})
+	<-started
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	returned := make(chan struct{})
+	go func() { m.Shutdown(ctx); close(returned) }()
+	select {
+	case <-returned:
+	case <-time.After(50*time.Millisecond + cancelGrace + 2*time.Second):
+		t.Fatal("Shutdown waited for a job that ignores its cancel")
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/geostat-engine/geostat/geostat"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/compress/snappy"
@@ -352,7 +353,10 @@ func (tw *TableWriter) write(n int, fill func(dst []parquet.Value, c, from, to i
 // eachColumn calls f(worker, c) once for every column c in [0, count), on
 // up to workers goroutines taking columns in turn (worker, in [0, workers),
 // names the goroutine, e.g. to pick its buffer); with one worker it runs on
-// the caller's goroutine. It returns when every call has returned.
+// the caller's goroutine. It returns when every call has returned; a panic
+// of f on another goroutine is handed on to the caller's (as a
+// *geostat.PanicError), where the job's recover sees it, instead of
+// crashing the process.
 func eachColumn(workers, count int, f func(worker, c int)) {
 	if workers <= 1 {
 		for c := 0; c < count; c++ {
@@ -362,16 +366,21 @@ func eachColumn(workers, count int, f func(worker, c int)) {
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
+	var panics geostat.Panics
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer panics.Recover(func() { next.Store(int64(count)) })
 			for c := int(next.Add(1) - 1); c < count; c = int(next.Add(1) - 1) {
 				f(w, c)
 			}
 		}()
 	}
 	wg.Wait()
+	if err := panics.Err(); err != nil {
+		panic(err)
+	}
 }
 
 // advance counts n rows written into the open row group and flushes the

@@ -91,8 +91,11 @@ const (
 	// output (422 at submit, naming both figures).
 	ComputeInsufficientStorage = ComputeBase + "/insufficient-storage"
 	ComputeTaskFailed          = ComputeBase + "/task-failed"
-	ComputeInterrupted         = ComputeBase + "/interrupted"
-	ComputeCancelled           = ComputeBase + "/cancelled"
+	// ComputeInternal: a job failed on a bug of the worker (a panic in one
+	// of its goroutines); 500, the stack in the worker's log only.
+	ComputeInternal    = ComputeBase + "/internal"
+	ComputeInterrupted = ComputeBase + "/interrupted"
+	ComputeCancelled   = ComputeBase + "/cancelled"
 )
 
 // Problem is a problem-details document: type, title, status, detail and

@@ -233,6 +233,11 @@ func computeShards(logger *slog.Logger, threads int, q *cluster.Queue) (cluster.
 func shardLogger(logger *slog.Logger) func(cluster.Event) {
 	return func(ev cluster.Event) {
 		args := []any{"job", ev.Job, "shard", ev.Shard, "delivery", ev.Delivery, "outcome", ev.Outcome}
+		var pe *geostat.PanicError
+		if errors.As(ev.Err, &pe) {
+			logger.Error("shard failed: internal error (panic)", append(args, "panic", fmt.Sprint(pe.Value), "stack", string(pe.Stack))...)
+			return
+		}
 		if ev.Err != nil {
 			logger.Warn("shard", append(args, "err", ev.Err)...)
 			return

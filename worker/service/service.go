@@ -79,6 +79,9 @@ type Options struct {
 	// SyncWait is how long a submit of the seed's shape waits for its job
 	// before answering 303 (default 60 s).
 	SyncWait time.Duration
+	// OnJobProgress, when set, is called on each progress report of a
+	// running job (jobs.Options.OnProgress); tests use it to inject faults.
+	OnJobProgress func(id, task string, percent int)
 	// Cluster makes the worker a member of a NATS JetStream cluster that
 	// runs the conditional turning-bands simulations as shards (zero: no
 	// cluster, every job runs in this process).
@@ -203,6 +206,7 @@ func New(opts Options) (_ *Service, err error) {
 	if s.jobs, err = jobs.NewManager(jobs.Options{Shared: shared, ID: id, Rebuild: s.rebuild, OnInterrupted: s.interrupted, MaxJobs: opts.MaxJobs, Logger: logger,
 		MaxMemory: opts.MaxMemory, Retention: max(opts.JobRetention, 0), MaxPerUser: max(opts.MaxJobsPerUser, 0),
 		MaxAttempts: opts.JobMaxAttempts,
+		OnProgress:  opts.OnJobProgress,
 		OnFinish:    func(r jobs.Record, d time.Duration) { s.metrics.JobFinished(r.Topic, r.Task, string(r.Status), d) }}); err != nil {
 		return nil, fmt.Errorf("service: %w", err)
 	}

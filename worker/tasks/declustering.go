@@ -345,7 +345,7 @@ func (pl *declusteringPlan) Run(ctx context.Context, progress func(int, string))
 		if err != nil {
 			return nil, dataOf("grid", pl.grid, err)
 		}
-		ix, err := neighbor.NewIndex(coords, values, nil, p.Neighborhood.Params())
+		ix, err := neighbor.NewIndexContext(ctx, coords, values, nil, p.Neighborhood.Params())
 		if err != nil {
 			return nil, fmt.Errorf("neighborhood: %w", err)
 		}

@@ -124,7 +124,7 @@ func (ep *endpoints) estimateOverIndex(ctx context.Context, env *Env, req Reques
 		return nil, err
 	}
 	progress(10, "indexing the source")
-	ix, err := neighbor.NewIndex(in.coords, in.values, nil, nb.Params())
+	ix, err := neighbor.NewIndexContext(ctx, in.coords, in.values, nil, nb.Params())
 	if err != nil {
 		return nil, fmt.Errorf("neighborhood: %w", err)
 	}

@@ -91,7 +91,7 @@ func (pl *krigingPlan) Run(ctx context.Context, progress func(int, string)) (any
 		kp.CellSize, kp.Rotation = g.CellSize, g.Rotation
 	}
 	progress(8, "preparing the kriging systems")
-	k, err := kriging.New(coords, values, kp)
+	k, err := kriging.NewContext(ctx, coords, values, kp)
 	if err != nil {
 		return nil, err
 	}

@@ -487,6 +487,11 @@ func (r *Runner) Run(ctx context.Context, in tbsim.Input, p tbsim.Params, writer
 	var waitErr error
 	go func() {
 		defer close(finished)
+		defer func() { // a panic (of progress, say) fails the job, not the process
+			if p := recover(); p != nil {
+				waitErr = geostat.NewPanicError(p)
+			}
+		}()
 		st, waitErr = r.Queue.WaitShards(wctx, job, func(key string, n, total int) {
 			mu.Lock()
 			done[key] = true
@@ -539,7 +544,7 @@ func (r *Runner) Run(ctx context.Context, in tbsim.Input, p tbsim.Params, writer
 		}
 		return ctx.Err()
 	case st.Failed != "":
-		return fmt.Errorf("cluster job %s failed: %s", job, st.Failed)
+		return cluster.FailedError(job, st.Failed)
 	case st.Cancelled:
 		return fmt.Errorf("cluster job %s was cancelled", job)
 	case errors.Is(err, errJobOver) && waitErr != nil:
