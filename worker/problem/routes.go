@@ -60,7 +60,8 @@ func RouteStatuses() map[string][]Status {
 			{http.StatusRequestEntityTooLarge, "the body is over 1 MiB", []string{ComputePayloadTooLarge}},
 			{http.StatusUnprocessableEntity, "invalid parameters (invalid-params names each: unknown member, wrong type, out of range, missing or unusable object or attribute), or stored data the task cannot use", []string{ComputeValidation, ComputeInvalidData}},
 			{http.StatusTooManyRequests, "the caller has too many jobs queued or running (Retry-After)", []string{TooManyRequests}},
-			{http.StatusServiceUnavailable, "the worker is shutting down or cannot queue the job", []string{ComputeUnavailable}},
+			{http.StatusServiceUnavailable, "the worker is shutting down or cannot queue the job, or (geostat, synchronous) the job was interrupted", []string{ComputeUnavailable, ComputeInterrupted}},
+			{http.StatusNotImplemented, "simulation-report or consim on a worker without a file area", []string{ComputeNotImplemented}},
 		}
 		if topic == "geostat" {
 			out = append(out,
@@ -109,7 +110,8 @@ func RouteStatuses() map[string][]Status {
 		"PUT " + objPrefix + "/data": with(edit, Status{http.StatusOK, "[{id, name, exists, upload_url}]", nil},
 			Status{http.StatusBadRequest, "the body is not JSON (line and column)", []string{ObjectBadRequest}}),
 		"PUT /blobs/{org_id}/{workspace_id}/{name}": {
-			{http.StatusCreated, "stored", nil},
+			{http.StatusCreated, "stored (the same bytes again too)", nil},
+			{http.StatusConflict, "different bytes under an existing blob name (blobs are immutable)", []string{ObjectBlobExists}},
 			{http.StatusBadRequest, "the content does not match its SHA-256 name", []string{ObjectBadRequest}},
 			{http.StatusForbidden, "bad or expired signature", []string{BadSignature}}},
 		"GET /blobs/{org_id}/{workspace_id}/{name}": {
@@ -144,8 +146,37 @@ func RouteStatuses() map[string][]Status {
 			{http.StatusOK, "headers only", nil},
 			{http.StatusForbidden, "bad or expired signature", nil}},
 	}
-	for _, list := range out {
+	// What every route but the liveness probe may answer: the request
+	// limits of the server (worker/server/app.go) and a failure of the
+	// worker itself. A status that every route gets goes here.
+	every := []Status{
+		{http.StatusTooManyRequests, "this caller has too many requests in flight (Retry-After)", []string{TooManyRequests}},
+		{http.StatusServiceUnavailable, "the worker has too many requests in flight (Retry-After)", []string{Unavailable}},
+		statusInternal,
+	}
+	for pattern, list := range out {
+		if pattern == "GET /healthz" {
+			continue
+		}
+		list = slices.Clone(list) // the routes share some lists
+		for _, e := range every {
+			i := slices.IndexFunc(list, func(s Status) bool { return s.Code == e.Code })
+			if i < 0 {
+				list = append(list, e)
+				continue
+			}
+			if list[i].Meaning != e.Meaning {
+				list[i].Meaning += "; or " + e.Meaning
+			}
+			list[i].Types = slices.Clone(list[i].Types)
+			for _, t := range e.Types {
+				if !slices.Contains(list[i].Types, t) {
+					list[i].Types = append(list[i].Types, t)
+				}
+			}
+		}
 		slices.SortFunc(list, func(a, b Status) int { return a.Code - b.Code })
+		out[pattern] = list
 	}
 	return out
 }
