@@ -38,6 +38,10 @@ func checkMembers(raw json.RawMessage, obj *object, name string, p *problems) {
 			r = obj.values
 		}
 		if r == nil {
+			if tag, when := obj.variantOf(k); tag != "" {
+				p.add(at, "applies only when %s is %s", tag, strings.Join(when, " or "))
+				continue
+			}
 			reason := "unknown member"
 			if s := closest(k, obj.names()); s != "" {
 				reason += fmt.Sprintf("; did you mean %q?", s)
@@ -104,6 +108,24 @@ func (o *object) applicable(m map[string]json.RawMessage) []*rule {
 		out = append(out, v.obj.all()...)
 	}
 	return out
+}
+
+// variantOf finds a member declared only in variants of the object: the
+// tag member that selects them and the tag values that do.
+func (o *object) variantOf(key string) (tag string, when []string) {
+	for _, v := range o.variants {
+		if findRule(v.obj.fields, key) != nil {
+			when = append(when, v.when...)
+			continue
+		}
+		if t, _ := v.obj.variantOf(key); t != "" {
+			when = append(when, v.when...) // a member of a variant of this variant
+		}
+	}
+	if len(when) > 0 {
+		return o.tag, when
+	}
+	return "", nil
 }
 
 // all returns the rules of every member an object declares, in all its

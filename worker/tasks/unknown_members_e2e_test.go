@@ -78,6 +78,8 @@ func TestMisspeltMembersAre422(t *testing.T) {
 				map[string]any{"type": "condition", "attribute": "au", "operator": "greater_than", "treshold": 1},
 			}}}
 		}), "parameters.source.filter.where.filters[1].treshold", `unknown member; did you mean "threshold"?`},
+		{current, edit(t, good, func(m map[string]any) { obj(m, "parameters", "target", "attribute")["reference"] = "au" }),
+			"parameters.target.attribute.reference", `applies only when operation is update`},
 		{current, edit(t, good, func(m map[string]any) { obj(m, "parameters")["colour"] = "blue" }),
 			"parameters.colour", "unknown member"},
 		{seed, edit(t, seedKNNBody(h, "pts.json", "au", "pts.json"), func(m map[string]any) { obj(m, "neighborhood")["max_samples"] = 3 }),
