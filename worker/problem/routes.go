@@ -126,7 +126,11 @@ func RouteStatuses() map[string][]Status {
 		"GET /compute/orgs/{org_id}/geostatistics/{task}/{job_id}/status": job,
 		"GET /compute/orgs/{org_id}/geostatistics/{task}/{job_id}":        job,
 		"DELETE /compute/orgs/{org_id}/geostatistics/{task}/{job_id}":     cancel,
-		"GET /compute/orgs/{org_id}/reports/{workspace_id}/{file_id}":     with(view, Status{http.StatusOK, "text/html", nil}),
+		"GET /compute/orgs/{org_id}/reports/{workspace_id}/{file_id}": with(
+			[]Status{statusUnauthenticated,
+				{http.StatusNotFound, "no such report file, or no role in the workspace", []string{ObjectNotFound, FileNotFound}},
+				{http.StatusUnprocessableEntity, "an id that is not a UUID", []string{ObjectValidation, FileValidation}}},
+			Status{http.StatusOK, "text/html", nil}),
 		"PUT " + filePrefix + "/files/path/{file_path...}": with(edit, Status{http.StatusOK, "upload response", nil},
 			Status{http.StatusBadRequest, "invalid path", []string{FileInvalidPath}}),
 		"PUT " + filePrefix + "/files/{file_id}":              with(edit, Status{http.StatusOK, "upload response", nil}),
@@ -175,8 +179,30 @@ func RouteStatuses() map[string][]Status {
 				}
 			}
 		}
+		if strings.Contains(pattern, " /compute/") {
+			// The authentication problems of the compute routes carry the
+			// compute base (worker/server authProblem); the report route's
+			// workspace checks too.
+			for i := range list {
+				if list[i].Code == http.StatusUnauthorized || strings.Contains(pattern, "/reports/") {
+					list[i].Types = rebase(list[i].Types)
+				}
+			}
+		}
 		slices.SortFunc(list, func(a, b Status) int { return a.Code - b.Code })
 		out[pattern] = list
+	}
+	return out
+}
+
+// rebase moves object problem types to the compute base.
+func rebase(types []string) []string {
+	out := make([]string, len(types))
+	for i, t := range types {
+		if rest, ok := strings.CutPrefix(t, ObjectBase); ok {
+			t = ComputeBase + rest
+		}
+		out[i] = t
 	}
 	return out
 }
