@@ -56,6 +56,8 @@ const stillRunning = "a job still running"
 type statusRecorder struct {
 	mu   sync.Mutex
 	seen map[string]map[int]bool
+	// last is the pattern of the last request answered.
+	last string
 }
 
 func (s *statusRecorder) record(method, pattern string, status int, _ time.Duration) {
@@ -64,6 +66,7 @@ func (s *statusRecorder) record(method, pattern string, status int, _ time.Durat
 	if rest, ok := strings.CutPrefix(pattern, "GET "); ok && method == http.MethodHead {
 		pattern = "HEAD " + rest // GET patterns serve HEAD too
 	}
+	s.last = pattern
 	if s.seen[pattern] == nil {
 		s.seen[pattern] = map[int]bool{}
 	}
@@ -73,7 +76,8 @@ func (s *statusRecorder) record(method, pattern string, status int, _ time.Durat
 // TestEveryDocumentedStatusIsAnswered walks the worker's routes on a real
 // worker, provoking each status problem.RouteStatuses documents (and the
 // OpenAPI document lists), and checks that no route answered a status the
-// table does not list.
+// table does not list, nor a problem type the table does not list for that
+// status.
 func TestEveryDocumentedStatusIsAnswered(t *testing.T) {
 	const (
 		owner, viewer, stranger = "owner-token", "viewer-token", "stranger-token"
@@ -112,6 +116,20 @@ func TestEveryDocumentedStatusIsAnswered(t *testing.T) {
 		t.Helper()
 		r, err := as[who].Do(ctx, method, path, body, header...)
 		require.NoError(t, err, "%s %s", method, path)
+		// A problem's type is one the table lists for the route and status.
+		rec.mu.Lock()
+		pattern := rec.last
+		rec.mu.Unlock()
+		var p struct {
+			Type string `json:"type"`
+		}
+		if r.Status >= 400 && method != http.MethodHead && json.Unmarshal(r.Body, &p) == nil && pattern != "" {
+			for _, st := range problem.RouteStatuses()[pattern] {
+				if st.Code == r.Status && len(st.Types) > 0 {
+					assert.Contains(t, st.Types, p.Type, "%s %s answered %d", method, pattern, r.Status)
+				}
+			}
+		}
 		return r
 	}
 	ws := workertest.WorkspacePrefix(demo.Org, demo.Workspace)

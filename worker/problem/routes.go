@@ -25,7 +25,7 @@ var (
 func workspaceBase(write bool) []Status {
 	out := []Status{
 		statusUnauthenticated,
-		{http.StatusNotFound, "the organisation or workspace does not exist for the caller (no role in it)", []string{ObjectNotFound}},
+		{http.StatusNotFound, "the organisation or workspace does not exist for the caller (no role in it), or the object or file does not", []string{ObjectNotFound, FileNotFound}},
 		{http.StatusUnprocessableEntity, "invalid parameters: an id that is not a UUID, an invalid query parameter", []string{ObjectValidation}},
 	}
 	if write {
