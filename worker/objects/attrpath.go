@@ -345,7 +345,7 @@ func (o *Object) FindAttribute(r AttributeRef) (*Attribute, error) {
 				return nil, fmt.Errorf("attribute %q: %d attributes have this name", r.Value, len(found))
 			}
 		}
-		return nil, fmt.Errorf("attribute %q: no attribute with this name or key in %s", r.Value, strings.Join(lists, ", "))
+		return nil, fmt.Errorf("attribute %q: %s has no attribute with this name or key in %s; %s", r.Value, o.label(), strings.Join(lists, ", "), o.attributeNames(lists...))
 	}
 	if !o.hasList(r.List) {
 		return nil, fmt.Errorf("attribute %s: %s has no attribute list %q (lists: %s)", r, o.Schema.Kind, r.List, strings.Join(lists, ", "))
@@ -364,7 +364,11 @@ func (o *Object) FindAttribute(r AttributeRef) (*Attribute, error) {
 	found := o.match(r.List, r.Kind, r.Value)
 	switch len(found) {
 	case 0:
-		return nil, fmt.Errorf("attribute %s: not found", r)
+		field := "named"
+		if r.Kind == RefKey {
+			field = "with the key"
+		}
+		return nil, fmt.Errorf("attribute %s not found: %s has no attribute %s %q in %s; %s", r, o.label(), field, r.Value, r.List, o.attributeNames(r.List))
 	case 1:
 		return found[0], nil
 	}
@@ -372,6 +376,45 @@ func (o *Object) FindAttribute(r AttributeRef) (*Attribute, error) {
 		return found[0], nil
 	}
 	return nil, fmt.Errorf("attribute %s: %d attributes match", r, len(found))
+}
+
+// maxListedAttributes bounds the attributes an error message lists.
+const maxListedAttributes = 20
+
+// label names the object in messages: object "<name>" (<kind>).
+func (o *Object) label() string {
+	if o.Name == "" {
+		return "the " + string(o.Schema.Kind) + " object"
+	}
+	return fmt.Sprintf("object %q (%s)", o.Name, o.Schema.Kind)
+}
+
+// attributeNames lists the attributes of lists for an error message, as
+// "its attributes are: cu (key k-cu), au (key k-au)" (at most
+// maxListedAttributes, then how many more), or "it has none".
+func (o *Object) attributeNames(lists ...string) string {
+	var names []string
+	n := 0
+	for _, list := range lists {
+		for _, a := range o.Attributes(list) {
+			n++
+			if len(names) < maxListedAttributes {
+				s := strconv.Quote(a.Name)
+				if a.Key != "" && a.Key != a.Name {
+					s += " (key " + strconv.Quote(a.Key) + ")"
+				}
+				names = append(names, s)
+			}
+		}
+	}
+	if n == 0 {
+		return "it has no attributes there"
+	}
+	out := "its attributes are: " + strings.Join(names, ", ")
+	if n > len(names) {
+		out += fmt.Sprintf(" and %d more", n-len(names))
+	}
+	return out
 }
 
 func (o *Object) match(list string, field RefKind, value string) []*Attribute {

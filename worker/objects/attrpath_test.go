@@ -80,6 +80,11 @@ func TestResolveAttribute(t *testing.T) {
 		_, err := o.ResolveAttribute(ref)
 		assert.ErrorContains(t, err, msg, ref)
 	}
+	// An attribute that is not there: the message lists those that are.
+	for _, ref := range []string{"nope", "locations.attributes[?name=='nope']", "/locations/attributes/@name=nope", "locations.attributes[?key=='missing']"} {
+		_, err := o.ResolveAttribute(ref)
+		assert.ErrorContains(t, err, `its attributes are: "grade" (key "`+key1+`"), "depth" (key "`+k2+`")`, ref)
+	}
 
 	a, err := o.ResolveAttribute("grade")
 	require.NoError(t, err)

@@ -40,9 +40,12 @@ func DecodeJSON(data []byte) (map[string]any, error) {
 		if tok := nonFiniteToken(data); tok != "" {
 			return nil, &NonFiniteError{Token: tok}
 		}
-		return nil, fmt.Errorf("invalid JSON: %w", err)
+		return nil, JSONSyntaxError(data, err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		if err := CheckJSON(data); err != nil {
+			return nil, err // where the data after the value starts
+		}
 		return nil, errors.New("invalid JSON: data after the top-level value")
 	}
 	doc, ok := v.(map[string]any)

@@ -198,7 +198,7 @@ func TestDecodeRejectsNonFinite(t *testing.T) {
 	_, err := objects.DecodeJSON([]byte(`{"schema": "NaN is fine in a string"}`))
 	assert.NoError(t, err)
 	_, err = objects.DecodeJSON([]byte(`{"a": 1} {"b": 2}`))
-	assert.ErrorContains(t, err, "after the top-level value")
+	assert.ErrorContains(t, err, "invalid JSON at line 1, column 10: invalid character '{' after top-level value")
 	_, err = objects.DecodeJSON([]byte(`[1]`))
 	assert.ErrorContains(t, err, "not an object")
 }

@@ -1,7 +1,9 @@
 // Package openapi describes the worker's HTTP API as an OpenAPI 3.1
 // document built from the route patterns the worker registers, so that the
 // document lists exactly the routes that are served: Document fails for a
-// registered route without a description here.
+// registered route without a description here. The responses of each route
+// are the statuses of problem.RouteStatuses, the table the handlers are
+// tested against.
 //
 // The compute routes are described from the task package's own tables:
 // each task gets its own submit path whose request body is the JSON Schema
@@ -17,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/geostat-engine/geostat/worker/problem"
 	"github.com/geostat-engine/geostat/worker/tasks"
 )
 
@@ -28,8 +31,6 @@ type route struct {
 	public bool
 	// body names the request body's media type ("" = none).
 	body string
-	// responses maps status codes to descriptions.
-	responses map[string]string
 	// topic is the compute topic of the route; its {task} enumerates the
 	// topic's tasks.
 	topic string
@@ -48,47 +49,41 @@ const (
 
 // routes describes every route of the worker, by pattern.
 func routes() map[string]route {
-	jobResponses := map[string]string{"200": "the job has finished", "202": "the job is still running", "404": "no such job"}
-	submit := map[string]string{"303": "see the job status", "400": "bad JSON", "404": "a referenced workspace or object does not exist", "413": "body over 1 MiB", "422": "invalid parameters (invalid-params)"}
-	seedSubmit := map[string]string{"200": "the task result"}
-	for k, v := range submit {
-		seedSubmit[k] = v
-	}
 	out := map[string]route{
-		"GET /healthz":      {summary: "Liveness: 200 {\"status\": \"ok\"}", tag: "operations", public: true, responses: map[string]string{"200": "the worker is up"}},
-		"GET /metrics":      {summary: "Prometheus metrics: jobs by task and status, job durations, HTTP requests by route and code", tag: "operations", responses: map[string]string{"200": "text exposition format"}},
-		"GET /openapi.json": {summary: "This document", tag: "operations", responses: map[string]string{"200": "OpenAPI 3.1 JSON"}},
-		"GET /geoscience-object/orgs/{org_id}/objects":                         {summary: "List the organisation's objects (limit, offset, deleted, order_by, filters with eq, neq, in, nin, like, ilike, lt, lte, gt, gte)", tag: "objects", responses: map[string]string{"200": "a list page", "422": "invalid filter or sort"}},
-		"GET " + objPrefix + "/objects":                                        {summary: "List the workspace's objects (deleted=true for soft-deleted ones)", tag: "objects", responses: map[string]string{"200": "a list page"}},
-		"PATCH " + objPrefix + "/objects":                                      {summary: "Latest version ids of up to 500 objects", tag: "objects", body: "application/json", responses: map[string]string{"200": "[{object_id, version_id}]"}},
-		"GET " + objPrefix + "/objects/{object_id}":                            {summary: "Get an object by id (version, include_versions, deleted; If-None-Match)", tag: "objects", responses: map[string]string{"200": "the version record", "304": "not modified", "404": "object not found"}},
-		"POST " + objPrefix + "/objects/{object_id}":                           {summary: "New version of an object by id (If-Match); ?deleted=false restores", tag: "objects", body: "application/json", responses: map[string]string{"201": "the new version record", "412": "stale If-Match"}},
-		"DELETE " + objPrefix + "/objects/{object_id}":                         {summary: "Soft-delete an object", tag: "objects", responses: map[string]string{"204": "deleted"}},
-		"GET " + objPrefix + "/objects/path/{path...}":                         {summary: "Get an object by path", tag: "objects", responses: map[string]string{"200": "the version record", "404": "object not found"}},
-		"POST " + objPrefix + "/objects/path/{path...}":                        {summary: "Create an object, or a new version, by path", tag: "objects", body: "application/json", responses: map[string]string{"201": "the version record", "400": "invalid object or path", "409": "already exists"}},
-		"DELETE " + objPrefix + "/objects/path/{path...}":                      {summary: "Soft-delete an object by path", tag: "objects", responses: map[string]string{"204": "deleted"}},
-		"PUT " + objPrefix + "/data":                                           {summary: "Upload URLs for up to 32 blobs named by SHA-256", tag: "objects", body: "application/json", responses: map[string]string{"200": "[{id, name, exists, upload_url}]", "422": "too many names"}},
-		"PUT /blobs/{org_id}/{workspace_id}/{name}":                            {summary: "Signed blob upload: whole body, or comp=block / comp=blocklist", tag: "objects", public: true, body: "application/octet-stream", responses: map[string]string{"201": "stored", "400": "digest mismatch", "403": "bad or expired signature"}},
-		"GET /blobs/{org_id}/{workspace_id}/{name}":                            {summary: "Signed blob download (Range honoured)", tag: "objects", public: true, responses: map[string]string{"200": "the Parquet bytes", "206": "a range"}},
-		"POST /compute/orgs/{org_id}/geostat/{task}":                           {summary: "Run a task in the seed's shape: 200 with the task result, or 303 to the job status after -sync-wait or with Prefer: respond-async", tag: "compute", body: "application/json", topic: tasks.TopicSeed, perTask: true, responses: seedSubmit, json: map[string]string{"200": "TaskResult"}},
-		"GET /compute/orgs/{org_id}/geostat/{task}/{job_id}/status":            {summary: "Job status", tag: "compute", topic: tasks.TopicSeed, responses: jobResponses, json: map[string]string{"200": "JobStatus", "202": "JobStatus"}},
-		"GET /compute/orgs/{org_id}/geostat/{task}/{job_id}":                   {summary: "Job results", tag: "compute", topic: tasks.TopicSeed, responses: jobResponses, json: map[string]string{"200": "JobResults", "202": "JobResults"}},
-		"DELETE /compute/orgs/{org_id}/geostat/{task}/{job_id}":                {summary: "Cancel a job", tag: "compute", topic: tasks.TopicSeed, responses: map[string]string{"204": "cancelling", "404": "no such job"}},
-		"POST /compute/orgs/{org_id}/geostatistics/{task}":                     {summary: "Run a task in the current client's shape: 303 to the job status", tag: "compute", body: "application/json", topic: tasks.TopicCurrent, perTask: true, responses: submit},
-		"GET /compute/orgs/{org_id}/geostatistics/{task}/{job_id}/status":      {summary: "Job status", tag: "compute", topic: tasks.TopicCurrent, responses: jobResponses, json: map[string]string{"200": "JobStatus", "202": "JobStatus"}},
-		"GET /compute/orgs/{org_id}/geostatistics/{task}/{job_id}":             {summary: "Job results", tag: "compute", topic: tasks.TopicCurrent, responses: jobResponses, json: map[string]string{"200": "JobResults", "202": "JobResults"}},
-		"DELETE /compute/orgs/{org_id}/geostatistics/{task}/{job_id}":          {summary: "Cancel a job", tag: "compute", topic: tasks.TopicCurrent, responses: map[string]string{"204": "cancelling", "404": "no such job"}},
-		"GET /compute/orgs/{org_id}/reports/{workspace_id}/{file_id}":          {summary: "Dashboard: the latest version of a simulation report as a page", tag: "compute", responses: map[string]string{"200": "text/html", "404": "no such report"}},
-		"PUT " + filePrefix + "/files/path/{file_path...}":                     {summary: "New file or new version by path: {file_id, version_id, upload_url}", tag: "files", responses: map[string]string{"200": "upload response", "400": "invalid path"}},
-		"PUT " + filePrefix + "/files/{file_id}":                               {summary: "New version of a file by id", tag: "files", responses: map[string]string{"200": "upload response"}},
-		"GET " + filePrefix + "/files/path/{file_path...}":                     {summary: "A file's record with a signed download URL", tag: "files", responses: map[string]string{"200": "the record", "404": "not found"}},
-		"GET " + filePrefix + "/files/{file_id}":                               {summary: "A file's record by id", tag: "files", responses: map[string]string{"200": "the record", "404": "not found"}},
-		"DELETE " + filePrefix + "/files/path/{file_path...}":                  {summary: "Soft-delete a file by path", tag: "files", responses: map[string]string{"204": "deleted"}},
-		"DELETE " + filePrefix + "/files/{file_id}":                            {summary: "Soft-delete a file", tag: "files", responses: map[string]string{"204": "deleted"}},
-		"GET " + filePrefix + "/files":                                         {summary: "List files {files, total, limit, offset}", tag: "files", responses: map[string]string{"200": "a page"}},
-		"PUT /file/v2/content/{org_id}/{workspace_id}/{file_id}/{version_id}":  {summary: "Signed upload of a file version's content", tag: "files", public: true, responses: map[string]string{"201": "stored"}},
-		"GET /file/v2/content/{org_id}/{workspace_id}/{file_id}/{version_id}":  {summary: "Signed download of a file version (Range honoured; HEAD too)", tag: "files", public: true, responses: map[string]string{"200": "the content", "206": "a range"}},
-		"HEAD /file/v2/content/{org_id}/{workspace_id}/{file_id}/{version_id}": {summary: "Size and type of a file version (signed)", tag: "files", public: true, responses: map[string]string{"200": "headers only"}},
+		"GET /healthz":      {summary: "Liveness: 200 {\"status\": \"ok\"}", tag: "operations", public: true},
+		"GET /metrics":      {summary: "Prometheus metrics: jobs by task and status, job durations, HTTP requests by route and code", tag: "operations"},
+		"GET /openapi.json": {summary: "This document", tag: "operations"},
+		"GET /geoscience-object/orgs/{org_id}/objects":                         {summary: "List the organisation's objects (limit, offset, deleted, order_by, filters with eq, neq, in, nin, like, ilike, lt, lte, gt, gte)", tag: "objects"},
+		"GET " + objPrefix + "/objects":                                        {summary: "List the workspace's objects (deleted=true for soft-deleted ones)", tag: "objects"},
+		"PATCH " + objPrefix + "/objects":                                      {summary: "Latest version ids of up to 500 objects", tag: "objects", body: "application/json"},
+		"GET " + objPrefix + "/objects/{object_id}":                            {summary: "Get an object by id (version, include_versions, deleted; If-None-Match)", tag: "objects"},
+		"POST " + objPrefix + "/objects/{object_id}":                           {summary: "New version of an object by id (If-Match); ?deleted=false restores", tag: "objects", body: "application/json"},
+		"DELETE " + objPrefix + "/objects/{object_id}":                         {summary: "Soft-delete an object", tag: "objects"},
+		"GET " + objPrefix + "/objects/path/{path...}":                         {summary: "Get an object by path", tag: "objects"},
+		"POST " + objPrefix + "/objects/path/{path...}":                        {summary: "Create an object, or a new version, by path", tag: "objects", body: "application/json"},
+		"DELETE " + objPrefix + "/objects/path/{path...}":                      {summary: "Soft-delete an object by path", tag: "objects"},
+		"PUT " + objPrefix + "/data":                                           {summary: "Upload URLs for up to 32 blobs named by SHA-256", tag: "objects", body: "application/json"},
+		"PUT /blobs/{org_id}/{workspace_id}/{name}":                            {summary: "Signed blob upload: whole body, or comp=block / comp=blocklist", tag: "objects", public: true, body: "application/octet-stream"},
+		"GET /blobs/{org_id}/{workspace_id}/{name}":                            {summary: "Signed blob download (Range honoured)", tag: "objects", public: true},
+		"POST /compute/orgs/{org_id}/geostat/{task}":                           {summary: "Run a task in the seed's shape: 200 with the task result, or 303 to the job status after -sync-wait or with Prefer: respond-async", tag: "compute", body: "application/json", topic: tasks.TopicSeed, perTask: true, json: map[string]string{"200": "TaskResult"}},
+		"GET /compute/orgs/{org_id}/geostat/{task}/{job_id}/status":            {summary: "Job status", tag: "compute", topic: tasks.TopicSeed, json: map[string]string{"200": "JobStatus", "202": "JobStatus"}},
+		"GET /compute/orgs/{org_id}/geostat/{task}/{job_id}":                   {summary: "Job results", tag: "compute", topic: tasks.TopicSeed, json: map[string]string{"200": "JobResults", "202": "JobResults"}},
+		"DELETE /compute/orgs/{org_id}/geostat/{task}/{job_id}":                {summary: "Cancel a job", tag: "compute", topic: tasks.TopicSeed},
+		"POST /compute/orgs/{org_id}/geostatistics/{task}":                     {summary: "Run a task in the current client's shape: 303 to the job status", tag: "compute", body: "application/json", topic: tasks.TopicCurrent, perTask: true},
+		"GET /compute/orgs/{org_id}/geostatistics/{task}/{job_id}/status":      {summary: "Job status", tag: "compute", topic: tasks.TopicCurrent, json: map[string]string{"200": "JobStatus", "202": "JobStatus"}},
+		"GET /compute/orgs/{org_id}/geostatistics/{task}/{job_id}":             {summary: "Job results", tag: "compute", topic: tasks.TopicCurrent, json: map[string]string{"200": "JobResults", "202": "JobResults"}},
+		"DELETE /compute/orgs/{org_id}/geostatistics/{task}/{job_id}":          {summary: "Cancel a job", tag: "compute", topic: tasks.TopicCurrent},
+		"GET /compute/orgs/{org_id}/reports/{workspace_id}/{file_id}":          {summary: "Dashboard: the latest version of a simulation report as a page", tag: "compute"},
+		"PUT " + filePrefix + "/files/path/{file_path...}":                     {summary: "New file or new version by path: {file_id, version_id, upload_url}", tag: "files"},
+		"PUT " + filePrefix + "/files/{file_id}":                               {summary: "New version of a file by id", tag: "files"},
+		"GET " + filePrefix + "/files/path/{file_path...}":                     {summary: "A file's record with a signed download URL", tag: "files"},
+		"GET " + filePrefix + "/files/{file_id}":                               {summary: "A file's record by id", tag: "files"},
+		"DELETE " + filePrefix + "/files/path/{file_path...}":                  {summary: "Soft-delete a file by path", tag: "files"},
+		"DELETE " + filePrefix + "/files/{file_id}":                            {summary: "Soft-delete a file", tag: "files"},
+		"GET " + filePrefix + "/files":                                         {summary: "List files {files, total, limit, offset}", tag: "files"},
+		"PUT /file/v2/content/{org_id}/{workspace_id}/{file_id}/{version_id}":  {summary: "Signed upload of a file version's content", tag: "files", public: true},
+		"GET /file/v2/content/{org_id}/{workspace_id}/{file_id}/{version_id}":  {summary: "Signed download of a file version (Range honoured; HEAD too)", tag: "files", public: true},
+		"HEAD /file/v2/content/{org_id}/{workspace_id}/{file_id}/{version_id}": {summary: "Size and type of a file version (signed)", tag: "files", public: true},
 	}
 	return out
 }
@@ -99,6 +94,7 @@ var paramRE = regexp.MustCompile(`\{([a-zA-Z_]+)(\.\.\.)?\}`)
 // fails when a pattern has no description here.
 func Document(patterns []string, version string) (map[string]any, error) {
 	all := routes()
+	statusTable := problem.RouteStatuses()
 	paths := map[string]map[string]any{}
 	patterns = append([]string(nil), patterns...)
 	sort.Strings(patterns)
@@ -109,11 +105,15 @@ func Document(patterns []string, version string) (map[string]any, error) {
 			missing = append(missing, p)
 			continue
 		}
+		statuses := statusTable[p]
+		if len(statuses) == 0 {
+			return nil, fmt.Errorf("openapi: route %q has no statuses in problem.RouteStatuses", p)
+		}
 		method, path, found := strings.Cut(p, " ")
 		if !found {
 			return nil, fmt.Errorf("openapi: pattern %q has no method", p)
 		}
-		ops := map[string]map[string]any{paramRE.ReplaceAllString(path, "{$1}"): operation(method, path, rt, "")}
+		ops := map[string]map[string]any{paramRE.ReplaceAllString(path, "{$1}"): operation(method, path, rt, "", statuses)}
 		if rt.perTask {
 			ops = map[string]map[string]any{}
 			names := tasks.Tasks(rt.topic)
@@ -125,7 +125,7 @@ func Document(patterns []string, version string) (map[string]any, error) {
 					return nil, fmt.Errorf("openapi: task %s/%s has no request schema", rt.topic, task)
 				}
 				concrete := strings.Replace(path, "{task}", task, 1)
-				ops[paramRE.ReplaceAllString(concrete, "{$1}")] = operation(method, concrete, rt, task)
+				ops[paramRE.ReplaceAllString(concrete, "{$1}")] = operation(method, concrete, rt, task, statuses)
 			}
 		}
 		for oaPath, op := range ops {
@@ -163,7 +163,7 @@ func Document(patterns []string, version string) (map[string]any, error) {
 }
 
 // operation describes one route; task is the task of a per-task path.
-func operation(method, path string, rt route, task string) map[string]any {
+func operation(method, path string, rt route, task string, statuses []problem.Status) map[string]any {
 	var params []any
 	for _, m := range paramRE.FindAllStringSubmatch(path, -1) {
 		p := map[string]any{"name": m[1], "in": "path", "required": true, "description": "path parameter", "schema": map[string]any{"type": "string"}}
@@ -177,9 +177,13 @@ func operation(method, path string, rt route, task string) map[string]any {
 		params = append(params, p)
 	}
 	responses := map[string]any{}
-	for code, d := range rt.responses {
-		r := map[string]any{"description": d}
-		status, _ := strconv.Atoi(code)
+	for _, st := range statuses {
+		code := strconv.Itoa(st.Code)
+		r := map[string]any{"description": st.Meaning}
+		if len(st.Types) > 0 {
+			r["description"] = st.Meaning + " (problem types: " + strings.Join(st.Types, ", ") + ")"
+		}
+		status := st.Code
 		switch {
 		case rt.json[code] != "":
 			r["content"] = jsonContent("application/json", rt.json[code])
@@ -191,9 +195,6 @@ func operation(method, path string, rt route, task string) map[string]any {
 			r["content"] = jsonContent("application/problem+json", "Problem")
 		}
 		responses[code] = r
-	}
-	if !rt.public {
-		responses["401"] = map[string]any{"description": "missing or unknown bearer token", "content": jsonContent("application/problem+json", "Problem")}
 	}
 	summary := rt.summary
 	if task != "" {

@@ -79,3 +79,14 @@ func ExampleFrom() {
 	// 404 https://errors.geostat-engine.dev/compute/job-not-found no job 42
 	// 500 the server could not complete the request
 }
+
+// TestUndocumentedStatus checks the lookup of the route status table.
+func TestUndocumentedStatus(t *testing.T) {
+	const content = "GET /file/v2/content/{org_id}/{workspace_id}/{file_id}/{version_id}"
+	assert.False(t, problem.Undocumented(http.MethodGet, "POST /compute/orgs/{org_id}/geostatistics/{task}", http.StatusUnprocessableEntity))
+	assert.True(t, problem.Undocumented(http.MethodGet, "POST /compute/orgs/{org_id}/geostatistics/{task}", http.StatusOK))
+	assert.False(t, problem.Undocumented(http.MethodHead, content, http.StatusOK))
+	assert.True(t, problem.Undocumented(http.MethodHead, content, http.StatusPartialContent))
+	assert.False(t, problem.Undocumented(http.MethodGet, content, http.StatusPartialContent))
+	assert.False(t, problem.Undocumented(http.MethodGet, "GET /not/in/the/table", http.StatusTeapot))
+}

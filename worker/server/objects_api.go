@@ -347,6 +347,10 @@ func (a *App) latestVersions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var ids []string
+	if err := objects.CheckJSON(body); err != nil {
+		a.fail(w, r, store.ErrBadRequest(err.Error()))
+		return
+	}
 	if err := json.Unmarshal(body, &ids); err != nil {
 		a.fail(w, r, store.ErrValidation("the body must be a JSON list of object ids"))
 		return
@@ -386,6 +390,10 @@ func (a *App) putData(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var reqs []store.DataRequest
+	if err := objects.CheckJSON(body); err != nil {
+		a.fail(w, r, store.ErrBadRequest(err.Error()))
+		return
+	}
 	if err := json.Unmarshal(body, &reqs); err != nil {
 		a.fail(w, r, store.ErrValidation(`the body must be a JSON list of {"name": "<sha256>"}`))
 		return

@@ -17,6 +17,12 @@ func WriteProblem(w http.ResponseWriter, r *http.Request, logger *slog.Logger, e
 	if p.Status >= 500 && logger != nil {
 		logger.Error("request failed", "method", r.Method, "route", r.Pattern, "status", p.Status, "err", err)
 	}
+	// The statuses of each route are documented in one table
+	// (problem.RouteStatuses, rendered by the OpenAPI document); an answer
+	// outside it is a defect to fix there or here.
+	if logger != nil && problem.Undocumented(r.Method, r.Pattern, p.Status) {
+		logger.Error("undocumented status", "method", r.Method, "route", r.Pattern, "status", p.Status, "type", p.Type)
+	}
 	problem.Write(w, p)
 }
 

@@ -249,6 +249,7 @@ func (f *fields) legacyRef(key string) (ObjectRef, string) {
 	if t, ok := r.strOK("type"); ok && t != legacyRefType {
 		f.p.add(r.name("type"), "must be \"%s\"", legacyRefType)
 	}
+	r.str("key") // declared and type-checked, not used
 	ref := r.objectURL("object_reference")
 	path := ""
 	if raw, ok := r.raw("object_element"); ok {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/worker/jobs"
+	"github.com/geostat-engine/geostat/worker/objects"
 	"github.com/geostat-engine/geostat/worker/problem"
 	"github.com/geostat-engine/geostat/worker/server"
 	"github.com/geostat-engine/geostat/worker/store"
@@ -149,8 +150,8 @@ func (c *compute) submit(w http.ResponseWriter, r *http.Request, topic string) {
 		fail(&StatusError{Status: http.StatusBadRequest, Type: problem.ComputeBadJSON, Title: "Bad Request.", Detail: "reading the body: " + err.Error()})
 		return
 	}
-	if !json.Valid(body) {
-		fail(&StatusError{Status: http.StatusBadRequest, Type: problem.ComputeBadJSON, Title: "Bad Request.", Detail: "the body is not valid JSON"})
+	if err := objects.CheckJSON(body); err != nil {
+		fail(&StatusError{Status: http.StatusBadRequest, Type: problem.ComputeBadJSON, Title: "Bad Request.", Detail: err.Error()})
 		return
 	}
 	principal := server.PrincipalFrom(r.Context())

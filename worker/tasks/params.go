@@ -152,8 +152,10 @@ func body(raw []byte, obj *object, p *problems) *fields {
 		return newFields(nil, "", p, obj)
 	}
 	if inner, ok := probe["parameters"]; ok && len(probe) == 1 {
+		checkMembers(inner, obj, "parameters", p)
 		return newFields(inner, "parameters", p, obj)
 	}
+	checkMembers(raw, obj, "", p)
 	return newFields(raw, "", p, obj)
 }
 
@@ -224,7 +226,9 @@ func (f *fields) currentTarget(key string) Target {
 	}
 	s := f.sub(key)
 	out := Target{Object: s.objectURL("object")}
-	if s.obj.lookup("filter") != nil {
+	if r := s.obj.lookup("filter"); r != nil && r.kind == kNull {
+		s.reject("filter")
+	} else if r != nil {
 		out.Filter = s.filter("filter")
 	}
 	if s.obj.lookup("region_filter") != nil && s.has("region_filter") {

@@ -253,6 +253,7 @@ func legacyRefObject(ref string, element, named bool) *object {
 	}
 	return &object{ref: ref, doc: "A geoscience-object-reference of the seed's request shapes", fields: []*rule{
 		str("type", "Always geoscience-object-reference").values(legacyRefType),
+		str("key", "The attribute's key, not used: the element path names the attribute"),
 		objectRef("object_reference", "The object's URL"),
 		els,
 	}}
@@ -305,6 +306,8 @@ func currentTargetObject(ref string, filter *object) *object {
 	}}
 	if filter != nil {
 		o.fields = append(o.fields, member("filter", filter, "Rows of the target that are written"))
+	} else {
+		o.fields = append(o.fields, absent("filter", "filters are not supported here"))
 	}
 	return o
 }

@@ -26,7 +26,7 @@ func RequestSchema(topic, task string) (schema map[string]any, ok bool) {
 	}
 	ref := map[string]any{"$ref": SchemaRefPrefix + o.ref}
 	return map[string]any{
-		"description": "The task's parameters, bare or wrapped as {\"parameters\": {...}}; unknown members are ignored and null counts as absent.",
+		"description": "The task's parameters, bare or wrapped as {\"parameters\": {...}}; a member that no rule declares is refused (422, with the closest known name) and null counts as absent.",
 		"if":          map[string]any{"type": "object", "required": []string{"parameters"}, "maxProperties": 1},
 		"then":        map[string]any{"type": "object", "properties": map[string]any{"parameters": ref}},
 		"else":        ref,
@@ -57,8 +57,16 @@ func objectSchema(o *object, nullable bool) map[string]any {
 	if len(req) > 0 {
 		s["required"] = req
 	}
-	if o.values != nil {
+	// The decoder refuses the members no rule declares (checkMembers):
+	// a map such as tags takes any member whose value fits its rule.
+	switch {
+	case o.values != nil:
 		s["additionalProperties"] = ruleSchema(o.values, !o.values.required)
+	case o.tag != "":
+		// The variants' members are declared in the oneOf branches.
+		s["unevaluatedProperties"] = false
+	default:
+		s["additionalProperties"] = false
 	}
 	if o.tag != "" {
 		var all []string
@@ -67,6 +75,9 @@ func objectSchema(o *object, nullable bool) map[string]any {
 			all = append(all, v.when...)
 			b := objectSchema(v.obj, false)
 			delete(b, "type")
+			// The object itself refuses the undeclared members.
+			delete(b, "additionalProperties")
+			delete(b, "unevaluatedProperties")
 			props, _ := b["properties"].(map[string]any)
 			if props == nil {
 				props = map[string]any{}
