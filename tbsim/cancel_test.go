@@ -13,12 +13,12 @@ import (
 
 // hugeIntervalsCase is a simulation whose every tile spans about 10⁴
 // intervals of each of 1000 partition lines (cells of 10⁵ m, a spherical
-// range of 100 m): building the sign tables of one tile takes far longer
+// range of 150 m, inside MaxLineIntervals): building the sign tables of one tile takes far longer
 // than a cancel may take to stop it, and grows memory while it runs.
 func hugeIntervalsCase(t *testing.T) (Input, Params) {
 	g, err := grid.New([3]float64{0, 0, 0}, [3]int{10, 10, 10}, [3]float64{1e5, 1e5, 1e5}, geostat.Rotation{})
 	require.NoError(t, err)
-	v, err := geostat.NewVariogram(0, structure(geostat.Spherical, 0, 1, 100, 100, 100, geostat.Rotation{}))
+	v, err := geostat.NewVariogram(0, structure(geostat.Spherical, 0, 1, 150, 150, 150, geostat.Rotation{}))
 	require.NoError(t, err)
 	coords := []float64{5e5, 5e5, 5e5, 2e5, 7e5, 3e5}
 	values := []float64{0.3, -1.1}
