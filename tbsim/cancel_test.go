@@ -11,10 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// hugeIntervalsCase is a simulation whose every tile spans about 10⁴
+// hugeIntervalsCase is a simulation whose every tile spans thousands of
 // intervals of each of 1000 partition lines (cells of 10⁵ m, a spherical
-// range of 150 m, inside MaxLineIntervals): building the sign tables of one tile takes far longer
-// than a cancel may take to stop it, and grows memory while it runs.
+// range of 150 m, inside MaxLineIntervals): building the sign tables of
+// one tile takes far longer than a cancel may take to stop it, and grows
+// memory while it runs.
 func hugeIntervalsCase(t *testing.T) (Input, Params) {
 	g, err := grid.New([3]float64{0, 0, 0}, [3]int{10, 10, 10}, [3]float64{1e5, 1e5, 1e5}, geostat.Rotation{})
 	require.NoError(t, err)
