@@ -1,7 +1,6 @@
 package tasks
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -380,8 +379,7 @@ func (pl *consimPlan) Run(ctx context.Context, progress func(int, string)) (any,
 	ref := ObjectRef{Org: p.Sim.Target.Object.Org, Workspace: p.Sim.Target.Object.Workspace, ObjectID: sim.target.ObjectID}
 	// The statistics and categories are computed tile by tile and streamed
 	// into their blobs (consimOutputs).
-	category := cmp.Or(p.LossTarget.Name, "category")
-	outs, err := newConsimOutputs(ctx, pl.env, ref.Org, ref.Workspace, p.Ops, p.Loss, category, cells, reals)
+	outs, err := newConsimOutputs(ctx, pl.env, ref.Org, ref.Workspace, p.Ops, p.Loss, cells, reals)
 	if err != nil {
 		return nil, err
 	}
