@@ -56,6 +56,42 @@ func (f testReportFiles) ViewURL(base, org, ws, id, version string) (string, err
 
 func (f testReportFiles) CheckPath(p string) error { return files.CheckPath(p) }
 
+// serveOver runs a worker with the compute routes and the file area over
+// the data directory dir (jobs recorded in jobsDir) on 127.0.0.1:0, its
+// task environment adjusted by adjust (when not nil).
+func serveOver(t *testing.T, dir, jobsDir string, adjust func(*tasks.Env)) *harness {
+	t.Helper()
+	objecttest.Schemas(t)
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	mgr, err := jobs.NewManager(jobs.Options{Dir: jobsDir, MaxJobs: 1, Logger: logger})
+	require.NoError(t, err)
+	tokens, err := json.Marshal([]server.TokenEntry{{Token: token, User: store.User{ID: "00000000-0000-4000-8000-0000000000aa", Name: "Owner"},
+		Orgs: map[string]map[string]server.Role{org: {server.Any: server.RoleOwner}}}})
+	require.NoError(t, err)
+	tokensFile := filepath.Join(t.TempDir(), "tokens.json")
+	require.NoError(t, os.WriteFile(tokensFile, tokens, 0o600))
+	fs, err := files.Open(dir)
+	require.NoError(t, err)
+	var env *tasks.Env
+	app := workertest.StartApp(t, server.Options{
+		DataDir: dir, Logger: logger, TokensFile: tokensFile,
+		ExtraRoutes: func(mux server.Router, deps server.Deps) {
+			env = &tasks.Env{Store: &tasks.StoreAdapter{Store: deps.Store, TempDir: dir}, Files: testReportFiles{fs: fs}, Logger: logger}
+			if adjust != nil {
+				adjust(env)
+			}
+			tasks.Register(mux, deps, tasks.ComputeOptions{Env: env, Jobs: mgr, SyncWait: time.Minute})
+			files.Register(mux, deps, fs, files.Options{})
+		},
+	}, "")
+	t.Cleanup(func() { // runs before the app stops: jobs end first
+		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer scancel()
+		mgr.Shutdown(sctx)
+	})
+	return &harness{t: t, app: app, jobs: mgr, env: env, c: &workertest.Client{Base: app.URL(), Token: token}, ctx: context.Background()}
+}
+
 // betweenWrites stops the process when a job starts its second kind of
 // write (an object version or a report file) after completing the other:
 // it announces the point on stdout and waits to be killed.
@@ -120,30 +156,14 @@ func TestConsimCrashChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("child process of TestConsimCrashBetweenWrites")
 	}
-	objecttest.Schemas(t)
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	mgr, err := jobs.NewManager(jobs.Options{Dir: filepath.Join(dir, "jobs"), MaxJobs: 1, Logger: logger})
-	require.NoError(t, err)
-	tokens, err := json.Marshal([]server.TokenEntry{{Token: token, User: store.User{ID: "00000000-0000-4000-8000-0000000000aa", Name: "Owner"},
-		Orgs: map[string]map[string]server.Role{org: {server.Any: server.RoleOwner}}}})
-	require.NoError(t, err)
-	tokensFile := filepath.Join(t.TempDir(), "tokens.json")
-	require.NoError(t, os.WriteFile(tokensFile, tokens, 0o600))
-	fs, err := files.Open(dir)
-	require.NoError(t, err)
 	b := &betweenWrites{done: map[string]bool{}}
-	app := workertest.StartApp(t, server.Options{
-		DataDir: dir, Logger: logger, TokensFile: tokensFile,
-		ExtraRoutes: func(mux server.Router, deps server.Deps) {
-			env := &tasks.Env{Store: crashStore{ObjectStore: &tasks.StoreAdapter{Store: deps.Store, TempDir: dir}, b: b},
-				Files: crashFiles{ReportFiles: testReportFiles{fs: fs}, b: b}, Logger: logger}
-			tasks.Register(mux, deps, tasks.ComputeOptions{Env: env, Jobs: mgr, SyncWait: time.Minute})
-		},
-	}, "")
-	h := &harness{t: t, app: app, jobs: mgr, c: &workertest.Client{Base: app.URL(), Token: token}, ctx: context.Background()}
+	h := serveOver(t, dir, filepath.Join(dir, "jobs"), func(env *tasks.Env) {
+		env.Store = crashStore{ObjectStore: env.Store, b: b}
+		env.Files = crashFiles{ReportFiles: env.Files, b: b}
+	})
 	c := newConsimCase(t, h)
 	fmt.Println("GRID " + c.gID)
-	_, err = h.c.RunTask(h.ctx, org, "consim", map[string]any{
+	_, err := h.c.RunTask(h.ctx, org, "consim", map[string]any{
 		"source_object": h.url(c.pts), "source_attribute": "locations.attributes[?name=='cu']",
 		"target_object": h.url(c.g), "variogram_model": h.url(c.vario),
 		"neighborhood": map[string]any{"max_samples": 12, "ellipsoid": map[string]any{
