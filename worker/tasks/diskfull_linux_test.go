@@ -140,8 +140,8 @@ func TestFullDiskIs507(t *testing.T) {
 	}
 	knn := func() map[string]any {
 		return map[string]any{
-			"source": map[string]any{"object": h.url("full/pts.json"), "attribute": "locations.attributes[?name=='au']"},
-			"target": map[string]any{"object": h.url("full/grid.json"), "attribute": map[string]any{"operation": "create", "name": "au_knn"}},
+			"source":       map[string]any{"object": h.url("full/pts.json"), "attribute": "locations.attributes[?name=='au']"},
+			"target":       map[string]any{"object": h.url("full/grid.json"), "attribute": map[string]any{"operation": "create", "name": "au_knn"}},
 			"neighborhood": neighbourhood(8)}
 	}
 	anon := &workertest.Client{Base: h.c.Base}
