@@ -4,11 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -72,6 +75,12 @@ func problemOf(t *testing.T, body []byte, status int, typ, detail string) {
 	assert.Equal(t, status, p.Status, "%s", body)
 	assert.Equal(t, typ, p.Type, "%s", body)
 	assert.Equal(t, detail, p.Detail, "%s", body)
+}
+
+// prob507 checks a 507 of type typ whose detail names op.
+func prob507(t *testing.T, body []byte, typ, op string) {
+	t.Helper()
+	problemOf(t, body, http.StatusInsufficientStorage, typ, op+": no space left on device")
 }
 
 // TestFullDiskIs507 runs a worker whose data directory is a small tmpfs,
@@ -152,6 +161,11 @@ func TestFullDiskIs507(t *testing.T) {
 	r, err = anon.Do(ctx, http.MethodPut, uploadURL(), content, "x-ms-blob-type", "BlockBlob")
 	require.NoError(t, err)
 	problemOf(t, r.Body, http.StatusInsufficientStorage, prob.ObjectInsufficientStorage, "blob upload: no space left on device")
+	// The block form: a staged block.
+	blockID := base64.StdEncoding.EncodeToString([]byte(fmt.Sprintf("%032d", 0)))
+	r, err = anon.Do(ctx, http.MethodPut, uploadURL()+"&comp=block&blockid="+url.QueryEscape(blockID), content)
+	require.NoError(t, err)
+	prob507(t, r.Body, prob.ObjectInsufficientStorage, "block upload")
 	uploadURL() // still not stored
 	leftovers, err := os.ReadDir(filepath.Join(disk, "tmp"))
 	require.NoError(t, err)
