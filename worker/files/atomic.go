@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"io"
 	"os"
+
+	"github.com/geostat-engine/geostat/worker/problem"
 )
 
 // spooled is content written to a temporary file, fsynced and closed, ready
@@ -37,6 +39,15 @@ func spool(ctx context.Context, tmpDir string, r io.Reader) (*spooled, error) {
 		return nil, err
 	}
 	return &spooled{path: f.Name(), size: n, sha256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// spoolStep names a failed spool: write when the disk is full, else
+// reading the content (the request body).
+func spoolStep(write string, err error) string {
+	if problem.NoSpace(err) {
+		return write
+	}
+	return "reading the content"
 }
 
 // ctxReader fails reads once its context has ended.

@@ -22,6 +22,8 @@ const (
 	TypeValidation = problem.FileValidation
 	// TypeInternal: an unexpected server or storage error (500).
 	TypeInternal = problem.FileInternal
+	// TypeInsufficientStorage: the disk cannot hold a write (507).
+	TypeInsufficientStorage = problem.FileInsufficientStorage
 )
 
 // Error is an error of the file area: a problem.Error whose type is one of
@@ -51,7 +53,13 @@ func errVersionExists(detail string) *Error {
 	return &Error{Status: http.StatusConflict, Type: TypeVersionExists, Title: "Version Already Uploaded.", Detail: detail}
 }
 
+// errInternal is the error of a failed step, what: 507
+// insufficient-storage naming it when the disk is full (ENOSPC or EDQUOT in
+// cause's chain), else 500.
 func errInternal(what string, cause error) *Error {
+	if problem.NoSpace(cause) {
+		return problem.InsufficientStorage(TypeInsufficientStorage, what, cause)
+	}
 	return &Error{Status: http.StatusInternalServerError, Type: TypeInternal, Title: "An Error Occurred.",
 		Detail: "the server could not complete the request", Err: fmt.Errorf("%s: %w", what, cause)}
 }

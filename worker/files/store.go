@@ -507,7 +507,7 @@ func (s *Store) Put(ctx context.Context, org, ws, path string, content io.Reader
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("files: put %s: %w", ref.path, ctx.Err())
 		}
-		return nil, errInternal("reading the content", err)
+		return nil, errInternal(spoolStep("storing the content", err), err)
 	}
 	defer os.Remove(sp.path) // a no-op once renamed into place
 	s.mu.Lock()
@@ -786,7 +786,7 @@ func (s *Store) upload(ctx context.Context, ref versionRef, content io.Reader, c
 		}
 		// A body over the size limit stays visible to the HTTP layer
 		// (errors.As finds the *http.MaxBytesError through the chain).
-		return nil, errInternal("reading the upload", err)
+		return nil, errInternal(spoolStep("file upload", err), err)
 	}
 	defer os.Remove(sp.path)
 	s.mu.Lock()

@@ -525,9 +525,10 @@ func Float64Types(n int) []DataType {
 }
 
 // EnsembleColumnNames returns column names for an ensemble of width
-// realisations: name_0, name_1, ... (the SDK's naming; readers use position).
+// realisations: name_0, name_1, ... (readers use position). name is a fixed
+// prefix the writer chooses ("" is "r"), never an attribute's name: Parquet
+// column names are internal, attribute names the user's.
 func EnsembleColumnNames(name string, width int) []string {
-	name = strings.ReplaceAll(name, ".", "_")
 	if name == "" {
 		name = "r"
 	}

@@ -36,6 +36,7 @@ var notProvoked = map[int]string{
 	http.StatusServiceUnavailable:  "a worker shutting down; worker/service tests",
 	http.StatusTooManyRequests:     "a caller over its job quota: worker/tasks and worker/jobs tests",
 	http.StatusNotImplemented:      "a worker built without a file area; the service always has one",
+	http.StatusInsufficientStorage: "a full disk: worker/tasks TestFullDiskIs507 on a tmpfs, which checks each 507 it gets against this table",
 }
 
 // notProvokedOn are route-specific exceptions.

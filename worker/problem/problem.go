@@ -16,6 +16,8 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
+	"syscall"
 )
 
 // Base is the {error_base} of every problem type URI the worker emits.
@@ -62,6 +64,8 @@ const (
 	ObjectInternal        = ObjectBase + "/api-errors"
 	ObjectStorage         = ObjectBase + "/objects/storage"
 	ObjectBadGateway      = ObjectBase + "/bad-gateway"
+	// ObjectInsufficientStorage: the disk cannot hold a write (507).
+	ObjectInsufficientStorage = ObjectBase + "/insufficient-storage"
 )
 
 // Problem types of the file area (seed 7.4 names invalid-path; the others
@@ -72,6 +76,8 @@ const (
 	FileVersionExists = FileBase + "/files/version-exists"
 	FileValidation    = FileBase + "/validation"
 	FileInternal      = FileBase + "/internal"
+	// FileInsufficientStorage: the disk cannot hold a write (507).
+	FileInsufficientStorage = FileBase + "/insufficient-storage"
 )
 
 // Problem types of the compute routes and of failed jobs.
@@ -88,7 +94,8 @@ const (
 	// values); 422, naming the object and the member.
 	ComputeInvalidData = ComputeBase + "/invalid-data"
 	// ComputeInsufficientStorage: the data directory cannot hold a job's
-	// output (422 at submit, naming both figures).
+	// output (422 at submit, naming both figures; 507 when a running job
+	// finds the disk full while writing it).
 	ComputeInsufficientStorage = ComputeBase + "/insufficient-storage"
 	ComputeTaskFailed          = ComputeBase + "/task-failed"
 	// ComputeInternal: a job failed on a bug of the worker (a panic in one
@@ -234,6 +241,40 @@ func (e *Error) Problem() Problem {
 	return p
 }
 
+// NoSpace reports whether err's chain holds a file system's "no space left
+// on device" (ENOSPC) or "disk quota exceeded" (EDQUOT): a write the disk
+// cannot hold, however many layers wrapped it.
+func NoSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}
+
+// InsufficientStorage is the 507 error of a write the disk cannot hold: typ
+// is the area's insufficient-storage type, op names the operation ("blob
+// upload") and the detail is op and the reason ("blob upload: no space left
+// on device"). cause is logged, never shown.
+func InsufficientStorage(typ, op string, cause error) *Error {
+	reason := "no space left on device"
+	if errors.Is(cause, syscall.EDQUOT) {
+		reason = "disk quota exceeded"
+	}
+	return &Error{Status: http.StatusInsufficientStorage, Type: typ, Title: "Insufficient Storage.",
+		Detail: op + ": " + reason, Err: cause}
+}
+
+// insufficientType is the insufficient-storage type of the area of a
+// problem type.
+func insufficientType(typ string) string {
+	switch {
+	case strings.HasPrefix(typ, ObjectBase+"/"):
+		return ObjectInsufficientStorage
+	case strings.HasPrefix(typ, FileBase+"/"):
+		return FileInsufficientStorage
+	case strings.HasPrefix(typ, ComputeBase+"/"):
+		return ComputeInsufficientStorage
+	}
+	return ObjectInsufficientStorage
+}
+
 // Internal is the document of a fault of the worker itself.
 func Internal() Problem {
 	return Problem{Type: ObjectInternal, Title: "An Error Occurred.", Status: http.StatusInternalServerError,
@@ -242,7 +283,10 @@ func Internal() Problem {
 
 // From returns the document of err: 413 for a body over
 // http.MaxBytesReader's limit (whatever wraps it), else the first Carrier in
-// its chain, else Internal (the cause is not shown).
+// its chain, else Internal (the cause is not shown). A server error whose
+// chain holds a full disk (NoSpace) is 507 insufficient-storage instead of
+// 500 or 502: the write paths name their operation (InsufficientStorage);
+// this catches a path that did not.
 func From(err error) Problem {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
@@ -251,7 +295,14 @@ func From(err error) Problem {
 	}
 	var c Carrier
 	if errors.As(err, &c) {
-		return c.Problem()
+		p := c.Problem()
+		if p.Status >= 500 && p.Status != http.StatusInsufficientStorage && NoSpace(err) {
+			return InsufficientStorage(insufficientType(p.Type), "writing data", err).Problem()
+		}
+		return p
+	}
+	if NoSpace(err) {
+		return InsufficientStorage(ObjectInsufficientStorage, "writing data", err).Problem()
 	}
 	return Internal()
 }

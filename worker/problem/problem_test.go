@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"syscall"
 	"testing"
 
 	"github.com/geostat-engine/geostat/worker/problem"
@@ -89,4 +91,26 @@ func TestUndocumentedStatus(t *testing.T) {
 	assert.True(t, problem.Undocumented(http.MethodHead, content, http.StatusPartialContent))
 	assert.False(t, problem.Undocumented(http.MethodGet, content, http.StatusPartialContent))
 	assert.False(t, problem.Undocumented(http.MethodGet, "GET /not/in/the/table", http.StatusTeapot))
+}
+
+// TestFromFullDisk: a server error whose chain holds ENOSPC or EDQUOT,
+// however wrapped, is 507 insufficient-storage of its area; an error that
+// names its operation keeps its detail; client errors are kept.
+func TestFromFullDisk(t *testing.T) {
+	full := &os.PathError{Op: "write", Path: "/data/tmp/x", Err: syscall.ENOSPC}
+	p := problem.From(&problem.Error{Status: http.StatusBadGateway, Type: problem.ObjectStorage, Err: fmt.Errorf("writing: %w", full)})
+	assert.Equal(t, http.StatusInsufficientStorage, p.Status)
+	assert.Equal(t, problem.ObjectInsufficientStorage, p.Type)
+	assert.Equal(t, "writing data: no space left on device", p.Detail)
+	p = problem.From(&problem.Error{Status: http.StatusInternalServerError, Type: problem.FileInternal, Err: full})
+	assert.Equal(t, problem.FileInsufficientStorage, p.Type)
+	p = problem.From(fmt.Errorf("job: %w", &os.PathError{Op: "write", Path: "x", Err: syscall.EDQUOT}))
+	assert.Equal(t, http.StatusInsufficientStorage, p.Status)
+	assert.Equal(t, "writing data: disk quota exceeded", p.Detail)
+	p = problem.From(problem.InsufficientStorage(problem.ComputeInsufficientStorage, "writing the job's output", full))
+	assert.Equal(t, "writing the job's output: no space left on device", p.Detail)
+	assert.NotContains(t, p.Detail, "/data", "the cause is not shown")
+	p = problem.From(&problem.Error{Status: http.StatusBadRequest, Type: problem.ObjectBadRequest, Detail: "bad", Err: full})
+	assert.Equal(t, http.StatusBadRequest, p.Status, "a client error stays")
+	assert.False(t, problem.NoSpace(errors.New("other")))
 }

@@ -18,6 +18,8 @@ type Status struct {
 var (
 	statusUnauthenticated = Status{http.StatusUnauthorized, "missing or unknown bearer token", []string{ObjectMissingToken, ObjectInvalidToken}}
 	statusInternal        = Status{http.StatusInternalServerError, "the worker failed (logged); the detail says no more", []string{ObjectInternal, FileInternal, ComputeTaskFailed}}
+	objectFull            = Status{http.StatusInsufficientStorage, "the worker's disk is full; the detail names the operation, nothing is kept", []string{ObjectInsufficientStorage}}
+	fileFull              = Status{http.StatusInsufficientStorage, "the worker's disk is full; the detail names the operation, nothing is kept", []string{FileInsufficientStorage}}
 )
 
 // objectBase are the statuses of every workspace route of the object and
@@ -67,6 +69,7 @@ func RouteStatuses() map[string][]Status {
 			out = append(out,
 				Status{http.StatusOK, "the task's result (the job finished within the synchronous wait)", nil},
 				Status{http.StatusConflict, "the job was cancelled while the request waited", []string{ComputeCancelled}},
+				Status{http.StatusInsufficientStorage, "the disk filled while the job wrote its output; the target is unchanged", []string{ComputeInsufficientStorage}},
 				statusInternal)
 		}
 		return out
@@ -99,13 +102,13 @@ func RouteStatuses() map[string][]Status {
 		"POST " + objPrefix + "/objects/{object_id}": with(edit, Status{http.StatusCreated, "the new version record", nil},
 			Status{http.StatusOK, "restored (?deleted=false)", nil},
 			Status{http.StatusBadRequest, "the body is not a JSON object (line and column), or an invalid object", []string{ObjectBadRequest, ObjectInvalidObject, ObjectError}},
-			Status{http.StatusPreconditionFailed, "stale If-Match", []string{ObjectModified}}),
+			Status{http.StatusPreconditionFailed, "stale If-Match", []string{ObjectModified}}, objectFull),
 		"DELETE " + objPrefix + "/objects/{object_id}": with(edit, Status{http.StatusNoContent, "deleted", nil}),
 		"GET " + objPrefix + "/objects/path/{path...}": with(view, Status{http.StatusOK, "the version record", nil},
 			Status{http.StatusNotModified, "not modified (If-None-Match)", nil}),
 		"POST " + objPrefix + "/objects/path/{path...}": with(edit, Status{http.StatusCreated, "the version record", nil},
 			Status{http.StatusBadRequest, "the body is not a JSON object (line and column), an invalid object or path", []string{ObjectBadRequest, ObjectInvalidObject, ObjectError, ObjectInvalidPath}},
-			Status{http.StatusConflict, "the object already exists with another uuid", []string{ObjectAlreadyExists}}),
+			Status{http.StatusConflict, "the object already exists with another uuid", []string{ObjectAlreadyExists}}, objectFull),
 		"DELETE " + objPrefix + "/objects/path/{path...}": with(edit, Status{http.StatusNoContent, "deleted", nil}),
 		"PUT " + objPrefix + "/data": with(edit, Status{http.StatusOK, "[{id, name, exists, upload_url}]", nil},
 			Status{http.StatusBadRequest, "the body is not JSON (line and column)", []string{ObjectBadRequest}}),
@@ -113,7 +116,8 @@ func RouteStatuses() map[string][]Status {
 			{http.StatusCreated, "stored (the same bytes again too)", nil},
 			{http.StatusConflict, "different bytes under an existing blob name (blobs are immutable)", []string{ObjectBlobExists}},
 			{http.StatusBadRequest, "the content does not match its SHA-256 name", []string{ObjectBadRequest}},
-			{http.StatusForbidden, "bad or expired signature", []string{BadSignature}}},
+			{http.StatusForbidden, "bad or expired signature", []string{BadSignature}},
+			objectFull},
 		"GET /blobs/{org_id}/{workspace_id}/{name}": {
 			{http.StatusOK, "the Parquet bytes", nil},
 			{http.StatusPartialContent, "a range", nil},
@@ -132,8 +136,8 @@ func RouteStatuses() map[string][]Status {
 				{http.StatusUnprocessableEntity, "an id that is not a UUID", []string{ObjectValidation, FileValidation}}},
 			Status{http.StatusOK, "text/html", nil}),
 		"PUT " + filePrefix + "/files/path/{file_path...}": with(edit, Status{http.StatusOK, "upload response", nil},
-			Status{http.StatusBadRequest, "invalid path", []string{FileInvalidPath}}),
-		"PUT " + filePrefix + "/files/{file_id}":              with(edit, Status{http.StatusOK, "upload response", nil}),
+			Status{http.StatusBadRequest, "invalid path", []string{FileInvalidPath}}, fileFull),
+		"PUT " + filePrefix + "/files/{file_id}":              with(edit, Status{http.StatusOK, "upload response", nil}, fileFull),
 		"GET " + filePrefix + "/files/path/{file_path...}":    with(view, Status{http.StatusOK, "the record", nil}),
 		"GET " + filePrefix + "/files/{file_id}":              with(view, Status{http.StatusOK, "the record", nil}),
 		"DELETE " + filePrefix + "/files/path/{file_path...}": with(edit, Status{http.StatusNoContent, "deleted", nil}),
@@ -141,7 +145,8 @@ func RouteStatuses() map[string][]Status {
 		"GET " + filePrefix + "/files":                        with(view, Status{http.StatusOK, "a page", nil}),
 		"PUT /file/v2/content/{org_id}/{workspace_id}/{file_id}/{version_id}": {
 			{http.StatusCreated, "stored", nil},
-			{http.StatusForbidden, "bad or expired signature", []string{BadSignature}}},
+			{http.StatusForbidden, "bad or expired signature", []string{BadSignature}},
+			fileFull},
 		"GET /file/v2/content/{org_id}/{workspace_id}/{file_id}/{version_id}": {
 			{http.StatusOK, "the content", nil},
 			{http.StatusPartialContent, "a range", nil},

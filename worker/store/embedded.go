@@ -529,7 +529,7 @@ func (s *Embedded) commitVersion(ws Workspace, hdr versionHeader, body []byte) e
 		before = func() { s.hook("version-synced") }
 	}
 	if err := atomicfile.Write(filepath.Join(s.dir, "tmp"), path, data, before); err != nil {
-		return ErrStorage(fmt.Errorf("writing version: %w", err))
+		return writeError("writing the object version", err)
 	}
 	return nil
 }
@@ -654,7 +654,7 @@ func (s *Embedded) DeleteObject(ctx context.Context, ws Workspace, ref Ref, by U
 		return ErrInternal(err)
 	}
 	if err := atomicfile.Write(filepath.Join(s.dir, "tmp"), filepath.Join(s.objectDir(ws, o.id), "deleted.json"), data, nil); err != nil {
-		return ErrStorage(err)
+		return writeError("writing the delete marker", err)
 	}
 	o.deleted = d
 	delete(s.spaces[ws].byPath, pathKey(o.latest.Path))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/geostat-engine/geostat/worker/internal/atomicfile"
 	"github.com/geostat-engine/geostat/worker/objects"
+	"github.com/geostat-engine/geostat/worker/problem"
 )
 
 // MaxBlocks is the largest number of blocks in one block-list upload (Azure's
@@ -100,6 +101,9 @@ func (s *Embedded) PutBlob(ctx context.Context, ws Workspace, name string, r io.
 	defer os.Remove(f.Name())
 	if _, err := io.Copy(io.MultiWriter(f, h), r); err != nil {
 		f.Close()
+		if problem.NoSpace(err) {
+			return ErrInsufficientStorage("blob upload", err)
+		}
 		return err
 	}
 	return s.commitBlob(ws, name, f, h)
@@ -108,7 +112,7 @@ func (s *Embedded) PutBlob(ctx context.Context, ws Workspace, name string, r io.
 func (s *Embedded) tempBlob() (*os.File, hash.Hash, error) {
 	f, err := os.CreateTemp(filepath.Join(s.dir, "tmp"), "blob-*")
 	if err != nil {
-		return nil, nil, ErrStorage(err)
+		return nil, nil, writeError("blob upload", err)
 	}
 	return f, sha256.New(), nil
 }
@@ -144,7 +148,7 @@ func (s *Embedded) commitBlob(ws Workspace, name string, f *os.File, h hash.Hash
 		s.hook("blob-written")
 	}
 	if err := atomicfile.Commit(f, dst); err != nil {
-		return ErrStorage(err)
+		return writeError("blob upload", err)
 	}
 	return nil
 }
@@ -213,22 +217,25 @@ func (s *Embedded) StageBlock(ctx context.Context, ws Workspace, name string, bl
 	}
 	dir := s.stagingDir(ws, name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return ErrStorage(err)
+		return writeError("block upload", err)
 	}
 	if n, err := os.ReadDir(dir); err == nil && len(n) >= MaxBlocks {
 		return ErrBadRequest(fmt.Sprintf("more than %d blocks", MaxBlocks))
 	}
 	f, err := os.CreateTemp(filepath.Join(s.dir, "tmp"), "block-*")
 	if err != nil {
-		return ErrStorage(err)
+		return writeError("block upload", err)
 	}
 	defer os.Remove(f.Name())
 	if _, err := io.Copy(f, r); err != nil {
 		f.Close()
+		if problem.NoSpace(err) {
+			return ErrInsufficientStorage("block upload", err)
+		}
 		return err
 	}
 	if err := atomicfile.Commit(f, filepath.Join(dir, hex.EncodeToString(blockID))); err != nil {
-		return ErrStorage(err)
+		return writeError("block upload", err)
 	}
 	return nil
 }
@@ -271,7 +278,7 @@ func (s *Embedded) CommitBlocks(ctx context.Context, ws Workspace, name string, 
 		b.Close()
 		if err != nil {
 			f.Close()
-			return ErrStorage(err)
+			return writeError("blob upload", err)
 		}
 	}
 	return s.commitBlob(ws, name, f, h)

@@ -30,6 +30,8 @@ const (
 	TypeInternal        = problem.ObjectInternal
 	TypeStorage         = problem.ObjectStorage
 	TypeBadGateway      = problem.ObjectBadGateway
+	// TypeInsufficientStorage: the disk cannot hold a write (507).
+	TypeInsufficientStorage = problem.ObjectInsufficientStorage
 )
 
 // Error is a store error: a problem.Error whose type is one of the Type
@@ -155,9 +157,29 @@ func ErrValidation(detail string) *Error {
 	return NewError(http.StatusUnprocessableEntity, TypeValidation, "Validation Error.", detail)
 }
 
-// ErrStorage: the storage layer failed (disk, upstream object store).
+// ErrStorage: the storage layer failed (disk, upstream object store). A
+// full disk is 507 (ErrInsufficientStorage), not 502.
 func ErrStorage(cause error) *Error {
+	if problem.NoSpace(cause) {
+		return ErrInsufficientStorage("storing data", cause)
+	}
 	return &Error{Status: http.StatusBadGateway, Type: TypeStorage, Title: "Geoscience Object Storage Operation Failed.", Err: cause}
+}
+
+// ErrInsufficientStorage: the disk cannot hold a write (ENOSPC or EDQUOT in
+// cause's chain): 507 insufficient-storage naming the operation, e.g.
+// "blob upload: no space left on device". Nothing half-written is kept.
+func ErrInsufficientStorage(op string, cause error) *Error {
+	return problem.InsufficientStorage(TypeInsufficientStorage, op, cause)
+}
+
+// writeError is the error of a failed write of op: 507 when the disk is
+// full, else 502 storage.
+func writeError(op string, cause error) *Error {
+	if problem.NoSpace(cause) {
+		return ErrInsufficientStorage(op, cause)
+	}
+	return ErrStorage(fmt.Errorf("%s: %w", op, cause))
 }
 
 // ErrInternal: an unexpected server error.

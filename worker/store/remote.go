@@ -105,15 +105,21 @@ func redact(u string) string {
 
 // decodeProblem turns a problem-details response into *Error, its type
 // rebased from the upstream's ".../geoscienceobject" onto
-// problem.ObjectBase.
+// problem.ObjectBase. The status is the upstream's: an upstream 507 (its
+// disk is full) is 507 here too, of type insufficient-storage when the
+// upstream gave no problem type.
 func decodeProblem(resp *http.Response) error {
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	fallback := TypeBadGateway
+	if resp.StatusCode == http.StatusInsufficientStorage {
+		fallback = TypeInsufficientStorage
+	}
 	var m map[string]any
 	if json.Unmarshal(data, &m) != nil {
-		return &Error{Status: resp.StatusCode, Type: TypeBadGateway, Title: http.StatusText(resp.StatusCode),
+		return &Error{Status: resp.StatusCode, Type: fallback, Title: http.StatusText(resp.StatusCode),
 			Detail: strings.TrimSpace(string(data))}
 	}
-	e := &Error{Status: resp.StatusCode}
+	e := &Error{Status: resp.StatusCode, Type: fallback}
 	if t, ok := m["type"].(string); ok {
 		if i := strings.Index(t, "/geoscienceobject"); i >= 0 {
 			e.Type = problem.ObjectBase + t[i+len("/geoscienceobject"):]

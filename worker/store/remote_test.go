@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"sync/atomic"
 	"testing"
 
 	"github.com/geostat-engine/geostat/worker/objects"
@@ -196,4 +197,32 @@ func TestRemoteUpstreamFailures(t *testing.T) {
 	assert.Error(t, err)
 	_, err = store.NewRemote("http://x", "", nil)
 	assert.Error(t, err)
+}
+
+// TestRemoteUpstreamInsufficientStorage keeps an upstream 507 (its disk is
+// full) a 507 of type insufficient-storage, with the upstream's problem
+// document or without one.
+func TestRemoteUpstreamInsufficientStorage(t *testing.T) {
+	ctx := context.Background()
+	var plain atomic.Bool
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if plain.Load() {
+			w.WriteHeader(http.StatusInsufficientStorage)
+			w.Write([]byte("disk full"))
+			return
+		}
+		w.Header().Set("Content-Type", "application/problem+json")
+		w.WriteHeader(http.StatusInsufficientStorage)
+		json.NewEncoder(w).Encode(map[string]any{"type": "https://upstream.example/geoscienceobject/insufficient-storage",
+			"title": "Insufficient Storage.", "status": 507, "detail": "writing the object version: no space left on device"})
+	}))
+	defer up.Close()
+	s, err := store.NewRemote(up.URL, token, nil)
+	require.NoError(t, err)
+	_, err = s.PutObject(ctx, ws, store.PutRequest{Path: "a.json", Object: []byte("{}")})
+	statusType(t, err, http.StatusInsufficientStorage, store.TypeInsufficientStorage)
+	assert.Equal(t, "writing the object version: no space left on device", store.AsError(err).Detail)
+	plain.Store(true)
+	err = s.PutBlob(ctx, ws, "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824", bytes.NewReader([]byte("hello")))
+	statusType(t, err, http.StatusInsufficientStorage, store.TypeInsufficientStorage)
 }

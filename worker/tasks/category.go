@@ -9,13 +9,13 @@ import (
 
 // storeCategory stores the keys (one per element; ensemble.NoCategory, −1,
 // for no category) and the lookup table (key k ↦ labels[k]) of a category
-// attribute named column in the blobs, and returns its write.
-func storeCategory(ctx context.Context, env *Env, org, ws string, target objects.AttributeTarget, column string, keys []int32, labels []string) (attributeWrite, error) {
+// attribute in the blobs, and returns its write.
+func storeCategory(ctx context.Context, env *Env, org, ws string, target objects.AttributeTarget, keys []int32, labels []string) (attributeWrite, error) {
 	k64 := make([]int64, len(keys))
 	for i, k := range keys {
 		k64[i] = int64(k)
 	}
-	data, err := storeColumns(ctx, env, org, ws, []objects.Column{{Type: objects.TypeInt32, Int64: k64}}, []string{columnName(column)})
+	data, err := storeColumns(ctx, env, org, ws, []objects.Column{{Type: objects.TypeInt32, Int64: k64}}, []string{valuesColumn})
 	if err != nil {
 		return attributeWrite{}, err
 	}

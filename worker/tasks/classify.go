@@ -156,12 +156,7 @@ func (pl *classificationPlan) Run(ctx context.Context, progress func(int, string
 	progress(88, "writing the categories")
 	ref := pl.p.Target.Object
 	ws := ObjectRef{Org: ref.Org, Workspace: ref.Workspace, ObjectID: pl.target.ObjectID}
-	name := pl.p.Target.Name
-	if name == "" {
-		a, _ := pl.target.Object.ResolveAttribute(pl.p.Target.Update)
-		name = a.Name
-	}
-	cw, err := storeCategory(ctx, pl.env, ws.Org, ws.Workspace, attributeTarget(pl.p.Target), name, c.Keys(), c.LookupTable())
+	cw, err := storeCategory(ctx, pl.env, ws.Org, ws.Workspace, attributeTarget(pl.p.Target), c.Keys(), c.LookupTable())
 	if err != nil {
 		return nil, err
 	}

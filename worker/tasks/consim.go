@@ -1,7 +1,6 @@
 package tasks
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -380,8 +379,7 @@ func (pl *consimPlan) Run(ctx context.Context, progress func(int, string)) (any,
 	ref := ObjectRef{Org: p.Sim.Target.Object.Org, Workspace: p.Sim.Target.Object.Workspace, ObjectID: sim.target.ObjectID}
 	// The statistics and categories are computed tile by tile and streamed
 	// into their blobs (consimOutputs).
-	category := cmp.Or(p.LossTarget.Name, "category")
-	outs, err := newConsimOutputs(ctx, pl.env, ref.Org, ref.Workspace, p.Ops, p.Loss, category, cells, reals)
+	outs, err := newConsimOutputs(ctx, pl.env, ref.Org, ref.Workspace, p.Ops, p.Loss, cells, reals)
 	if err != nil {
 		return nil, err
 	}
@@ -402,9 +400,16 @@ func (pl *consimPlan) Run(ctx context.Context, progress func(int, string)) (any,
 		return nil, err
 	}
 
-	// Everything is written into one new version; the report (a file) is
-	// stored first, so that a failure leaves the target untouched.
+	// Everything is written into one new version of the target. The
+	// report is computed before it (a failure to compute it leaves the
+	// target untouched) and stored after it: a report is a file that
+	// describes the committed simulation, so it must never be visible
+	// before that simulation is (a worker that dies between the two writes
+	// leaves the simulation without its report, never a report of a
+	// simulation that does not exist).
 	out := map[string]any{"links": map[string]any{}}
+	var rendered *renderedReport
+	var reportFile string
 	if p.Validate {
 		in := &report.Input{
 			Context:   report.Context{Title: p.Title},
@@ -427,15 +432,10 @@ func (pl *consimPlan) Run(ctx context.Context, progress func(int, string)) (any,
 		if len(p.Details) == 0 {
 			in.Context.Details = simulationDetails(&p.Sim)
 		}
-		file := path.Join("reports", safeName(sim.target.Object.Name)+"-consim-validation.html")
-		rp := &reportPlan{env: pl.env, req: pl.req}
-		rep, fileURL, links, err := rp.writeReport(ctx, progress, in, ref.Org, ref.Workspace, file)
-		if err != nil {
+		reportFile = path.Join("reports", safeName(sim.target.Object.Name)+"-consim-validation.html")
+		if rendered, err = renderReport(ctx, progress, in); err != nil {
 			return nil, err
 		}
-		out["validation_summary"] = map[string]any{"reference_mean": rep.Summary.ReferenceMean, "mean": rep.Summary.Mean}
-		out["validation_report"] = map[string]any{"reference": fileURL, "name": path.Base(file)}
-		out["links"] = links
 	}
 
 	progress(96, "writing the results")
@@ -455,6 +455,17 @@ func (pl *consimPlan) Run(ctx context.Context, progress func(int, string)) (any,
 	w, err := commit(ctx, pl.env, sim.target, ref, pl.req.User, writes)
 	if err != nil {
 		return nil, err
+	}
+	if rendered != nil {
+		progress(98, "storing the report")
+		rp := &reportPlan{env: pl.env, req: pl.req}
+		fileURL, links, err := rp.storeReport(ctx, rendered, ref.Org, ref.Workspace, reportFile)
+		if err != nil {
+			return nil, err
+		}
+		out["validation_summary"] = map[string]any{"reference_mean": rendered.rep.Summary.ReferenceMean, "mean": rendered.rep.Summary.Mean}
+		out["validation_report"] = map[string]any{"reference": fileURL, "name": path.Base(reportFile)}
+		out["links"] = links
 	}
 	list := w.Object.AttributeLists()[0]
 	attr := func(name string) map[string]any {

@@ -51,16 +51,16 @@ type consimOutputs struct {
 }
 
 // newConsimOutputs opens the blobs of the statistics ops (and, with econ, of
-// the keys of the loss classification, in a column named keysColumn) of an
+// the keys of the loss classification) of an
 // ensemble of cells cells and reals realisations in workspace (org, ws).
 // The caller calls abort when it does not reach finish.
-func newConsimOutputs(ctx context.Context, env *Env, org, ws string, ops ensemble.Operations, econ *ensemble.Economics, keysColumn string, cells, reals int) (*consimOutputs, error) {
+func newConsimOutputs(ctx context.Context, env *Env, org, ws string, ops ensemble.Operations, econ *ensemble.Economics, cells, reals int) (*consimOutputs, error) {
 	o := &consimOutputs{ops: ops, econ: econ, cells: cells, reals: reals}
 	if err := o.grow(ctx, 0); err != nil {
 		return nil, err
 	}
-	for _, out := range o.outs {
-		b, err := openBlob(ctx, env, org, ws, objects.Float64Types(1), []string{columnName(out.Name)})
+	for range o.outs {
+		b, err := openBlob(ctx, env, org, ws, objects.Float64Types(1), []string{valuesColumn})
 		if err != nil {
 			o.abort()
 			return nil, err
@@ -68,7 +68,7 @@ func newConsimOutputs(ctx context.Context, env *Env, org, ws string, ops ensembl
 		o.stats = append(o.stats, b)
 	}
 	if econ != nil {
-		b, err := openBlob(ctx, env, org, ws, []objects.DataType{objects.TypeInt32}, []string{columnName(keysColumn)})
+		b, err := openBlob(ctx, env, org, ws, []objects.DataType{objects.TypeInt32}, []string{valuesColumn})
 		if err != nil {
 			o.abort()
 			return nil, err

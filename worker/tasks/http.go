@@ -190,7 +190,8 @@ func (c *compute) submit(w http.ResponseWriter, r *http.Request, topic string) {
 	}
 	spec := jobs.Spec{Org: org, Topic: topic, Task: task, User: principal.User.ID, Workspace: workspace, Memory: needs.Memory, Request: queued}
 	rec, err := c.opts.Jobs.Submit(spec, func(ctx context.Context, progress func(int, string)) (any, error) {
-		return plan.Run(geostat.WithWorkers(ctx, env.Threads), progress)
+		out, err := plan.Run(geostat.WithWorkers(ctx, env.Threads), progress)
+		return out, runError(err)
 	})
 	switch {
 	case errors.Is(err, jobs.ErrBusy):

@@ -166,15 +166,11 @@ func (ep *endpoints) mapColumn(ctx context.Context, env *Env, req Request, tgt T
 // new version. keep (nil: every row) is the target filter's selection: the
 // other rows keep their values on update and get no value on create.
 func writeSingle(ctx context.Context, env *Env, target *Version, t Target, user store.User, values []float64, keep []bool) (*written, error) {
-	name := t.Name
-	if name == "" {
-		name = "values"
-	}
 	ref := ObjectRef{Org: t.Object.Org, Workspace: t.Object.Workspace, ObjectID: target.ObjectID}
 	if keep != nil {
 		return commit(ctx, env, target, ref, user, []attributeWrite{{Target: attributeTarget(t), Column: values, Keep: keep}})
 	}
-	key, err := storeFloat64(ctx, env, ref.Org, ref.Workspace, [][]float64{values}, []string{name})
+	key, err := storeFloat64(ctx, env, ref.Org, ref.Workspace, [][]float64{values}, []string{valuesColumn})
 	if err != nil {
 		return nil, err
 	}

@@ -135,11 +135,7 @@ func (pl *krigingPlan) Run(ctx context.Context, progress func(int, string)) (any
 			writes[i].Merge = i > 0 && p.Target.Update != ""
 			continue
 		}
-		colName := pl.name
-		if i > 0 {
-			colName = writes[i].Target.Name
-		}
-		key, err := storeFloat64(ctx, pl.env, ws.Org, ws.Workspace, cols[i:i+1], []string{colName})
+		key, err := storeFloat64(ctx, pl.env, ws.Org, ws.Workspace, cols[i:i+1], []string{valuesColumn})
 		if err != nil {
 			return nil, err
 		}

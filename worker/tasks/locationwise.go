@@ -303,7 +303,7 @@ func (pl *locationWisePlan) Run(ctx context.Context, progress func(int, string))
 func storeOutputs(ctx context.Context, env *Env, org, ws string, outs []ensemble.Output, cells int) ([]attributeWrite, error) {
 	writes := make([]attributeWrite, len(outs))
 	for i, o := range outs {
-		key, err := storeFloat64(ctx, env, org, ws, [][]float64{o.Values}, []string{columnName(o.Name)})
+		key, err := storeFloat64(ctx, env, org, ws, [][]float64{o.Values}, []string{valuesColumn})
 		if err != nil {
 			return nil, err
 		}
@@ -319,12 +319,13 @@ func statisticWrite(name, key string, cells int) attributeWrite {
 		Values: objects.ContinuousValues{Data: key, Length: int64(cells), Width: 1}}
 }
 
-// columnName is the Parquet column name of an attribute's values: its name
-// with the dots Parquet paths reserve replaced by underscores (column names
-// are not normative, docs/objects.md 3).
-func columnName(name string) string {
-	if name == "" {
-		return "values"
-	}
-	return strings.ReplaceAll(name, ".", "_")
-}
+// valuesColumn is the Parquet column name of every single-column attribute
+// blob the tasks write (values, and a category's keys). It is fixed, never
+// derived from the attribute's name: attribute names are the user's (any
+// string the schemas allow), Parquet column names are internal and carry no
+// meaning (column order is normative, names are not, docs/objects.md 3).
+const valuesColumn = "values"
+
+// realisationPrefix prefixes the Parquet column names of the ensemble blobs
+// the tasks write (r_0, r_1, ...), fixed for the same reason.
+const realisationPrefix = "r"

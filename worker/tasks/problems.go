@@ -53,3 +53,20 @@ func (p *problems) err() error {
 	}
 	return &ValidationError{Params: p.list}
 }
+
+// runError is the error a job's run ends with: a full disk met while the
+// job writes (ENOSPC or EDQUOT in err's chain, or a 507 from the object
+// store, local or upstream) is 507 insufficient-storage, "writing the job's
+// output: no space left on device", never 500 task-failed; the target is
+// left as it was (the version is committed last). The admission check at
+// submit answers 422 for an output known not to fit. Other errors are
+// returned as they are.
+func runError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if problem.NoSpace(err) || problem.StatusOf(err) == http.StatusInsufficientStorage {
+		return problem.InsufficientStorage(problem.ComputeInsufficientStorage, "writing the job's output", err)
+	}
+	return err
+}

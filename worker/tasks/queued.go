@@ -65,7 +65,8 @@ func Rebuilder(opts ComputeOptions) func(rec jobs.Record, request []byte) (jobs.
 			if err != nil {
 				return nil, err
 			}
-			return plan.Run(geostat.WithWorkers(ctx, env.Threads), progress)
+			out, err := plan.Run(geostat.WithWorkers(ctx, env.Threads), progress)
+			return out, runError(err)
 		}, nil
 	}
 }

@@ -312,31 +312,61 @@ func safeName(n string) string {
 // this version of the page in a browser without a token, and "dashboard",
 // the worker route that shows the latest version to a caller with a token.
 func (pl *reportPlan) writeReport(ctx context.Context, progress func(int, string), in *report.Input, org, ws, file string) (*report.Report, string, map[string]any, error) {
-	progress(75, "computing the report")
-	rep, err := report.Compute(ctx, in, scaleProgress(progress, 75, 92, "computing the report"))
+	r, err := renderReport(ctx, progress, in)
 	if err != nil {
-		return nil, "", nil, err
-	}
-	var page, doc bytes.Buffer
-	if err := rep.WriteHTML(&page); err != nil {
-		return nil, "", nil, err
-	}
-	if err := rep.WriteJSON(&doc); err != nil {
 		return nil, "", nil, err
 	}
 	progress(95, "storing the report")
-	id, ver, err := pl.env.Files.PutFile(ctx, org, ws, file, &page, "text/html; charset=utf-8", pl.req.User)
-	if err != nil {
-		return nil, "", nil, fmt.Errorf("storing the report: %w", err)
-	}
-	jsonPath := strings.TrimSuffix(file, path.Ext(file)) + ".json"
-	if _, _, err := pl.env.Files.PutFile(ctx, org, ws, jsonPath, &doc, "application/json", pl.req.User); err != nil {
-		return nil, "", nil, fmt.Errorf("storing the report data: %w", err)
-	}
-	view, err := pl.env.Files.ViewURL(pl.env.PublicURL, org, ws, id, ver)
+	fileURL, links, err := pl.storeReport(ctx, r, org, ws, file)
 	if err != nil {
 		return nil, "", nil, err
 	}
+	return r.rep, fileURL, links, nil
+}
+
+// renderedReport is a computed report and its page and JSON, not stored
+// yet.
+type renderedReport struct {
+	rep       *report.Report
+	page, doc []byte
+}
+
+// renderReport computes the report and renders its page and JSON (progress
+// 75 to 92). Nothing is stored: a job that writes objects too stores the
+// report after them (storeReport), so that no report is ever visible for
+// results that were not committed.
+func renderReport(ctx context.Context, progress func(int, string), in *report.Input) (*renderedReport, error) {
+	progress(75, "computing the report")
+	rep, err := report.Compute(ctx, in, scaleProgress(progress, 75, 92, "computing the report"))
+	if err != nil {
+		return nil, err
+	}
+	var page, doc bytes.Buffer
+	if err := rep.WriteHTML(&page); err != nil {
+		return nil, err
+	}
+	if err := rep.WriteJSON(&doc); err != nil {
+		return nil, err
+	}
+	return &renderedReport{rep: rep, page: page.Bytes(), doc: doc.Bytes()}, nil
+}
+
+// storeReport stores a rendered report's page at file (and its JSON next to
+// it) in the file area, and returns the API URL of the stored page and the
+// result's links (see writeReport).
+func (pl *reportPlan) storeReport(ctx context.Context, r *renderedReport, org, ws, file string) (string, map[string]any, error) {
+	id, ver, err := pl.env.Files.PutFile(ctx, org, ws, file, bytes.NewReader(r.page), "text/html; charset=utf-8", pl.req.User)
+	if err != nil {
+		return "", nil, fmt.Errorf("storing the report: %w", err)
+	}
+	jsonPath := strings.TrimSuffix(file, path.Ext(file)) + ".json"
+	if _, _, err := pl.env.Files.PutFile(ctx, org, ws, jsonPath, bytes.NewReader(r.doc), "application/json", pl.req.User); err != nil {
+		return "", nil, fmt.Errorf("storing the report data: %w", err)
+	}
+	view, err := pl.env.Files.ViewURL(pl.env.PublicURL, org, ws, id, ver)
+	if err != nil {
+		return "", nil, err
+	}
 	links := map[string]any{"view": view, "dashboard": pl.env.Files.DashboardURL(pl.env.PublicURL, org, ws, id)}
-	return rep, pl.env.Files.FileURL(pl.env.PublicURL, org, ws, id, ver), links, nil
+	return pl.env.Files.FileURL(pl.env.PublicURL, org, ws, id, ver), links, nil
 }

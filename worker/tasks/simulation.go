@@ -252,7 +252,7 @@ func (s *simulation) run(ctx context.Context, env *Env, progress func(int, strin
 		}
 	}()
 	for i, n := range names {
-		b, err := openBlob(ctx, env, ws.Org, ws.Workspace, objects.Float64Types(save), objects.EnsembleColumnNames(n, save))
+		b, err := openBlob(ctx, env, ws.Org, ws.Workspace, objects.Float64Types(save), objects.EnsembleColumnNames(realisationPrefix, save))
 		if err != nil {
 			return nil, err
 		}

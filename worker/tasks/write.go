@@ -189,11 +189,7 @@ func commit(ctx context.Context, env *Env, prepared *Version, ref ObjectRef, use
 				if err != nil {
 					return nil, err
 				}
-				name := w.Target.Name
-				if name == "" {
-					name = "values"
-				}
-				key, err := storeFloat64(ctx, env, ref.Org, ref.Workspace, [][]float64{col}, []string{name})
+				key, err := storeFloat64(ctx, env, ref.Org, ref.Workspace, [][]float64{col}, []string{valuesColumn})
 				if err != nil {
 					return nil, err
 				}
