@@ -245,7 +245,9 @@ func TestDifferentDigestFailsJob(t *testing.T) {
 	require.NoError(t, err)
 	kv, err := js.KeyValue(cluster.BucketName)
 	require.NoError(t, err)
-	_, err = kv.Create("done."+job+".s1", []byte(cluster.Digest([]byte("other bytes"))))
+	msg, err := js.GetLastMsg(cluster.StreamName, "shard."+job+".s1")
+	require.NoError(t, err)
+	_, err = kv.Create("done."+job+".s1", cluster.DoneValue(string(msg.Data), job, "s1", cluster.Digest([]byte("other bytes"))))
 	require.NoError(t, err)
 
 	ev := newEvents()
@@ -555,7 +557,11 @@ func TestLostAckNotRecomputed(t *testing.T) {
 	// ack was lost.
 	js, err := nc.JetStream()
 	require.NoError(t, err)
-	_, err = js.Publish("shard."+job+".k", []byte("k"))
+	kv, err := js.KeyValue(cluster.BucketName)
+	require.NoError(t, err)
+	key, err := kv.Get("key." + job)
+	require.NoError(t, err)
+	_, err = js.Publish("shard."+job+".k", []byte(cluster.ShardToken(key.Value(), "k")))
 	require.NoError(t, err)
 	require.Equal(t, "skipped", next().Outcome)
 	stop()
