@@ -41,8 +41,9 @@ type ServerOptions struct {
 	Name string
 	// Dir holds the JetStream state (the worker uses DATA/nats).
 	Dir string
-	// Listen is "HOST:PORT" for other workers to connect to; empty means no
-	// listening port at all (in-process connections only). A listening
+	// Listen is "HOST:PORT" for other workers to connect to (port 0: any
+	// free port, see the server's ClientURL); empty means no listening
+	// port at all (in-process connections only). A listening
 	// server needs Users (or InsecureNoAuth).
 	Listen string
 	// Users are the credentials the server accepts (NKeys, each with the
@@ -112,6 +113,9 @@ func StartServer(o ServerOptions) (*server.Server, error) {
 			return nil, err
 		}
 		opts.Host, opts.Port = host, port
+		if port == 0 { // any free port (nats-server's 0 means 4222)
+			opts.Port = server.RANDOM_PORT
+		}
 	}
 	if len(o.Users) > 0 {
 		opts.Nkeys = natsauth.ServerUsers(o.Users)
@@ -123,6 +127,9 @@ func StartServer(o ServerOptions) (*server.Server, error) {
 		host, port, err := splitHostPort("cluster listen", o.ClusterListen)
 		if err != nil {
 			return nil, err
+		}
+		if port == 0 {
+			port = server.RANDOM_PORT
 		}
 		opts.Cluster = server.ClusterOpts{Name: o.ClusterName, Host: host, Port: port}
 		if o.RoutePassword != "" {

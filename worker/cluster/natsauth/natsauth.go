@@ -104,6 +104,11 @@ func Permissions(role string) *server.Permissions {
 				"$JS.API.DIRECT.GET." + objShardStream + ".$O." + objectBucket + ".M.>",
 				"$JS.API.CONSUMER.CREATE." + objShardStream + ".*.$O." + objectBucket + ".C.>",
 				"$JS.FC." + objShardStream + ".>",
+				// Delete those watchers when done (the streams of the
+				// bucket and the object store have no durable consumers;
+				// ephemeral names are random and cannot be listed).
+				"$JS.API.CONSUMER.DELETE." + kvShardStream + ".*",
+				"$JS.API.CONSUMER.DELETE." + objShardStream + ".*",
 				"$O." + objectBucket + ".C.>", "$O." + objectBucket + ".M.>",
 			}},
 			Subscribe: &server.SubjectPermission{Allow: []string{InboxPrefix(RoleCompute) + ".>"}},
