@@ -186,7 +186,7 @@ func TestAuthComputeLeastPrivilege(t *testing.T) {
 	}
 	forbidden := []struct {
 		what, subject string
-		do           func() error
+		do            func() error
 	}{
 		{"delete the shard stream", "$JS.API.STREAM.DELETE." + cluster.StreamName, func() error {
 			c, cancel := short()
