@@ -27,6 +27,12 @@ import (
 // with an api key of its own, as a listening worker does.
 func authServer(t *testing.T, ctx context.Context, tlsFiles *natsauth.TLSFiles) (*server.Server, natsauth.Credentials, *cluster.Queue, *nats.Conn) {
 	t.Helper()
+	return authServerConfig(t, ctx, tlsFiles, cluster.Config{AckWait: 2 * time.Second})
+}
+
+// authServerConfig is authServer with the shard queue's configuration.
+func authServerConfig(t *testing.T, ctx context.Context, tlsFiles *natsauth.TLSFiles, cfg cluster.Config) (*server.Server, natsauth.Credentials, *cluster.Queue, *nats.Conn) {
+	t.Helper()
 	creds, err := natsauth.NewCredentials(filepath.Join(t.TempDir(), "creds"))
 	require.NoError(t, err)
 	users, err := natsauth.ReadUsers(creds.Users)
@@ -45,7 +51,7 @@ func authServer(t *testing.T, ctx context.Context, tlsFiles *natsauth.TLSFiles) 
 	nc, err := cluster.ConnectInProcess(ns, "api", local.Option())
 	require.NoError(t, err)
 	t.Cleanup(nc.Close)
-	q, err := cluster.Open(ctx, nc, cluster.Config{AckWait: 2 * time.Second})
+	q, err := cluster.Open(ctx, nc, cfg)
 	require.NoError(t, err)
 	_, err = jskv.Open(ctx, nc, jskv.Config{})
 	require.NoError(t, err)
@@ -361,4 +367,87 @@ func TestAuthTLS(t *testing.T) {
 	require.NoError(t, err)
 	_, err = connectAs(t, ns.ClientURL(), creds.Compute, natsauth.RoleCompute, nil, wrong)
 	require.ErrorContains(t, err, "certificate")
+}
+
+// A compute worker that joins before any api worker waits until one has
+// created the queue, then binds to it; a shard that dies on compute
+// workers (which do not reap) is failed by the api worker's reaper.
+func TestAuthComputeBindsAndAPIReaps(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	creds, err := natsauth.NewCredentials(filepath.Join(t.TempDir(), "creds"))
+	require.NoError(t, err)
+	users, err := natsauth.ReadUsers(creds.Users)
+	require.NoError(t, err)
+	ns, err := cluster.StartServer(cluster.ServerOptions{Dir: t.TempDir(), Listen: "127.0.0.1:0", Users: users})
+	require.NoError(t, err)
+	t.Cleanup(ns.Shutdown)
+	v := &violations{}
+	cnc, err := connectAs(t, ns.ClientURL(), creds.Compute, natsauth.RoleCompute, v)
+	require.NoError(t, err)
+	bound := make(chan *cluster.Queue, 1)
+	go func() {
+		cq, err := cluster.Open(ctx, cnc, cluster.Config{Bind: true})
+		assert.NoError(t, err)
+		bound <- cq
+	}()
+	select {
+	case <-bound:
+		t.Fatal("bound before any api worker created the queue")
+	case <-time.After(1500 * time.Millisecond): // a bounded wait: the binder retries every second
+	}
+	anc, err := connectAs(t, ns.ClientURL(), creds.API, natsauth.RoleAPI, nil)
+	require.NoError(t, err)
+	q, err := cluster.Open(ctx, anc, cluster.Config{AckWait: time.Second, MaxDeliver: 2})
+	require.NoError(t, err)
+	var cq *cluster.Queue
+	select {
+	case cq = <-bound:
+	case <-ctx.Done():
+		t.Fatal("the compute worker never bound")
+	}
+	require.NotNil(t, cq)
+
+	const job = "job-dies-on-compute"
+	require.NoError(t, q.Submit(ctx, job, json.RawMessage(`{}`), []string{"only"}))
+	for attempt := 1; attempt <= 2; attempt++ {
+		wctx, kill := context.WithCancel(ctx)
+		taken := make(chan struct{}, 1)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = cq.Work(wctx, func(ctx context.Context, _ string, _ json.RawMessage, _ string) ([]byte, error) {
+				taken <- struct{}{}
+				<-ctx.Done()
+				return nil, ctx.Err()
+			}, nil)
+		}()
+		select {
+		case <-taken:
+		case <-ctx.Done():
+			t.Fatalf("delivery %d never came", attempt)
+		}
+		kill()
+		<-done
+	}
+	// A healthy compute worker's fetch makes the server give up on the
+	// message (the advisory); the api worker's reaper fails the job.
+	rctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); q.Reap(rctx) }()
+	go func() {
+		defer wg.Done()
+		_ = cq.Work(rctx, func(context.Context, string, json.RawMessage, string) ([]byte, error) {
+			return nil, errors.New("a third delivery must not happen")
+		}, nil)
+	}()
+	st, err := q.Wait(ctx, job, nil)
+	stop()
+	wg.Wait()
+	require.NoError(t, err)
+	assert.Equal(t, "shard only: delivered 2 times without completing (workers killed or stalled each time)", st.Failed)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	assert.Empty(t, v.all, "compute workers asked for nothing they may not do")
 }

@@ -43,9 +43,9 @@ const (
 	RoleCompute = "compute"
 )
 
-// Names of the JetStream assets the permissions name. They are those of
-// packages cluster and jskv (tested against them there; this package
-// cannot import them).
+// Names of the JetStream assets the permissions name: those of package
+// cluster, which imports this one (its tests run compute workers under
+// these permissions).
 const (
 	shardStream    = "GEOSTAT_SHARDS"
 	shardConsumer  = "compute"
