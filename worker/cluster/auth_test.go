@@ -312,6 +312,18 @@ func TestAuthComputeLeastPrivilege(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, info.State.Msgs, "no job was queued")
 
+	// Not even an api credential may delete the queues.
+	anc, err := connectAs(t, url, creds.API, natsauth.RoleAPI, v)
+	require.NoError(t, err)
+	ajs, err := jetstream.New(anc)
+	require.NoError(t, err)
+	dctx, dcancel := context.WithTimeout(ctx, 1500*time.Millisecond)
+	require.Error(t, ajs.DeleteStream(dctx, jskv.Stream))
+	dcancel()
+	assert.True(t, v.seen("$JS.API.STREAM.DELETE."+jskv.Stream))
+	_, err = apiJS.Stream(ctx, jskv.Stream)
+	require.NoError(t, err, "the job stream is still there")
+
 	// A done record forged for a shard not delivered to the credential is
 	// refused by the api worker: it lacks the HMAC of the shard's token.
 	kv, err := js.KeyValue(ctx, cluster.BucketName)
