@@ -333,6 +333,39 @@ func TestAuthComputeLeastPrivilege(t *testing.T) {
 	require.NoError(t, err, "compute workers write done records")
 	_, err = q.Result(ctx, job, "b")
 	require.ErrorIs(t, err, cluster.ErrForgedResult)
+
+	// A done record forged before the shard is computed: the worker the
+	// shard is delivered to computes it and replaces the record, and the
+	// api worker reads the true result.
+	const job2 = "job-auth-forged-first"
+	require.NoError(t, q.Submit(ctx, job2, json.RawMessage(`{"n":2}`), []string{"c"}))
+	_, err = kv.Put(ctx, "done."+job2+".c", cluster.DoneValue("guessed-token", job2, "c", cluster.Digest(forged)))
+	require.NoError(t, err)
+	ev2 := newEvents()
+	wctx, stop = context.WithCancel(ctx)
+	go func() {
+		worked <- cq.Work(wctx, func(_ context.Context, _ string, spec json.RawMessage, key string) ([]byte, error) {
+			return []byte(key + string(spec)), nil
+		}, ev2.add)
+	}()
+	for handled := false; !handled; {
+		select {
+		case e := <-ev2.ch:
+			// (a redelivery of the first job's shard b, whose done record
+			// was forged above, may come first: it is replaced the same way)
+			if e.Job == job2 {
+				assert.Equal(t, "done", e.Outcome, "%v", e.Err)
+				handled = true
+			}
+		case <-ctx.Done():
+			t.Fatal("the shard was not handled")
+		}
+	}
+	stop()
+	require.NoError(t, <-worked)
+	res, err = q.Result(ctx, job2, "c")
+	require.NoError(t, err)
+	assert.Equal(t, `c{"n":2}`, string(res))
 }
 
 // With TLS on the port, a worker verifying the server with the CA joins
