@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -238,3 +239,26 @@ func connectNATS(t *testing.T, addr, seed, role string) *nats.Conn {
 
 // jobURL is the job URL of a job status URL.
 func jobURL(statusURL string) string { return statusURL[:len(statusURL)-len("/status")] }
+
+// A worker joining a listening api worker without a credential, or with
+// one the users file does not list, is refused and told which flag to
+// give; a worker asked to listen without users refuses to start.
+func TestClusterJoinNeedsCredentials(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	natsAddr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	creds := natsCredentials(t)
+	start(t, t.TempDir(), service.Options{Cluster: service.ClusterOptions{Listen: natsAddr, Users: creds.Users, Role: service.RoleAPI}})
+
+	_, err = service.New(testOptions(t.TempDir(), service.Options{Cluster: service.ClusterOptions{NATS: "nats://" + natsAddr, Role: service.RoleAPI}}))
+	require.ErrorContains(t, err, "the server requires a credential: give -nats-credentials FILE (the api.nk")
+	stranger := natsCredentials(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err = service.RunCompute(ctx, service.ClusterOptions{NATS: "nats://" + natsAddr, Role: service.RoleCompute, Credentials: stranger.Compute}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.ErrorContains(t, err, "the server refused the credential of -nats-credentials "+stranger.Compute)
+
+	_, err = service.New(testOptions(t.TempDir(), service.Options{Cluster: service.ClusterOptions{Listen: "127.0.0.1:0"}}))
+	require.ErrorContains(t, err, "-nats-listen 127.0.0.1:0 needs -nats-users FILE")
+}
