@@ -29,7 +29,8 @@ const (
 	// ConsumerName is the durable pull consumer shared by compute workers.
 	ConsumerName = "compute"
 	// BucketName is the key-value bucket of job state: "job.<job>" (the
-	// job record), "done.<job>.<shard>" (the result's SHA-256),
+	// job record), "done.<job>.<shard>" (the result's SHA-256 and its
+	// HMAC, see Submit),
 	// "fail.<job>" (why the job failed), "cancel.<job>",
 	// "big.<job>.<shard>" (why a worker refused a shard too large for it)
 	// and "key.<job>" (the job's secret, see Submit; compute credentials
