@@ -238,6 +238,12 @@ func TestNATSCredentialFlags(t *testing.T) {
 	_, stderr := p.output()
 	assert.Contains(t, stderr, "file exists")
 
+	p = startProc(t, t.TempDir(), "-nats-server-config", filepath.Join(dir, "users.json"))
+	require.Equal(t, 0, p.wait(t))
+	stdout, _ := p.output()
+	assert.True(t, strings.HasPrefix(stdout, "authorization: {"), "%s", stdout)
+	assert.Contains(t, stdout, `"$JS.API.CONSUMER.MSG.NEXT.GEOSTAT_SHARDS.compute"`)
+
 	open := startProc(t, t.TempDir(), "-data", t.TempDir(), "-addr", "127.0.0.1:0", "-nats-listen", "127.0.0.1:0", "-nats-insecure-no-auth")
 	open.waitFor(t, "INSECURE: -nats-insecure-no-auth")
 	open.waitFor(t, "geostat worker listening")

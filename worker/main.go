@@ -70,7 +70,8 @@ func run(args []string) int {
 	fs.StringVar(&opts.Cluster.TLSKey, "nats-tls-key", "", "with -nats-listen: PEM private key of -nats-tls-cert")
 	fs.StringVar(&opts.Cluster.TLSCA, "nats-tls-ca", "", "with -nats: PEM CA certificate the NATS server's certificate is verified with; the connection then uses TLS")
 	fs.BoolVar(&opts.Cluster.InsecureNoAuth, "nats-insecure-no-auth", false, "with -nats-listen: accept anyone on the NATS port, without credentials (a private laptop only: whoever reaches the port can read every queued request and run any job)")
-	var newCreds, tlsHosts string
+	var newCreds, tlsHosts, serverConfig string
+	fs.StringVar(&serverConfig, "nats-server-config", "", "print the authorization block of a nats-server configuration admitting the users of this users file (-nats-users) with the permissions of their roles, and exit: for a NATS server of your own joined with -nats")
 	fs.StringVar(&newCreds, "nats-new-credentials", "", "write new NATS credentials in DIR and exit: users.json (for -nats-users), api.nk and compute.nk (for -nats-credentials), mode 0600; with -nats-tls-hosts also a CA and a server certificate")
 	fs.StringVar(&tlsHosts, "nats-tls-hosts", "", "with -nats-new-credentials: comma-separated host names or IP addresses joining workers dial; writes ca.pem (for -nats-tls-ca), server-cert.pem and server-key.pem (for -nats-tls-cert, -nats-tls-key), valid 2 years")
 	fs.StringVar(&opts.Cluster.Role, "role", service.RoleAll, "with -nats or -nats-listen: all (serve HTTP, assemble and compute shards), api (serve HTTP and assemble) or compute (only compute shards; needs -nats, serves no HTTP and reads no objects)")
@@ -95,6 +96,20 @@ func run(args []string) int {
 	if newCreds != "" {
 		if err := newCredentials(os.Stdout, newCreds, tlsHosts); err != nil {
 			fmt.Fprintln(os.Stderr, "geostat: -nats-new-credentials:", err)
+			return 1
+		}
+		return 0
+	}
+	if serverConfig != "" {
+		users, err := natsauth.ReadUsers(serverConfig)
+		if err == nil {
+			var conf []byte
+			if conf, err = natsauth.ServerConfig(users); err == nil {
+				_, err = os.Stdout.Write(conf)
+			}
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "geostat: -nats-server-config:", err)
 			return 1
 		}
 		return 0

@@ -299,3 +299,34 @@ func IsAuthError(err error) bool {
 	return errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) ||
 		(err != nil && strings.Contains(strings.ToLower(err.Error()), "authorization violation"))
 }
+
+// ServerConfig is the authorization block of a nats-server configuration
+// file ("authorization: " and a JSON object, which the configuration
+// syntax accepts; a file of its own can be included) admitting users with
+// the permissions of their roles: for a NATS server or cluster of your own
+// that the workers join with -nats.
+func ServerConfig(users []User) ([]byte, error) {
+	if err := CheckUsers(users); err != nil {
+		return nil, fmt.Errorf("natsauth: %w", err)
+	}
+	type confUser struct {
+		NKey        string              `json:"nkey"`
+		Permissions *server.Permissions `json:"permissions"`
+	}
+	var conf struct {
+		Users []confUser `json:"users"`
+	}
+	for _, u := range users {
+		conf.Users = append(conf.Users, confUser{NKey: u.NKey, Permissions: Permissions(u.Role)})
+	}
+	// No HTML escapes: the configuration syntax knows no \u (">").
+	var buf bytes.Buffer
+	buf.WriteString("authorization: ")
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(conf); err != nil {
+		return nil, fmt.Errorf("natsauth: %w", err)
+	}
+	return buf.Bytes(), nil
+}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -75,5 +76,26 @@ func TestNewTLS(t *testing.T) {
 	_, err = natsauth.ClientTLS(f.Key)
 	require.ErrorContains(t, err, "no PEM certificate")
 	_, err = natsauth.ServerTLS(f.Cert, "")
+	require.Error(t, err)
+}
+
+// The authorization block of ServerConfig is read by nats-server as NKey
+// users with the permissions of their roles.
+func TestServerConfig(t *testing.T) {
+	c, err := natsauth.NewCredentials(filepath.Join(t.TempDir(), "creds"))
+	require.NoError(t, err)
+	users, err := natsauth.ReadUsers(c.Users)
+	require.NoError(t, err)
+	conf, err := natsauth.ServerConfig(users)
+	require.NoError(t, err)
+	var opts server.Options
+	require.NoError(t, opts.ProcessConfigString(string(conf)))
+	require.Len(t, opts.Nkeys, 2)
+	for i, u := range users {
+		assert.Equal(t, u.NKey, opts.Nkeys[i].Nkey)
+		assert.Equal(t, natsauth.Permissions(u.Role).Publish, opts.Nkeys[i].Permissions.Publish, u.Role)
+		assert.Equal(t, natsauth.Permissions(u.Role).Subscribe, opts.Nkeys[i].Permissions.Subscribe, u.Role)
+	}
+	_, err = natsauth.ServerConfig(nil)
 	require.Error(t, err)
 }
