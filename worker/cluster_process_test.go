@@ -106,12 +106,18 @@ func TestClusterWorkersKilledComputeProcess(t *testing.T) {
 	require.NoError(t, ref.cmd.Process.Signal(syscall.SIGTERM))
 	require.Equal(t, 0, ref.wait(t))
 
+	// Credentials and TLS files, written by the worker's own helper.
+	creds := filepath.Join(t.TempDir(), "creds")
+	gen := startProc(t, t.TempDir(), "-nats-new-credentials", creds, "-nats-tls-hosts", "127.0.0.1")
+	require.Equal(t, 0, gen.wait(t))
 	natsAddr := freeAddr(t)
 	data := t.TempDir()
 	common := []string{"-shard-size", "1KiB", "-shard-ack-wait", "2s"} // one realisation per shard: 10 shards
-	api := startProc(t, t.TempDir(), append([]string{"-data", data, "-addr", "127.0.0.1:0", "-demo", "-role", "api", "-nats-listen", natsAddr}, common...)...)
+	api := startProc(t, t.TempDir(), append([]string{"-data", data, "-addr", "127.0.0.1:0", "-demo", "-role", "api", "-nats-listen", natsAddr,
+		"-nats-users", filepath.Join(creds, "users.json"), "-nats-tls-cert", filepath.Join(creds, "server-cert.pem"), "-nats-tls-key", filepath.Join(creds, "server-key.pem")}, common...)...)
 	base := api.url(t)
-	computeArgs := append([]string{"-role", "compute", "-nats", "nats://" + natsAddr}, common...)
+	computeArgs := append([]string{"-role", "compute", "-nats", "nats://" + natsAddr,
+		"-nats-credentials", filepath.Join(creds, "compute.nk"), "-nats-tls-ca", filepath.Join(creds, "ca.pem")}, common...)
 	// The victim computes one shard at a time (its second shard starts once
 	// its first is computed, while that one's result is stored); the other
 	// two at once (-max-jobs default).
@@ -171,7 +177,7 @@ func TestClusterWorkersKilledComputeProcess(t *testing.T) {
 	// One worker of role all with its embedded server listening computes
 	// the shards itself: the same bytes again.
 	allData := t.TempDir()
-	all := startProc(t, t.TempDir(), append([]string{"-data", allData, "-addr", "127.0.0.1:0", "-demo", "-nats-listen", freeAddr(t)}, common...)...)
+	all := startProc(t, t.TempDir(), append([]string{"-data", allData, "-addr", "127.0.0.1:0", "-demo", "-nats-listen", freeAddr(t), "-nats-users", filepath.Join(creds, "users.json")}, common...)...)
 	assert.Equal(t, want, runSimulation(t, all.url(t), allData))
 	_, allLog := all.output()
 	assert.Len(t, shardDoneRE.FindAllString(allLog, -1), 10, "the worker computed the 10 shards:\n%s", allLog)
@@ -194,6 +200,11 @@ func TestClusterFlags(t *testing.T) {
 		{[]string{"-role", "compute"}, 2, "-role compute needs -nats or -nats-listen"},
 		{[]string{"-role", "compute", "-nats-listen", "127.0.0.1:0"}, 1, "-role compute joins a NATS server (-nats); it embeds none"},
 		{[]string{"-nats", "nats://127.0.0.1:1", "-nats-listen", "127.0.0.1:0"}, 1, "-nats and -nats-listen exclude each other"},
+		{[]string{"-nats-listen", "127.0.0.1:0"}, 1, "-nats-listen 127.0.0.1:0 needs -nats-users FILE"},
+		{[]string{"-nats-listen", "127.0.0.1:0", "-nats-users", "u.json", "-nats-credentials", "c.nk"}, 1, "-nats-credentials and -nats-tls-ca are for a worker joining with -nats"},
+		{[]string{"-nats", "nats://127.0.0.1:1", "-nats-users", "u.json"}, 1, "are for the worker whose embedded server listens"},
+		{[]string{"-nats-listen", "127.0.0.1:0", "-nats-users", "missing.json"}, 1, "-nats-users: natsauth: users file"},
+		{[]string{"-nats-tls-hosts", "h"}, 2, "-nats-tls-hosts goes with -nats-new-credentials"},
 		{[]string{"-shard-size", "lots"}, 2, `-shard-size: "lots" is not a size`},
 		{[]string{"-shard-cells", "0"}, 2, "-shard-cells 0: want at least 1"},
 	} {
@@ -205,4 +216,37 @@ func TestClusterFlags(t *testing.T) {
 	}
 	_, err := os.Stat(filepath.Join(data, "nats"))
 	assert.True(t, os.IsNotExist(err), "no NATS state was created")
+}
+
+// -nats-new-credentials writes the users file and the two seed files with
+// mode 0600 and refuses to overwrite them; a worker listening with
+// -nats-insecure-no-auth starts and says loudly that its port is open.
+func TestNATSCredentialFlags(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "creds")
+	p := startProc(t, t.TempDir(), "-nats-new-credentials", dir)
+	require.Equal(t, 0, p.wait(t))
+	for _, name := range []string{"users.json", "api.nk", "compute.nk"} {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), name)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "users.json"))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"role": "compute"`)
+	p = startProc(t, t.TempDir(), "-nats-new-credentials", dir)
+	require.Equal(t, 1, p.wait(t))
+	_, stderr := p.output()
+	assert.Contains(t, stderr, "file exists")
+
+	p = startProc(t, t.TempDir(), "-nats-server-config", filepath.Join(dir, "users.json"))
+	require.Equal(t, 0, p.wait(t))
+	stdout, _ := p.output()
+	assert.True(t, strings.HasPrefix(stdout, "authorization: {"), "%s", stdout)
+	assert.Contains(t, stdout, `"$JS.API.CONSUMER.MSG.NEXT.GEOSTAT_SHARDS.compute"`)
+
+	open := startProc(t, t.TempDir(), "-data", t.TempDir(), "-addr", "127.0.0.1:0", "-nats-listen", "127.0.0.1:0", "-nats-insecure-no-auth")
+	open.waitFor(t, "INSECURE: -nats-insecure-no-auth")
+	open.waitFor(t, "geostat worker listening")
+	require.NoError(t, open.cmd.Process.Signal(syscall.SIGTERM))
+	assert.Equal(t, 0, open.wait(t))
 }

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -21,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/geostat-engine/geostat/worker/cluster/natsauth"
 	"github.com/geostat-engine/geostat/worker/demo"
 	"github.com/geostat-engine/geostat/worker/jobs"
 	"github.com/geostat-engine/geostat/worker/server"
@@ -62,6 +64,16 @@ func run(args []string) int {
 	fs.DurationVar(&opts.ShutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "on SIGINT or SIGTERM, how long running jobs may finish before they are recorded as interrupted")
 	fs.StringVar(&opts.Cluster.NATS, "nats", "", "comma-separated NATS server URLs to join (a NATS server or cluster with JetStream) instead of embedding one (by default the worker embeds one, state in DATA/nats, on no port); job records and queue then live there, and conditional turning-bands simulations and knn, idw, kriging and location-wise on large targets run as shards on the cluster")
 	fs.StringVar(&opts.Cluster.Listen, "nats-listen", "", "HOST:PORT on which the embedded NATS server (state in DATA/nats) accepts other workers (default: no port); conditional turning-bands simulations and knn, idw, kriging and location-wise on large targets then run as shards on the cluster")
+	fs.StringVar(&opts.Cluster.Users, "nats-users", "", "with -nats-listen: JSON users file of the credentials the embedded NATS server accepts (public NKeys and roles; see -nats-new-credentials); required unless -nats-insecure-no-auth")
+	fs.StringVar(&opts.Cluster.Credentials, "nats-credentials", "", "with -nats: NKey seed file this worker signs in with (api.nk for -role all or api, compute.nk for -role compute, from -nats-new-credentials)")
+	fs.StringVar(&opts.Cluster.TLSCert, "nats-tls-cert", "", "with -nats-listen: PEM certificate (chain) of the NATS port; every connection then uses TLS (with -nats-tls-key)")
+	fs.StringVar(&opts.Cluster.TLSKey, "nats-tls-key", "", "with -nats-listen: PEM private key of -nats-tls-cert")
+	fs.StringVar(&opts.Cluster.TLSCA, "nats-tls-ca", "", "with -nats: PEM CA certificate the NATS server's certificate is verified with; the connection then uses TLS")
+	fs.BoolVar(&opts.Cluster.InsecureNoAuth, "nats-insecure-no-auth", false, "with -nats-listen: accept anyone on the NATS port, without credentials (a private laptop only: whoever reaches the port can read every queued request and run any job)")
+	var newCreds, tlsHosts, serverConfig string
+	fs.StringVar(&serverConfig, "nats-server-config", "", "print the authorization block of a nats-server configuration admitting the users of this users file (-nats-users) with the permissions of their roles, and exit: for a NATS server of your own joined with -nats")
+	fs.StringVar(&newCreds, "nats-new-credentials", "", "write new NATS credentials in DIR and exit: users.json (for -nats-users), api.nk and compute.nk (for -nats-credentials), mode 0600; with -nats-tls-hosts also a CA and a server certificate")
+	fs.StringVar(&tlsHosts, "nats-tls-hosts", "", "with -nats-new-credentials: comma-separated host names or IP addresses joining workers dial; writes ca.pem (for -nats-tls-ca), server-cert.pem and server-key.pem (for -nats-tls-cert, -nats-tls-key), valid 2 years")
 	fs.StringVar(&opts.Cluster.Role, "role", service.RoleAll, "with -nats or -nats-listen: all (serve HTTP, assemble and compute shards), api (serve HTTP and assemble) or compute (only compute shards; needs -nats, serves no HTTP and reads no objects)")
 	fs.DurationVar(&opts.Cluster.AckWait, "shard-ack-wait", 60*time.Second, "with a cluster: how long a shard may go without a sign of life from its compute worker before it is redelivered (the same on every worker)")
 	fs.DurationVar(&opts.Cluster.JobAckWait, "job-ack-wait", 60*time.Second, "how long a job may go without a sign of life from the api worker that took it before another takes it (a job that had started then runs again, see -job-max-attempts; the same on every worker)")
@@ -79,6 +91,31 @@ func run(args []string) int {
 	if fs.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "worker: unexpected argument %q (flags only)\n", fs.Arg(0))
 		fs.Usage()
+		return 2
+	}
+	if newCreds != "" {
+		if err := newCredentials(os.Stdout, newCreds, tlsHosts); err != nil {
+			fmt.Fprintln(os.Stderr, "geostat: -nats-new-credentials:", err)
+			return 1
+		}
+		return 0
+	}
+	if serverConfig != "" {
+		users, err := natsauth.ReadUsers(serverConfig)
+		if err == nil {
+			var conf []byte
+			if conf, err = natsauth.ServerConfig(users); err == nil {
+				_, err = os.Stdout.Write(conf)
+			}
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "geostat: -nats-server-config:", err)
+			return 1
+		}
+		return 0
+	}
+	if tlsHosts != "" {
+		fmt.Fprintln(os.Stderr, "geostat: -nats-tls-hosts goes with -nats-new-credentials")
 		return 2
 	}
 	if maxMemory != "" {
@@ -165,6 +202,31 @@ func demoHint(s *service.Service, opts service.Options, created int) string {
 	return "\n" + ready + " In another shell, paste these commands to run every task:\n\n" + demo.Commands(s.URL(), token) +
 		"\n" + demo.Footer() +
 		"Stop the worker with Ctrl-C.\n\n"
+}
+
+// newCredentials writes NATS credentials (and, for hosts, TLS files) in
+// dir and tells how to use them.
+func newCredentials(w io.Writer, dir, hosts string) error {
+	c, err := natsauth.NewCredentials(dir)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "Wrote %s (for -nats-users of the worker with -nats-listen),\n%s (for -nats-credentials of joining workers of role all or api) and\n%s (for -nats-credentials of compute workers). Keep the .nk files secret.\n", c.Users, c.API, c.Compute)
+	if hosts == "" {
+		return nil
+	}
+	var list []string
+	for _, h := range strings.Split(hosts, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			list = append(list, h)
+		}
+	}
+	f, err := natsauth.NewTLS(dir, list, 2*365*24*time.Hour)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "Wrote %s and %s (for -nats-tls-cert and -nats-tls-key of the worker with -nats-listen, valid for %s) and\n%s (for -nats-tls-ca of joining workers).\n", f.Cert, f.Key, strings.Join(list, ", "), f.CA)
+	return nil
 }
 
 // parseBytes reads a size such as 512MiB, 8GiB, 2GB or a plain byte count.

@@ -21,6 +21,7 @@ import (
 	"github.com/geostat-engine/geostat/tbsim"
 	"github.com/geostat-engine/geostat/worker/cluster"
 	"github.com/geostat-engine/geostat/worker/cluster/internal/clustertest"
+	"github.com/geostat-engine/geostat/worker/cluster/natsauth"
 	"github.com/geostat-engine/geostat/worker/cluster/shard"
 	"github.com/geostat-engine/geostat/worker/objects"
 	"github.com/nats-io/nats-server/v2/server"
@@ -245,7 +246,9 @@ func TestDifferentDigestFailsJob(t *testing.T) {
 	require.NoError(t, err)
 	kv, err := js.KeyValue(cluster.BucketName)
 	require.NoError(t, err)
-	_, err = kv.Create("done."+job+".s1", []byte(cluster.Digest([]byte("other bytes"))))
+	msg, err := js.GetLastMsg(cluster.StreamName, "shard."+job+".s1")
+	require.NoError(t, err)
+	_, err = kv.Create("done."+job+".s1", cluster.DoneValue(string(msg.Data), job, "s1", cluster.Digest([]byte("other bytes"))))
 	require.NoError(t, err)
 
 	ev := newEvents()
@@ -409,11 +412,15 @@ func TestThreeNodeCluster(t *testing.T) {
 		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", p))
 	}
 	var servers []*server.Server
+	key, err := natsauth.NewKey()
+	require.NoError(t, err)
 	for i := 0; i < 3; i++ {
 		ns, err := cluster.StartServer(cluster.ServerOptions{
 			Name: fmt.Sprintf("n%d", i), Dir: t.TempDir(),
 			Listen:        fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+			Users:         []natsauth.User{{Role: natsauth.RoleAPI, NKey: key.Public}},
 			ClusterListen: fmt.Sprintf("127.0.0.1:%d", clusterPorts[i]), ClusterName: "geostat-test", Routes: routes,
+			RoutePassword: "route-secret-of-the-test",
 		})
 		require.NoError(t, err)
 		t.Cleanup(ns.Shutdown)
@@ -444,7 +451,7 @@ func TestThreeNodeCluster(t *testing.T) {
 	t0 := time.Now()
 	var queues []*cluster.Queue
 	for i, ns := range servers {
-		nc, err := nats.Connect(ns.ClientURL(), nats.Name(fmt.Sprintf("c%d", i)))
+		nc, err := nats.Connect(ns.ClientURL(), nats.Name(fmt.Sprintf("c%d", i)), key.Option())
 		require.NoError(t, err)
 		t.Cleanup(nc.Close)
 		queues = append(queues, open(nc))
@@ -555,7 +562,11 @@ func TestLostAckNotRecomputed(t *testing.T) {
 	// ack was lost.
 	js, err := nc.JetStream()
 	require.NoError(t, err)
-	_, err = js.Publish("shard."+job+".k", []byte("k"))
+	kv, err := js.KeyValue(cluster.BucketName)
+	require.NoError(t, err)
+	key, err := kv.Get("key." + job)
+	require.NoError(t, err)
+	_, err = js.Publish("shard."+job+".k", []byte(cluster.ShardToken(key.Value(), "k")))
 	require.NoError(t, err)
 	require.Equal(t, "skipped", next().Outcome)
 	stop()
@@ -580,6 +591,9 @@ func TestSubmitValidation(t *testing.T) {
 // child processes TestKilledProcess starts.
 const helperEnv = "GEOSTAT_CLUSTER_TEST_NATS"
 
+// helperCredsEnv names the compute credential file of the child.
+const helperCredsEnv = "GEOSTAT_CLUSTER_TEST_NATS_CREDENTIALS"
+
 // TestHelperWorkerProcess is the compute worker child of TestKilledProcess
 // (it does nothing in a normal test run): it connects over TCP, computes
 // shards of the test job, announcing each on stdout, and hangs in its
@@ -591,10 +605,12 @@ func TestHelperWorkerProcess(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	nc, err := cluster.Connect(url, "child")
+	key, err := natsauth.ReadKey(os.Getenv(helperCredsEnv))
+	require.NoError(t, err)
+	nc, err := cluster.Connect(url, "child", key.Option(), nats.CustomInboxPrefix(natsauth.InboxPrefix(natsauth.RoleCompute)))
 	require.NoError(t, err)
 	defer nc.Close()
-	q, err := cluster.Open(ctx, nc, cluster.Config{AckWait: 2 * time.Second})
+	q, err := cluster.Open(ctx, nc, cluster.Config{Bind: true})
 	require.NoError(t, err)
 	j := newSimJob(t, 10, killedSizes)
 	n := 0
@@ -634,20 +650,17 @@ func TestKilledProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a child process")
 	}
-	port := freePort(t)
-	ns, err := cluster.StartServer(cluster.ServerOptions{Dir: t.TempDir(), Listen: fmt.Sprintf("127.0.0.1:%d", port)})
-	require.NoError(t, err)
-	t.Cleanup(ns.Shutdown)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	q, err := cluster.Open(ctx, connect(t, ns, "parent"), cluster.Config{AckWait: 2 * time.Second})
+	ns, creds, _, nc := authServer(t, ctx, nil)
+	q, err := cluster.Open(ctx, nc, cluster.Config{AckWait: 2 * time.Second})
 	require.NoError(t, err)
 	j := newSimJob(t, 10, killedSizes)
 	const job = "job-killed-process"
 	require.NoError(t, q.Submit(ctx, job, json.RawMessage(`{}`), j.keys))
 
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHelperWorkerProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), helperEnv+"="+fmt.Sprintf("nats://127.0.0.1:%d", port))
+	cmd.Env = append(os.Environ(), helperEnv+"="+ns.ClientURL(), helperCredsEnv+"="+creds.Compute)
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())

@@ -3,6 +3,8 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -28,9 +30,12 @@ const (
 	// ConsumerName is the durable pull consumer shared by compute workers.
 	ConsumerName = "compute"
 	// BucketName is the key-value bucket of job state: "job.<job>" (the
-	// job record), "done.<job>.<shard>" (the result's SHA-256),
-	// "fail.<job>" (why the job failed), "cancel.<job>" and
-	// "big.<job>.<shard>" (why a worker refused a shard too large for it).
+	// job record), "done.<job>.<shard>" (the result's SHA-256 and its
+	// HMAC, see Submit),
+	// "fail.<job>" (why the job failed), "cancel.<job>",
+	// "big.<job>.<shard>" (why a worker refused a shard too large for it)
+	// and "key.<job>" (the job's secret, see Submit; compute credentials
+	// cannot read it).
 	BucketName = "geostat_jobs"
 	// ObjectBucket is the Object Store of shard results, named by the
 	// lowercase hex SHA-256 of their bytes.
@@ -72,6 +77,13 @@ type Config struct {
 	// its own is handed back for another worker (see WorkSized). A setting
 	// of the process, like Concurrency.
 	MaxMemory int64
+	// Bind is for a process holding a compute credential (package
+	// natsauth): Open binds to the stream, consumer, bucket and object
+	// store an api worker created, waiting until they exist, and creates
+	// or changes none (Replicas, AckWait, MaxDeliver and Duplicates are
+	// then those of the api worker); its Work loops do not reap shards
+	// that reached MaxDeliver (an api worker does, see Reap).
+	Bind bool
 }
 
 func (c *Config) defaults() {
@@ -101,6 +113,7 @@ type Queue struct {
 	kv     jetstream.KeyValue
 	obs    jetstream.ObjectStore
 	chunk  uint32
+	keys   *keyCache
 }
 
 // Open creates (or updates to cfg) the stream, consumer, bucket and object
@@ -112,10 +125,13 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: jetstream: %w", err)
 	}
-	q := &Queue{cfg: cfg, js: js, chunk: 128 << 10}
+	q := &Queue{cfg: cfg, js: js, chunk: 128 << 10, keys: &keyCache{m: map[string][]byte{}}}
 	// 1 MiB chunks when the server allows them (the embedded one does).
 	if nc.MaxPayload() >= 2<<20 {
 		q.chunk = 1 << 20
+	}
+	if cfg.Bind {
+		return q.bind(ctx)
 	}
 	q.stream, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name: StreamName, Subjects: []string{"shard.>"},
@@ -155,6 +171,45 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
 	return q, nil
 }
 
+// bind looks up the assets of the queue (see Config.Bind), once a second
+// until they all exist or ctx ends.
+func (q *Queue) bind(ctx context.Context) (*Queue, error) {
+	for {
+		err := q.lookup(ctx)
+		if err == nil {
+			return q, nil
+		}
+		if !errors.Is(err, jetstream.ErrStreamNotFound) && !errors.Is(err, jetstream.ErrConsumerNotFound) && !errors.Is(err, jetstream.ErrBucketNotFound) {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w (no api worker has created the queue yet: %w)", ctx.Err(), err)
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func (q *Queue) lookup(ctx context.Context) (err error) {
+	if q.stream, err = q.js.Stream(ctx, StreamName); err != nil {
+		return fmt.Errorf("cluster: stream %s: %w", StreamName, err)
+	}
+	cons, err := q.js.Consumer(ctx, StreamName, ConsumerName)
+	if err != nil {
+		return fmt.Errorf("cluster: consumer %s: %w", ConsumerName, err)
+	}
+	if w := cons.CachedInfo().Config.AckWait; w > 0 {
+		q.cfg.AckWait = w
+	}
+	if q.kv, err = q.js.KeyValue(ctx, BucketName); err != nil {
+		return fmt.Errorf("cluster: bucket %s: %w", BucketName, err)
+	}
+	if q.obs, err = q.js.ObjectStore(ctx, ObjectBucket); err != nil {
+		return fmt.Errorf("cluster: object store %s: %w", ObjectBucket, err)
+	}
+	return nil
+}
+
 var tokenRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
 var shardRE = regexp.MustCompile(`^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$`)
 
@@ -171,6 +226,12 @@ type jobRecord struct {
 // it, redelivered shards find their done records). The same job id with a
 // different spec is an error. job is a token of letters, digits, '-' and
 // '_'; shard keys are such tokens joined by dots.
+//
+// Each shard message carries the shard's token, an HMAC of its key under
+// the job's secret ("key.<job>", created at the first Submit, readable by
+// api credentials only); a done record holds the result's digest and an
+// HMAC of it under that token, so that only a worker the shard was
+// delivered to can write one that Result accepts.
 func (q *Queue) Submit(ctx context.Context, job string, spec json.RawMessage, shards []string) error {
 	if !tokenRE.MatchString(job) {
 		return fmt.Errorf("cluster: job id %q: want 1 to 128 letters, digits, '-' or '_'", job)
@@ -189,6 +250,10 @@ func (q *Queue) Submit(ctx context.Context, job string, spec json.RawMessage, sh
 	if err != nil {
 		return fmt.Errorf("cluster: job %s: %w", job, err)
 	}
+	key, err := q.jobKey(ctx, job, true)
+	if err != nil {
+		return err
+	}
 	if _, err := q.kv.Create(ctx, "job."+job, rec); err != nil {
 		if !errors.Is(err, jetstream.ErrKeyExists) {
 			return fmt.Errorf("cluster: recording job %s: %w", job, err)
@@ -202,7 +267,7 @@ func (q *Queue) Submit(ctx context.Context, job string, spec json.RawMessage, sh
 		}
 	}
 	for _, s := range shards {
-		if _, err := q.js.Publish(ctx, "shard."+job+"."+s, []byte(s), jetstream.WithMsgID(job+"."+s)); err != nil {
+		if _, err := q.js.Publish(ctx, "shard."+job+"."+s, []byte(shardToken(key, s)), jetstream.WithMsgID(job+"."+s)); err != nil {
 			return fmt.Errorf("cluster: publishing shard %s of job %s: %w", s, job, err)
 		}
 	}
@@ -376,10 +441,17 @@ func (q *Queue) ResultInto(ctx context.Context, job, shard string, buf []byte) (
 	if err != nil {
 		return nil, fmt.Errorf("cluster: shard %s of job %s is not done: %w", shard, job, err)
 	}
-	digest := string(e.Value())
+	digest, _ := parseDone(e.Value())
 	raw, err := hex.DecodeString(digest)
 	if err != nil || len(raw) != sha256.Size {
-		return nil, fmt.Errorf("cluster: done record of shard %s of job %s holds %q, not a SHA-256", shard, job, digest)
+		return nil, fmt.Errorf("cluster: done record of shard %s of job %s holds %q, not a SHA-256", shard, job, e.Value())
+	}
+	key, err := q.jobKey(ctx, job, false)
+	if err != nil {
+		return nil, err
+	}
+	if !validDone(e.Value(), shardToken(key, shard), job, shard) {
+		return nil, fmt.Errorf("%w: shard %s of job %s", ErrForgedResult, shard, job)
 	}
 	r, err := q.obs.Get(ctx, digest)
 	if err != nil {
@@ -440,6 +512,78 @@ type Handler func(ctx context.Context, job string, spec json.RawMessage, shard s
 // ErrDeterminism marks a shard completed twice with different results.
 var ErrDeterminism = errors.New("determinism bug")
 
+// ErrForgedResult marks a done record without the HMAC of the shard's
+// token: not written by a worker the shard was delivered to.
+var ErrForgedResult = errors.New("cluster: forged shard result (the done record does not carry the shard's token)")
+
+// keyCache keeps the secrets of the jobs a queue has submitted or read.
+type keyCache struct {
+	mu sync.Mutex
+	m  map[string][]byte
+}
+
+// jobKey returns the job's secret, creating it first when create is set
+// (the first writer wins).
+func (q *Queue) jobKey(ctx context.Context, job string, create bool) ([]byte, error) {
+	q.keys.mu.Lock()
+	k, ok := q.keys.m[job]
+	q.keys.mu.Unlock()
+	if ok {
+		return k, nil
+	}
+	if create {
+		k = make([]byte, 32)
+		if _, err := rand.Read(k); err != nil {
+			return nil, fmt.Errorf("cluster: job %s secret: %w", job, err)
+		}
+		if _, err := q.kv.Create(ctx, "key."+job, k); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+			return nil, fmt.Errorf("cluster: recording the secret of job %s: %w", job, err)
+		}
+	}
+	e, err := q.kv.Get(ctx, "key."+job)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: secret of job %s: %w", job, err)
+	}
+	k = e.Value()
+	q.keys.mu.Lock()
+	if len(q.keys.m) > 256 {
+		clear(q.keys.m)
+	}
+	q.keys.m[job] = k
+	q.keys.mu.Unlock()
+	return k, nil
+}
+
+// shardToken is the token of a shard: the hex HMAC-SHA256 of its key
+// under the job's secret.
+func shardToken(key []byte, shard string) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(shard))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// doneValue is the done record of a shard whose result has SHA-256 digest:
+// the digest, a space and the hex HMAC-SHA256 of "<job>.<shard>.<digest>"
+// under the shard's token.
+func doneValue(token, job, shard, digest string) []byte {
+	m := hmac.New(sha256.New, []byte(token))
+	m.Write([]byte(job + "." + shard + "." + digest))
+	return []byte(digest + " " + hex.EncodeToString(m.Sum(nil)))
+}
+
+// parseDone splits a done record into the result's digest and its HMAC.
+func parseDone(v []byte) (digest, mac string) {
+	d, m, _ := strings.Cut(string(v), " ")
+	return d, m
+}
+
+// validDone reports whether the done record v carries the HMAC of its
+// digest under the shard's token.
+func validDone(v []byte, token, job, shard string) bool {
+	digest, _ := parseDone(v)
+	return hmac.Equal(v, doneValue(token, job, shard, digest))
+}
+
 // Work runs shards with h, Config.Concurrency at a time, until ctx ends
 // (then it returns nil, once its running shards have returned): for each
 // free slot it fetches a shard message, skips it when the job is cancelled or
@@ -487,9 +631,11 @@ func (q *Queue) WorkSized(ctx context.Context, h Handler, est Estimator, onEvent
 	}
 	defer w.Stop()
 	go cw.follow(ctx, w)
-	reaped := make(chan struct{})
-	defer func() { <-reaped }()
-	go func() { defer close(reaped); q.reap(ctx) }()
+	if !q.cfg.Bind {
+		reaped := make(chan struct{})
+		defer func() { <-reaped }()
+		go func() { defer close(reaped); q.Reap(ctx) }()
+	}
 	specs := &specCache{m: map[string]json.RawMessage{}}
 	// A shard holds a compute slot while its handler runs, then an upload
 	// slot while its result is stored: the next shard computes meanwhile,
@@ -569,11 +715,12 @@ func (c *specCache) put(job string, spec json.RawMessage) {
 	c.m[job] = spec
 }
 
-// reap fails the jobs of shard messages that reached MaxDeliver (killed
+// Reap fails the jobs of shard messages that reached MaxDeliver (killed
 // or stalled workers every time): it consumes the server's advisories kept
 // in DeadStreamName until ctx ends, records "fail.<job>" and removes the
-// dead shard message.
-func (q *Queue) reap(ctx context.Context) {
+// dead shard message. Work loops of a queue opened without Config.Bind
+// run it; an api worker that computes no shards runs it itself.
+func (q *Queue) Reap(ctx context.Context) {
 	cons, err := q.js.Consumer(ctx, DeadStreamName, ReaperName)
 	if err != nil {
 		return
@@ -724,8 +871,10 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est E
 	if _, err := q.kv.Get(ctx, "fail."+job); err == nil {
 		return term("cancelled", nil)
 	}
-	if e, err := q.kv.Get(ctx, "done."+job+"."+shard); err == nil {
-		if _, err := q.obs.GetInfo(ctx, string(e.Value())); err == nil {
+	token := string(msg.Data())
+	if e, err := q.kv.Get(ctx, "done."+job+"."+shard); err == nil && validDone(e.Value(), token, job, shard) {
+		d, _ := parseDone(e.Value())
+		if _, err := q.obs.GetInfo(ctx, d); err == nil {
 			_ = msg.DoubleAck(ctx)
 			ev.Outcome = "skipped"
 			return ev
@@ -829,7 +978,8 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est E
 		}
 	}
 	ev.Outcome = "done"
-	if _, err := q.kv.Create(ctx, "done."+job+"."+shard, []byte(digest)); err != nil {
+	record := doneValue(token, job, shard, digest)
+	if _, err := q.kv.Create(ctx, "done."+job+"."+shard, record); err != nil {
 		if !errors.Is(err, jetstream.ErrKeyExists) {
 			_ = msg.NakWithDelay(time.Second)
 			ev.Outcome, ev.Err = "retry", err
@@ -841,10 +991,19 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est E
 			ev.Outcome, ev.Err = "retry", err
 			return ev
 		}
-		if prev := string(e.Value()); prev != digest {
+		switch prev, _ := parseDone(e.Value()); {
+		case !validDone(e.Value(), token, job, shard):
+			// Not written by a worker the shard was delivered to: replace it.
+			if _, err := q.kv.Put(ctx, "done."+job+"."+shard, record); err != nil {
+				_ = msg.NakWithDelay(time.Second)
+				ev.Outcome, ev.Err = "retry", err
+				return ev
+			}
+		case prev != digest:
 			return q.fail(ctx, msg, ev, fmt.Errorf("%w: shard %s completed with SHA-256 %s and %s", ErrDeterminism, shard, prev, digest))
+		default:
+			ev.Outcome = "duplicate"
 		}
-		ev.Outcome = "duplicate"
 	}
 	// The shard is done: acknowledge it even when the loop is stopping
 	// meanwhile, so that it is not redelivered.
@@ -867,7 +1026,7 @@ func (q *Queue) fail(ctx context.Context, msg jetstream.Msg, ev Event, err error
 // Forget deletes everything the cluster holds of a finished job (done,
 // failed or cancelled), once its results have been assembled or are no
 // longer wanted: its queued shard messages, its shard results in the
-// Object Store and its records (job, done, fail, cancel). A result another
+// Object Store and its records (job, done, fail, cancel, key). A result another
 // job's done record also names (two jobs computing identical shards) is
 // kept for that job. A shard message delivered after Forget finds no job
 // record and is dropped. Forget of an unknown job does nothing. Forget then
@@ -892,11 +1051,12 @@ func (q *Queue) Forget(ctx context.Context, job string) error {
 		if err != nil {
 			continue // deleted meanwhile
 		}
+		d, _ := parseDone(e.Value())
 		if strings.HasPrefix(k, "done."+job+".") {
-			mine[string(e.Value())] = true
+			mine[d] = true
 			doneKeys = append(doneKeys, k)
 		} else {
-			others[string(e.Value())] = true
+			others[d] = true
 		}
 	}
 	if bigs, err := q.kv.ListKeysFiltered(ctx, "big."+job+".>"); err == nil {
@@ -913,7 +1073,10 @@ func (q *Queue) Forget(ctx context.Context, job string) error {
 			errs = append(errs, fmt.Errorf("result %s: %w", d, err))
 		}
 	}
-	for _, k := range append(doneKeys, "fail."+job, "cancel."+job, "job."+job) {
+	q.keys.mu.Lock()
+	delete(q.keys.m, job)
+	q.keys.mu.Unlock()
+	for _, k := range append(doneKeys, "fail."+job, "cancel."+job, "job."+job, "key."+job) {
 		if err := q.kv.Purge(ctx, k); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 			errs = append(errs, fmt.Errorf("record %s: %w", k, err))
 		}

@@ -15,6 +15,7 @@
 package cluster
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -25,6 +26,8 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+
+	"github.com/geostat-engine/geostat/worker/cluster/natsauth"
 )
 
 // MaxPayload is the embedded server's maximum message size: Object Store
@@ -38,9 +41,21 @@ type ServerOptions struct {
 	Name string
 	// Dir holds the JetStream state (the worker uses DATA/nats).
 	Dir string
-	// Listen is "HOST:PORT" for other workers to connect to; empty means no
-	// listening port at all (in-process connections only).
+	// Listen is "HOST:PORT" for other workers to connect to (port 0: any
+	// free port, see the server's ClientURL); empty means no listening
+	// port at all (in-process connections only). A listening
+	// server needs Users (or InsecureNoAuth).
 	Listen string
+	// Users are the credentials the server accepts (NKeys, each with the
+	// permissions of its role, package natsauth); with users, every
+	// connection, in-process ones too, must sign in as one of them.
+	Users []natsauth.User
+	// TLS, when set, is required of every connection on the Listen port
+	// (in-process connections need none).
+	TLS *tls.Config
+	// InsecureNoAuth lets the server listen with no Users: anyone who
+	// reaches the port may read and write everything. For a laptop only.
+	InsecureNoAuth bool
 	// ClusterListen is "HOST:PORT" of the route listener when the server is
 	// a member of a JetStream cluster, with Routes the other members'
 	// route addresses ("nats://HOST:PORT") and ClusterName the cluster's
@@ -48,16 +63,36 @@ type ServerOptions struct {
 	ClusterListen string
 	ClusterName   string
 	Routes        []string
+	// RoutePassword is the secret the members of a JetStream cluster
+	// authenticate their routes with (user "geostat-route"); required with
+	// ClusterListen unless InsecureNoAuth.
+	RoutePassword string
 	// Log turns the server's log on (to standard error).
 	Log bool
 }
 
+// routeUser is the user name of the routes between cluster members.
+const routeUser = "geostat-route"
+
 // StartServer starts an embedded nats-server with JetStream and waits (at
 // most 30 s) until it accepts connections. Every write is synced to disk
-// (the default interval sync could lose the last writes on power loss).
+// (the default interval sync could lose the last writes on power loss). A
+// server that listens on a port (Listen or ClusterListen) is refused
+// without Users (and RoutePassword for routes) unless InsecureNoAuth.
 func StartServer(o ServerOptions) (*server.Server, error) {
 	if o.Dir == "" {
 		return nil, errors.New("cluster: the server needs a state directory")
+	}
+	if o.Listen != "" && len(o.Users) == 0 && !o.InsecureNoAuth {
+		return nil, fmt.Errorf("cluster: the server would accept anyone on %s: it needs users (credentials) to listen", o.Listen)
+	}
+	if o.ClusterListen != "" && o.RoutePassword == "" && !o.InsecureNoAuth {
+		return nil, fmt.Errorf("cluster: the route port %s needs a route password", o.ClusterListen)
+	}
+	if len(o.Users) > 0 {
+		if err := natsauth.CheckUsers(o.Users); err != nil {
+			return nil, fmt.Errorf("cluster: users: %w", err)
+		}
 	}
 	opts := &server.Options{
 		ServerName: o.Name,
@@ -78,17 +113,35 @@ func StartServer(o ServerOptions) (*server.Server, error) {
 			return nil, err
 		}
 		opts.Host, opts.Port = host, port
+		if port == 0 { // any free port (nats-server's 0 means 4222)
+			opts.Port = server.RANDOM_PORT
+		}
+	}
+	if len(o.Users) > 0 {
+		opts.Nkeys = natsauth.ServerUsers(o.Users)
+	}
+	if o.TLS != nil {
+		opts.TLSConfig, opts.TLS, opts.TLSTimeout = o.TLS, true, 5
 	}
 	if o.ClusterListen != "" {
 		host, port, err := splitHostPort("cluster listen", o.ClusterListen)
 		if err != nil {
 			return nil, err
 		}
+		if port == 0 {
+			port = server.RANDOM_PORT
+		}
 		opts.Cluster = server.ClusterOpts{Name: o.ClusterName, Host: host, Port: port}
+		if o.RoutePassword != "" {
+			opts.Cluster.Username, opts.Cluster.Password = routeUser, o.RoutePassword
+		}
 		for _, r := range o.Routes {
 			u, err := url.Parse(r)
 			if err != nil {
 				return nil, fmt.Errorf("cluster: route %q: %w", r, err)
+			}
+			if o.RoutePassword != "" {
+				u.User = url.UserPassword(routeUser, o.RoutePassword)
 			}
 			opts.Routes = append(opts.Routes, u)
 		}
@@ -120,9 +173,10 @@ func splitHostPort(what, hp string) (string, int, error) {
 	return host, port, nil
 }
 
-// ConnectInProcess connects to an embedded server without a socket.
-func ConnectInProcess(ns *server.Server, name string) (*nats.Conn, error) {
-	nc, err := nats.Connect("", nats.InProcessServer(ns), nats.Name(name), nats.MaxReconnects(-1))
+// ConnectInProcess connects to an embedded server without a socket; opts
+// add to the defaults (a credential, for a server with users).
+func ConnectInProcess(ns *server.Server, name string, opts ...nats.Option) (*nats.Conn, error) {
+	nc, err := nats.Connect("", append([]nats.Option{nats.InProcessServer(ns), nats.Name(name), nats.MaxReconnects(-1)}, opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: in-process connection: %w", err)
 	}
@@ -131,12 +185,13 @@ func ConnectInProcess(ns *server.Server, name string) (*nats.Conn, error) {
 
 // Connect joins an existing NATS server or cluster: urls is a comma-separated
 // list ("nats://host1:4222,nats://host2:4222"); the client fails over
-// between them.
-func Connect(urls, name string) (*nats.Conn, error) {
+// between them; opts add to the defaults (a credential, TLS, an inbox
+// prefix).
+func Connect(urls, name string, opts ...nats.Option) (*nats.Conn, error) {
 	if strings.TrimSpace(urls) == "" {
 		return nil, errors.New("nats: no server URL given")
 	}
-	nc, err := nats.Connect(urls, nats.Name(name), nats.MaxReconnects(-1), nats.Timeout(10*time.Second))
+	nc, err := nats.Connect(urls, append([]nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.Timeout(10 * time.Second)}, opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("nats: connecting to %s: %w", urls, err)
 	}

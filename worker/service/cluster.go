@@ -17,6 +17,7 @@ import (
 	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/worker/cluster"
 	"github.com/geostat-engine/geostat/worker/cluster/lwjob"
+	"github.com/geostat-engine/geostat/worker/cluster/natsauth"
 	"github.com/geostat-engine/geostat/worker/cluster/shard"
 	"github.com/geostat-engine/geostat/worker/cluster/simjob"
 	"github.com/geostat-engine/geostat/worker/cluster/tilejob"
@@ -41,8 +42,26 @@ type ClusterOptions struct {
 	// embedding a server.
 	NATS string
 	// Listen is the HOST:PORT the embedded server (state under
-	// DATA/nats) accepts other workers on.
+	// DATA/nats) accepts other workers on. It needs Users (or
+	// InsecureNoAuth).
 	Listen string
+	// Users is the users file of a listening worker (-nats-users): the
+	// public NKeys the embedded server accepts and their roles (package
+	// natsauth). Written by natsauth.NewCredentials (-nats-new-credentials).
+	Users string
+	// Credentials is the NKey seed file a joining worker signs in with
+	// (-nats-credentials): an api credential for roles all and api, a
+	// compute credential for role compute.
+	Credentials string
+	// TLSCert and TLSKey are the certificate and key of a listening
+	// worker's port (-nats-tls-cert, -nats-tls-key): every connection
+	// then uses TLS. TLSCA is the CA certificate a joining worker verifies
+	// the server with (-nats-tls-ca), and then connects with TLS.
+	TLSCert, TLSKey, TLSCA string
+	// InsecureNoAuth lets a worker listen without Users
+	// (-nats-insecure-no-auth): anyone reaching the port can read every
+	// queued request and run any job. For a laptop only; logged loudly.
+	InsecureNoAuth bool
 	// Role is RoleAll (default) or RoleAPI for a Service.
 	Role string
 	// ShardBytes bounds the ensemble values of one shard (0: 200 MiB).
@@ -95,38 +114,129 @@ type clusterMember struct {
 }
 
 // joinCluster starts the embedded server (under dataDir/nats) or connects
-// to o.NATS, and opens the shard queue when shards is set.
-func joinCluster(o ClusterOptions, dataDir, name string, shards bool) (_ *clusterMember, err error) {
+// to o.NATS, and opens the shard queue when shards is set: a worker of
+// role compute binds to the queue an api worker created, waiting for it
+// until ctx ends; others create it, waiting at most a minute.
+func joinCluster(ctx context.Context, o ClusterOptions, dataDir, name string, shards bool, logger *slog.Logger) (_ *clusterMember, err error) {
+	if logger == nil {
+		logger = slog.Default()
+	}
 	m := &clusterMember{}
 	defer func() {
 		if err != nil {
 			m.close()
 		}
 	}()
+	if err := o.checkAuthFlags(); err != nil {
+		return nil, err
+	}
+	role := natsauth.RoleAPI
+	if o.Role == RoleCompute {
+		role = natsauth.RoleCompute
+	}
 	if o.NATS != "" {
-		if o.Listen != "" {
-			return nil, errors.New("-nats and -nats-listen exclude each other: a worker either joins a NATS server or embeds one")
+		opts := []nats.Option{nats.CustomInboxPrefix(natsauth.InboxPrefix(role)), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			logger.Error("NATS", "err", err)
+		})}
+		if o.Credentials != "" {
+			key, err := natsauth.ReadKey(o.Credentials)
+			if err != nil {
+				return nil, fmt.Errorf("-nats-credentials: %w", err)
+			}
+			opts = append(opts, key.Option())
 		}
-		if m.nc, err = cluster.Connect(o.NATS, name); err != nil {
+		if o.TLSCA != "" {
+			tlsOpt, err := natsauth.ClientTLS(o.TLSCA)
+			if err != nil {
+				return nil, fmt.Errorf("-nats-tls-ca: %w", err)
+			}
+			opts = append(opts, tlsOpt)
+		}
+		if m.nc, err = cluster.Connect(o.NATS, name, opts...); err != nil {
+			if natsauth.IsAuthError(err) {
+				if o.Credentials == "" {
+					return nil, fmt.Errorf("joining NATS at %s: the server requires a credential: give -nats-credentials FILE (the %s.nk written by -nats-new-credentials): %w", o.NATS, role, err)
+				}
+				return nil, fmt.Errorf("joining NATS at %s: the server refused the credential of -nats-credentials %s (is its public key in the listening worker's -nats-users file?): %w", o.NATS, o.Credentials, err)
+			}
 			return nil, fmt.Errorf("joining NATS at %s: %w", o.NATS, err)
 		}
 	} else {
-		if m.ns, err = cluster.StartServer(cluster.ServerOptions{Name: "geostat", Dir: filepath.Join(dataDir, "nats"), Listen: o.Listen}); err != nil {
+		so := cluster.ServerOptions{Name: "geostat", Dir: filepath.Join(dataDir, "nats"), Listen: o.Listen, InsecureNoAuth: o.InsecureNoAuth}
+		var local []nats.Option
+		if o.Listen != "" {
+			if o.Users != "" {
+				if so.Users, err = natsauth.ReadUsers(o.Users); err != nil {
+					return nil, fmt.Errorf("-nats-users: %w", err)
+				}
+				// This worker's own connection signs in with a key that
+				// never leaves the process.
+				key, err := natsauth.NewKey()
+				if err != nil {
+					return nil, err
+				}
+				so.Users = append(so.Users, natsauth.User{Name: "local", Role: natsauth.RoleAPI, NKey: key.Public})
+				local = append(local, key.Option())
+			} else {
+				logger.Warn("INSECURE: -nats-insecure-no-auth: the NATS port accepts anyone who reaches it; they can read every queued request (user, grants, body), run any job and delete the queues. Use -nats-users on any network but a private laptop.", "nats_listen", o.Listen)
+			}
+			if o.TLSCert != "" {
+				if so.TLS, err = natsauth.ServerTLS(o.TLSCert, o.TLSKey); err != nil {
+					return nil, fmt.Errorf("-nats-tls-cert, -nats-tls-key: %w", err)
+				}
+			}
+		}
+		if m.ns, err = cluster.StartServer(so); err != nil {
 			return nil, fmt.Errorf("starting the embedded NATS server: %w", err)
 		}
-		if m.nc, err = cluster.ConnectInProcess(m.ns, name); err != nil {
+		if m.nc, err = cluster.ConnectInProcess(m.ns, name, local...); err != nil {
 			return nil, err
 		}
 	}
 	if !shards {
 		return m, nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if m.queue, err = cluster.Open(ctx, m.nc, cluster.Config{AckWait: o.AckWait, Replicas: o.Replicas, Concurrency: o.MaxShards, MaxMemory: o.MaxMemory}); err != nil {
+	if role != natsauth.RoleCompute {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+	}
+	if m.queue, err = cluster.Open(ctx, m.nc, cluster.Config{AckWait: o.AckWait, Replicas: o.Replicas, Concurrency: o.MaxShards, MaxMemory: o.MaxMemory, Bind: role == natsauth.RoleCompute}); err != nil {
 		return nil, fmt.Errorf("opening the shard queue: %w", err)
 	}
 	return m, nil
+}
+
+// checkAuthFlags refuses options that do not go together: a listening
+// worker without users (unless InsecureNoAuth), options of a listening
+// worker on a joining one and the other way round.
+func (o ClusterOptions) checkAuthFlags() error {
+	switch {
+	case o.NATS != "" && o.Listen != "":
+		return errors.New("-nats and -nats-listen exclude each other: a worker either joins a NATS server or embeds one")
+	case o.NATS != "":
+		if o.Users != "" || o.TLSCert != "" || o.TLSKey != "" || o.InsecureNoAuth {
+			return errors.New("-nats-users, -nats-tls-cert, -nats-tls-key and -nats-insecure-no-auth are for the worker whose embedded server listens (-nats-listen); a worker joining with -nats gives -nats-credentials and -nats-tls-ca")
+		}
+	case o.Listen != "":
+		if o.Credentials != "" || o.TLSCA != "" {
+			return errors.New("-nats-credentials and -nats-tls-ca are for a worker joining with -nats; the listening worker (-nats-listen) gives -nats-users (and -nats-tls-cert, -nats-tls-key)")
+		}
+		if o.Users == "" && !o.InsecureNoAuth {
+			return fmt.Errorf("-nats-listen %s needs -nats-users FILE: without credentials anyone who reaches the port could read every queued request and run any job. Write the users file and the credentials of joining workers with: go run ./worker -nats-new-credentials DIR (then -nats-users DIR/users.json here, -nats-credentials DIR/compute.nk or DIR/api.nk on joining workers); -nats-insecure-no-auth opts out, on a private laptop only", o.Listen)
+		}
+		if o.Users != "" && o.InsecureNoAuth {
+			return errors.New("-nats-users and -nats-insecure-no-auth exclude each other")
+		}
+		if (o.TLSCert == "") != (o.TLSKey == "") {
+			return errors.New("-nats-tls-cert and -nats-tls-key go together")
+		}
+	default:
+		if o.Users != "" || o.Credentials != "" || o.TLSCert != "" || o.TLSKey != "" || o.TLSCA != "" || o.InsecureNoAuth {
+			return errors.New("-nats-users, -nats-credentials, -nats-tls-* and -nats-insecure-no-auth need -nats-listen or -nats")
+		}
+	}
+	return nil
 }
 
 // collectOrphans deletes the Object Store chunks no result refers to
@@ -157,6 +267,18 @@ func (m *clusterMember) work(logger *slog.Logger, threads int) {
 		if err := m.queue.WorkSized(ctx, h, est, shardLogger(logger)); err != nil {
 			logger.Error("shard worker stopped", "err", err)
 		}
+	}()
+}
+
+// reap fails the jobs of shards that reached their maximum deliveries,
+// until close (for an api worker, which runs no shard loop).
+func (m *clusterMember) reap() {
+	ctx, cancel := context.WithCancel(context.Background())
+	m.stop = cancel
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		m.queue.Reap(ctx)
 	}()
 }
 
@@ -264,8 +386,12 @@ func RunCompute(ctx context.Context, o ClusterOptions, logger *slog.Logger) erro
 	if o.MaxMemory == 0 {
 		o.MaxMemory = defaultMaxMemory()
 	}
-	m, err := joinCluster(o, "", "geostat-compute", true)
+	logger.Info("geostat compute worker joining", "nats", o.NATS)
+	m, err := joinCluster(ctx, o, "", "geostat-compute", true, logger)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
 		return err
 	}
 	defer m.close()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -12,11 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/geostat-engine/geostat/worker/cluster"
+	"github.com/geostat-engine/geostat/worker/cluster/natsauth"
 	"github.com/geostat-engine/geostat/worker/cluster/simjob"
 	"github.com/geostat-engine/geostat/worker/demo"
 	"github.com/geostat-engine/geostat/worker/service"
@@ -36,16 +39,16 @@ func TestClusterAPIWorkerCancelAndRun(t *testing.T) {
 	require.NoError(t, err)
 	natsAddr := ln.Addr().String()
 	require.NoError(t, ln.Close())
+	creds := natsCredentials(t)
 	s, c, _ := start(t, t.TempDir(), service.Options{Cluster: service.ClusterOptions{
-		Listen: natsAddr, Role: service.RoleAPI, ShardBytes: 1 << 10}})
+		Listen: natsAddr, Users: creds.Users, Role: service.RoleAPI, ShardBytes: 1 << 10}})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	_, err = s.SeedDemo(ctx)
 	require.NoError(t, err)
-	nc, err := cluster.Connect("nats://"+natsAddr, "test")
-	require.NoError(t, err)
-	defer nc.Close()
-	q, err := cluster.Open(ctx, nc, cluster.Config{})
+	// The test is the compute worker, with a compute credential.
+	nc := connectNATS(t, natsAddr, creds.Compute, natsauth.RoleCompute)
+	q, err := cluster.Open(ctx, nc, cluster.Config{Bind: true})
 	require.NoError(t, err)
 
 	var body []byte
@@ -126,8 +129,9 @@ func TestClusterAPIWorkerCancelAndRun(t *testing.T) {
 	}
 	assert.True(t, seen["simulating (shards done)"], "progress messages: %v", seen)
 	assert.NotEqual(t, before, version(), "the new version is committed")
-	// Both jobs (cancelled, then run) left nothing in the cluster.
-	js, err := jetstream.New(nc)
+	// Both jobs (cancelled, then run) left nothing in the cluster (which
+	// an api credential may list).
+	js, err := jetstream.New(connectNATS(t, natsAddr, creds.API, natsauth.RoleAPI))
 	require.NoError(t, err)
 	obs, err := js.ObjectStore(ctx, cluster.ObjectBucket)
 	require.NoError(t, err)
@@ -192,14 +196,13 @@ func TestClusterAPIWorkerCollectsOrphans(t *testing.T) {
 	logs := &syncBuffer{}
 	// Chunks younger than the ack deadline may be a live upload and are
 	// kept: these are older than a millisecond by the restart.
-	opts := testOptions(dir, service.Options{Cluster: service.ClusterOptions{Listen: natsAddr, Role: service.RoleAPI, AckWait: time.Millisecond}})
+	creds := natsCredentials(t)
+	opts := testOptions(dir, service.Options{Cluster: service.ClusterOptions{Listen: natsAddr, Users: creds.Users, Role: service.RoleAPI, AckWait: time.Millisecond}})
 	opts.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	run(t, opts)
 	assert.Contains(t, logs.String(), `msg="collected orphan shard-result chunks" objects=1`)
 
-	nc, err = cluster.Connect("nats://"+natsAddr, "test")
-	require.NoError(t, err)
-	defer nc.Close()
+	nc = connectNATS(t, natsAddr, creds.API, natsauth.RoleAPI)
 	js, err = jetstream.New(nc)
 	require.NoError(t, err)
 	st, err := js.Stream(ctx, "OBJ_"+cluster.ObjectBucket)
@@ -214,5 +217,48 @@ func TestClusterAPIWorkerCollectsOrphans(t *testing.T) {
 	require.Equal(t, "a stored result", string(b))
 }
 
+// natsCredentials writes new NATS credentials in a temporary directory.
+func natsCredentials(t *testing.T) natsauth.Credentials {
+	t.Helper()
+	c, err := natsauth.NewCredentials(filepath.Join(t.TempDir(), "nats-credentials"))
+	require.NoError(t, err)
+	return c
+}
+
+// connectNATS connects over TCP to the NATS port addr of a listening
+// worker with the credential file seed, as a worker of role does.
+func connectNATS(t *testing.T, addr, seed, role string) *nats.Conn {
+	t.Helper()
+	key, err := natsauth.ReadKey(seed)
+	require.NoError(t, err)
+	nc, err := cluster.Connect("nats://"+addr, "test-"+role, key.Option(), nats.CustomInboxPrefix(natsauth.InboxPrefix(role)))
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	return nc
+}
+
 // jobURL is the job URL of a job status URL.
 func jobURL(statusURL string) string { return statusURL[:len(statusURL)-len("/status")] }
+
+// A worker joining a listening api worker without a credential, or with
+// one the users file does not list, is refused and told which flag to
+// give; a worker asked to listen without users refuses to start.
+func TestClusterJoinNeedsCredentials(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	natsAddr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	creds := natsCredentials(t)
+	start(t, t.TempDir(), service.Options{Cluster: service.ClusterOptions{Listen: natsAddr, Users: creds.Users, Role: service.RoleAPI}})
+
+	_, err = service.New(testOptions(t.TempDir(), service.Options{Cluster: service.ClusterOptions{NATS: "nats://" + natsAddr, Role: service.RoleAPI}}))
+	require.ErrorContains(t, err, "the server requires a credential: give -nats-credentials FILE (the api.nk")
+	stranger := natsCredentials(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err = service.RunCompute(ctx, service.ClusterOptions{NATS: "nats://" + natsAddr, Role: service.RoleCompute, Credentials: stranger.Compute}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.ErrorContains(t, err, "the server refused the credential of -nats-credentials "+stranger.Compute)
+
+	_, err = service.New(testOptions(t.TempDir(), service.Options{Cluster: service.ClusterOptions{Listen: "127.0.0.1:0"}}))
+	require.ErrorContains(t, err, "-nats-listen 127.0.0.1:0 needs -nats-users FILE")
+}

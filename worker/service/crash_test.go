@@ -32,9 +32,11 @@ const (
 	childDemoEnv = "GEOSTAT_SERVICE_TEST_CHILD_DEMO"
 	// childNATSEnv and childObjectsEnv, when set, make the child join that
 	// NATS server and read that worker's objects (see jobs_test.go).
-	childNATSEnv    = "GEOSTAT_SERVICE_TEST_CHILD_NATS"
-	childObjectsEnv = "GEOSTAT_SERVICE_TEST_CHILD_OBJECTS"
-	childPrefix     = "geostat-test-child listening on "
+	childNATSEnv = "GEOSTAT_SERVICE_TEST_CHILD_NATS"
+	// childCredentialsEnv is the NATS credential file of a joining child.
+	childCredentialsEnv = "GEOSTAT_SERVICE_TEST_CHILD_NATS_CREDENTIALS"
+	childObjectsEnv     = "GEOSTAT_SERVICE_TEST_CHILD_OBJECTS"
+	childPrefix         = "geostat-test-child listening on "
 )
 
 func TestMain(m *testing.M) {
@@ -50,7 +52,7 @@ func runChild(dir string, seed bool) int {
 	opts := service.Options{Threads: 1}
 	if u := os.Getenv(childNATSEnv); u != "" {
 		opts.MaxJobs = 1
-		opts.Cluster = service.ClusterOptions{NATS: u, JobAckWait: childJobAckWait, ShardBytes: 1 << 20}
+		opts.Cluster = service.ClusterOptions{NATS: u, Credentials: os.Getenv(childCredentialsEnv), JobAckWait: childJobAckWait, ShardBytes: 1 << 20}
 		opts.ObjectsURL, opts.ObjectsToken = os.Getenv(childObjectsEnv), token
 	}
 	s, err := service.New(testOptions(dir, opts))

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geostat-engine/geostat/worker/cluster"
+	"github.com/geostat-engine/geostat/worker/cluster/natsauth"
 	"github.com/geostat-engine/geostat/worker/demo"
 	"github.com/geostat-engine/geostat/worker/jobs"
 	"github.com/geostat-engine/geostat/worker/jobs/jskv"
@@ -108,7 +109,8 @@ func TestTwoAPIWorkersShareJobs(t *testing.T) {
 	require.NoError(t, ln.Close())
 	one := service.Options{MaxJobs: 1, Threads: 1, Options: server.Options{ShutdownTimeout: 200 * time.Millisecond}}
 	optsA := one
-	optsA.Cluster = service.ClusterOptions{Listen: natsAddr}
+	creds := natsCredentials(t)
+	optsA.Cluster = service.ClusterOptions{Listen: natsAddr, Users: creds.Users}
 	a, ca, _ := start(t, t.TempDir(), optsA)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -119,7 +121,7 @@ func TestTwoAPIWorkersShareJobs(t *testing.T) {
 	heavy := startHeavy(t, a, ca)
 
 	optsB := one
-	optsB.Cluster = service.ClusterOptions{NATS: "nats://" + natsAddr}
+	optsB.Cluster = service.ClusterOptions{NATS: "nats://" + natsAddr, Credentials: creds.API}
 	optsB.ObjectsURL, optsB.ObjectsToken = ca.Base, token
 	b, cb, _ := start(t, t.TempDir(), optsB)
 	waitStatus(t, cb, heavy, "in progress")
@@ -273,8 +275,9 @@ func TestKilledAPIWorkersJobRunsAgainOnAnother(t *testing.T) {
 	require.NoError(t, err)
 	natsAddr := ln.Addr().String()
 	require.NoError(t, ln.Close())
+	creds := natsCredentials(t)
 	b, cb, _ := start(t, t.TempDir(), service.Options{MaxJobs: 1, Threads: 1, Options: server.Options{ShutdownTimeout: 200 * time.Millisecond},
-		Cluster: service.ClusterOptions{Listen: natsAddr, JobAckWait: childJobAckWait}})
+		Cluster: service.ClusterOptions{Listen: natsAddr, Users: creds.Users, JobAckWait: childJobAckWait}})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	_, err = b.SeedDemo(ctx)
@@ -282,7 +285,7 @@ func TestKilledAPIWorkersJobRunsAgainOnAnother(t *testing.T) {
 	before := targetVersion(t, cb, demo.GridPath)
 	// b is busy, so the simulation submitted to the child runs there.
 	busy := startHeavy(t, b, cb)
-	cmd, ca := startChild(t, t.TempDir(), false, childNATSEnv+"=nats://"+natsAddr, childObjectsEnv+"="+cb.Base)
+	cmd, ca := startChild(t, t.TempDir(), false, childNATSEnv+"=nats://"+natsAddr, childCredentialsEnv+"="+creds.API, childObjectsEnv+"="+cb.Base)
 	killed := submit(t, ca, "geostatistics", "conditional-turning-bands", heavySimulation(cb.Base))
 	waitStatus(t, cb, killed, "in progress")
 	waitMessage(t, cb, killed, "shards done") // its shards are queued
@@ -292,9 +295,7 @@ func TestKilledAPIWorkersJobRunsAgainOnAnother(t *testing.T) {
 	require.NoError(t, syscall.Kill(cmd.Process.Pid, syscall.SIGKILL))
 	require.Error(t, cmd.Wait(), "the worker was killed")
 
-	nc, err := cluster.Connect("nats://"+natsAddr, "test")
-	require.NoError(t, err)
-	defer nc.Close()
+	nc := connectNATS(t, natsAddr, creds.API, natsauth.RoleAPI)
 	q, err := cluster.Open(ctx, nc, cluster.Config{})
 	require.NoError(t, err)
 	first := cluster.AttemptJobName("sim-", jobID(killed), 1)

@@ -180,7 +180,7 @@ func New(opts Options) (_ *Service, err error) {
 	}
 	// The job records and queue live in NATS JetStream: the embedded
 	// server (no port unless -nats-listen) or the one joined with -nats.
-	if s.cluster, err = joinCluster(opts.Cluster, opts.DataDir, "geostat-api", opts.Cluster.Enabled()); err != nil {
+	if s.cluster, err = joinCluster(context.Background(), opts.Cluster, opts.DataDir, "geostat-api", opts.Cluster.Enabled(), logger); err != nil {
 		return nil, fmt.Errorf("service: %w", err)
 	}
 	defer func() {
@@ -242,8 +242,12 @@ func New(opts Options) (_ *Service, err error) {
 	if s.openapi, err = json.MarshalIndent(doc, "", "  "); err != nil {
 		return nil, err
 	}
-	if opts.Cluster.Enabled() && opts.Cluster.Role != RoleAPI {
-		s.cluster.work(logger, opts.Cluster.Threads)
+	if opts.Cluster.Enabled() {
+		if opts.Cluster.Role == RoleAPI {
+			s.cluster.reap()
+		} else {
+			s.cluster.work(logger, opts.Cluster.Threads)
+		}
 	}
 	return s, nil
 }

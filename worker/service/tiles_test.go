@@ -73,7 +73,7 @@ func TestClusterTilesEqualSingleProcess(t *testing.T) {
 	}
 	single := run(service.Options{})
 	require.NotContains(t, logs.String(), "shard started")
-	tiled := run(service.Options{Cluster: service.ClusterOptions{Listen: natsAddr, ShardCells: 4096}})
+	tiled := run(service.Options{Cluster: service.ClusterOptions{Listen: natsAddr, Users: natsCredentials(t).Users, ShardCells: 4096}})
 	// Each estimate and the statistics ran as tiles: three tile jobs and
 	// a location-wise one, of several shards each (the grid's 43,200 cells
 	// make 11), beside the simulation.
