@@ -96,10 +96,7 @@ func consimRules(filter, nb *object, disc, seed, method *rule) []*rule {
 			str("title", "The report's title").req(),
 			details,
 		}}, "What the report shows about its context"),
-		member("report_mean_thresholds", &object{fields: []*rule{
-			number("acceptable", "Relative mean difference shown as acceptable").atLeast(0).defaults(0.05),
-			number("marginal", "Relative mean difference shown as marginal; at least acceptable").atLeast(0).defaults(0.10),
-		}}, "Thresholds of the mean check"),
+		meanThresholdsRule(),
 	}
 }
 

@@ -449,10 +449,7 @@ func buildTables() *requestTables {
 					str("title", "The report's title"),
 					array("details", member("", &object{fields: []*rule{str("label", ""), str("value", "")}}, ""), "Label and value rows shown under the title"),
 				}}, "What the report shows about its context"),
-				member("report_mean_thresholds", &object{fields: []*rule{
-					number("acceptable", "Relative mean difference shown as acceptable").atLeast(0).defaults(0.05),
-					number("marginal", "Relative mean difference shown as marginal; at least acceptable").atLeast(0).defaults(0.10),
-				}}, "Thresholds of the mean check"),
+				meanThresholdsRule(),
 			}},
 			"consim": {doc: "The conditional simulation workflow in one job: break ties, distribution, normal score, conditional turning bands, back-transform, block averaging, location-wise statistics, optional loss classification and validation report (docs/api.md)",
 				fields: consimRules(filter, nbKriging, discMember("block_discretization"), seed(), krigingMethodRule("simple", method))},
@@ -619,4 +616,15 @@ func variogramModelRequest(filter *object) *object {
 		member("model", model, "The model to fit").req(),
 		member("target", targets, "The objects written").req(),
 	}}
+}
+
+// meanThresholdsRule is the report's fallback rule for the mean check
+// (simulation-report and consim): the realisations' spread judges the
+// mean; these relative thresholds apply only when there is no spread to
+// judge by (one realisation, or identical realisation means).
+func meanThresholdsRule() *rule {
+	return member("report_mean_thresholds", &object{fields: []*rule{
+		number("acceptable", "Relative mean difference shown as acceptable when the realisations give no spread to judge by (one realisation, or identical means)").atLeast(0).defaults(0.05),
+		number("marginal", "Relative mean difference shown as marginal when the realisations give no spread to judge by; at least acceptable").atLeast(0).defaults(0.10),
+	}}, "Fallback thresholds of the mean check: the mean is judged by the spread of the realisation means, and by these only when there is none (docs/math.md 7.1)")
 }
