@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -72,6 +73,12 @@ func TestForChunks(t *testing.T) {
 // progress comes back from ForChunks as a *PanicError with the value and
 // the stack of the panicking goroutine instead of crashing the process, and
 // that the other goroutines stop claiming chunks.
+// slowChunk makes a chunk take 1 ms, so that the goroutines that did not
+// panic cannot claim all 10,000 chunks (at least 3 s on three goroutines)
+// before the panic stops them, however late the scheduler runs the
+// goroutine that panics.
+func slowChunk() { time.Sleep(time.Millisecond) }
+
 func TestForChunksPanic(t *testing.T) {
 	ctx := context.Background()
 	const total = 10000
@@ -85,13 +92,14 @@ func TestForChunksPanic(t *testing.T) {
 					var s []int
 					_ = s[lo] // index out of range
 				}
+				slowChunk()
 			}
 		}},
 		"start": {start: func(w int) func(lo, hi int) {
 			if w == 1 {
 				panic("start failed")
 			}
-			return func(lo, hi int) {}
+			return func(lo, hi int) { slowChunk() }
 		}},
 		"progress": {start: func(int) func(lo, hi int) { return func(lo, hi int) {} },
 			progress: func(done, total int) { panic("progress failed") }},

@@ -1,6 +1,7 @@
 package kriging
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -240,7 +241,9 @@ func TestSpatialOrder(t *testing.T) {
 		}
 	}
 	k = mustKriger(t, holes, nil, Params{Variogram: spherical(t, 0, 1, 100), Search: wide(100, 8)})
-	assert.Nil(t, k.cov.spatialOrder())
+	order, err := k.cov.spatialOrder(context.Background())
+	require.NoError(t, err)
+	assert.Nil(t, order)
 	for i, m := range k.MergedIndex() {
 		require.Equal(t, int32(i), m)
 	}

@@ -1,6 +1,7 @@
 package kriging
 
 import (
+	"context"
 	"math"
 	"sync/atomic"
 
@@ -261,10 +262,11 @@ func (m *covModel) makeTable() { m.table = make([]atomic.Uint64, linalg.PackedLe
 // input order, when that is at least as coherent, as data listed sample
 // by sample along drill holes are: when the path through the data in
 // input order is no longer than in the split order. Without structures
-// the order does not matter (nil).
-func (m *covModel) spatialOrder() []int32 {
+// the order does not matter (nil). It checks ctx at every split of more
+// than 2¹⁶ data and returns its error when cancelled.
+func (m *covModel) spatialOrder(ctx context.Context) ([]int32, error) {
 	if len(m.st) == 0 {
-		return nil
+		return nil, nil
 	}
 	order := make([]int32, m.n)
 	for i := range order {
@@ -283,7 +285,7 @@ func (m *covModel) spatialOrder() []int32 {
 	input := path(order)
 	var split func(o []int32)
 	split = func(o []int32) {
-		if len(o) <= 16 {
+		if len(o) <= 16 || len(o) > 1<<16 && ctx.Err() != nil {
 			return
 		}
 		lo := [3]float64{math.Inf(1), math.Inf(1), math.Inf(1)}
@@ -309,10 +311,13 @@ func (m *covModel) spatialOrder() []int32 {
 		split(o[h:])
 	}
 	split(order)
-	if input <= path(order) {
-		return nil
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
-	return order
+	if input <= path(order) {
+		return nil, nil
+	}
+	return order, nil
 }
 
 // selectMedian reorders o so that o[h] is the element a sort by less (a

@@ -102,9 +102,9 @@ func NewWithHolesContext(ctx context.Context, coords, values []float64, holes []
 		}
 	}
 	k := &Kriger{p: p}
-	mholes := k.merge(coords, values, holes)
-	if err := cancelled(); err != nil {
-		return nil, err
+	mholes, err := k.merge(ctx, coords, values, holes)
+	if err != nil {
+		return nil, fmt.Errorf("kriging: set-up cancelled: %w", err)
 	}
 	d := p.discretisation()
 	k.nsub = d.Count()
@@ -117,10 +117,11 @@ func NewWithHolesContext(ctx context.Context, coords, values []float64, holes []
 		}
 	}
 	k.cov = newCovModel(p.Variogram, k.coords, offsets)
-	if order := k.cov.spatialOrder(); order != nil {
-		if err := cancelled(); err != nil {
-			return nil, err
-		}
+	order, err := k.cov.spatialOrder(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("kriging: set-up cancelled: %w", err)
+	}
+	if order != nil {
 		mholes = k.permute(order, mholes)
 	}
 	if err := cancelled(); err != nil {
@@ -161,8 +162,9 @@ func NewWithHolesContext(ctx context.Context, coords, values []float64, holes []
 // merge drops NaN-valued data and merges exact duplicate coordinates, in
 // input order of first occurrence (New then renumbers them in a spatial
 // order), filling k.coords, k.values and k.merged.
-// It returns the merged hole ids (nil when holes is nil).
-func (k *Kriger) merge(coords, values []float64, holes []int32) []int32 {
+// It returns the merged hole ids (nil when holes is nil), or ctx's error
+// when it was cancelled during the sort.
+func (k *Kriger) merge(ctx context.Context, coords, values []float64, holes []int32) ([]int32, error) {
 	nin := len(coords) / 3
 	k.merged = make([]int32, nin)
 	keep := make([]int32, 0, nin)
@@ -179,14 +181,16 @@ func (k *Kriger) merge(coords, values []float64, holes []int32) []int32 {
 	// order, so merged order follows the input.
 	sorted := slices.Clone(keep)
 	at := func(i int32, d int) float64 { return coords[3*int(i)+d] }
-	slices.SortFunc(sorted, func(a, b int32) int {
+	if err := sortContext(ctx, sorted, func(a, b int32) int {
 		for d := 0; d < 3; d++ {
 			if c := cmp.Compare(at(a, d), at(b, d)); c != 0 {
 				return c
 			}
 		}
 		return cmp.Compare(a, b)
-	})
+	}); err != nil {
+		return nil, err
+	}
 	rep := make([]int32, nin) // datum → representative datum
 	for g := 0; g < len(sorted); {
 		h := g + 1
@@ -229,7 +233,7 @@ func (k *Kriger) merge(coords, values []float64, holes []int32) []int32 {
 	if values != nil && k.values == nil {
 		k.values = []float64{}
 	}
-	return mholes
+	return mholes, nil
 }
 
 // permute puts the merged data in the given order (order[p] is the datum

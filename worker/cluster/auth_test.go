@@ -455,26 +455,7 @@ func TestAuthComputeBindsAndAPIReaps(t *testing.T) {
 
 	const job = "job-dies-on-compute"
 	require.NoError(t, q.Submit(ctx, job, json.RawMessage(`{}`), []string{"only"}))
-	for attempt := 1; attempt <= 2; attempt++ {
-		wctx, kill := context.WithCancel(ctx)
-		taken := make(chan struct{}, 1)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			_ = cq.Work(wctx, func(ctx context.Context, _ string, _ json.RawMessage, _ string) ([]byte, error) {
-				taken <- struct{}{}
-				<-ctx.Done()
-				return nil, ctx.Err()
-			}, nil)
-		}()
-		select {
-		case <-taken:
-		case <-ctx.Done():
-			t.Fatalf("delivery %d never came", attempt)
-		}
-		kill()
-		<-done
-	}
+	dieOnDeliveries(t, ctx, cq, 2)
 	// A healthy compute worker's fetch makes the server give up on the
 	// message (the advisory); the api worker's reaper fails the job.
 	rctx, stop := context.WithCancel(ctx)

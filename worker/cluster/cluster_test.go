@@ -482,13 +482,12 @@ func TestThreeNodeCluster(t *testing.T) {
 
 // A shard whose every delivery dies (workers killed each time) fails its
 // job once MaxDeliver is reached, instead of leaving it waiting for ever.
-func TestMaxDeliverFailsJob(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	q, _ := clustertest.QueueConfig(t, ctx, cluster.Config{AckWait: time.Second, MaxDeliver: 2})
-	const job = "job-dies"
-	require.NoError(t, q.Submit(ctx, job, json.RawMessage(`{}`), []string{"only"}))
-	for attempt := 1; attempt <= 2; attempt++ {
+// dieOnDeliveries takes the next n deliveries of q's shards and dies on
+// each (its Work loop is cancelled while the handler runs), as a compute
+// worker killed mid-shard would: no ack, no fail record.
+func dieOnDeliveries(t *testing.T, ctx context.Context, q *cluster.Queue, n int) {
+	t.Helper()
+	for attempt := 1; attempt <= n; attempt++ {
 		wctx, kill := context.WithCancel(ctx)
 		taken := make(chan struct{}, 1)
 		done := make(chan struct{})
@@ -508,6 +507,15 @@ func TestMaxDeliverFailsJob(t *testing.T) {
 		kill()
 		<-done
 	}
+}
+
+func TestMaxDeliverFailsJob(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	q, _ := clustertest.QueueConfig(t, ctx, cluster.Config{AckWait: time.Second, MaxDeliver: 2})
+	const job = "job-dies"
+	require.NoError(t, q.Submit(ctx, job, json.RawMessage(`{}`), []string{"only"}))
+	dieOnDeliveries(t, ctx, q, 2)
 	// A healthy worker (its reaper) records the failure.
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})

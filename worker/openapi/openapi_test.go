@@ -610,18 +610,7 @@ func TestResponsesMatchTheirSchemas(t *testing.T) {
 		assert.Equal(t, media, strings.Split(r.Header.Get("Content-Type"), ";")[0], "%s %s", method, path)
 		assert.NoError(t, validate(sp.responseSchema(t, path, method, r.Status, media), r.Body), "%s %s %d: %s", method, path, r.Status, r.Body)
 	}
-	var seedCall, currentCall *demo.Call
-	for _, call := range demo.Calls(c.Base) {
-		if call.Task == "break-ties" {
-			if call.Topic == tasks.TopicSeed {
-				seedCall = &call
-			} else {
-				currentCall = &call
-			}
-		}
-	}
-	require.NotNil(t, seedCall)
-	require.NotNil(t, currentCall)
+	seedCall, currentCall := breakTiesCalls(t, c.Base)
 
 	// The seed shape answers 200 with the task result.
 	r, err := c.Do(ctx, http.MethodPost, seedCall.Path(), seedCall.Body)
@@ -821,4 +810,22 @@ func TestCorpusCoversEveryMember(t *testing.T) {
 	sort.Strings(missing)
 	t.Logf("%d members, %d used", len(all), len(all)-len(missing))
 	assert.Empty(t, missing, "members no valid request uses")
+}
+
+// breakTiesCalls returns the demo's break-ties calls of the seed and the
+// current topic, the cheapest task with a call on each.
+func breakTiesCalls(t *testing.T, base string) (seed, current *demo.Call) {
+	t.Helper()
+	for _, call := range demo.Calls(base) {
+		if call.Task == "break-ties" {
+			if call.Topic == tasks.TopicSeed {
+				seed = &call
+			} else {
+				current = &call
+			}
+		}
+	}
+	require.NotNil(t, seed)
+	require.NotNil(t, current)
+	return seed, current
 }

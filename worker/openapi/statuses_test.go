@@ -302,18 +302,7 @@ func TestEveryDocumentedStatusIsAnswered(t *testing.T) {
 	do("owner", http.MethodDelete, files+"/"+fr.FileID, nil)
 
 	// Compute: both topics.
-	var seedCall, currentCall *demo.Call
-	for _, call := range demo.Calls(c.Base) {
-		if call.Task == "break-ties" {
-			if call.Topic == tasks.TopicSeed {
-				seedCall = &call
-			} else {
-				currentCall = &call
-			}
-		}
-	}
-	require.NotNil(t, seedCall)
-	require.NotNil(t, currentCall)
+	seedCall, currentCall := breakTiesCalls(t, c.Base)
 	var location string
 	for _, call := range []*demo.Call{seedCall, currentCall} {
 		path := call.Path()
