@@ -2,13 +2,16 @@ package service_test
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -191,4 +194,69 @@ func TestSignedURLs(t *testing.T) {
 	r, err = anon2.Do(ctx, http.MethodPut, rebase(t, s2.URL(), pending.UploadURL), []byte("gamma"))
 	require.NoError(t, err)
 	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+}
+
+// TestSignedURLsOfBeforeTheUpgrade: a data directory of the version with
+// two keys (DATA/url-signing-key for blobs, DATA/files/signing-key for file
+// content, each URL form its own) is upgraded at start: one key file is
+// left (the files key retired, mode 0600), and URLs in the old forms, signed
+// before the upgrade, still work until they expire.
+func TestSignedURLsOfBeforeTheUpgrade(t *testing.T) {
+	dir := t.TempDir()
+	s, c, stop := start(t, dir, service.Options{})
+	ctx := context.Background()
+	filesPrefix := "/file/v2/orgs/" + demo.Org + "/workspaces/" + demo.Workspace + "/files"
+	r, err := c.Do(ctx, http.MethodPut, filesPrefix+"/path/old.txt", nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	var up files.UploadResponse
+	require.NoError(t, r.JSON(&up))
+	r, err = (&workertest.Client{Base: s.URL()}).Do(ctx, http.MethodPut, up.UploadURL, []byte("old"))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
+	const content = "an old blob"
+	sum := sha256.Sum256([]byte(content))
+	key := hex.EncodeToString(sum[:])
+	blobs := objecttest.NewBlobs()
+	blobs.Put(key, []byte(content))
+	require.NoError(t, c.UploadBlobs(ctx, demo.Org, demo.Workspace, blobs, 1))
+	stop()
+
+	// The data directory as the earlier version left it.
+	blobKey, err := os.ReadFile(filepath.Join(dir, urlsign.KeyFile))
+	require.NoError(t, err)
+	filesKey := []byte("0123456789abcdef0123456789abcdef")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "files", "signing-key"), filesKey, 0o600))
+	exp := time.Now().Add(time.Hour).Unix()
+	mac := func(k []byte, msg string) string {
+		m := hmac.New(sha256.New, k)
+		m.Write([]byte(msg))
+		return hex.EncodeToString(m.Sum(nil))
+	}
+	se := strconv.FormatInt(exp, 10)
+	fileURL := fmt.Sprintf("/file/v2/content/%s/%s/%s/%s?", demo.Org, demo.Workspace, up.FileID, up.VersionID) +
+		url.Values{"op": {"download"}, "se": {se}, "sig": {mac(filesKey, fmt.Sprintf("geostat-files\ndownload\n%s\n%s\n%s\n%s\n%d",
+			demo.Org, demo.Workspace, up.FileID, up.VersionID, exp))}}.Encode()
+	blobURL := fmt.Sprintf("/blobs/%s/%s/%s?", demo.Org, demo.Workspace, key) +
+		url.Values{"op": {"download"}, "se": {se}, "sig": {mac(blobKey, fmt.Sprintf("download\n%s\n%s\n%s\n%d",
+			demo.Org, demo.Workspace, key, exp))}}.Encode()
+
+	s2, _, _ := start(t, dir, service.Options{})
+	anon := &workertest.Client{Base: s2.URL()}
+	r, err = anon.Do(ctx, http.MethodGet, fileURL, nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, r.Status, "a file URL of before the upgrade: %s", r.Body)
+	assert.Equal(t, "old", string(r.Body))
+	r, err = anon.Do(ctx, http.MethodGet, blobURL, nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, r.Status, "a blob URL of before the upgrade: %s", r.Body)
+	assert.Equal(t, content, string(r.Body))
+
+	assert.NoFileExists(t, filepath.Join(dir, "files", "signing-key"))
+	after, err := os.ReadFile(filepath.Join(dir, urlsign.KeyFile))
+	require.NoError(t, err)
+	assert.Equal(t, blobKey, after, "the existing key stays the key")
+	fi, err := os.Stat(filepath.Join(dir, urlsign.RetiredKeyFile))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
 }
