@@ -67,6 +67,11 @@ const legacyFilesKey = "files/signing-key"
 // default URL validity of an hour.
 const LegacyWindow = 24 * time.Hour
 
+// tmpPattern names the temporary files a new key is written to; those a
+// crash left are removed at the next Load (the worker's lock on its data
+// directory keeps two starts from running Load at once).
+const tmpPattern = ".url-signing-key-*"
+
 // keyLen is the length of a new key.
 const keyLen = 32
 
@@ -103,6 +108,15 @@ func New(key []byte) (*Signer, error) {
 func Load(dataDir string, now time.Time) (*Signer, error) {
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("urlsign: %w", err)
+	}
+	stale, err := filepath.Glob(filepath.Join(dataDir, tmpPattern))
+	if err != nil {
+		return nil, fmt.Errorf("urlsign: %w", err)
+	}
+	for _, f := range stale {
+		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("urlsign: removing %s: %w", f, err)
+		}
 	}
 	path := filepath.Join(dataDir, KeyFile)
 	legacyPath := filepath.Join(dataDir, legacyFilesKey)
@@ -179,7 +193,7 @@ func readKey(path string) ([]byte, error) {
 // than replaces if another start created the key first; that key is then
 // returned. A short file left by the earlier non-atomic writer is replaced.
 func create(dir, path string, key []byte) ([]byte, error) {
-	f, err := os.CreateTemp(dir, ".url-signing-key-*")
+	f, err := os.CreateTemp(dir, tmpPattern)
 	if err != nil {
 		return nil, fmt.Errorf("urlsign: %w", err)
 	}
@@ -201,8 +215,11 @@ func create(dir, path string, key []byte) ([]byte, error) {
 		}
 	} else if err := os.Link(tmp, path); errors.Is(err, os.ErrExist) {
 		existing, rerr := readKey(path)
-		if rerr != nil || existing == nil {
-			return nil, fmt.Errorf("urlsign: %s appeared but cannot be used: %v", path, rerr)
+		if rerr != nil {
+			return nil, rerr
+		}
+		if existing == nil {
+			return nil, fmt.Errorf("urlsign: %s appeared, too short to be a key", path)
 		}
 		return existing, nil
 	} else if err != nil {

@@ -76,6 +76,13 @@ func TestKeyFile(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, s2.Verify("view", "/p", q, time.Now(), nil), "the key is read again at the next start")
 
+	// A temporary file a crash left is removed.
+	stale := filepath.Join(dir, ".url-signing-key-123")
+	require.NoError(t, os.WriteFile(stale, []byte("partial"), 0o600))
+	_, err = Load(dir, time.Now())
+	require.NoError(t, err)
+	assert.NoFileExists(t, stale)
+
 	// A key torn by the earlier non-atomic writer is replaced, not used.
 	torn := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(torn, KeyFile), []byte("short"), 0o600))
