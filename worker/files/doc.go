@@ -46,9 +46,9 @@
 // been uploaded there. The upload request's Content-Type becomes the version's
 // content_type (default: from the name's extension). Reading needs the viewer
 // role, writing editor or owner; a caller without a role in the workspace gets
-// 404. A signed URL is its own credential: HMAC-SHA256 over (operation, org,
-// workspace, file id, version id, expiry) with a key kept in
-// DATA/files/signing-key (mode 0600, created on first use).
+// 404. A signed URL is its own credential: HMAC-SHA256 over (operation, URL
+// path, expiry) with the worker's one URL-signing key, DATA/url-signing-key,
+// which the blob URLs share (package internal/urlsign).
 //
 // # Paths
 //
@@ -63,7 +63,6 @@
 //
 // Layout under DATA/files:
 //
-//	signing-key                                   URL signing key
 //	tmp/                                          temporary files (cleared at Open)
 //	data/<org>/<ws>/<file id>/p-<version>.json   reserved version awaiting its content
 //	data/<org>/<ws>/<file id>/c-<version>        a version's content

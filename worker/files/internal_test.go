@@ -100,16 +100,18 @@ func TestSigningKey(t *testing.T) {
 	dir := t.TempDir()
 	s, err := Open(dir)
 	require.NoError(t, err)
-	fi, err := os.Stat(filepath.Join(dir, "files", SigningKeyFile))
-	require.NoError(t, err)
+	fi, err := os.Stat(filepath.Join(dir, SigningKeyFile))
+	require.NoError(t, err, "the one key sits in the data directory")
 	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
-	assert.Len(t, s.key, 32)
+	assert.NoFileExists(t, filepath.Join(dir, "files", "signing-key"), "no second key file")
+	ref := versionRef{org: tOrg, ws: tWS, file: "0b5e4a52-4c58-4e8c-9a0e-6f1f2b3c4d5e", version: 7}
+	q := mustQuery(t, s.signedURL("http://h", opDownload, ref, time.Minute))
 	s2, err := Open(dir)
 	require.NoError(t, err)
-	assert.Equal(t, s.key, s2.key, "the key survives a restart")
+	require.NoError(t, s2.verify(opDownload, ref, q), "the key survives a restart")
 	s3, err := Open(t.TempDir())
 	require.NoError(t, err)
-	assert.NotEqual(t, s.key, s3.key)
+	assert.Error(t, s3.verify(opDownload, ref, q), "another data directory has another key")
 }
 
 func TestConcurrentUploadsOfOneVersionStoreOnce(t *testing.T) {

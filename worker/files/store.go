@@ -18,6 +18,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/geostat-engine/geostat/worker/internal/atomicfile"
+	"github.com/geostat-engine/geostat/worker/internal/urlsign"
 	"github.com/geostat-engine/geostat/worker/objects"
 	"github.com/geostat-engine/geostat/worker/store"
 )
@@ -36,7 +37,7 @@ const (
 type Store struct {
 	root string // DATA/files
 	tmp  string // DATA/files/tmp
-	key  []byte
+	urls *urlsign.Signer
 	now  func() time.Time
 
 	mu      sync.Mutex
@@ -151,11 +152,11 @@ func Open(dataDir string) (*Store, error) {
 			return nil, fmt.Errorf("files: %w", err)
 		}
 	}
-	key, err := loadKey(root, s.tmp)
+	urls, err := urlsign.Load(dataDir, s.now())
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("files: signing key: %w", err)
 	}
-	s.key = key
+	s.urls = urls
 	if err := s.load(); err != nil {
 		return nil, fmt.Errorf("files: loading %s: %w", root, err)
 	}

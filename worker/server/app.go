@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/geostat-engine/geostat/worker/internal/urlsign"
 	"github.com/geostat-engine/geostat/worker/objects"
 	"github.com/geostat-engine/geostat/worker/store"
 )
@@ -266,11 +267,11 @@ func New(opts Options) (_ *App, err error) {
 	if err := a.setupAuth(); err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	key, err := loadSigningKey(opts.DataDir)
+	urls, err := urlsign.Load(opts.DataDir, time.Now())
 	if err != nil {
 		return nil, fmt.Errorf("server: signing key: %w", err)
 	}
-	a.signer = &signer{key: key, now: time.Now}
+	a.signer = &signer{urls: urls, now: time.Now}
 	if opts.ObjectsURL != "" {
 		remote, err := store.NewRemote(opts.ObjectsURL, opts.ObjectsToken, nil)
 		if err != nil {

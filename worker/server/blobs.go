@@ -1,29 +1,24 @@
 package server
 
 import (
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/xml"
 	"errors"
 	"fmt"
 	"github.com/geostat-engine/geostat/worker/problem"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/geostat-engine/geostat/worker/internal/urlsign"
 	"github.com/geostat-engine/geostat/worker/store"
 )
 
-// SigningKeyFile is the name of the URL-signing key in the data directory.
-const SigningKeyFile = "url-signing-key"
+// SigningKeyFile is the name of the URL-signing key in the data directory,
+// shared by blob and file content URLs (see package urlsign).
+const SigningKeyFile = urlsign.KeyFile
 
 // Signed URL operations.
 const (
@@ -31,71 +26,39 @@ const (
 	opDownload = "download"
 )
 
-// signer makes and checks the HMAC-SHA256 signatures of blob URLs. A signed
-// URL is its only credential, like a pre-signed object-store URL.
+// signer makes and checks the signed URLs of blobs (package urlsign). A
+// signed URL is its only credential, like a pre-signed object-store URL.
 type signer struct {
-	key []byte
-	now func() time.Time
+	urls *urlsign.Signer
+	now  func() time.Time
 }
 
-// loadSigningKey reads dataDir/url-signing-key, creating a random key (mode
-// 0600) on first start so URLs survive restarts.
-func loadSigningKey(dataDir string) ([]byte, error) {
-	path := filepath.Join(dataDir, SigningKeyFile)
-	if data, err := os.ReadFile(path); err == nil && len(data) >= 32 {
-		return data, nil
-	} else if err != nil && !os.IsNotExist(err) {
-		return nil, err
-	}
-	key := make([]byte, 32)
-	if _, err := rand.Read(key); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(dataDir, 0o755); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(path, key, 0o600); err != nil {
-		return nil, err
-	}
-	return key, nil
-}
-
-func (s *signer) mac(op string, ws store.Workspace, name string, expires int64) string {
-	m := hmac.New(sha256.New, s.key)
-	fmt.Fprintf(m, "%s\n%s\n%s\n%s\n%d", op, ws.Org, ws.ID, name, expires)
-	return hex.EncodeToString(m.Sum(nil))
+// blobPath is the path of a blob's signed URL.
+func blobPath(ws store.Workspace, name string) string {
+	return "/blobs/" + ws.Org + "/" + ws.ID + "/" + name
 }
 
 // sign returns the path and query of a signed blob URL valid for ttl.
 func (s *signer) sign(op string, ws store.Workspace, name string, ttl time.Duration) string {
-	exp := s.now().Add(ttl).Unix()
-	q := url.Values{"op": {op}, "se": {strconv.FormatInt(exp, 10)}, "sig": {s.mac(op, ws, name, exp)}}
-	return "/blobs/" + ws.Org + "/" + ws.ID + "/" + name + "?" + q.Encode()
+	p := blobPath(ws, name)
+	return p + "?" + s.urls.Query(op, p, s.now().Add(ttl))
 }
 
 // verify checks a signed request's signature and expiry.
 func (s *signer) verify(r *http.Request, op string) (store.Workspace, string, error) {
 	ws := store.Workspace{Org: r.PathValue("org_id"), ID: r.PathValue("workspace_id")}
 	name := r.PathValue("name")
-	q := r.URL.Query()
-	bad := func(detail string) error {
-		return &signatureError{detail: detail}
+	// The blob form before the one signer, accepted during the upgrade window.
+	legacy := func(exp int64) string { return fmt.Sprintf("%s\n%s\n%s\n%s\n%d", op, ws.Org, ws.ID, name, exp) }
+	err := s.urls.Verify(op, blobPath(ws, name), r.URL.Query(), s.now(), legacy)
+	switch {
+	case err == nil:
+		return ws, name, nil
+	case errors.Is(err, urlsign.ErrWrongOp):
+		return ws, name, &signatureError{detail: "the URL is not a signed " + op + " URL"}
+	default:
+		return ws, name, &signatureError{detail: err.Error()}
 	}
-	if q.Get("op") != op {
-		return ws, name, bad("the URL is not a signed " + op + " URL")
-	}
-	exp, err := strconv.ParseInt(q.Get("se"), 10, 64)
-	if err != nil {
-		return ws, name, bad("the URL has no valid expiry")
-	}
-	want := s.mac(op, ws, name, exp)
-	if !hmac.Equal([]byte(want), []byte(q.Get("sig"))) {
-		return ws, name, bad("the URL signature is not valid")
-	}
-	if s.now().Unix() > exp {
-		return ws, name, bad("the URL has expired; request a new one")
-	}
-	return ws, name, nil
 }
 
 type signatureError struct{ detail string }

@@ -21,9 +21,10 @@
 // plus GET /healthz (no auth) and the signed blob URLs PUT data and object
 // responses hand out: PUT /blobs/{org}/{ws}/{name} (whole body, or the Azure
 // block / block-list form) and GET/HEAD /blobs/{org}/{ws}/{name} (Range
-// honoured). Signed URLs are HMAC-SHA256 over (operation, org, workspace,
-// name, expiry) with a key kept in DATA/url-signing-key; the signature is
-// their only credential.
+// honoured). Signed URLs (package internal/urlsign, shared with the file
+// content URLs) are HMAC-SHA256 over (operation, URL path, expiry) with the
+// one key kept in DATA/url-signing-key; the signature is their only
+// credential.
 //
 // # Auth
 //
