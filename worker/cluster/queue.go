@@ -460,7 +460,8 @@ func (q *Queue) follow(ctx context.Context, job string, st Status, each func(sha
 
 // stallWatch is what follow remembers between checks of a job's life.
 type stallWatch struct {
-	idleSince time.Time // since when no shard was held nor done, or zero
+	idleSince time.Time // since when no shard was held, taken nor done, or zero
+	delivered uint64    // the consumer's deliveries at the last check
 }
 
 // stalled returns why the job cannot finish, or "" while it can:
@@ -468,9 +469,10 @@ type stallWatch struct {
 //     not finished (a message acknowledged or terminated without its
 //     done or fail record, or a resubmission dropped as a duplicate):
 //     nothing would ever finish it;
-//   - its shards are queued but no compute worker has held any shard of
-//     the queue (no message awaiting acknowledgement) and none of the
-//     job's shards got done for longer than AckWait × (MaxDeliver+1):
+//   - its shards are queued but no compute worker has held or taken any
+//     shard of the queue (no message awaiting acknowledgement, no new
+//     delivery) and none of the job's shards got done for longer than
+//     AckWait × (MaxDeliver+1):
 //     no compute worker is running, or its shards reached MaxDeliver and
 //     no worker reaps them (see Reap).
 //
@@ -491,8 +493,8 @@ func (q *Queue) stalled(ctx context.Context, job string, sw *stallWatch) (string
 	if err != nil {
 		return "", fmt.Errorf("cluster: consumer: %w", err)
 	}
-	if ci.NumAckPending > 0 {
-		sw.idleSince = time.Time{}
+	if delivered := ci.Delivered.Consumer; ci.NumAckPending > 0 || delivered != sw.delivered {
+		sw.idleSince, sw.delivered = time.Time{}, delivered // a worker holds or took a shard
 		return "", nil
 	}
 	now := time.Now()
