@@ -15,8 +15,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
+	"github.com/geostat-engine/geostat/geostat/ensemble"
 	"github.com/geostat-engine/geostat/worker/cluster"
 	"github.com/geostat-engine/geostat/worker/cluster/internal/clustertest"
+	"github.com/geostat-engine/geostat/worker/cluster/lwjob"
 )
 
 // faultyKV is the job bucket with fail records that cannot be written
@@ -278,4 +280,43 @@ func TestWaitFailsStalledJob(t *testing.T) {
 	require.Contains(t, st.Failed, "no compute worker held a shard")
 	require.GreaterOrEqual(t, time.Since(start), 3*time.Second, "not before AckWait × (MaxDeliver+1)")
 	require.ErrorContains(t, cluster.FailedError("job-idle", st.Failed), "are compute workers running?")
+}
+
+// A Runner whose job succeeded returns its results even when the cleanup
+// after it fails (here every deletion in the result store): the failure
+// is logged and counted, not the job's error (the old runners joined it
+// to Run's error, failing a job whose results were complete).
+func TestRunnerSucceedsDespiteFailedCleanup(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var logs bytes.Buffer
+	var logMu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &logMu}, nil))
+	q, _ := clustertest.QueueConfig(t, ctx, cluster.Config{AckWait: 2 * time.Second, Logger: logger})
+	fo := &faultyObjects{}
+	cluster.WrapStores(q, nil, func(obs jetstream.ObjectStore) jetstream.ObjectStore { fo.ObjectStore = obs; return fo })
+	cols := make([][]float64, 3)
+	for r := range cols {
+		cols[r] = make([]float64, 100)
+		for i := range cols[r] {
+			cols[r][i] = float64(r*100 + i)
+		}
+	}
+	ops := ensemble.Operations{Summary: true}
+	lw, err := ensemble.NewLocationWise(ops, 100, 3)
+	require.NoError(t, err)
+	require.NoError(t, ensemble.Process(ctx, ensemble.NewColumnsSource(cols, 100), lw))
+	var got []ensemble.Output
+	_, _, err = clustertest.Run(t, ctx, q, (&lwjob.Handler{Inputs: q}).Compute, 1, false, func(ctx context.Context) error {
+		var err error
+		got, err = (&lwjob.Runner{Queue: q}).Run(ctx, ops, ensemble.NewColumnsSource(cols, 40), nil)
+		return err
+	})
+	require.NoError(t, err, "the job succeeded; its cleanup failing is not its error")
+	require.Equal(t, lw.Outputs(), got)
+	require.Positive(t, fo.deletes.Load(), "the cleanup ran and failed")
+	require.EqualValues(t, 1, q.CleanupFailures())
+	logMu.Lock()
+	defer logMu.Unlock()
+	require.Contains(t, logs.String(), "cleaning up a finished job failed")
 }
