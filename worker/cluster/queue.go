@@ -366,7 +366,8 @@ func (q *Queue) SubmitWait(ctx context.Context, job string, spec json.RawMessage
 }
 
 // Wait blocks until the job is finished (all shards done, failed or
-// cancelled) or ctx ends. It follows the job's keys with one watcher
+// cancelled) or ctx ends; a job that stalls (see follow) fails, with a
+// reason starting "stalled:". It follows the job's keys with one watcher
 // (initial values, then updates), so it costs one message per done shard;
 // progress, when not nil, is called with the number of done shards and the
 // total each time it grows.
@@ -866,8 +867,9 @@ type Event struct {
 	Delivery   uint64 // 1 for the first delivery
 	// Outcome: "done", "duplicate" (done before, identical result),
 	// "skipped" (done record found before computing), "cancelled" (the
-	// job is cancelled or has already failed), "retry" (a store error: the
-	// message is redelivered after a second), "too large" (the shard's
+	// job is cancelled or has already failed), "retry" (a store error,
+	// such as a fail record that could not be written: the message is
+	// redelivered after a second), "too large" (the shard's
 	// memory estimate exceeds Config.MaxMemory: handed back for another
 	// worker),
 	// "abandoned" (the worker stopped without acknowledging), "failed".
