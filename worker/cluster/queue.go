@@ -1106,6 +1106,8 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est E
 				return ev
 			}
 		case prev != digest:
+			// The done record names prev: this result is not the shard's.
+			_ = q.kv.Purge(ctx, refKey(digest, job, shard))
 			return q.fail(ctx, msg, ev, fmt.Errorf("%w: shard %s completed with SHA-256 %s and %s", ErrDeterminism, shard, prev, digest))
 		default:
 			ev.Outcome = "duplicate"
@@ -1170,9 +1172,12 @@ func (q *Queue) writeFail(ctx context.Context, job, reason string) error {
 // Forget deletes everything the cluster holds of a finished job (done,
 // failed or cancelled), once its results have been assembled or are no
 // longer wanted: its queued shard messages, its shard results in the
-// Object Store and its records (job, done, fail, cancel, key). A result another
-// job's done record also names (two jobs computing identical shards) is
-// kept for that job. A shard message delivered after Forget finds no job
+// Object Store and its records (job, done, ref, big, fail, cancel, key).
+// It reads only the job's own records, so its cost is the job's, not the
+// bucket's. A result another job also refers to ("ref.<sha256>.>": two
+// jobs computing identical shards) is kept for that job. When a deletion
+// fails Forget returns the error and keeps the job's records, so that
+// Forget again finishes the work. A shard message delivered after Forget finds no job
 // record and is dropped. Forget of an unknown job does nothing. Forget then
 // collects the orphan chunks (CollectOrphans), so every kind of job leaves
 // none behind once it is forgotten.
