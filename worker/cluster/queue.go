@@ -422,8 +422,8 @@ func (q *Queue) follow(ctx context.Context, job string, st Status, each func(sha
 			if err != nil {
 				return st, err
 			}
-			if now.Finished() { // finished meanwhile
-				return now, nil
+			if now.Finished() {
+				continue // finished meanwhile: the watcher brings the records (each is called for every done shard)
 			}
 			if err := q.writeFail(ctx, job, reason); err != nil {
 				q.cfg.Logger.Error("cluster: cannot record why a stalled job failed", "job", job, "reason", reason, "err", err)
