@@ -851,6 +851,8 @@ func (q *Queue) Reap(ctx context.Context) {
 					reason = string(big.Value())
 				}
 				if _, err := q.kv.Create(ctx, "fail."+job, []byte(reason)); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+					q.cfg.Logger.Error("cluster: cannot record why a job failed; its dead shard is reaped again later",
+						"job", job, "shard", shard, "reason", reason, "err", err)
 					_ = msg.Nak()
 					continue
 				}
@@ -1001,7 +1003,9 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est E
 		if need > mem.max {
 			reason := fmt.Sprintf("shard %s needs an estimated %s of memory, more than the %s of the compute workers it was offered to (-max-memory); lower -shard-size or give a compute worker more memory",
 				shard, formatBytes(need), formatBytes(mem.max))
-			_, _ = q.kv.Put(ctx, "big."+job+"."+shard, []byte(reason))
+			if _, err := q.kv.Put(ctx, "big."+job+"."+shard, []byte(reason)); err != nil {
+				q.cfg.Logger.Warn("cluster: cannot record why a shard is too large for this worker", "job", job, "shard", shard, "err", err)
+			}
 			// Back after longer than a fetch's wait (1 s), so that a pull
 			// request this loop leaves behind when it stops has expired.
 			_ = msg.NakWithDelay(2 * time.Second)
