@@ -12,9 +12,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/geostat-engine/geostat/geostat"
@@ -33,7 +35,9 @@ const (
 	// job record), "done.<job>.<shard>" (the result's SHA-256 and its
 	// HMAC, see Submit),
 	// "fail.<job>" (why the job failed), "cancel.<job>",
-	// "big.<job>.<shard>" (why a worker refused a shard too large for it)
+	// "big.<job>.<shard>" (why a worker refused a shard too large for it),
+	// "ref.<sha256>.<job>.<shard>" (the shard's result is the object
+	// <sha256>: Forget keeps an object other jobs still refer to)
 	// and "key.<job>" (the job's secret, see Submit; compute credentials
 	// cannot read it).
 	BucketName = "geostat_jobs"
@@ -84,6 +88,10 @@ type Config struct {
 	// then those of the api worker); its Work loops do not reap shards
 	// that reached MaxDeliver (an api worker does, see Reap).
 	Bind bool
+	// Logger gets what the queue cannot report to a caller: a fail record
+	// it could not write, a job's cleanup that failed (see Cleanup).
+	// Default slog.Default().
+	Logger *slog.Logger
 }
 
 func (c *Config) defaults() {
@@ -102,6 +110,9 @@ func (c *Config) defaults() {
 	if c.Concurrency <= 0 {
 		c.Concurrency = 1
 	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
 }
 
 // Queue is one process's handle on the shared shard queue, job state and
@@ -114,6 +125,8 @@ type Queue struct {
 	obs    jetstream.ObjectStore
 	chunk  uint32
 	keys   *keyCache
+	// cleanupFailures counts the cleanups that failed (CleanupFailures).
+	cleanupFailures *atomic.Uint64
 }
 
 // Open creates (or updates to cfg) the stream, consumer, bucket and object
@@ -125,7 +138,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: jetstream: %w", err)
 	}
-	q := &Queue{cfg: cfg, js: js, chunk: 128 << 10, keys: &keyCache{m: map[string][]byte{}}}
+	q := &Queue{cfg: cfg, js: js, chunk: 128 << 10, keys: &keyCache{m: map[string][]byte{}}, cleanupFailures: new(atomic.Uint64)}
 	// 1 MiB chunks when the server allows them (the embedded one does).
 	if nc.MaxPayload() >= 2<<20 {
 		q.chunk = 1 << 20
@@ -200,6 +213,9 @@ func (q *Queue) lookup(ctx context.Context) (err error) {
 	}
 	if w := cons.CachedInfo().Config.AckWait; w > 0 {
 		q.cfg.AckWait = w
+	}
+	if n := cons.CachedInfo().Config.MaxDeliver; n > 0 {
+		q.cfg.MaxDeliver = n
 	}
 	if q.kv, err = q.js.KeyValue(ctx, BucketName); err != nil {
 		return fmt.Errorf("cluster: bucket %s: %w", BucketName, err)
@@ -350,7 +366,8 @@ func (q *Queue) SubmitWait(ctx context.Context, job string, spec json.RawMessage
 }
 
 // Wait blocks until the job is finished (all shards done, failed or
-// cancelled) or ctx ends. It follows the job's keys with one watcher
+// cancelled) or ctx ends; a job that stalls (see follow) fails, with a
+// reason starting "stalled:". It follows the job's keys with one watcher
 // (initial values, then updates), so it costs one message per done shard;
 // progress, when not nil, is called with the number of done shards and the
 // total each time it grows.
@@ -379,18 +396,44 @@ func (q *Queue) WaitShards(ctx context.Context, job string, each func(shard stri
 }
 
 // follow watches the job's keys until it is finished, calling each for
-// every new done record.
+// every new done record. It does not wait for ever: every AckWait/2 it
+// checks that the job can still finish (see stalled) and fails a stalled
+// job ("fail.<job>") with the reason.
 func (q *Queue) follow(ctx context.Context, job string, st Status, each func(shard string, done, total int)) (Status, error) {
 	w, err := q.kv.WatchFiltered(ctx, []string{"done." + job + ".>", "fail." + job, "cancel." + job})
 	if err != nil {
 		return st, fmt.Errorf("cluster: watching job %s: %w", job, err)
 	}
 	defer w.Stop()
+	tick := time.NewTicker(max(q.cfg.AckWait/2, 100*time.Millisecond))
+	defer tick.Stop()
+	sw := &stallWatch{}
 	done := map[string]bool{}
 	for {
 		select {
 		case <-ctx.Done():
 			return st, fmt.Errorf("cluster: waiting for job %s: %w", job, ctx.Err())
+		case <-tick.C:
+			reason, err := q.stalled(ctx, job, sw)
+			if err != nil || reason == "" {
+				continue // alive, or a store hiccup: check again at the next tick
+			}
+			now, err := q.Status(ctx, job)
+			if err != nil {
+				return st, err
+			}
+			if now.Finished() {
+				continue // finished meanwhile: the watcher brings the records (each is called for every done shard)
+			}
+			if err := q.writeFail(ctx, job, reason); err != nil {
+				q.cfg.Logger.Error("cluster: cannot record why a stalled job failed", "job", job, "reason", reason, "err", err)
+				now.Failed = reason
+				return now, nil
+			}
+			if now, err = q.Status(ctx, job); err != nil { // the first reason recorded wins
+				return st, err
+			}
+			return now, nil
 		case e, ok := <-w.Updates():
 			if !ok {
 				return st, fmt.Errorf("cluster: watching job %s: the watcher stopped", job)
@@ -406,6 +449,7 @@ func (q *Queue) follow(ctx context.Context, job string, st Status, each func(sha
 			case !done[k]:
 				done[k] = true
 				st.Done = len(done)
+				sw.idleSince = time.Time{} // progress
 				each(strings.TrimPrefix(k, "done."+job+"."), st.Done, st.Shards)
 			}
 			if st.Finished() { // st.Done is len(done) once a done record came
@@ -413,6 +457,57 @@ func (q *Queue) follow(ctx context.Context, job string, st Status, each func(sha
 			}
 		}
 	}
+}
+
+// stallWatch is what follow remembers between checks of a job's life.
+type stallWatch struct {
+	idleSince time.Time // since when no shard was held, taken nor done, or zero
+	delivered uint64    // the consumer's deliveries at the last check
+}
+
+// stalled returns why the job cannot finish, or "" while it can:
+//   - none of its shard messages is left in the stream while the job is
+//     not finished (a message acknowledged or terminated without its
+//     done or fail record, or a resubmission dropped as a duplicate):
+//     nothing would ever finish it;
+//   - its shards are queued but no compute worker has held or taken any
+//     shard of the queue (no message awaiting acknowledgement, no new
+//     delivery) and none of the job's shards got done for longer than
+//     AckWait × (MaxDeliver+1):
+//     no compute worker is running, or its shards reached MaxDeliver and
+//     no worker reaps them (see Reap).
+//
+// The caller reads the job's status again before failing it.
+func (q *Queue) stalled(ctx context.Context, job string, sw *stallWatch) (string, error) {
+	info, err := q.stream.Info(ctx, jetstream.WithSubjectFilter("shard."+job+".>"))
+	if err != nil {
+		return "", fmt.Errorf("cluster: job %s messages: %w", job, err)
+	}
+	if len(info.State.Subjects) == 0 {
+		return "stalled: none of the job's shards is queued or running, yet the job has neither finished nor failed (a shard was lost)", nil
+	}
+	cons, err := q.js.Consumer(ctx, StreamName, ConsumerName)
+	if err != nil {
+		return "", fmt.Errorf("cluster: consumer: %w", err)
+	}
+	ci, err := cons.Info(ctx)
+	if err != nil {
+		return "", fmt.Errorf("cluster: consumer: %w", err)
+	}
+	if delivered := ci.Delivered.Consumer; ci.NumAckPending > 0 || delivered != sw.delivered {
+		sw.idleSince, sw.delivered = time.Time{}, delivered // a worker holds or took a shard
+		return "", nil
+	}
+	now := time.Now()
+	if sw.idleSince.IsZero() {
+		sw.idleSince = now
+		return "", nil
+	}
+	if bound := q.cfg.AckWait * time.Duration(q.cfg.MaxDeliver+1); now.Sub(sw.idleSince) > bound {
+		return fmt.Sprintf("stalled: no compute worker held a shard and none of the job's %d queued shards got done for %s (AckWait × (MaxDeliver+1)); are compute workers running?",
+			len(info.State.Subjects), bound.Round(time.Second)), nil
+	}
+	return "", nil
 }
 
 // Cancel marks the job cancelled and purges its queued shards; running
@@ -756,6 +851,8 @@ func (q *Queue) Reap(ctx context.Context) {
 					reason = string(big.Value())
 				}
 				if _, err := q.kv.Create(ctx, "fail."+job, []byte(reason)); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+					q.cfg.Logger.Error("cluster: cannot record why a job failed; its dead shard is reaped again later",
+						"job", job, "shard", shard, "reason", reason, "err", err)
 					_ = msg.Nak()
 					continue
 				}
@@ -772,8 +869,9 @@ type Event struct {
 	Delivery   uint64 // 1 for the first delivery
 	// Outcome: "done", "duplicate" (done before, identical result),
 	// "skipped" (done record found before computing), "cancelled" (the
-	// job is cancelled or has already failed), "retry" (a store error: the
-	// message is redelivered after a second), "too large" (the shard's
+	// job is cancelled or has already failed), "retry" (a store error,
+	// such as a fail record that could not be written: the message is
+	// redelivered after a second), "too large" (the shard's
 	// memory estimate exceeds Config.MaxMemory: handed back for another
 	// worker),
 	// "abandoned" (the worker stopped without acknowledging), "failed".
@@ -905,7 +1003,9 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est E
 		if need > mem.max {
 			reason := fmt.Sprintf("shard %s needs an estimated %s of memory, more than the %s of the compute workers it was offered to (-max-memory); lower -shard-size or give a compute worker more memory",
 				shard, formatBytes(need), formatBytes(mem.max))
-			_, _ = q.kv.Put(ctx, "big."+job+"."+shard, []byte(reason))
+			if _, err := q.kv.Put(ctx, "big."+job+"."+shard, []byte(reason)); err != nil {
+				q.cfg.Logger.Warn("cluster: cannot record why a shard is too large for this worker", "job", job, "shard", shard, "err", err)
+			}
 			// Back after longer than a fetch's wait (1 s), so that a pull
 			// request this loop leaves behind when it stops has expired.
 			_ = msg.NakWithDelay(2 * time.Second)
@@ -977,6 +1077,16 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est E
 			return q.fail(ctx, msg, ev, fmt.Errorf("object store digest %s for %s", info.Digest, digest))
 		}
 	}
+	// The reference first: from now on Forget of another job naming the
+	// same result keeps the object.
+	if _, err := q.kv.Put(ctx, refKey(digest, job, shard), nil); err != nil {
+		if ctx.Err() != nil {
+			return abandon()
+		}
+		_ = msg.NakWithDelay(time.Second)
+		ev.Outcome, ev.Err = "retry", err
+		return ev
+	}
 	ev.Outcome = "done"
 	record := doneValue(token, job, shard, digest)
 	if _, err := q.kv.Create(ctx, "done."+job+"."+shard, record); err != nil {
@@ -1000,6 +1110,8 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est E
 				return ev
 			}
 		case prev != digest:
+			// The done record names prev: this result is not the shard's.
+			_ = q.kv.Purge(ctx, refKey(digest, job, shard))
 			return q.fail(ctx, msg, ev, fmt.Errorf("%w: shard %s completed with SHA-256 %s and %s", ErrDeterminism, shard, prev, digest))
 		default:
 			ev.Outcome = "duplicate"
@@ -1014,21 +1126,62 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est E
 }
 
 // fail records why the job failed (the first reason wins) and terminates
-// the message.
+// the message. A fail record that cannot be written is retried with
+// backoff for at most failRecordWait (even when the loop is stopping);
+// when it still cannot be written the error is logged and the message is
+// handed back (outcome "retry") so that a later delivery writes it: a job
+// never loses its shard without a fail record, which would leave its
+// waiters without an outcome.
 func (q *Queue) fail(ctx context.Context, msg jetstream.Msg, ev Event, err error) Event {
 	reason := fmt.Sprintf("shard %s: %v", ev.Shard, err)
-	_, _ = q.kv.Create(ctx, "fail."+ev.Job, []byte(reason))
+	if werr := q.writeFail(ctx, ev.Job, reason); werr != nil {
+		q.cfg.Logger.Error("cluster: cannot record why a job failed; its shard is handed back for another delivery to record it",
+			"job", ev.Job, "shard", ev.Shard, "reason", reason, "err", werr)
+		_ = msg.NakWithDelay(time.Second)
+		ev.Outcome, ev.Err = "retry", fmt.Errorf("recording the failure (%w): %w", err, werr)
+		return ev
+	}
 	_ = msg.Term()
 	ev.Outcome, ev.Err = "failed", err
 	return ev
 }
 
+// failRecordWait bounds the attempts of writing one fail record: well
+// within the default ack deadline, so that the message is handed back
+// before it is redelivered anyway.
+const failRecordWait = 10 * time.Second
+
+// writeFail creates "fail.<job>" (an existing one, the first reason, is
+// kept), retrying with backoff from 50 ms to 1 s for at most
+// min(failRecordWait, AckWait/2), whether or not ctx has ended.
+func (q *Queue) writeFail(ctx context.Context, job, reason string) error {
+	wait := min(failRecordWait, q.cfg.AckWait/2)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)
+	defer cancel()
+	backoff := 50 * time.Millisecond
+	for {
+		_, err := q.kv.Create(wctx, "fail."+job, []byte(reason))
+		if err == nil || errors.Is(err, jetstream.ErrKeyExists) {
+			return nil
+		}
+		select {
+		case <-wctx.Done():
+			return fmt.Errorf("cluster: recording why job %s failed (for %s): %w", job, wait, err)
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
 // Forget deletes everything the cluster holds of a finished job (done,
 // failed or cancelled), once its results have been assembled or are no
 // longer wanted: its queued shard messages, its shard results in the
-// Object Store and its records (job, done, fail, cancel, key). A result another
-// job's done record also names (two jobs computing identical shards) is
-// kept for that job. A shard message delivered after Forget finds no job
+// Object Store and its records (job, done, ref, big, fail, cancel, key).
+// It reads only the job's own records, so its cost is the job's, not the
+// bucket's. A result another job also refers to ("ref.<sha256>.>": two
+// jobs computing identical shards) is kept for that job. When a deletion
+// fails Forget returns the error and keeps the job's records, so that
+// Forget again finishes the work. A shard message delivered after Forget finds no job
 // record and is dropped. Forget of an unknown job does nothing. Forget then
 // collects the orphan chunks (CollectOrphans), so every kind of job leaves
 // none behind once it is forgotten.
@@ -1039,34 +1192,54 @@ func (q *Queue) Forget(ctx context.Context, job string) error {
 	if err := q.stream.Purge(ctx, jetstream.WithPurgeSubject("shard."+job+".>")); err != nil {
 		return fmt.Errorf("cluster: purging job %s: %w", job, err)
 	}
-	// Digests of this job's results, and those other jobs still name.
-	mine, others := map[string]bool{}, map[string]bool{}
-	lister, err := q.kv.ListKeysFiltered(ctx, "done.>")
+	// The job's own done records (a listing filtered by the server to
+	// "done.<job>.>": the cost is the job's, not the bucket's) and the
+	// results they name.
+	var keys, refs []string
+	mine := map[string]bool{}
+	lister, err := q.kv.ListKeysFiltered(ctx, "done."+job+".>")
 	if err != nil {
 		return fmt.Errorf("cluster: job %s done records: %w", job, err)
 	}
-	var doneKeys []string
 	for k := range lister.Keys() {
+		keys = append(keys, k)
 		e, err := q.kv.Get(ctx, k)
 		if err != nil {
 			continue // deleted meanwhile
 		}
 		d, _ := parseDone(e.Value())
-		if strings.HasPrefix(k, "done."+job+".") {
-			mine[d] = true
-			doneKeys = append(doneKeys, k)
-		} else {
-			others[d] = true
-		}
+		mine[d] = true
+		refs = append(refs, refKey(d, job, strings.TrimPrefix(k, "done."+job+".")))
 	}
 	if bigs, err := q.kv.ListKeysFiltered(ctx, "big."+job+".>"); err == nil {
 		for k := range bigs.Keys() {
-			doneKeys = append(doneKeys, k)
+			keys = append(keys, k)
 		}
 	}
 	var errs []error
+	// Drop this job's references, then delete each result no other job
+	// refers to (a listing of the result's own references).
+	for _, k := range refs {
+		if err := q.kv.Purge(ctx, k); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+			errs = append(errs, fmt.Errorf("record %s: %w", k, err))
+		}
+	}
 	for d := range mine {
-		if others[d] {
+		if !shardRE.MatchString(d) {
+			continue // not a digest: nothing stored under it
+		}
+		others, err := q.kv.ListKeysFiltered(ctx, "ref."+d+".>")
+		if err != nil {
+			errs = append(errs, fmt.Errorf("references of result %s: %w", d, err))
+			continue
+		}
+		shared := false
+		for k := range others.Keys() {
+			if !strings.HasPrefix(k, "ref."+d+"."+job+".") {
+				shared = true
+			}
+		}
+		if shared {
 			continue
 		}
 		if err := q.obs.Delete(ctx, d); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
@@ -1076,7 +1249,10 @@ func (q *Queue) Forget(ctx context.Context, job string) error {
 	q.keys.mu.Lock()
 	delete(q.keys.m, job)
 	q.keys.mu.Unlock()
-	for _, k := range append(doneKeys, "fail."+job, "cancel."+job, "job."+job, "key."+job) {
+	if len(errs) > 0 { // keep the job record: Forget again retries
+		return fmt.Errorf("cluster: forgetting job %s: %w", job, errors.Join(errs...))
+	}
+	for _, k := range append(keys, "fail."+job, "cancel."+job, "job."+job, "key."+job) {
 		if err := q.kv.Purge(ctx, k); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 			errs = append(errs, fmt.Errorf("record %s: %w", k, err))
 		}
@@ -1090,6 +1266,45 @@ func (q *Queue) Forget(ctx context.Context, job string) error {
 	_, _ = q.CollectOrphans(ctx)
 	return nil
 }
+
+// refKey is the key saying that shard of job has the result digest.
+func refKey(digest, job, shard string) string { return "ref." + digest + "." + job + "." + shard }
+
+// cleanupWait bounds a job's cleanup (Cleanup).
+const cleanupWait = 30 * time.Second
+
+// Cleanup deletes what the cluster holds of a job that is over (done,
+// failed or cancelled): its inputs (DeleteInput of each digest) and then
+// its messages, results and records (Forget). It runs for at most 30 s
+// even when ctx has ended (a cancelled job is cleaned up too). A failure
+// is not the job's: the job's outcome stands, and Cleanup logs the
+// failure (Config.Logger) and counts it (CleanupFailures) instead of
+// returning it (the leftovers stay until Forget of the job succeeds).
+func (q *Queue) Cleanup(ctx context.Context, job string, inputs ...string) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupWait)
+	defer cancel()
+	var errs []error
+	for _, d := range inputs {
+		if d == "" {
+			continue
+		}
+		if err := q.DeleteInput(cctx, job, d); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := q.Forget(cctx, job); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		q.cleanupFailures.Add(1)
+		q.cfg.Logger.Warn("cluster: cleaning up a finished job failed; its outcome stands, the leftovers stay in the cluster",
+			"job", job, "err", errors.Join(errs...))
+	}
+}
+
+// CleanupFailures returns the number of job cleanups (Cleanup) of this
+// process that failed, for a metric.
+func (q *Queue) CleanupFailures() uint64 { return q.cleanupFailures.Load() }
 
 // Pending returns the number of shard messages not yet delivered and those
 // delivered but not acknowledged (the queue depth, an autoscaling signal).

@@ -87,5 +87,16 @@ func (m *Metrics) WatchJobs(counts func() (running, queued int)) {
 			func() float64 { _, q := counts(); return float64(q) }))
 }
 
+// WatchCluster adds the counter geostat_cluster_cleanup_failures_total,
+// read from cleanupFailures at every scrape: the cluster jobs whose
+// cleanup (their inputs, results and records) failed after they ended;
+// their leftovers stay in the cluster's stores.
+func (m *Metrics) WatchCluster(cleanupFailures func() uint64) {
+	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "geostat_cluster_cleanup_failures_total",
+		Help: "Cluster jobs whose cleanup (inputs, shard results, records) failed after they ended; the job's outcome stands and the leftovers stay in the cluster.",
+	}, func() float64 { return float64(cleanupFailures()) }))
+}
+
 // Registry returns the underlying registry (for tests and extra collectors).
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }

@@ -18,6 +18,7 @@ func TestExposition(t *testing.T) {
 	m.Submitted("geostat", "knn", 200)
 	m.Request("GET", "GET /healthz", 200, time.Millisecond)
 	m.Request("GET", "", 404, time.Millisecond)
+	m.WatchCluster(func() uint64 { return 3 })
 	srv := httptest.NewServer(m.Handler())
 	defer srv.Close()
 	resp, err := http.Get(srv.URL)
@@ -30,5 +31,6 @@ func TestExposition(t *testing.T) {
 	assert.Contains(t, body, `geostat_task_submissions_total{code="200",task="knn",topic="geostat"} 1`)
 	assert.Contains(t, body, `geostat_http_requests_total{code="200",method="GET",route="GET /healthz"} 1`)
 	assert.Contains(t, body, `route="unmatched"`)
+	assert.Contains(t, body, "geostat_cluster_cleanup_failures_total 3")
 	assert.Contains(t, body, "go_goroutines")
 }

@@ -201,7 +201,7 @@ func joinCluster(ctx context.Context, o ClusterOptions, dataDir, name string, sh
 		ctx, cancel = context.WithTimeout(ctx, time.Minute)
 		defer cancel()
 	}
-	if m.queue, err = cluster.Open(ctx, m.nc, cluster.Config{AckWait: o.AckWait, Replicas: o.Replicas, Concurrency: o.MaxShards, MaxMemory: o.MaxMemory, Bind: role == natsauth.RoleCompute}); err != nil {
+	if m.queue, err = cluster.Open(ctx, m.nc, cluster.Config{AckWait: o.AckWait, Replicas: o.Replicas, Concurrency: o.MaxShards, MaxMemory: o.MaxMemory, Bind: role == natsauth.RoleCompute, Logger: logger}); err != nil {
 		return nil, fmt.Errorf("opening the shard queue: %w", err)
 	}
 	return m, nil

@@ -211,6 +211,9 @@ func New(opts Options) (_ *Service, err error) {
 		return nil, fmt.Errorf("service: %w", err)
 	}
 	s.metrics.WatchJobs(s.jobs.Counts)
+	if s.cluster.queue != nil {
+		s.metrics.WatchCluster(s.cluster.queue.CleanupFailures)
+	}
 	so := opts.Options
 	onRequest := so.OnRequest
 	so.OnRequest = func(method, pattern string, status int, d time.Duration) {

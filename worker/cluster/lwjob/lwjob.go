@@ -24,7 +24,6 @@ import (
 	"io"
 	"math"
 	"sync"
-	"time"
 
 	"github.com/geostat-engine/geostat/geostat/ensemble"
 	"github.com/geostat-engine/geostat/worker/cluster"
@@ -248,18 +247,13 @@ func (r *Runner) Run(ctx context.Context, ops ensemble.Operations, src ensemble.
 		return nil, err
 	}
 	sp := Spec{Version: specVersion, Operations: ops, Realisations: reals}
+	// A failed cleanup is logged and counted, never the job's outcome.
 	defer func() {
-		fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		for _, t := range sp.Tiles {
-			if derr := r.Queue.DeleteInput(fctx, job, t.Input); derr != nil {
-				err = errors.Join(err, derr)
-				break
-			}
+		inputs := make([]string, len(sp.Tiles))
+		for i, t := range sp.Tiles {
+			inputs[i] = t.Input
 		}
-		if ferr := r.Queue.Forget(fctx, job); ferr != nil {
-			err = errors.Join(err, ferr)
-		}
+		r.Queue.Cleanup(ctx, job, inputs...)
 	}()
 	// Store the tiles; their number is known once the source is read.
 	report := func(done, total int) {

@@ -98,8 +98,10 @@ func Permissions(role string) *server.Permissions {
 				kvGet + "job.>", kvGet + "done.>", kvGet + "fail.>",
 				"$JS.API.CONSUMER.CREATE." + kvShardStream + ".*.$KV." + shardBucket + ".cancel.>",
 				"$JS.FC." + kvShardStream + ".>",
-				// Write results, done, fail and "too large" records.
+				// Write results, done, fail, "too large" and result
+				// reference records.
 				"$KV." + shardBucket + ".done.>", "$KV." + shardBucket + ".fail.>", "$KV." + shardBucket + ".big.>",
+				"$KV." + shardBucket + ".ref.>",
 				// Read inputs and results; store results.
 				"$JS.API.DIRECT.GET." + objShardStream + ".$O." + objectBucket + ".M.>",
 				"$JS.API.CONSUMER.CREATE." + objShardStream + ".*.$O." + objectBucket + ".C.>",

@@ -433,8 +433,9 @@ var ErrShardTooLarge = errors.New("a shard needs more memory than a compute work
 // writers (one per output, as shard.WriteSingle). progress gets the number
 // of done shards and the total. When ctx ends the cluster job is cancelled.
 // When Run returns (assembled, failed or cancelled) the job's shard
-// results and records are deleted from the cluster (Queue.Forget, which
-// also collects orphan result chunks older than the ack deadline).
+// results and records are deleted from the cluster (Queue.Cleanup, whose
+// Forget also collects orphan result chunks older than the ack deadline; a
+// failed cleanup does not change Run's outcome).
 func (r *Runner) Run(ctx context.Context, in tbsim.Input, p tbsim.Params, writers []*objects.TableWriter, progress func(done, total int)) (err error) {
 	sz := r.Sizes.WithDefaults() // explicit in the spec
 	spec, err := Encode(in, p, sz)
@@ -467,13 +468,9 @@ func (r *Runner) Run(ctx context.Context, in tbsim.Input, p tbsim.Params, writer
 	}
 	// Whatever the outcome, the cluster forgets the job once Run returns:
 	// its results are in the writers or no longer wanted.
-	defer func() {
-		fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if ferr := r.Queue.Forget(fctx, job); ferr != nil {
-			err = errors.Join(err, ferr)
-		}
-	}()
+	// A failed cleanup is logged and counted (Queue.Cleanup), never the
+	// job's outcome.
+	defer r.Queue.Cleanup(ctx, job)
 	// Follow the done records while assembling: the assembler writes each
 	// tile as soon as its shards are done, while the compute workers go on
 	// with the next tiles (the shards are queued tile by tile).

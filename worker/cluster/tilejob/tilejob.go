@@ -34,7 +34,6 @@ import (
 	"math"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/grid"
@@ -590,19 +589,9 @@ func (r *Runner) Run(ctx context.Context, e *Estimation, progress func(done, tot
 	}
 	digest, err := r.Queue.PutInput(ctx, job, in)
 	// Whatever the outcome, the cluster forgets the job and its input once
-	// Run returns.
-	defer func() {
-		fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if digest != "" {
-			if derr := r.Queue.DeleteInput(fctx, job, digest); derr != nil {
-				err = errors.Join(err, derr)
-			}
-		}
-		if ferr := r.Queue.Forget(fctx, job); ferr != nil {
-			err = errors.Join(err, ferr)
-		}
-	}()
+	// Run returns (a failed cleanup is logged and counted, never the job's
+	// outcome).
+	defer func() { r.Queue.Cleanup(ctx, job, digest) }()
 	if err != nil {
 		return nil, err
 	}
