@@ -28,6 +28,7 @@ func All() []harness.Scenario {
 		parquetRead(),
 		locationWise(),
 		workerE2E(),
+		jobsOverhead(),
 		consimScenario(),
 		clusterQueue(),
 		clusterAssemble(),

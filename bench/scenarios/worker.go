@@ -161,11 +161,17 @@ func simulationSet(cfg harness.Config) (*synthetic.Case, *demo.Set, error) {
 // closeWorker, which stops the worker, waits for it and removes the
 // directory.
 func startWorker(prefix string) (client *workertest.Client, closeWorker func(), err error) {
+	_, client, closeWorker, err = startService(prefix)
+	return client, closeWorker, err
+}
+
+// startService is startWorker also returning the running service.
+func startService(prefix string) (svc *service.Service, client *workertest.Client, closeWorker func(), err error) {
 	dir, err := os.MkdirTemp("", prefix)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	svc, err := service.New(service.Options{Options: server.Options{
+	svc, err = service.New(service.Options{Options: server.Options{
 		Addr:    "127.0.0.1:0",
 		DataDir: dir,
 		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -179,7 +185,7 @@ func startWorker(prefix string) (client *workertest.Client, closeWorker func(), 
 	}})
 	if err != nil {
 		os.RemoveAll(dir)
-		return nil, nil, fmt.Errorf("starting the worker: %w", err)
+		return nil, nil, nil, fmt.Errorf("starting the worker: %w", err)
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -189,7 +195,7 @@ func startWorker(prefix string) (client *workertest.Client, closeWorker func(), 
 		<-done
 		os.RemoveAll(dir)
 	}
-	return &workertest.Client{Base: svc.URL(), Token: workerToken}, closeWorker, nil
+	return svc, &workertest.Client{Base: svc.URL(), Token: workerToken}, closeWorker, nil
 }
 
 // uploadSet uploads the set's blobs through PUT data and the signed upload

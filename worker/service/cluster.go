@@ -401,3 +401,11 @@ func RunCompute(ctx context.Context, o ClusterOptions, logger *slog.Logger) erro
 	logger.Info("geostat compute worker stopped")
 	return err
 }
+
+// NATSStats returns the message and byte counters of the worker's NATS
+// connection (to its embedded server, or to the one joined with -nats)
+// since it connected: every request and publish of the job records and
+// queue (and of the shard queue in a cluster) goes through it, and every
+// reply, acknowledgement and delivery comes back on it. The bench's
+// jobs-overhead scenario divides their growth by the jobs it ran.
+func (s *Service) NATSStats() nats.Statistics { return s.cluster.nc.Stats() }
