@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -252,21 +251,9 @@ func downloadEnsemble(ctx context.Context, c *workertest.Client, org, ws, path, 
 	if err := r.JSON(&rec); err != nil {
 		return nil, err
 	}
-	var obj struct {
-		CellAttributes []struct {
-			Name   string `json:"name"`
-			Values struct {
-				Data string `json:"data"`
-			} `json:"values"`
-		} `json:"cell_attributes"`
+	key, err := attributeKey(rec.Object, name)
+	if err != nil {
+		return nil, fmt.Errorf("%s, latest version: %w", path, err)
 	}
-	if err := json.Unmarshal(rec.Object, &obj); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	for _, a := range obj.CellAttributes {
-		if a.Name == name {
-			return c.Download(ctx, &rec, a.Values.Data)
-		}
-	}
-	return nil, errors.New(path + ": no cell attribute " + name + " in the latest version")
+	return c.Download(ctx, &rec, key)
 }
