@@ -213,6 +213,15 @@ func TestEndToEnd(t *testing.T) {
 	require.Len(t, lv, 2)
 	assert.Equal(t, v2.VersionID, *lv[0].VersionID)
 	assert.Nil(t, lv[1].VersionID)
+	// A syntax error is 400 with its line and column; well-formed JSON of
+	// another shape is 422 (both in one decoding pass).
+	r = c.do(http.MethodPatch, wsPrefix+"/objects", []byte("[\n  \"a\",\n  }"))
+	expectProblem(t, r, http.StatusBadRequest, store.TypeBadRequest)
+	assert.Contains(t, string(r.body), "invalid JSON at line 3, column 3")
+	expectProblem(t, c.do(http.MethodPatch, wsPrefix+"/objects", []byte(`{"a": 1}`)), http.StatusUnprocessableEntity, store.TypeValidation)
+	r = c.do(http.MethodPut, wsPrefix+"/data", []byte(`[{"name": "x"} x]`))
+	expectProblem(t, r, http.StatusBadRequest, store.TypeBadRequest)
+	assert.Contains(t, string(r.body), "invalid JSON at line 1, column 16")
 
 	// Soft delete and restore by id with ?deleted=false.
 	r = c.do(http.MethodDelete, wsPrefix+"/objects/path/data/points.json", nil)

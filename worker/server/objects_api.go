@@ -3,6 +3,7 @@ package server
 import (
 	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -340,6 +341,24 @@ func (a *App) listOrg(w http.ResponseWriter, r *http.Request) {
 	WriteJSON(w, http.StatusOK, pageRecord(r, a.baseURL(r), page))
 }
 
+// decodeBody decodes the JSON body into v in one pass: a syntax error is
+// 400 naming its line and column (objects.JSONSyntaxError), well-formed
+// JSON of another shape the 422 of shape. (json.Unmarshal checks the whole
+// body's syntax before it decodes anything, so every syntax error is a
+// *json.SyntaxError here, whatever v is.)
+func decodeBody(body []byte, v any, shape string) error {
+	err := json.Unmarshal(body, v)
+	var se *json.SyntaxError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &se):
+		return store.ErrBadRequest(objects.JSONSyntaxError(body, err).Error())
+	default:
+		return store.ErrValidation(shape)
+	}
+}
+
 func (a *App) latestVersions(w http.ResponseWriter, r *http.Request) {
 	body, err := readBody(w, r, maxSmallBody)
 	if err != nil {
@@ -347,12 +366,8 @@ func (a *App) latestVersions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var ids []string
-	if err := objects.CheckJSON(body); err != nil {
-		a.fail(w, r, store.ErrBadRequest(err.Error()))
-		return
-	}
-	if err := json.Unmarshal(body, &ids); err != nil {
-		a.fail(w, r, store.ErrValidation("the body must be a JSON list of object ids"))
+	if err := decodeBody(body, &ids, "the body must be a JSON list of object ids"); err != nil {
+		a.fail(w, r, err)
 		return
 	}
 	if len(ids) > MaxLatestIDs {
@@ -390,12 +405,8 @@ func (a *App) putData(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var reqs []store.DataRequest
-	if err := objects.CheckJSON(body); err != nil {
-		a.fail(w, r, store.ErrBadRequest(err.Error()))
-		return
-	}
-	if err := json.Unmarshal(body, &reqs); err != nil {
-		a.fail(w, r, store.ErrValidation(`the body must be a JSON list of {"name": "<sha256>"}`))
+	if err := decodeBody(body, &reqs, `the body must be a JSON list of {"name": "<sha256>"}`); err != nil {
+		a.fail(w, r, err)
 		return
 	}
 	if len(reqs) > MaxDataNames {
