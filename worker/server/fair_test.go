@@ -179,25 +179,20 @@ func slowPut(ctx context.Context, hc *http.Client, url, token, rest string, hold
 		pw.CloseWithError(err)
 	}()
 	defer pr.CloseWithError(io.ErrClosedPipe) // unblocks the writer when the answer came first
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, url, pr)
-	if err != nil {
-		return 0, err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := hc.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	_, err = io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode, err
+	return send(ctx, hc, http.MethodPut, url, token, pr)
 }
 
 // get sends GET url with a token and returns the status.
 func get(hc *http.Client, url, token string) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	return send(ctx, hc, http.MethodGet, url, token, nil)
+}
+
+// send sends method url with a token and body, reads the answer to its end
+// and returns its status.
+func send(ctx context.Context, hc *http.Client, method, url, token string, body io.Reader) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, method, url, body)
 	if err != nil {
 		return 0, err
 	}
