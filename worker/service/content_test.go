@@ -22,6 +22,31 @@ import (
 const scriptPage = `<!DOCTYPE html><html><head><title>notes</title></head><body><h1 id="t">notes</h1>` +
 	`<script>document.getElementById('t').setAttribute('data-script-ran', 'yes')</script></body></html>`
 
+// postBlobObject stores content as a blob with c and posts, at path, a
+// pointset whose one attribute's values are that blob; it returns the
+// blob's key and the download URL the object's record links it with.
+func postBlobObject(t *testing.T, c *workertest.Client, path, content string) (key, downloadURL string) {
+	t.Helper()
+	ctx := context.Background()
+	sum := sha256.Sum256([]byte(content))
+	key = hex.EncodeToString(sum[:])
+	b := objecttest.NewBlobs()
+	b.Put(key, []byte(content))
+	doc := b.Pointset("1.3.0", []float64{0, 0, 0, 1, 1, 1}, map[string]any{
+		"name": "v", "key": "0b9e3c0e-5c4a-4f0e-9c1e-1a2b3c4d5e6f", "attribute_type": "scalar",
+		"nan_description": map[string]any{"values": []any{}}, "values": objecttest.Element(key, 2, 1, "float64")})
+	require.NoError(t, c.UploadBlobs(ctx, demo.Org, demo.Workspace, b, 1))
+	obj, err := c.PostObject(ctx, demo.Org, demo.Workspace, path, objecttest.JSON(doc))
+	require.NoError(t, err)
+	for _, l := range obj.Links.Data {
+		if l.Name == key {
+			downloadURL = l.DownloadURL
+		}
+	}
+	require.NotEmpty(t, downloadURL, "the object links its blob")
+	return key, downloadURL
+}
+
 // TestStoredContentIsInert (issue 27 item 8): an editor stores an HTML page
 // with a script in the file area and as a blob of an object; the report
 // route (which served it as a page with neither header), the file download
@@ -48,23 +73,7 @@ func TestStoredContentIsInert(t *testing.T) {
 	require.NoError(t, r.JSON(&rec))
 
 	// The page as a blob of an object.
-	sum := sha256.Sum256([]byte(scriptPage))
-	key := hex.EncodeToString(sum[:])
-	b := objecttest.NewBlobs()
-	b.Put(key, []byte(scriptPage))
-	doc := b.Pointset("1.3.0", []float64{0, 0, 0, 1, 1, 1}, map[string]any{
-		"name": "notes", "key": "0b9e3c0e-5c4a-4f0e-9c1e-1a2b3c4d5e6f", "attribute_type": "scalar",
-		"nan_description": map[string]any{"values": []any{}}, "values": objecttest.Element(key, 2, 1, "float64")})
-	require.NoError(t, editor.UploadBlobs(ctx, demo.Org, demo.Workspace, b, 1))
-	obj, err := editor.PostObject(ctx, demo.Org, demo.Workspace, "notes.json", objecttest.JSON(doc))
-	require.NoError(t, err)
-	var blobURL string
-	for _, l := range obj.Links.Data {
-		if l.Name == key {
-			blobURL = l.DownloadURL
-		}
-	}
-	require.NotEmpty(t, blobURL, "the object links the page's blob")
+	_, blobURL := postBlobObject(t, editor, "notes.json", scriptPage)
 
 	for _, c := range []struct {
 		name, url   string

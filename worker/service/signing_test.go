@@ -78,23 +78,7 @@ func TestSignedURLs(t *testing.T) {
 	// A blob in an object (its download URL), and the upload URL of a blob
 	// not yet stored.
 	const content = "some blob bytes"
-	sum := sha256.Sum256([]byte(content))
-	key := hex.EncodeToString(sum[:])
-	blobs := objecttest.NewBlobs()
-	blobs.Put(key, []byte(content))
-	doc := blobs.Pointset("1.3.0", []float64{0, 0, 0, 1, 1, 1}, map[string]any{
-		"name": "v", "key": "0b9e3c0e-5c4a-4f0e-9c1e-1a2b3c4d5e6f", "attribute_type": "scalar",
-		"nan_description": map[string]any{"values": []any{}}, "values": objecttest.Element(key, 2, 1, "float64")})
-	require.NoError(t, c.UploadBlobs(ctx, demo.Org, demo.Workspace, blobs, 1))
-	obj, err := c.PostObject(ctx, demo.Org, demo.Workspace, "signed.json", objecttest.JSON(doc))
-	require.NoError(t, err)
-	var blobDown string
-	for _, l := range obj.Links.Data {
-		if l.Name == key {
-			blobDown = l.DownloadURL
-		}
-	}
-	require.NotEmpty(t, blobDown)
+	_, blobDown := postBlobObject(t, c, "signed.json", content)
 	later := []byte("bytes uploaded after the restart")
 	laterSum := sha256.Sum256(later)
 	laterKey := hex.EncodeToString(laterSum[:])
