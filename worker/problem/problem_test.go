@@ -91,6 +91,11 @@ func TestUndocumentedStatus(t *testing.T) {
 	assert.True(t, problem.Undocumented(http.MethodHead, content, http.StatusPartialContent))
 	assert.False(t, problem.Undocumented(http.MethodGet, content, http.StatusPartialContent))
 	assert.False(t, problem.Undocumented(http.MethodGet, "GET /not/in/the/table", http.StatusTeapot))
+	// It runs on every error answer: the table is built once, not per call.
+	allocs := testing.AllocsPerRun(10, func() {
+		problem.Undocumented(http.MethodGet, "POST /compute/orgs/{org_id}/geostatistics/{task}", http.StatusOK)
+	})
+	assert.Zero(t, allocs, "allocations per lookup")
 }
 
 // TestFromFullDisk: a server error whose chain holds ENOSPC or EDQUOT,

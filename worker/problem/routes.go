@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Status is one documented answer of a route: its HTTP status code, what it
@@ -212,6 +213,10 @@ func rebase(types []string) []string {
 	return out
 }
 
+// documented is RouteStatuses built once, for Undocumented, which runs on
+// every error answer of the worker; it is read, never modified.
+var documented = sync.OnceValue(RouteStatuses)
+
 // Undocumented reports whether a route of the table answered a status the
 // table does not list for it (a HEAD request is looked up under its GET
 // pattern's HEAD route). Patterns the table does not know (test routes)
@@ -220,6 +225,6 @@ func Undocumented(method, pattern string, code int) bool {
 	if rest, ok := strings.CutPrefix(pattern, "GET "); ok && method == http.MethodHead {
 		pattern = "HEAD " + rest
 	}
-	list, ok := RouteStatuses()[pattern]
+	list, ok := documented()[pattern]
 	return ok && !slices.ContainsFunc(list, func(s Status) bool { return s.Code == code })
 }
