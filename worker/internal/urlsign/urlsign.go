@@ -87,9 +87,9 @@ var (
 type Signer struct {
 	key []byte
 	// retired is the earlier file content key, accepted (with key) for the
-	// earlier URL forms until legacyUntil (Unix seconds); nil when none.
+	// earlier URL forms until legacyUntil (Unix seconds); nil when none (no
+	// earlier form is accepted then).
 	retired     []byte
-	legacy      bool
 	legacyUntil int64
 }
 
@@ -166,7 +166,7 @@ func Load(dataDir string, now time.Time) (*Signer, error) {
 				return nil, fmt.Errorf("urlsign: removing %s: %w", retiredPath, err)
 			}
 		} else {
-			s.retired, s.legacy, s.legacyUntil = retired, true, until.Unix()
+			s.retired, s.legacyUntil = retired, until.Unix()
 		}
 	}
 	return s, nil
@@ -270,7 +270,7 @@ func (s *Signer) Verify(op, path string, q url.Values, now time.Time, legacy fun
 // legacyValid reports whether sig is an earlier-form signature, with either
 // earlier key, of a URL expiring at exp, within the upgrade window.
 func (s *Signer) legacyValid(sig []byte, exp int64, now time.Time, legacy func(int64) string) bool {
-	if legacy == nil || !s.legacy || now.Unix() > s.legacyUntil || exp > s.legacyUntil {
+	if legacy == nil || s.retired == nil || now.Unix() > s.legacyUntil || exp > s.legacyUntil {
 		return false
 	}
 	msg := legacy(exp)
