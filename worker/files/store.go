@@ -163,6 +163,11 @@ func Open(dataDir string) (*Store, error) {
 	return s, nil
 }
 
+// URLSigner returns the signer of the file content URLs, loaded from the
+// data directory's key file by Open; the blob URLs of the same worker
+// share it (server.Options.URLSigner).
+func (s *Store) URLSigner() *urlsign.Signer { return s.urls }
+
 // load rebuilds the index from data/<org>/<ws>/<file id>/.
 func (s *Store) load() error {
 	data := filepath.Join(s.root, "data")

@@ -92,6 +92,11 @@ type Options struct {
 	// the caller releases it. Without it New takes the lock itself (right
 	// after binding the listener) and Stop releases it.
 	DataDirLock *DataDirLock
+	// URLSigner, when set, signs and checks the blob URLs: the signer the
+	// caller already loaded for the file area (files.Store.URLSigner), so
+	// that the data directory's one key file is read once. Without it New
+	// loads the key of DataDir itself.
+	URLSigner *urlsign.Signer
 	// Logger receives structured logs (default: text to stderr).
 	Logger *slog.Logger
 	// Stdout receives the development-token hint (default os.Stderr).
@@ -267,9 +272,11 @@ func New(opts Options) (_ *App, err error) {
 	if err := a.setupAuth(); err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	urls, err := urlsign.Load(opts.DataDir, time.Now())
-	if err != nil {
-		return nil, fmt.Errorf("server: signing key: %w", err)
+	urls := opts.URLSigner
+	if urls == nil {
+		if urls, err = urlsign.Load(opts.DataDir, time.Now()); err != nil {
+			return nil, fmt.Errorf("server: signing key: %w", err)
+		}
 	}
 	a.signer = &signer{urls: urls, now: time.Now}
 	if opts.ObjectsURL != "" {

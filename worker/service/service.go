@@ -230,6 +230,9 @@ func New(opts Options) (_ *Service, err error) {
 		}
 	}
 	so.Listener, so.DataDirLock = ln, lock
+	if s.files != nil {
+		so.URLSigner = s.files.URLSigner() // one key file, read once
+	}
 	handedOver = true // server.New closes the listener when it fails
 	if s.app, err = server.New(so); err != nil {
 		s.jobs.Shutdown(context.Background())
