@@ -19,18 +19,20 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/geostat-engine/geostat/geostat"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/geostat-engine/geostat/geostat"
+	"github.com/geostat-engine/geostat/worker/cluster/natsauth"
 )
 
 // Names of the JetStream assets.
 const (
 	// StreamName is the work-queue stream of shard messages, subjects
 	// "shard.<job>.<shard>".
-	StreamName = "GEOSTAT_SHARDS"
+	StreamName = natsauth.ShardStream
 	// ConsumerName is the durable pull consumer shared by compute workers.
-	ConsumerName = "compute"
+	ConsumerName = natsauth.ShardConsumer
 	// BucketName is the key-value bucket of job state: "job.<job>" (the
 	// job record), "done.<job>.<shard>" (the result's SHA-256 and its
 	// HMAC, see Submit),
@@ -40,10 +42,10 @@ const (
 	// <sha256>: Forget keeps an object other jobs still refer to)
 	// and "key.<job>" (the job's secret, see Submit; compute credentials
 	// cannot read it).
-	BucketName = "geostat_jobs"
+	BucketName = natsauth.ShardBucket
 	// ObjectBucket is the Object Store of shard results, named by the
 	// lowercase hex SHA-256 of their bytes.
-	ObjectBucket = "geostat_shards"
+	ObjectBucket = natsauth.ObjectBucket
 	// DeadStreamName keeps the server's advisories of shard messages that
 	// reached MaxDeliver without completing; ReaperName is the consumer
 	// through which a compute worker fails their jobs.
