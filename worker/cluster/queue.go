@@ -197,10 +197,8 @@ func (q *Queue) bind(ctx context.Context) (*Queue, error) {
 		if !errors.Is(err, jetstream.ErrStreamNotFound) && !errors.Is(err, jetstream.ErrConsumerNotFound) && !errors.Is(err, jetstream.ErrBucketNotFound) {
 			return nil, err
 		}
-		select {
-		case <-ctx.Done():
+		if !sleep(ctx, time.Second) {
 			return nil, fmt.Errorf("%w (no api worker has created the queue yet: %w)", ctx.Err(), err)
-		case <-time.After(time.Second):
 		}
 	}
 }
@@ -754,13 +752,8 @@ func (q *Queue) WorkSized(ctx context.Context, h Handler, est Estimator, onEvent
 		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Second))
 		if err != nil {
 			<-slots
-			if ctx.Err() != nil {
+			if !sleep(ctx, 200*time.Millisecond) { // a server hiccup: retry shortly
 				return nil
-			}
-			select { // a server hiccup: retry shortly
-			case <-ctx.Done():
-				return nil
-			case <-time.After(200 * time.Millisecond):
 			}
 			continue
 		}
@@ -825,10 +818,7 @@ func (q *Queue) Reap(ctx context.Context) {
 	for ctx.Err() == nil {
 		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Second))
 		if err != nil {
-			select {
-			case <-ctx.Done():
-			case <-time.After(200 * time.Millisecond):
-			}
+			sleep(ctx, 200*time.Millisecond) // a server hiccup: retry shortly
 			continue
 		}
 		for msg := range batch.Messages() {
@@ -1166,10 +1156,8 @@ func (q *Queue) writeFail(ctx context.Context, job, reason string) error {
 		if err == nil || errors.Is(err, jetstream.ErrKeyExists) {
 			return nil
 		}
-		select {
-		case <-wctx.Done():
+		if !sleep(wctx, backoff) {
 			return fmt.Errorf("cluster: recording why job %s failed (for %s): %w", job, wait, err)
-		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, time.Second)
 	}
@@ -1267,6 +1255,19 @@ func (q *Queue) Forget(ctx context.Context, job string) error {
 	// is not the job's).
 	_, _ = q.CollectOrphans(ctx)
 	return nil
+}
+
+// sleep waits d, or less when ctx ends first; it reports whether ctx is
+// still alive (the retry loops' pause between attempts).
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 // refKey is the key saying that shard of job has the result digest.
