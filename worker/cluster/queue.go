@@ -486,14 +486,13 @@ func (q *Queue) stalled(ctx context.Context, job string, sw *stallWatch) (string
 	if len(info.State.Subjects) == 0 {
 		return "stalled: none of the job's shards is queued or running, yet the job has neither finished nor failed (a shard was lost)", nil
 	}
+	// Consumer fetches the consumer's info (CONSUMER.INFO): its cached
+	// info is current, a second request (Info) would only repeat it.
 	cons, err := q.js.Consumer(ctx, StreamName, ConsumerName)
 	if err != nil {
 		return "", fmt.Errorf("cluster: consumer: %w", err)
 	}
-	ci, err := cons.Info(ctx)
-	if err != nil {
-		return "", fmt.Errorf("cluster: consumer: %w", err)
-	}
+	ci := cons.CachedInfo()
 	if delivered := ci.Delivered.Consumer; ci.NumAckPending > 0 || delivered != sw.delivered {
 		sw.idleSince, sw.delivered = time.Time{}, delivered // a worker holds or took a shard
 		return "", nil
