@@ -110,9 +110,7 @@ func TestFailRecordRetried(t *testing.T) {
 func TestFailRecordRedelivered(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var logs bytes.Buffer
-	var logMu sync.Mutex
-	logger := slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &logMu}, nil))
+	logger, logs := testLogger()
 	q, _ := clustertest.QueueConfig(t, ctx, cluster.Config{AckWait: 2 * time.Second, Logger: logger})
 	var refuse atomic.Bool
 	refuse.Store(true)
@@ -130,22 +128,34 @@ func TestFailRecordRedelivered(t *testing.T) {
 	require.ErrorIs(t, evs[0].Err, errInjected)
 	require.Equal(t, "failed", evs[1].Outcome)
 	require.Equal(t, uint64(2), evs[1].Delivery)
-	logMu.Lock()
-	defer logMu.Unlock()
-	require.Contains(t, logs.String(), "cannot record why a job failed")
-	require.Contains(t, logs.String(), "job=job-redeliver")
+	out := logs.String()
+	require.Contains(t, out, "cannot record why a job failed")
+	require.Contains(t, out, "job=job-redeliver")
 }
 
-// lockedWriter serialises writes to w.
-type lockedWriter struct {
-	w  *bytes.Buffer
-	mu *sync.Mutex
+// syncBuffer is a bytes.Buffer safe for concurrent use (a log sink the
+// queue's goroutines write to while the test reads it).
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
 }
 
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// testLogger is a text logger writing to the returned buffer.
+func testLogger() (*slog.Logger, *syncBuffer) {
+	logs := &syncBuffer{}
+	return slog.New(slog.NewTextHandler(logs, nil)), logs
 }
 
 // faultyObjects is the result store with deletions that fail.
@@ -165,9 +175,7 @@ func (f *faultyObjects) Delete(context.Context, string) error {
 func TestCleanupFailureLoggedAndCounted(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var logs bytes.Buffer
-	var logMu sync.Mutex
-	logger := slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &logMu}, nil))
+	logger, logs := testLogger()
 	q, nc := clustertest.QueueConfig(t, ctx, cluster.Config{AckWait: 2 * time.Second, Logger: logger})
 	const job = "job-clean"
 	digest, err := q.PutInput(ctx, job, []byte("input"))
@@ -185,11 +193,10 @@ func TestCleanupFailureLoggedAndCounted(t *testing.T) {
 	q.Cleanup(ctx, job, digest)
 	require.EqualValues(t, 1, q.CleanupFailures())
 	require.Positive(t, fo.deletes.Load())
-	logMu.Lock()
-	require.Contains(t, logs.String(), "cleaning up a finished job failed")
-	require.Contains(t, logs.String(), "job="+job)
-	require.Contains(t, logs.String(), errInjected.Error())
-	logMu.Unlock()
+	out := logs.String()
+	require.Contains(t, out, "cleaning up a finished job failed")
+	require.Contains(t, out, "job="+job)
+	require.Contains(t, out, errInjected.Error())
 	st, err := q.Status(ctx, job)
 	require.NoError(t, err, "the failed cleanup kept the job record: Forget again retries")
 	require.Equal(t, 1, st.Done)
@@ -289,9 +296,7 @@ func TestWaitFailsStalledJob(t *testing.T) {
 func TestRunnerSucceedsDespiteFailedCleanup(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var logs bytes.Buffer
-	var logMu sync.Mutex
-	logger := slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &logMu}, nil))
+	logger, logs := testLogger()
 	q, _ := clustertest.QueueConfig(t, ctx, cluster.Config{AckWait: 2 * time.Second, Logger: logger})
 	fo := &faultyObjects{}
 	cluster.WrapStores(q, nil, func(obs jetstream.ObjectStore) jetstream.ObjectStore { fo.ObjectStore = obs; return fo })
@@ -316,7 +321,5 @@ func TestRunnerSucceedsDespiteFailedCleanup(t *testing.T) {
 	require.Equal(t, lw.Outputs(), got)
 	require.Positive(t, fo.deletes.Load(), "the cleanup ran and failed")
 	require.EqualValues(t, 1, q.CleanupFailures())
-	logMu.Lock()
-	defer logMu.Unlock()
 	require.Contains(t, logs.String(), "cleaning up a finished job failed")
 }

@@ -19,18 +19,20 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/geostat-engine/geostat/geostat"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/geostat-engine/geostat/geostat"
+	"github.com/geostat-engine/geostat/worker/cluster/natsauth"
 )
 
 // Names of the JetStream assets.
 const (
 	// StreamName is the work-queue stream of shard messages, subjects
 	// "shard.<job>.<shard>".
-	StreamName = "GEOSTAT_SHARDS"
+	StreamName = natsauth.ShardStream
 	// ConsumerName is the durable pull consumer shared by compute workers.
-	ConsumerName = "compute"
+	ConsumerName = natsauth.ShardConsumer
 	// BucketName is the key-value bucket of job state: "job.<job>" (the
 	// job record), "done.<job>.<shard>" (the result's SHA-256 and its
 	// HMAC, see Submit),
@@ -40,10 +42,10 @@ const (
 	// <sha256>: Forget keeps an object other jobs still refer to)
 	// and "key.<job>" (the job's secret, see Submit; compute credentials
 	// cannot read it).
-	BucketName = "geostat_jobs"
+	BucketName = natsauth.ShardBucket
 	// ObjectBucket is the Object Store of shard results, named by the
 	// lowercase hex SHA-256 of their bytes.
-	ObjectBucket = "geostat_shards"
+	ObjectBucket = natsauth.ObjectBucket
 	// DeadStreamName keeps the server's advisories of shard messages that
 	// reached MaxDeliver without completing; ReaperName is the consumer
 	// through which a compute worker fails their jobs.
@@ -195,10 +197,8 @@ func (q *Queue) bind(ctx context.Context) (*Queue, error) {
 		if !errors.Is(err, jetstream.ErrStreamNotFound) && !errors.Is(err, jetstream.ErrConsumerNotFound) && !errors.Is(err, jetstream.ErrBucketNotFound) {
 			return nil, err
 		}
-		select {
-		case <-ctx.Done():
+		if !sleep(ctx, time.Second) {
 			return nil, fmt.Errorf("%w (no api worker has created the queue yet: %w)", ctx.Err(), err)
-		case <-time.After(time.Second):
 		}
 	}
 }
@@ -486,14 +486,13 @@ func (q *Queue) stalled(ctx context.Context, job string, sw *stallWatch) (string
 	if len(info.State.Subjects) == 0 {
 		return "stalled: none of the job's shards is queued or running, yet the job has neither finished nor failed (a shard was lost)", nil
 	}
+	// Consumer fetches the consumer's info (CONSUMER.INFO): its cached
+	// info is current, a second request (Info) would only repeat it.
 	cons, err := q.js.Consumer(ctx, StreamName, ConsumerName)
 	if err != nil {
 		return "", fmt.Errorf("cluster: consumer: %w", err)
 	}
-	ci, err := cons.Info(ctx)
-	if err != nil {
-		return "", fmt.Errorf("cluster: consumer: %w", err)
-	}
+	ci := cons.CachedInfo()
 	if delivered := ci.Delivered.Consumer; ci.NumAckPending > 0 || delivered != sw.delivered {
 		sw.idleSince, sw.delivered = time.Time{}, delivered // a worker holds or took a shard
 		return "", nil
@@ -752,13 +751,8 @@ func (q *Queue) WorkSized(ctx context.Context, h Handler, est Estimator, onEvent
 		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Second))
 		if err != nil {
 			<-slots
-			if ctx.Err() != nil {
+			if !sleep(ctx, 200*time.Millisecond) { // a server hiccup: retry shortly
 				return nil
-			}
-			select { // a server hiccup: retry shortly
-			case <-ctx.Done():
-				return nil
-			case <-time.After(200 * time.Millisecond):
 			}
 			continue
 		}
@@ -823,10 +817,7 @@ func (q *Queue) Reap(ctx context.Context) {
 	for ctx.Err() == nil {
 		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Second))
 		if err != nil {
-			select {
-			case <-ctx.Done():
-			case <-time.After(200 * time.Millisecond):
-			}
+			sleep(ctx, 200*time.Millisecond) // a server hiccup: retry shortly
 			continue
 		}
 		for msg := range batch.Messages() {
@@ -1164,10 +1155,8 @@ func (q *Queue) writeFail(ctx context.Context, job, reason string) error {
 		if err == nil || errors.Is(err, jetstream.ErrKeyExists) {
 			return nil
 		}
-		select {
-		case <-wctx.Done():
+		if !sleep(wctx, backoff) {
 			return fmt.Errorf("cluster: recording why job %s failed (for %s): %w", job, wait, err)
-		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, time.Second)
 	}
@@ -1265,6 +1254,19 @@ func (q *Queue) Forget(ctx context.Context, job string) error {
 	// is not the job's).
 	_, _ = q.CollectOrphans(ctx)
 	return nil
+}
+
+// sleep waits d, or less when ctx ends first; it reports whether ctx is
+// still alive (the retry loops' pause between attempts).
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 // refKey is the key saying that shard of job has the result digest.

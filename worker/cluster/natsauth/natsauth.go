@@ -43,16 +43,25 @@ const (
 	RoleCompute = "compute"
 )
 
-// Names of the JetStream assets the permissions name: those of package
-// cluster, which imports this one (its tests run compute workers under
-// these permissions).
+// Names of the JetStream assets of the shard queue that the permissions
+// name. Package cluster (which imports this one) takes its StreamName,
+// ConsumerName, BucketName and ObjectBucket from these: one source, so
+// that the permissions always name the assets the queue uses.
 const (
-	shardStream    = "GEOSTAT_SHARDS"
-	shardConsumer  = "compute"
-	shardBucket    = "geostat_jobs"
-	objectBucket   = "geostat_shards"
-	kvShardStream  = "KV_" + shardBucket
-	objShardStream = "OBJ_" + objectBucket
+	// ShardStream is the work-queue stream of shard messages.
+	ShardStream = "GEOSTAT_SHARDS"
+	// ShardConsumer is the durable pull consumer of ShardStream.
+	ShardConsumer = "compute"
+	// ShardBucket is the key-value bucket of job state.
+	ShardBucket = "geostat_jobs"
+	// ObjectBucket is the Object Store of inputs and shard results.
+	ObjectBucket = "geostat_shards"
+)
+
+// The streams behind the bucket and the object store.
+const (
+	kvShardStream  = "KV_" + ShardBucket
+	objShardStream = "OBJ_" + ObjectBucket
 )
 
 // InboxPrefix is the prefix of the reply subjects of a worker holding a
@@ -82,36 +91,36 @@ func Permissions(role string) *server.Permissions {
 			Subscribe: &server.SubjectPermission{Allow: []string{">"}},
 		}
 	case RoleCompute:
-		kvGet := "$JS.API.DIRECT.GET." + kvShardStream + ".$KV." + shardBucket + "."
+		kvGet := "$JS.API.DIRECT.GET." + kvShardStream + ".$KV." + ShardBucket + "."
 		return &server.Permissions{
 			Publish: &server.SubjectPermission{Allow: []string{
 				"$JS.API.INFO",
 				// Bind to the assets an api worker created.
-				"$JS.API.STREAM.INFO." + shardStream,
+				"$JS.API.STREAM.INFO." + ShardStream,
 				"$JS.API.STREAM.INFO." + kvShardStream,
 				"$JS.API.STREAM.INFO." + objShardStream,
-				"$JS.API.CONSUMER.INFO." + shardStream + "." + shardConsumer,
+				"$JS.API.CONSUMER.INFO." + ShardStream + "." + ShardConsumer,
 				// Take shards and acknowledge them.
-				"$JS.API.CONSUMER.MSG.NEXT." + shardStream + "." + shardConsumer,
-				"$JS.ACK." + shardStream + "." + shardConsumer + ".>",
+				"$JS.API.CONSUMER.MSG.NEXT." + ShardStream + "." + ShardConsumer,
+				"$JS.ACK." + ShardStream + "." + ShardConsumer + ".>",
 				// Read the job specs, done and fail records; watch cancels.
 				kvGet + "job.>", kvGet + "done.>", kvGet + "fail.>",
-				"$JS.API.CONSUMER.CREATE." + kvShardStream + ".*.$KV." + shardBucket + ".cancel.>",
+				"$JS.API.CONSUMER.CREATE." + kvShardStream + ".*.$KV." + ShardBucket + ".cancel.>",
 				"$JS.FC." + kvShardStream + ".>",
 				// Write results, done, fail, "too large" and result
 				// reference records.
-				"$KV." + shardBucket + ".done.>", "$KV." + shardBucket + ".fail.>", "$KV." + shardBucket + ".big.>",
-				"$KV." + shardBucket + ".ref.>",
+				"$KV." + ShardBucket + ".done.>", "$KV." + ShardBucket + ".fail.>", "$KV." + ShardBucket + ".big.>",
+				"$KV." + ShardBucket + ".ref.>",
 				// Read inputs and results; store results.
-				"$JS.API.DIRECT.GET." + objShardStream + ".$O." + objectBucket + ".M.>",
-				"$JS.API.CONSUMER.CREATE." + objShardStream + ".*.$O." + objectBucket + ".C.>",
+				"$JS.API.DIRECT.GET." + objShardStream + ".$O." + ObjectBucket + ".M.>",
+				"$JS.API.CONSUMER.CREATE." + objShardStream + ".*.$O." + ObjectBucket + ".C.>",
 				"$JS.FC." + objShardStream + ".>",
 				// Delete those watchers when done (the streams of the
 				// bucket and the object store have no durable consumers;
 				// ephemeral names are random and cannot be listed).
 				"$JS.API.CONSUMER.DELETE." + kvShardStream + ".*",
 				"$JS.API.CONSUMER.DELETE." + objShardStream + ".*",
-				"$O." + objectBucket + ".C.>", "$O." + objectBucket + ".M.>",
+				"$O." + ObjectBucket + ".C.>", "$O." + ObjectBucket + ".M.>",
 			}},
 			Subscribe: &server.SubjectPermission{Allow: []string{InboxPrefix(RoleCompute) + ".>"}},
 		}
