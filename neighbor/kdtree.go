@@ -136,21 +136,17 @@ func (t *kdTree) split(pts [][3]float64, orig, hole []int32, node, level, lo, hi
 	t.nodes[node] = kdNode{lo: lb[3+dim], hi: rb[dim], dim: dim}
 	if level <= par {
 		var wg sync.WaitGroup
-		var child *geostat.PanicError
+		var child geostat.Panics
 		wg.Go(func() {
 			// A panic is handed on to the building goroutine, whose
 			// caller recovers it, instead of crashing the process.
-			defer func() {
-				if p := recover(); p != nil {
-					child = geostat.NewPanicError(p)
-				}
-			}()
+			defer child.Recover(nil)
 			t.split(pts, orig, hole, 2*node+1, level+1, lo, mid, lb, par)
 		})
 		t.split(pts, orig, hole, 2*node+2, level+1, mid, hi, rb, par)
 		wg.Wait()
-		if child != nil {
-			panic(child)
+		if err := child.Err(); err != nil {
+			panic(err) // the *geostat.PanicError, stack kept
 		}
 		return
 	}

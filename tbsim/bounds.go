@@ -27,28 +27,31 @@ func LineIntervals(v *geostat.Variogram, lines int, lo, hi [3]float64) float64 {
 	if v == nil {
 		return 0
 	}
-	worst := 0.0
+	r := math.Inf(1) // the shortest range of a spherical or cubic structure
 	for i := range v.Structures {
 		st := &v.Structures[i]
 		if p := processOf(st.Type); p != processPartitionSpherical && p != processPartitionCubic {
 			continue
 		}
 		e := st.Ellipsoid
-		r := math.Min(e.Major, math.Min(e.SemiMajor, e.Minor))
-		if !(r > 0) || math.IsInf(r, 0) {
+		rs := math.Min(e.Major, math.Min(e.SemiMajor, e.Minor))
+		if !(rs > 0) || math.IsInf(rs, 0) {
 			return math.Inf(1)
 		}
-		diag := 0.0
-		for a := 0; a < 3; a++ {
-			d := hi[a] - lo[a]
-			if math.IsNaN(d) || math.IsInf(d, 0) || d < 0 {
-				return math.Inf(1)
-			}
-			diag = math.Hypot(diag, d)
-		}
-		worst = math.Max(worst, float64(lines)*(diag/r+3))
+		r = math.Min(r, rs)
 	}
-	return worst
+	if math.IsInf(r, 1) {
+		return 0 // no spherical or cubic structure
+	}
+	diag := 0.0
+	for a := 0; a < 3; a++ {
+		d := hi[a] - lo[a]
+		if math.IsNaN(d) || math.IsInf(d, 0) || d < 0 {
+			return math.Inf(1)
+		}
+		diag = math.Hypot(diag, d)
+	}
+	return float64(lines) * (diag/r + 3)
 }
 
 // checkLineIntervals refuses a field whose partition line tables over the

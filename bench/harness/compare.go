@@ -47,8 +47,6 @@ type Comparison struct {
 	Ratio float64
 	// Status is the verdict.
 	Status Status
-	// Slower is Status == StatusSlower.
-	Slower bool
 	// Note says why a scenario is not compared or what differs (threads).
 	Note string
 }
@@ -89,7 +87,7 @@ func Compare(baseline, current *Report, tolerance float64) (rows []Comparison, r
 			case !(c.Ratio > tolerance):
 				c.Status = StatusOK
 			case cur.Wall.Min > b.Wall.Max:
-				c.Status, c.Slower = StatusSlower, true
+				c.Status = StatusSlower
 			default:
 				c.Status = StatusNoise
 				c.Note = "the runs overlap: the difference is not beyond the noise"
@@ -101,7 +99,7 @@ func Compare(baseline, current *Report, tolerance float64) (rows []Comparison, r
 				c.Note += fmt.Sprintf("baseline threads %d", b.Threads)
 			}
 		}
-		regressed = regressed || c.Slower
+		regressed = regressed || c.Status == StatusSlower
 		rows = append(rows, c)
 	}
 	return rows, regressed

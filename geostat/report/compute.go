@@ -414,7 +414,8 @@ func (c *computation) classify(target, value float64) (Number, Verdict) {
 func (c *computation) judge(stat string, target, value, spread float64) Check {
 	ck := Check{Statistic: stat, Target: Number(target), Value: Number(value), Difference: Number(value - target),
 		Spread: Number(spread), Z: nan()}
-	ck.RelativeDifference, _ = c.classify(target, value)
+	var relative Verdict // the relative rule's verdict, the fallback
+	ck.RelativeDifference, relative = c.classify(target, value)
 	// A spread at the rounding level of the values is no spread.
 	tiny := 1e-12 * (math.Abs(target) + math.Abs(value))
 	switch {
@@ -426,8 +427,7 @@ func (c *computation) judge(stat string, target, value, spread float64) Check {
 		ck.Reason = "the realisations' " + stat + "s are all equal: no spread to judge by"
 	}
 	if ck.Reason != "" {
-		ck.Rule = RelativeRule
-		_, ck.Verdict = c.classify(target, value)
+		ck.Rule, ck.Verdict = RelativeRule, relative
 		return ck
 	}
 	ck.Rule = FluctuationRule
