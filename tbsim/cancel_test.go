@@ -95,3 +95,28 @@ func TestTilePanicIsAnError(t *testing.T) {
 	require.ErrorAs(t, err, &pe)
 	require.ErrorAs(t, s.residuals(context.Background()), &pe)
 }
+
+// TestTileWorkerSetUpPanicIsAnError breaks a prepared simulation so that
+// every tile goroutine panics in its set-up, before any tile: execute
+// returns a *geostat.PanicError naming the set-up (the goroutines answer
+// their tiles with it, so the collector does not wait for ever) instead of
+// crashing the process.
+func TestTileWorkerSetUpPanicIsAnError(t *testing.T) {
+	in, p := smallCase(t)
+	s, err := prepare(context.Background(), in, p, nil)
+	require.NoError(t, err)
+	s.R = -1 // makeslice: len out of range in newTileWorker
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.execute(context.Background(), func(Tile) error { return nil })
+		done <- err
+	}()
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("execute did not return after its tile workers' set-up panicked")
+	}
+	var pe *geostat.PanicError
+	require.ErrorAs(t, err, &pe)
+	require.Contains(t, string(pe.Stack), "tbsim.(*sim).newTileWorker")
+}

@@ -581,7 +581,17 @@ func (s *sim) execute(ctx context.Context, sink func(Tile) error) (Stats, error)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			tw := s.newTileWorker()
+			var tw *tileWorker
+			func() {
+				defer panics.Recover(cancel)
+				tw = s.newTileWorker()
+			}()
+			if tw == nil { // its set-up panicked: it answers its share of tiles with the panic
+				for idx := range jobs {
+					results <- tileResult{idx: idx, err: panics.Err()}
+				}
+				return
+			}
 			tw.ws.done = ctx.Done() // a cancel stops the tile in progress
 			defer func() {
 				mu.Lock()
@@ -621,7 +631,10 @@ func (s *sim) execute(ctx context.Context, sink func(Tile) error) (Stats, error)
 				results <- tileResult{idx: idx, tile: tile, buf: buf}
 			}
 			if tw.solver != nil {
-				tw.solver.Flush()
+				func() {
+					defer panics.Recover(cancel)
+					tw.solver.Flush()
+				}()
 			}
 		}()
 	}
