@@ -152,10 +152,10 @@ func body(raw []byte, obj *object, p *problems) *fields {
 		return newFields(nil, "", p, obj)
 	}
 	if inner, ok := probe["parameters"]; ok && len(probe) == 1 {
-		checkMembers(inner, obj, "parameters", p)
+		checkMembers(inner, obj, "parameters", p, 0)
 		return newFields(inner, "parameters", p, obj)
 	}
-	checkMembers(raw, obj, "", p)
+	checkMembers(raw, obj, "", p, 0)
 	return newFields(raw, "", p, obj)
 }
 

@@ -13,9 +13,10 @@ import (
 // declare, at every nesting level, as "unknown member" with the closest
 // declared name when one is close enough (a misspelt member is an error,
 // never a default silently used in its place). Values that are not of the
-// declared JSON type are left to the decoder, which names them.
-func checkMembers(raw json.RawMessage, obj *object, name string, p *problems) {
-	if obj == nil {
+// declared JSON type are left to the decoder, which names them. depth is
+// the JSON nesting level of raw (0 for the parameters object).
+func checkMembers(raw json.RawMessage, obj *object, name string, p *problems, depth int) {
+	if obj == nil || depth > maxCheckDepth {
 		return
 	}
 	var m map[string]json.RawMessage
@@ -49,19 +50,30 @@ func checkMembers(raw json.RawMessage, obj *object, name string, p *problems) {
 			p.add(at, "%s", reason)
 			continue
 		}
-		checkRule(m[k], r, at, p)
+		checkRule(m[k], r, at, p, depth+1)
 	}
 }
 
-// checkRule checks the members of the objects inside one value.
-func checkRule(raw json.RawMessage, r *rule, name string, p *problems) {
+// maxCheckDepth is the deepest JSON nesting level checkMembers descends to.
+// Only the recursive filter rule nests without bound, and the decoder
+// refuses a filter nested more than 32 levels deep (filterExpr); the
+// deepest request it accepts is about 70 levels deep (each filter level is
+// an object and its filters array). Each level re-reads the JSON below it,
+// so an unbounded walk of a body of filters nested thousands deep (up to
+// encoding/json's 10,000 levels) took seconds of CPU and quadratic memory
+// per request.
+const maxCheckDepth = 96
+
+// checkRule checks the members of the objects inside one value, at JSON
+// nesting level depth.
+func checkRule(raw json.RawMessage, r *rule, name string, p *problems, depth int) {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || r == nil {
+	if len(raw) == 0 || r == nil || depth > maxCheckDepth {
 		return
 	}
 	switch r.kind {
 	case kObject:
-		checkMembers(raw, r.obj, name, p)
+		checkMembers(raw, r.obj, name, p, depth)
 	case kArray:
 		var items []json.RawMessage
 		if json.Unmarshal(raw, &items) != nil {
@@ -72,7 +84,7 @@ func checkRule(raw json.RawMessage, r *rule, name string, p *problems) {
 			if i == 0 && r.first != nil {
 				ir = r.first
 			}
-			checkRule(it, ir, fmt.Sprintf("%s[%d]", name, i), p)
+			checkRule(it, ir, fmt.Sprintf("%s[%d]", name, i), p, depth+1)
 		}
 	case kOneOf:
 		// The form is chosen by the value's JSON type: an object checks
@@ -80,7 +92,7 @@ func checkRule(raw json.RawMessage, r *rule, name string, p *problems) {
 		want := map[byte]kind{'{': kObject, '[': kArray}[raw[0]]
 		for _, a := range r.alts {
 			if (raw[0] == '{' || raw[0] == '[') && a.kind == want {
-				checkRule(raw, a, name, p)
+				checkRule(raw, a, name, p, depth)
 				return
 			}
 		}
