@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/geostat-engine/geostat/worker/files"
-	"github.com/geostat-engine/geostat/worker/jobs"
 	"github.com/geostat-engine/geostat/worker/objects"
 	"github.com/geostat-engine/geostat/worker/objects/objecttest"
 	"github.com/geostat-engine/geostat/worker/server"
@@ -57,14 +56,15 @@ func (f testReportFiles) ViewURL(base, org, ws, id, version string) (string, err
 func (f testReportFiles) CheckPath(p string) error { return files.CheckPath(p) }
 
 // serveOver runs a worker with the compute routes and the file area over
-// the data directory dir (jobs recorded in jobsDir) on 127.0.0.1:0, its
-// task environment adjusted by adjust (when not nil).
-func serveOver(t *testing.T, dir, jobsDir string, adjust func(*tasks.Env)) *harness {
+// the data directory dir on 127.0.0.1:0, its jobs in an embedded NATS
+// JetStream server with its state in natsDir (startJobs), its task
+// environment adjusted by adjust (when not nil).
+func serveOver(t *testing.T, dir, natsDir string, adjust func(*tasks.Env)) *harness {
 	t.Helper()
 	objecttest.Schemas(t)
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	mgr, err := jobs.NewManager(jobs.Options{Dir: jobsDir, MaxJobs: 1, Logger: logger})
-	require.NoError(t, err)
+	tj := startJobs(t, natsDir, 1, logger)
+	mgr := tj.mgr
 	tokens, err := json.Marshal([]server.TokenEntry{{Token: token, User: store.User{ID: "00000000-0000-4000-8000-0000000000aa", Name: "Owner"},
 		Orgs: map[string]map[string]server.Role{org: {server.Any: server.RoleOwner}}}})
 	require.NoError(t, err)
@@ -80,7 +80,9 @@ func serveOver(t *testing.T, dir, jobsDir string, adjust func(*tasks.Env)) *harn
 			if adjust != nil {
 				adjust(env)
 			}
-			tasks.Register(mux, deps, tasks.ComputeOptions{Env: env, Jobs: mgr, SyncWait: time.Minute})
+			co := tasks.ComputeOptions{Env: env, Jobs: mgr, SyncWait: time.Minute}
+			tasks.Register(mux, deps, co)
+			tj.register(co)
 			files.Register(mux, deps, fs, files.Options{})
 		},
 	}, "")
@@ -157,7 +159,7 @@ func TestConsimCrashChild(t *testing.T) {
 		t.Skip("child process of TestConsimCrashBetweenWrites")
 	}
 	b := &betweenWrites{done: map[string]bool{}}
-	h := serveOver(t, dir, filepath.Join(dir, "jobs"), func(env *tasks.Env) {
+	h := serveOver(t, dir, filepath.Join(dir, "nats"), func(env *tasks.Env) {
 		env.Store = crashStore{ObjectStore: env.Store, b: b}
 		env.Files = crashFiles{ReportFiles: env.Files, b: b}
 	})

@@ -94,7 +94,7 @@ func prob507(t *testing.T, body []byte, typ, op string) {
 func TestFullDiskIs507(t *testing.T) {
 	disk := smallDisk(t, "16m")
 	var admit atomic.Bool // the admission check sees the disk (else unbounded)
-	h := serveOver(t, disk, filepath.Join(t.TempDir(), "jobs"), func(env *tasks.Env) {
+	h := serveOver(t, disk, filepath.Join(t.TempDir(), "nats"), func(env *tasks.Env) {
 		env.FreeDisk = func() (int64, error) {
 			if !admit.Load() {
 				return math.MaxInt64 / 4, nil

@@ -37,14 +37,15 @@ type harness struct {
 }
 
 // start runs a worker with the compute routes on 127.0.0.1:0 and a
-// temporary data directory.
+// temporary data directory, its jobs in an embedded NATS JetStream server
+// as in production (startJobs).
 func start(t testing.TB, maxJobs int) *harness {
 	t.Helper()
 	objecttest.Schemas(t) // the store validates what the tasks write against them
 	dir := t.TempDir()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	mgr, err := jobs.NewManager(jobs.Options{Dir: filepath.Join(dir, "jobs"), MaxJobs: maxJobs, Logger: logger})
-	require.NoError(t, err)
+	tj := startJobs(t, filepath.Join(dir, "nats"), maxJobs, logger)
+	mgr := tj.mgr
 	tokens, err := json.Marshal([]server.TokenEntry{
 		{Token: token, User: store.User{ID: "00000000-0000-4000-8000-0000000000aa", Name: "Owner"}, Orgs: map[string]map[string]server.Role{org: {server.Any: server.RoleOwner}}},
 		{Token: viewerToken, User: store.User{ID: "00000000-0000-4000-8000-0000000000bb", Name: "Viewer"}, Orgs: map[string]map[string]server.Role{org: {server.Any: server.RoleViewer}}},
@@ -57,7 +58,9 @@ func start(t testing.TB, maxJobs int) *harness {
 		DataDir: dir, Logger: logger, TokensFile: tokensFile,
 		ExtraRoutes: func(mux server.Router, deps server.Deps) {
 			env = &tasks.Env{Store: &tasks.StoreAdapter{Store: deps.Store, TempDir: dir}, Logger: logger}
-			tasks.Register(mux, deps, tasks.ComputeOptions{Env: env, Jobs: mgr, SyncWait: 30 * time.Second})
+			co := tasks.ComputeOptions{Env: env, Jobs: mgr, SyncWait: 30 * time.Second}
+			tasks.Register(mux, deps, co)
+			tj.register(co)
 		},
 	}, "")
 	t.Cleanup(func() { // runs before the app stops: jobs end first
