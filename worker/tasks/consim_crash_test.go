@@ -91,7 +91,7 @@ func serveOver(t *testing.T, dir, natsDir string, adjust func(*tasks.Env)) *harn
 		defer scancel()
 		mgr.Shutdown(sctx)
 	})
-	return &harness{t: t, app: app, jobs: mgr, env: env, c: &workertest.Client{Base: app.URL(), Token: token}, ctx: context.Background()}
+	return &harness{t: t, app: app, jobs: mgr, tj: tj, env: env, c: &workertest.Client{Base: app.URL(), Token: token}, ctx: context.Background()}
 }
 
 // betweenWrites stops the process when a job starts its second kind of

@@ -31,6 +31,7 @@ type harness struct {
 	t    testing.TB
 	app  *server.App
 	jobs *jobs.Manager
+	tj   *testJobs
 	env  *tasks.Env
 	c    *workertest.Client
 	ctx  context.Context
@@ -68,7 +69,7 @@ func start(t testing.TB, maxJobs int) *harness {
 		defer scancel()
 		mgr.Shutdown(sctx)
 	})
-	return &harness{t: t, app: app, jobs: mgr, env: env, c: &workertest.Client{Base: app.URL(), Token: token}, ctx: context.Background()}
+	return &harness{t: t, app: app, jobs: mgr, tj: tj, env: env, c: &workertest.Client{Base: app.URL(), Token: token}, ctx: context.Background()}
 }
 
 // put uploads the blobs of b and posts doc at path, returning the version

@@ -24,6 +24,8 @@ const testWorkerID = "tasks-test-worker"
 // routes are registered.
 type testJobs struct {
 	mgr        *jobs.Manager
+	st         *jskv.Store
+	logger     *slog.Logger
 	registered chan struct{}
 	rebuilder  func(jobs.Record, []byte) (jobs.Func, error)
 }
@@ -49,7 +51,7 @@ func startJobs(t testing.TB, natsDir string, maxJobs int, logger *slog.Logger) *
 	defer cancel()
 	st, err := jskv.Open(ctx, nc, jskv.Config{})
 	require.NoError(t, err)
-	tj := &testJobs{registered: make(chan struct{})}
+	tj := &testJobs{st: st, logger: logger, registered: make(chan struct{})}
 	tj.mgr, err = jobs.NewManager(jobs.Options{Shared: st, ID: testWorkerID, Rebuild: tj.rebuild, MaxJobs: maxJobs, Logger: logger})
 	require.NoError(t, err)
 	return tj
@@ -78,4 +80,21 @@ func (tj *testJobs) rebuild(rec jobs.Record, request []byte) (jobs.Func, error) 
 		}
 		return fn(ctx, progress)
 	}, nil
+}
+
+// another starts a second api worker's manager, named id, on the same
+// job records and queue, running at most maxJobs jobs: it runs the jobs it
+// takes from the queue from their queued requests (Rebuild), as an api
+// worker that did not accept them does. It shuts down at the test's
+// cleanup, before the server.
+func (tj *testJobs) another(t testing.TB, id string, maxJobs int) *jobs.Manager {
+	t.Helper()
+	m, err := jobs.NewManager(jobs.Options{Shared: tj.st, ID: id, Rebuild: tj.rebuild, MaxJobs: maxJobs, Logger: tj.logger})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		m.Shutdown(ctx)
+	})
+	return m
 }
