@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"strings"
 )
 
 // ModelType is the kind of a block model, the tag of its size options.
@@ -188,13 +189,29 @@ func DecodeSizeOptions(raw json.RawMessage, prefix string) (SizeOptions, error) 
 			s.ParentBlockSize = decodeXYZ(r, path, &p)
 		}
 	}
+	// Check the members that decoded against the limits too, leaving out
+	// what decoding already reported (a member, or a member inside it).
+	if err := s.Validate(prefix); err != nil {
+		for _, v := range err.(*ValidationError).Params {
+			if !reported(p.list, v.Name) {
+				p.list = append(p.list, v)
+			}
+		}
+	}
 	if err := p.err(); err != nil {
 		return SizeOptions{}, err
 	}
-	if err := s.Validate(prefix); err != nil {
-		return SizeOptions{}, err
-	}
 	return s, nil
+}
+
+// reported reports whether name, or a member inside it, is in list.
+func reported(list []InvalidParam, name string) bool {
+	for _, q := range list {
+		if q.Name == name || strings.HasPrefix(q.Name, name+".") {
+			return true
+		}
+	}
+	return false
 }
 
 // UnmarshalJSON decodes with DecodeSizeOptions under the name
@@ -276,52 +293,43 @@ func (s SizeOptions) Validate(prefix string) error {
 	return p.err()
 }
 
-// decodeCounts reads {nx, ny, nz} of integers (25 or 25.0); nil after an
-// error.
+// decodeCounts reads {nx, ny, nz} of integers (25 or 25.0). A count that
+// is missing or no integer is reported and read as 1, so that Validate
+// still checks the others; nil when r is no object.
 func decodeCounts(r json.RawMessage, path string, p *params) *Size3D {
 	m, ok := object(r, path, p)
 	if !ok {
 		return nil
 	}
-	var out [3]int
-	good := true
+	out := [3]int{1, 1, 1}
 	for a, name := range [3]string{"nx", "ny", "nz"} {
 		v, ok := number(m, name, path, p)
 		if !ok {
-			good = false
 			continue
 		}
-		if v != math.Trunc(v) || v < 1 || v > MaxBlocks {
-			p.add(path+"."+name, "%v must be an integer between 1 and %d", v, MaxBlocks)
-			good = false
+		if v != math.Trunc(v) || math.IsInf(v, 0) {
+			p.add(path+"."+name, "%v must be an integer", v)
 			continue
 		}
-		out[a] = int(v)
-	}
-	if !good {
-		return nil
+		// Out-of-range counts are Validate's to name; clamp so the
+		// conversion is defined.
+		out[a] = int(math.Max(-1, math.Min(v, MaxBlocks+1)))
 	}
 	return &Size3D{out[0], out[1], out[2]}
 }
 
-// decodeXYZ reads {x, y, z} of numbers; nil after an error.
+// decodeXYZ reads {x, y, z} of numbers; a member that is missing or no
+// number is reported and read as 1; nil when r is no object.
 func decodeXYZ(r json.RawMessage, path string, p *params) *XYZ {
 	m, ok := object(r, path, p)
 	if !ok {
 		return nil
 	}
-	var out [3]float64
-	good := true
+	out := [3]float64{1, 1, 1}
 	for a, name := range [3]string{"x", "y", "z"} {
-		v, ok := number(m, name, path, p)
-		if !ok {
-			good = false
-			continue
+		if v, ok := number(m, name, path, p); ok {
+			out[a] = v
 		}
-		out[a] = v
-	}
-	if !good {
-		return nil
 	}
 	return &XYZ{out[0], out[1], out[2]}
 }
@@ -331,6 +339,14 @@ func decodeXYZ(r json.RawMessage, path string, p *params) *XYZ {
 func DecodeXYZ(raw json.RawMessage, path string) (XYZ, error) {
 	var p params
 	v := decodeXYZ(raw, path, &p)
+	if err := p.err(); err != nil {
+		return XYZ{}, err
+	}
+	for a, c := range v.Array() {
+		if math.IsNaN(c) || math.IsInf(c, 0) {
+			p.add(path+"."+"xyz"[a:a+1], "%v is not a finite number", c)
+		}
+	}
 	if err := p.err(); err != nil {
 		return XYZ{}, err
 	}
