@@ -9,6 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// newRand returns a deterministic random source for the tests.
+func newRand() *rand.Rand { return rand.New(rand.NewPCG(1, 2)) }
+
 type cuboid struct{ s, e [3]uint8 }
 
 // randomTiling splits the box s–e of a parent's sub-cell grid at random:
@@ -99,7 +102,7 @@ func randomBlocks(t *testing.T, rng *rand.Rand, g *Geometry) *Blocks {
 // Locate and LocateXYZ agree with a linear search over every possible
 // identity, on random sub-block sets of each kind.
 func TestLocateBruteForce(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
+	rng := newRand()
 	sizes := map[ModelType]Size3D{FullySubBlocked: {2, 3, 2}, Flexible: {3, 2, 4}, VariableOctree: {4, 2, 1}}
 	for _, kind := range []ModelType{FullySubBlocked, Flexible, VariableOctree} {
 		g := mustGeometry(t, XYZ{500, -20, 7}, rot("z", 20, "y", 35), SubBlockedSize(kind, Size3D{3, 2, 2}, sizes[kind], XYZ{6, 4, 2.5}))
