@@ -258,3 +258,13 @@ func TestResolveXYZTolerance(t *testing.T) {
 	_, _, _, _, _, ok = g.ResolveXYZ(p[0], p[1], p[2], 2, 2, 1)
 	assert.False(t, ok)
 }
+
+func TestSizeOptionsValidateForeignMembers(t *testing.T) {
+	s := RegularSize(Size3D{1, 1, 1}, XYZ{1, 1, 1})
+	s.NSubblocksPerParent = &Size3D{2, 2, 2}
+	assert.Equal(t, []string{"size_options.n_subblocks_per_parent"}, paramNames(t, s.Validate("size_options")))
+	f := SubBlockedSize(Flexible, Size3D{1, 1, 1}, Size3D{2, 2, 2}, XYZ{1, 1, 1})
+	f.BlockSize = &XYZ{1, 1, 1}
+	assert.Equal(t, []string{"size_options.block_size"}, paramNames(t, f.Validate("size_options")))
+	assert.Equal(t, []string{"size_options.model_type"}, paramNames(t, SizeOptions{ModelType: "octree"}.Validate("size_options")))
+}

@@ -240,11 +240,18 @@ func (s SizeOptions) Validate(prefix string) error {
 	if s.ModelType.SubBlocked() {
 		countsName, sizeName = "n_parent_blocks", "parent_block_size"
 		counts, size = s.NParentBlocks, s.ParentBlockSize
-		if s.NBlocks != nil || s.BlockSize != nil {
-			p.add(prefix+".n_blocks", "n_blocks and block_size are not members of a %s model", s.ModelType)
+	}
+	for _, m := range []struct {
+		name    string
+		present bool
+	}{
+		{"n_blocks", s.NBlocks != nil}, {"block_size", s.BlockSize != nil}, {"n_parent_blocks", s.NParentBlocks != nil},
+		{"n_subblocks_per_parent", s.NSubblocksPerParent != nil}, {"parent_block_size", s.ParentBlockSize != nil},
+	} {
+		own := (m.name == "n_blocks" || m.name == "block_size") != s.ModelType.SubBlocked()
+		if m.present && !own {
+			p.add(prefix+"."+m.name, "is not a member of a %s model", s.ModelType)
 		}
-	} else if s.NParentBlocks != nil || s.NSubblocksPerParent != nil || s.ParentBlockSize != nil {
-		p.add(prefix+".n_parent_blocks", "n_parent_blocks, n_subblocks_per_parent and parent_block_size are not members of a regular model")
 	}
 	axes := [3]string{"nx", "ny", "nz"}
 	if counts == nil {
