@@ -9,16 +9,16 @@ import (
 // required, the rest optional. RoleName is a list (the client also accepts
 // a single string).
 type FullUser struct {
-	ID         string   `json:"id"`
-	Email      *string  `json:"email,omitempty"`
-	FirstName  *string  `json:"first_name,omitempty"`
-	LastName   *string  `json:"last_name,omitempty"`
-	Name       *string  `json:"name,omitempty"`
-	OrgID      *string  `json:"org_id,omitempty"`
-	OrgName    *string  `json:"org_name,omitempty"`
-	GroupIDs   []string `json:"group_ids,omitempty"`
-	GroupNames []string `json:"group_names,omitempty"`
-	RoleName   []string `json:"role_name,omitempty"`
+	ID         string     `json:"id"`
+	Email      *string    `json:"email,omitempty"`
+	FirstName  *string    `json:"first_name,omitempty"`
+	LastName   *string    `json:"last_name,omitempty"`
+	Name       *string    `json:"name,omitempty"`
+	OrgID      *string    `json:"org_id,omitempty"`
+	OrgName    *string    `json:"org_name,omitempty"`
+	GroupIDs   []string   `json:"group_ids,omitempty"`
+	GroupNames []string   `json:"group_names,omitempty"`
+	RoleName   StringList `json:"role_name,omitempty"`
 }
 
 // Record is the block model record (A.3.1), returned by create, get, list,
