@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -405,4 +406,39 @@ func TestCloneAndElements(t *testing.T) {
 		fromElements = append(fromElements, e.Data)
 	}
 	assert.ElementsMatch(t, keys, fromElements, "every blob of the document is a modelled element")
+}
+
+// TestBlockModelSchemas: the embedded set holds the block model object and
+// its four geometry structures. The evo-schemas examples (one per kind)
+// validate, and the object's closed members are enforced: no geometry, an
+// octree count that is not a power of two, or an unknown member fail.
+func TestBlockModelSchemas(t *testing.T) {
+	s, err := objects.EmbeddedSchemas()
+	require.NoError(t, err)
+	kinds := map[string]bool{}
+	for i := 1; i <= 4; i++ {
+		data, err := os.ReadFile(filepath.Join("testdata", "evo-examples", fmt.Sprintf("block-model-%d.json", i)))
+		require.NoError(t, err)
+		d, err := objects.DecodeJSON(data)
+		require.NoError(t, err)
+		require.NoError(t, s.Validate(d), "example %d", i)
+		kinds[d["geometry"].(map[string]any)["model_type"].(string)] = true
+
+		bad, err := objects.DecodeJSON(data)
+		require.NoError(t, err)
+		delete(bad, "geometry")
+		assert.Error(t, s.Validate(bad), "example %d without geometry", i)
+		bad, err = objects.DecodeJSON(data)
+		require.NoError(t, err)
+		bad["cells"] = 1
+		assert.Error(t, s.Validate(bad), "example %d with an unknown member", i)
+	}
+	assert.Equal(t, map[string]bool{"regular": true, "fully-sub-blocked": true, "flexible": true, "variable-octree": true}, kinds)
+
+	data, err := os.ReadFile(filepath.Join("testdata", "evo-examples", "block-model-4.json"))
+	require.NoError(t, err)
+	d, err := objects.DecodeJSON(data)
+	require.NoError(t, err)
+	d["geometry"].(map[string]any)["n_subblocks_per_parent"] = []any{json.Number("3"), json.Number("2"), json.Number("2")}
+	assert.Error(t, s.Validate(d), "an octree splits each axis in a power of two")
 }
