@@ -124,7 +124,7 @@ type pqColumn struct {
 	i32   []int32
 	i64   []int64
 	f64   []float64
-	f32   []float32
+	u32   []uint32
 }
 
 type pqSource struct {
@@ -323,6 +323,29 @@ func (p *pqColumn) readSome(v *Values, n int, first int64, c *collector) (int, e
 				nanToNull(v, at)
 				return k, err
 			}
+		case uint32Reader:
+			if p.class == srcInt || p.class == srcUint {
+				p.u32 = grow(p.u32[:0], n)
+				k, err := r.ReadUint32s(p.u32)
+				if v.Type == UInt32 && v.Valid == nil {
+					// The common identity column: every value fits.
+					at := len(v.Int)
+					v.Int = grow(v.Int, k)
+					for x, y := range p.u32[:k] {
+						v.Int[at+x] = int64(y)
+					}
+					return k, err
+				}
+				for x, y := range p.u32[:k] {
+					if e := v.appendInt(int64(y), true); e != nil {
+						c.add(first+int64(x), nil, "%s: %v", p.what, e)
+						v.appendNull()
+					} else {
+						v.markValid()
+					}
+				}
+				return k, err
+			}
 		case parquet.Int32Reader:
 			if p.class == srcInt || p.class == srcUint {
 				p.i32 = grow(p.i32[:0], n)
@@ -465,4 +488,10 @@ func grow[T any](s []T, n int) []T {
 	out := make([]T, len(s)+n, 2*len(s)+n)
 	copy(out, s)
 	return out
+}
+
+// uint32Reader is implemented by parquet-go's page values of UINT(32)
+// columns (it exports no interface for it).
+type uint32Reader interface {
+	ReadUint32s(values []uint32) (int, error)
 }
