@@ -22,7 +22,8 @@ type csvSource struct {
 	quoted []bool
 	row    int64
 	// what names each value column in messages.
-	what []string
+	what      []string
+	identWhat []string
 }
 
 // readRecord reads one record; io.EOF at the end.
@@ -109,6 +110,7 @@ func ReadCSV(r io.Reader, spec FileSpec, loc Locator, sink Sink) (Summary, error
 	for _, n := range ident {
 		i, _ := field(n)
 		s.ident = append(s.ident, i)
+		s.identWhat = append(s.identWhat, fmt.Sprintf("column %q", n))
 	}
 	for _, col := range spec.Columns {
 		i, ok := field(col.Title)
@@ -159,7 +161,7 @@ func (s *csvSource) fill(b *rawBatch, max int, c *collector) error {
 			}
 		}
 		for a, i := range s.ident {
-			cell(&b.ident[a], i, "identity column")
+			cell(&b.ident[a], i, s.identWhat[a])
 		}
 		for a, i := range s.vals {
 			cell(&b.vals[a], i, s.what[a])

@@ -307,7 +307,7 @@ func TestCSVDialect(t *testing.T) {
 func TestCSVErrors(t *testing.T) {
 	spec := csvSpec(t, `{"columns": {"new": [{"title": "n", "data_type": "UInt8"}]}, "input_options": {"file_format": "csv"}}`)
 	_, err := readCSV(t, "i,j,k,n\n0,0,0,1\n1.0,0,0,2\n2,0,0,256\n3,0,0,x\n0,0,0,5\n3,,0,1\n", spec)
-	assert.Equal(t, []string{`row 2: identity column: "1.0" is not an integer`, `row 3: column "n": 256 is out of range for UInt8`,
+	assert.Equal(t, []string{`row 2: column "i": "1.0" is not an integer`, `row 3: column "n": 256 is out of range for UInt8`,
 		`row 4: column "n": "x" is not an integer`, "row 5 (i 0, j 0, k 0): matches a block another row of the file matched (duplicate)",
 		"row 6: j is empty"}, messages(fileErr(t, err)))
 	_, err = readCSV(t, "x,y\n", spec)
@@ -359,4 +359,46 @@ func TestExactFloat16(t *testing.T) {
 	assert.False(t, exactFloat(1.00048828125, Float16))
 	assert.True(t, exactFloat(math.Ldexp(1, -24), Float16))
 	assert.Equal(t, 1.0009765625, roundFloat16(1.0007))
+}
+
+// recorder is a Locator of one parent whose sub-blocks are rows 0…; it
+// records what it was asked.
+type recorder struct{ subs []SubID }
+
+func (r *recorder) Rows() int64 { return 100 }
+func (r *recorder) Locate(i, j, k uint32, sub SubID) (int64, bool) {
+	r.subs = append(r.subs, sub)
+	return int64(len(r.subs) - 1), i == 0 && j == 0 && k == 0
+}
+func (r *recorder) LocateXYZ(x, y, z, dx, dy, dz float64) (int64, [3]uint32, bool) {
+	r.subs = append(r.subs, SubID{Sidx: uint32(dx + dy + dz)})
+	return int64(len(r.subs) - 1), [3]uint32{}, true
+}
+
+// Sub-blocked kinds identify rows by sidx, by flexible corners or by
+// centroid and size.
+func TestSubBlockedIdentity(t *testing.T) {
+	spec := csvSpec(t, `{"columns": {"update": ["cu"]}, "input_options": {"file_format": "csv"}}`)
+	read := func(kind, text string) []SubID {
+		s := spec
+		s.Kind = kind
+		loc := &recorder{}
+		_, err := ReadCSV(strings.NewReader(text), s, loc, NewCollector(s.Columns))
+		require.NoError(t, err)
+		return loc.subs
+	}
+	assert.Equal(t, []SubID{{Sidx: 13}}, read(KindFullySub, "i,j,k,sidx,cu\n0,0,0,13,1\n"))
+	assert.Equal(t, []SubID{{Sidx: 5}}, read(KindOctree, "i,j,k,sidx,cu\n0,0,0,5,1\n"))
+	assert.Equal(t, []SubID{{Start: [3]uint8{0, 0, 2}, End: [3]uint8{2, 1, 4}}},
+		read(KindFlexible, "i,j,k,start_si,start_sj,start_sk,end_si,end_sj,end_sk,cu\n0,0,0,0,0,2,2,1,4,1\n"))
+	assert.Equal(t, []SubID{{Sidx: 6}}, read(KindFullySub, "x,y,z,dx,dy,dz,cu\n1,1,1,1,2,3,1\n"), "coordinate form with sizes")
+	// sidx missing: the coordinate form is incomplete too.
+	s := spec
+	s.Kind = KindFullySub
+	_, err := ReadCSV(strings.NewReader("i,j,k,x,y,z,cu\n0,0,0,1,1,1,1\n"), s, &recorder{}, NewCollector(s.Columns))
+	assert.Equal(t, []string{"missing identity columns: the file needs i, j, k, sidx or x, y, z, dx, dy, dz"}, messages(fileErr(t, err)))
+	// start_si beyond UInt8.
+	s.Kind = KindFlexible
+	_, err = ReadCSV(strings.NewReader("i,j,k,start_si,start_sj,start_sk,end_si,end_sj,end_sk,cu\n0,0,0,0,0,0,256,1,1,1\n"), s, &recorder{}, NewCollector(s.Columns))
+	assert.Equal(t, []string{`row 1: column "end_si": 256 is out of range for UInt8`}, messages(fileErr(t, err)))
 }
