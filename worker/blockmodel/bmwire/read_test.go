@@ -402,3 +402,38 @@ func TestSubBlockedIdentity(t *testing.T) {
 	_, err = ReadCSV(strings.NewReader("i,j,k,start_si,start_sj,start_sk,end_si,end_sj,end_sk,cu\n0,0,0,0,0,0,256,1,1,1\n"), s, &recorder{}, NewCollector(s.Columns))
 	assert.Equal(t, []string{`row 1: column "end_si": 256 is out of range for UInt8`}, messages(fileErr(t, err)))
 }
+
+// Batches cross page and row group boundaries.
+func TestParquetRowGroups(t *testing.T) {
+	var rows []ijkCu
+	for r := range int64(24) {
+		var cu *float64
+		if r%5 != 0 {
+			cu = fp(float64(r))
+		}
+		rows = append(rows, ijkCu{uint32(r % 4), uint32(r / 4 % 3), uint32(r / 12), cu})
+	}
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[ijkCu](&buf, parquet.MaxRowsPerRowGroup(5), parquet.PageBufferSize(16))
+	for lo := 0; lo < len(rows); lo += 3 {
+		_, err := w.Write(rows[lo:min(lo+3, len(rows))])
+		require.NoError(t, err)
+	}
+	require.NoError(t, w.Close())
+	f := bytes.NewReader(buf.Bytes())
+	pf, err := parquet.OpenFile(f, f.Size())
+	require.NoError(t, err)
+	require.Greater(t, len(pf.RowGroups()), 1)
+	spec := cuSpec
+	spec.BatchRows = 7
+	col, sum, err := readAll(t, f, spec)
+	require.NoError(t, err)
+	assert.Equal(t, int64(24), sum.Rows)
+	for r, row := range col.Rows {
+		assert.Equal(t, int64(r), row)
+		assert.Equal(t, r%5 != 0, col.Values[0].IsValid(r), r)
+		if r%5 != 0 {
+			assert.Equal(t, float64(r), col.Values[0].Float[r])
+		}
+	}
+}
