@@ -273,12 +273,12 @@ func DecodeMetadataUpdate(body []byte, rules Rules) (*MetadataUpdate, error) {
 }
 
 // ParseBool reads a boolean query parameter as the client spells it
-// (True/False as well as true/false, any case, 1/0); the error names the
-// parameter (the route answers it with 400).
+// (True/False as well as true/false, any case, 1/0); a value that is no
+// boolean is a *QueryError (400).
 func ParseBool(name, value string) (bool, error) {
 	b, err := strconv.ParseBool(strings.ToLower(value))
 	if err != nil {
-		return false, &ValidationError{Params: []InvalidParam{{Name: name, Reason: "must be true or false, not " + strconv.Quote(value)}}}
+		return false, &QueryError{Params: []InvalidParam{{Name: name, Reason: "must be true or false, not " + strconv.Quote(value)}}}
 	}
 	return b, nil
 }

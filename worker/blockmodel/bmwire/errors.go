@@ -13,6 +13,8 @@ import (
 const (
 	// TypeValidation: a body or query parameter is invalid (422).
 	TypeValidation = problem.Base + "/block-model-service/validation"
+	// TypeInvalidQuery: a query parameter is unusable (400).
+	TypeInvalidQuery = problem.Base + "/block-model-service/invalid-query-parameters"
 	// TypeJobUpdateError: an update job's file is unusable (FAILED payload).
 	TypeJobUpdateError = problem.Base + "/block-model-service/job/update-error"
 )
@@ -62,4 +64,19 @@ func (p *errs) err() error {
 		return nil
 	}
 	return &ValidationError{Params: p.list}
+}
+
+// QueryError is an unusable query parameter: 400
+// block-model-service/invalid-query-parameters naming it.
+type QueryError struct {
+	Params []InvalidParam
+}
+
+// Error lists the parameters.
+func (e *QueryError) Error() string { return (&ValidationError{Params: e.Params}).Error() }
+
+// Problem is the 400 document.
+func (e *QueryError) Problem() problem.Problem {
+	return problem.Problem{Type: TypeInvalidQuery, Title: "Invalid Query Parameters.", Status: http.StatusBadRequest,
+		Detail: e.Error(), Extra: map[string]any{"invalid-params": e.Params}}
 }

@@ -36,7 +36,7 @@ const (
 	Timestamp DataType = "Timestamp"
 )
 
-// DataTypes lists every data type, in the client's order.
+// dataTypes lists every data type, in the client's order.
 var dataTypes = []DataType{Boolean, Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64,
 	Float16, Float32, Float64, Utf8, Date32, Timestamp}
 

@@ -131,7 +131,11 @@ func TestParseBool(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, b)
 	_, err = ParseBool("deleted", "maybe")
-	assert.Equal(t, []string{"deleted"}, params(t, err))
+	var qe *QueryError
+	require.ErrorAs(t, err, &qe)
+	assert.Equal(t, "deleted", qe.Params[0].Name)
+	assert.Equal(t, 400, qe.Problem().Status)
+	assert.Equal(t, TypeInvalidQuery, qe.Problem().Type)
 }
 
 // The client's data update: replace, geometry_change/fill_subblocks/comment
