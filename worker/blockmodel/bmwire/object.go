@@ -1,0 +1,258 @@
+package bmwire
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+)
+
+// object is one JSON object of a body being decoded: its members, its path
+// (for invalid-params names) and the error list it reports to. A member
+// that is absent or null reads as absent, the client sending null for
+// every member its caller left out.
+type object struct {
+	m    map[string]json.RawMessage
+	path string
+	e    *errs
+}
+
+// parseObject reads raw as an object named path; an absent or null value
+// gives ok false (not an error), another JSON type is reported.
+func parseObject(raw json.RawMessage, path string, e *errs) (object, bool) {
+	o := object{path: path, e: e}
+	if isNull(raw) {
+		return o, false
+	}
+	if err := json.Unmarshal(raw, &o.m); err != nil || o.m == nil {
+		e.add(nameOr(path, "body"), "must be a JSON object")
+		return o, false
+	}
+	return o, true
+}
+
+func nameOr(path, alt string) string {
+	if path == "" {
+		return alt
+	}
+	return path
+}
+
+// isNull reports an absent or null value.
+func isNull(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) == 0 || string(t) == "null"
+}
+
+func (o object) name(member string) string {
+	if o.path == "" {
+		return member
+	}
+	return o.path + "." + member
+}
+
+// raw returns a member's JSON, nil when absent or null.
+func (o object) raw(member string) json.RawMessage {
+	r := o.m[member]
+	if isNull(r) {
+		return nil
+	}
+	return r
+}
+
+func (o object) has(member string) bool { return o.raw(member) != nil }
+
+// required reports an absent member.
+func (o object) required(member string) bool {
+	if o.has(member) {
+		return true
+	}
+	o.e.add(o.name(member), "is required")
+	return false
+}
+
+// str reads a string member: nil when absent.
+func (o object) str(member string) *string {
+	r := o.raw(member)
+	if r == nil {
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(r, &s); err != nil {
+		o.e.add(o.name(member), "must be a string")
+		return nil
+	}
+	return &s
+}
+
+// boolean reads a boolean member: nil when absent.
+func (o object) boolean(member string) *bool {
+	r := o.raw(member)
+	if r == nil {
+		return nil
+	}
+	var b bool
+	if err := json.Unmarshal(r, &b); err != nil {
+		o.e.add(o.name(member), "must be true or false")
+		return nil
+	}
+	return &b
+}
+
+// number reads a finite number member: nil when absent.
+func (o object) number(member string) *float64 {
+	return number(o.raw(member), o.name(member), o.e)
+}
+
+func number(r json.RawMessage, name string, e *errs) *float64 {
+	if r == nil {
+		return nil
+	}
+	var f float64
+	if err := json.Unmarshal(r, &f); err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		e.add(name, "must be a finite number")
+		return nil
+	}
+	return &f
+}
+
+// integer reads an integral number member (25 and 25.0 alike): nil when
+// absent.
+func (o object) integer(member string) *int64 {
+	return integer(o.raw(member), o.name(member), o.e)
+}
+
+func integer(r json.RawMessage, name string, e *errs) *int64 {
+	if r == nil {
+		return nil
+	}
+	t := string(bytes.TrimSpace(r))
+	if n, err := strconv.ParseInt(t, 10, 64); err == nil {
+		return &n
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		e.add(name, "must be an integer")
+		return nil
+	}
+	n := int64(f)
+	return &n
+}
+
+// strings reads a list of strings: nil when absent.
+func (o object) strings(member string) []string {
+	r := o.raw(member)
+	if r == nil {
+		return nil
+	}
+	var s []string
+	if err := json.Unmarshal(r, &s); err != nil {
+		o.e.add(o.name(member), "must be a list of strings")
+		return nil
+	}
+	if s == nil {
+		s = []string{}
+	}
+	return s
+}
+
+// list reads a list of JSON values: nil when absent.
+func (o object) list(member string) []json.RawMessage {
+	r := o.raw(member)
+	if r == nil {
+		return nil
+	}
+	var l []json.RawMessage
+	if err := json.Unmarshal(r, &l); err != nil {
+		o.e.add(o.name(member), "must be a list")
+		return nil
+	}
+	if l == nil {
+		l = []json.RawMessage{}
+	}
+	return l
+}
+
+// uuidMember reads a UUID string member: nil when absent.
+func (o object) uuidMember(member string) *uuid.UUID {
+	s := o.str(member)
+	if s == nil {
+		return nil
+	}
+	u, err := uuid.Parse(*s)
+	if err != nil || strings.Count(*s, "-") != 4 {
+		o.e.add(o.name(member), "must be a UUID")
+		return nil
+	}
+	return &u
+}
+
+// enum reads a string member that must be one of values; def when absent.
+func (o object) enum(member, def string, values ...string) string {
+	s := o.str(member)
+	if s == nil {
+		return def
+	}
+	for _, v := range values {
+		if *s == v {
+			return v
+		}
+	}
+	o.e.add(o.name(member), "must be one of %s, not %q", strings.Join(values, ", "), *s)
+	return def
+}
+
+// maxLen reports a string longer than n characters.
+func (o object) maxLen(member string, s *string, n int) {
+	if s != nil && len([]rune(*s)) > n {
+		o.e.add(o.name(member), "must be at most %d characters", n)
+	}
+}
+
+// tags reads a free JSON object member (column tags): nil when absent. The
+// object must be at most 10 KiB as JSON, its keys 1-100 characters without
+// a leading space or dot or any of / \ : > < | ? " *, unique
+// case-insensitively.
+func (o object) tags(member string) json.RawMessage {
+	r := o.raw(member)
+	if r == nil {
+		return nil
+	}
+	name := o.name(member)
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(r, &m); err != nil || m == nil {
+		o.e.add(name, "must be a JSON object")
+		return nil
+	}
+	if len(bytes.TrimSpace(r)) > 10*1024 {
+		o.e.add(name, "must be at most 10 KiB as JSON")
+	}
+	seen := map[string]bool{}
+	for k := range m {
+		if reason := keyRule(k); reason != "" {
+			o.e.add(name+"."+k, "%s", reason)
+		}
+		lk := strings.ToLower(k)
+		if seen[lk] {
+			o.e.add(name+"."+k, "duplicates another key (keys are unique case-insensitively)")
+		}
+		seen[lk] = true
+	}
+	return bytes.TrimSpace(r)
+}
+
+// keyRule is the reason a tag key is invalid, "" when it is valid.
+func keyRule(k string) string {
+	switch n := len([]rune(k)); {
+	case n == 0 || n > 100:
+		return "keys must be 1-100 characters"
+	case k[0] == ' ' || k[0] == '.' || k[0] == '\t':
+		return "keys must not start with a space or a dot"
+	case strings.ContainsAny(k, `/\:><|?"*`):
+		return `keys must not contain any of / \ : > < | ? " *`
+	}
+	return ""
+}

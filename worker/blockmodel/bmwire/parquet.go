@@ -1,0 +1,497 @@
+package bmwire
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/deprecated"
+	"github.com/parquet-go/parquet-go/format"
+)
+
+// srcClass is what a Parquet column holds, as far as conversions go.
+type srcClass int
+
+const (
+	srcInt srcClass = iota
+	srcUint
+	srcFloat
+	srcBool
+	srcString
+	srcDate
+	srcTimestamp
+	srcOther
+)
+
+// classify reads a column's physical and logical type; scale converts a
+// timestamp to microseconds.
+func classify(t parquet.Type) (c srcClass, scale int64, desc string) {
+	lt := t.LogicalType()
+	desc = t.String()
+	if lt != nil {
+		switch v := lt.Value.(type) {
+		case *format.IntType:
+			if !v.IsSigned {
+				return srcUint, 1, desc
+			}
+			return srcInt, 1, desc
+		case *format.StringType, *format.EnumType:
+			return srcString, 1, desc
+		case *format.DateType:
+			return srcDate, 1, desc
+		case *format.TimestampType:
+			if !v.IsAdjustedToUTC {
+				return srcOther, 1, desc + " (not UTC)"
+			}
+			switch v.Unit.Value.(type) {
+			case *format.MicroSeconds:
+				return srcTimestamp, 1, desc
+			case *format.MilliSeconds:
+				return srcTimestamp, 1000, desc
+			}
+			return srcOther, 1, desc
+		case *format.Float16Type:
+			return srcOther, 1, desc
+		}
+	}
+	if ct := t.ConvertedType(); ct != nil && lt == nil {
+		switch *ct {
+		case deprecated.UTF8, deprecated.Enum:
+			return srcString, 1, desc
+		case deprecated.Uint8, deprecated.Uint16, deprecated.Uint32, deprecated.Uint64:
+			return srcUint, 1, desc
+		case deprecated.Date:
+			return srcDate, 1, desc
+		case deprecated.TimestampMicros:
+			return srcTimestamp, 1, desc
+		case deprecated.TimestampMillis:
+			return srcTimestamp, 1000, desc
+		}
+	}
+	switch t.Kind() {
+	case parquet.Int32, parquet.Int64:
+		return srcInt, 1, desc
+	case parquet.Float, parquet.Double:
+		return srcFloat, 1, desc
+	case parquet.Boolean:
+		return srcBool, 1, desc
+	case parquet.ByteArray:
+		return srcString, 1, desc
+	}
+	return srcOther, 1, desc
+}
+
+// compatible reports whether a column of class c converts losslessly to t
+// (OPEN-16: any integer width for integers; integers and floats for
+// floats; each value is still checked).
+func compatible(c srcClass, t DataType) bool {
+	switch familyOf(t) {
+	case famFloat:
+		return c == srcInt || c == srcUint || c == srcFloat
+	case famUint:
+		return c == srcInt || c == srcUint
+	case famBool:
+		return c == srcBool
+	case famStr:
+		return c == srcString
+	}
+	switch t {
+	case Date32:
+		return c == srcDate
+	case Timestamp:
+		return c == srcTimestamp
+	}
+	return c == srcInt || c == srcUint
+}
+
+// pqColumn reads one leaf column of the file across its row groups.
+type pqColumn struct {
+	leaf  int
+	class srcClass
+	scale int64
+	kind  parquet.Kind
+	what  string
+	// state
+	rg    int
+	pages parquet.Pages
+	page  parquet.Page
+	vr    parquet.ValueReader
+	left  int64 // values left in the current page
+	buf   []parquet.Value
+	i32   []int32
+	i64   []int64
+	f64   []float64
+	u32   []uint32
+}
+
+type pqSource struct {
+	f    *parquet.File
+	cols []*pqColumn // identity columns, then value columns
+	nid  int
+}
+
+// ReadParquet reads a Parquet update file (see Read). Columns may be
+// REQUIRED or OPTIONAL (a null is an empty value), any encoding and codec
+// parquet-go reads; nested or repeated columns are refused.
+func ReadParquet(r io.ReaderAt, size int64, spec FileSpec, loc Locator, sink Sink) (sum Summary, err error) {
+	c := &collector{}
+	defer func() {
+		if p := recover(); p != nil {
+			c.add(0, nil, "the Parquet file is malformed: %v", p)
+			sum, err = Summary{}, c.err()
+		}
+	}()
+	f, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		c.add(0, nil, "not a readable Parquet file: %v", err)
+		return Summary{}, c.err()
+	}
+	leaves := map[string]int{}
+	types := map[string]parquet.Type{}
+	for i, col := range f.Root().Columns() {
+		if col.Leaf() && col.MaxRepetitionLevel() == 0 {
+			leaves[col.Name()] = i
+			types[col.Name()] = col.Type()
+		}
+	}
+	names := fileNames(spec.Input)
+	field := func(title string) (string, bool) {
+		n := title
+		if f, ok := names[title]; ok {
+			n = f
+		}
+		_, ok := leaves[n]
+		return n, ok
+	}
+	has := func(t string) bool { _, ok := field(t); return ok }
+	ident, index, ok := chooseIdentity(spec.Kind, has)
+	if !ok {
+		c.add(0, nil, "missing identity columns: the file needs %s or %s",
+			strings.Join(indexColumns(spec.Kind), ", "), strings.Join(coordColumns(spec.Kind), ", "))
+	}
+	s := &pqSource{f: f, nid: len(ident)}
+	add := func(title string, t DataType, what string) {
+		n, ok := field(title)
+		if !ok {
+			c.add(0, nil, "missing column %q", title)
+			return
+		}
+		cl, scale, desc := classify(types[n])
+		if !compatible(cl, t) {
+			c.add(0, nil, "%s has type %s, which does not convert to %s", what, desc, t)
+			return
+		}
+		s.cols = append(s.cols, &pqColumn{leaf: leaves[n], class: cl, scale: scale, kind: types[n].Kind(), what: what})
+	}
+	for _, n := range ident {
+		add(n, identType(n), fmt.Sprintf("column %q", n))
+	}
+	for _, col := range spec.Columns {
+		add(col.Title, col.Type, fmt.Sprintf("column %q", col.Title))
+	}
+	if err := c.err(); err != nil {
+		return Summary{}, err
+	}
+	if err := sink.Start(f.NumRows()); err != nil {
+		return Summary{}, err
+	}
+	defer s.close()
+	return run(s, spec, index, loc, sink, c, ident)
+}
+
+func (s *pqSource) close() {
+	for _, c := range s.cols {
+		if c.page != nil {
+			parquet.Release(c.page)
+		}
+		if c.pages != nil {
+			c.pages.Close()
+		}
+	}
+}
+
+func (s *pqSource) fill(b *rawBatch, max int, c *collector) error {
+	kept := len(c.e.Errors)
+	n := -1
+	for i, col := range s.cols {
+		var v *Values
+		if i < s.nid {
+			v = &b.ident[i]
+		} else {
+			v = &b.vals[i-s.nid]
+		}
+		got, err := col.read(s.f, v, max, b.first, c)
+		if err != nil {
+			c.add(0, nil, "%s: %v", col.what, err)
+			return errStop
+		}
+		if n >= 0 && got != n {
+			c.add(0, nil, "%s holds %d values where the others hold %d", col.what, got, n)
+			return errStop
+		}
+		n = got
+	}
+	b.n = n
+	b.bad = grow(b.bad[:0], n)
+	clear(b.bad)
+	// Rows with a bad cell (reported while reading) are not matched.
+	for _, e := range c.e.Errors[kept:] {
+		if r := e.Row - b.first; e.Row > 0 && r >= 0 && r < int64(n) {
+			b.bad[r] = true
+		}
+	}
+	return nil
+}
+
+// nextPage moves to the next page with values, across row groups; false
+// at the end of the column.
+func (p *pqColumn) nextPage(f *parquet.File) (bool, error) {
+	if p.page != nil {
+		parquet.Release(p.page)
+		p.page = nil
+	}
+	for {
+		if p.pages == nil {
+			rgs := f.RowGroups()
+			if p.rg >= len(rgs) {
+				return false, nil
+			}
+			p.pages = rgs[p.rg].ColumnChunks()[p.leaf].Pages()
+			p.rg++
+		}
+		pg, err := p.pages.ReadPage()
+		if errors.Is(err, io.EOF) {
+			p.pages.Close()
+			p.pages = nil
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		if pg.NumValues() == 0 {
+			parquet.Release(pg)
+			continue
+		}
+		p.page, p.vr, p.left = pg, pg.Values(), pg.NumValues()
+		return true, nil
+	}
+}
+
+// read appends up to max values to v; it returns how many.
+func (p *pqColumn) read(f *parquet.File, v *Values, max int, first int64, c *collector) (int, error) {
+	got := 0
+	for got < max {
+		if p.left == 0 {
+			ok, err := p.nextPage(f)
+			if err != nil {
+				return got, err
+			}
+			if !ok {
+				break
+			}
+		}
+		want := int(min(int64(max-got), p.left))
+		k, err := p.readSome(v, want, first+int64(got), c)
+		got += k
+		p.left -= int64(k)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return got, err
+		}
+		if k == 0 {
+			if p.left > 0 {
+				return got, fmt.Errorf("a page ended %d values early", p.left)
+			}
+		}
+	}
+	return got, nil
+}
+
+// readSome decodes up to n values of the current page into v.
+func (p *pqColumn) readSome(v *Values, n int, first int64, c *collector) (int, error) {
+	noNulls := p.page.NumNulls() == 0
+	if noNulls {
+		switch r := p.vr.(type) {
+		case parquet.DoubleReader:
+			if p.class == srcFloat && v.Type == Float64 {
+				at := len(v.Float)
+				v.Float = grow(v.Float, n)
+				k, err := r.ReadDoubles(v.Float[at:])
+				v.Float = v.Float[:at+k]
+				nanToNull(v, at)
+				return k, err
+			}
+		case uint32Reader:
+			if p.class == srcInt || p.class == srcUint {
+				p.u32 = grow(p.u32[:0], n)
+				k, err := r.ReadUint32s(p.u32)
+				if v.Type == UInt32 && v.Valid == nil {
+					// The common identity column: every value fits.
+					at := len(v.Int)
+					v.Int = grow(v.Int, k)
+					for x, y := range p.u32[:k] {
+						v.Int[at+x] = int64(y)
+					}
+					return k, err
+				}
+				for x, y := range p.u32[:k] {
+					if e := v.appendInt(int64(y), true); e != nil {
+						c.add(first+int64(x), nil, "%s: %v", p.what, e)
+						v.appendNull()
+					} else {
+						v.markValid()
+					}
+				}
+				return k, err
+			}
+		case parquet.Int32Reader:
+			if p.class == srcInt || p.class == srcUint {
+				p.i32 = grow(p.i32[:0], n)
+				k, err := r.ReadInt32s(p.i32)
+				for x, y := range p.i32[:k] {
+					var e error
+					if p.class == srcUint {
+						e = appendIntFast(v, int64(uint32(y)), true)
+					} else {
+						e = appendIntFast(v, int64(y), false)
+					}
+					if e != nil {
+						c.add(first+int64(x), nil, "%s: %v", p.what, e)
+						v.appendNull()
+					} else {
+						v.markValid()
+					}
+				}
+				return k, err
+			}
+		case parquet.Int64Reader:
+			if p.class == srcInt || p.class == srcUint {
+				p.i64 = grow(p.i64[:0], n)
+				k, err := r.ReadInt64s(p.i64)
+				for x, y := range p.i64[:k] {
+					if e := appendIntFast(v, y, p.class == srcUint); e != nil {
+						c.add(first+int64(x), nil, "%s: %v", p.what, e)
+						v.appendNull()
+					} else {
+						v.markValid()
+					}
+				}
+				return k, err
+			}
+		}
+	}
+	p.buf = grow(p.buf[:0], min(n, 4096))
+	k, err := p.vr.ReadValues(p.buf)
+	for x, val := range p.buf[:k] {
+		if e := p.appendValue(v, val); e != nil {
+			c.add(first+int64(x), nil, "%s: %v", p.what, e)
+			v.appendNull()
+		}
+	}
+	return k, err
+}
+
+// nanToNull keeps Valid in step with the floats appended from at and
+// turns a NaN among them into a null (OPEN-19).
+func nanToNull(v *Values, at int) {
+	for x := at; x < len(v.Float); x++ {
+		if math.IsNaN(v.Float[x]) {
+			if v.Valid == nil {
+				v.Valid = make([]bool, at, len(v.Float))
+				for r := range v.Valid {
+					v.Valid[r] = true
+				}
+			}
+			break
+		}
+	}
+	if v.Valid == nil {
+		return
+	}
+	for x := len(v.Valid); x < len(v.Float); x++ {
+		ok := !math.IsNaN(v.Float[x])
+		if !ok {
+			v.Float[x] = 0
+		}
+		v.Valid = append(v.Valid, ok)
+	}
+}
+
+// appendIntFast is appendInt with the common identity case inlined.
+func appendIntFast(v *Values, x int64, unsigned bool) error {
+	if v.Type == UInt32 && x >= 0 && x <= math.MaxUint32 {
+		v.Int = append(v.Int, x)
+		return nil
+	}
+	return v.appendInt(x, unsigned)
+}
+
+// appendValue converts one decoded value.
+func (p *pqColumn) appendValue(v *Values, val parquet.Value) error {
+	if val.IsNull() {
+		v.appendNull()
+		return nil
+	}
+	var err error
+	switch p.class {
+	case srcInt, srcUint:
+		var x int64
+		if val.Kind() == parquet.Int32 {
+			x = int64(val.Int32())
+			if p.class == srcUint {
+				x = int64(uint32(val.Int32()))
+			}
+		} else {
+			x = val.Int64()
+		}
+		err = v.appendInt(x, p.class == srcUint)
+	case srcFloat:
+		f := val.Double()
+		if val.Kind() == parquet.Float {
+			f = float64(val.Float())
+		}
+		if math.IsNaN(f) {
+			v.appendNull()
+			return nil
+		}
+		err = v.appendFloat(f)
+	case srcBool:
+		v.Bool = append(v.Bool, val.Boolean())
+	case srcString:
+		v.Str = append(v.Str, string(val.ByteArray()))
+	case srcDate:
+		v.Int = append(v.Int, int64(val.Int32()))
+	case srcTimestamp:
+		x := val.Int64()
+		if p.scale != 1 {
+			if x > math.MaxInt64/p.scale || x < math.MinInt64/p.scale {
+				return fmt.Errorf("timestamp %d is out of range", x)
+			}
+			x *= p.scale
+		}
+		v.Int = append(v.Int, x)
+	}
+	if err != nil {
+		return err
+	}
+	v.markValid()
+	return nil
+}
+
+// grow returns s with length len(s)+n, reusing its storage when it can.
+func grow[T any](s []T, n int) []T {
+	if cap(s)-len(s) >= n {
+		return s[:len(s)+n]
+	}
+	out := make([]T, len(s)+n, 2*len(s)+n)
+	copy(out, s)
+	return out
+}
+
+// uint32Reader is implemented by parquet-go's page values of UINT(32)
+// columns (it exports no interface for it).
+type uint32Reader interface {
+	ReadUint32s(values []uint32) (int, error)
+}

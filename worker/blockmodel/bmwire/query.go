@@ -1,0 +1,296 @@
+package bmwire
+
+import (
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+)
+
+// Geometry column sets of a query (geometry_columns).
+const (
+	GeometryIndices     = "indices"
+	GeometryCoordinates = "coordinates"
+)
+
+// IJKBox is an inclusive parent-index box {i_minmax, j_minmax, k_minmax}.
+type IJKBox struct {
+	Min, Max [3]int64
+}
+
+// XYZBox is an inclusive world-coordinate box {x_minmax, y_minmax,
+// z_minmax}.
+type XYZBox struct {
+	Min, Max [3]float64
+}
+
+// BBox is a box given as indices or as coordinates: exactly one of IJK and
+// XYZ is set, neither when the member was absent (the whole model).
+type BBox struct {
+	IJK *IJKBox
+	XYZ *XYZBox
+}
+
+// MarshalJSON writes the box as the client models it.
+func (b BBox) MarshalJSON() ([]byte, error) {
+	switch {
+	case b.IJK != nil:
+		r := func(a int) map[string]int64 { return map[string]int64{"min": b.IJK.Min[a], "max": b.IJK.Max[a]} }
+		return json.Marshal(map[string]any{"i_minmax": r(0), "j_minmax": r(1), "k_minmax": r(2)})
+	case b.XYZ != nil:
+		r := func(a int) map[string]float64 { return map[string]float64{"min": b.XYZ.Min[a], "max": b.XYZ.Max[a]} }
+		return json.Marshal(map[string]any{"x_minmax": r(0), "y_minmax": r(1), "z_minmax": r(2)})
+	}
+	return []byte("null"), nil
+}
+
+// decodeBBox reads an IJK or XYZ box member; n, when not nil, bounds the
+// indices to 0…n−1.
+func decodeBBox(o object, member string, n *[3]int) BBox {
+	p, ok := parseObject(o.raw(member), o.name(member), o.e)
+	if !ok {
+		return BBox{}
+	}
+	ijk := p.has("i_minmax") || p.has("j_minmax") || p.has("k_minmax")
+	xyz := p.has("x_minmax") || p.has("y_minmax") || p.has("z_minmax")
+	if ijk == xyz {
+		o.e.add(p.path, "must be {i_minmax, j_minmax, k_minmax} or {x_minmax, y_minmax, z_minmax}")
+		return BBox{}
+	}
+	if ijk {
+		b := &IJKBox{}
+		for a, m := range []string{"i_minmax", "j_minmax", "k_minmax"} {
+			if !p.required(m) {
+				continue
+			}
+			r, ok := parseObject(p.raw(m), p.name(m), o.e)
+			if !ok || !r.required("min") || !r.required("max") {
+				continue
+			}
+			lo, hi := r.integer("min"), r.integer("max")
+			if lo == nil || hi == nil {
+				continue
+			}
+			b.Min[a], b.Max[a] = *lo, *hi
+			switch {
+			case *lo > *hi:
+				o.e.add(r.path, "min %d exceeds max %d", *lo, *hi)
+			case *lo < 0:
+				o.e.add(r.name("min"), "must be ≥ 0")
+			case n != nil && *hi > int64(n[a])-1:
+				o.e.add(r.name("max"), "must be ≤ %d (the model has %d blocks along this axis)", n[a]-1, n[a])
+			}
+		}
+		return BBox{IJK: b}
+	}
+	b := &XYZBox{}
+	for a, m := range []string{"x_minmax", "y_minmax", "z_minmax"} {
+		if !p.required(m) {
+			continue
+		}
+		r, ok := parseObject(p.raw(m), p.name(m), o.e)
+		if !ok || !r.required("min") || !r.required("max") {
+			continue
+		}
+		lo, hi := r.number("min"), r.number("max")
+		if lo == nil || hi == nil {
+			continue
+		}
+		b.Min[a], b.Max[a] = *lo, *hi
+		if *lo > *hi {
+			o.e.add(r.path, "min %g exceeds max %g", *lo, *hi)
+		}
+	}
+	return BBox{XYZ: b}
+}
+
+// OutputOptions describe a query's output file.
+type OutputOptions struct {
+	Format          string
+	Delimiter       byte
+	ColumnHeaders   string // "name" or "id"
+	ExcludeNullRows bool
+}
+
+// Query is the body of POST …/blocks (A.8, the client's QueryCriteria).
+type Query struct {
+	Columns         []string
+	GeometryColumns string
+	BBox            BBox
+	VersionUUID     *uuid.UUID
+	Output          OutputOptions
+}
+
+// DecodeQuery reads and checks a query against the model (for the index
+// box bounds): columns required, geometry_columns indices|coordinates
+// (default indices), bbox IJK within 0…n−1 or XYZ, version_uuid,
+// output_options parquet (default) or csv.
+func DecodeQuery(body []byte, model ModelInfo) (*Query, error) {
+	e := &errs{}
+	o, ok := parseObject(body, "", e)
+	if !ok {
+		if len(e.list) == 0 {
+			e.add("body", "must be a JSON object")
+		}
+		return nil, e.err()
+	}
+	q := &Query{}
+	if o.required("columns") {
+		q.Columns = o.strings("columns")
+	}
+	q.GeometryColumns = o.enum("geometry_columns", GeometryIndices, GeometryIndices, GeometryCoordinates)
+	n := model.N
+	q.BBox = decodeBBox(o, "bbox", &n)
+	q.VersionUUID = o.uuidMember("version_uuid")
+	q.Output = OutputOptions{Format: FormatParquet, Delimiter: ',', ColumnHeaders: "name", ExcludeNullRows: true}
+	if p, ok := parseObject(o.raw("output_options"), "output_options", e); ok {
+		q.Output.Format = p.enum("file_format", FormatParquet, FormatParquet, FormatCSV)
+		q.Output.ColumnHeaders = p.enum("column_headers", "name", "name", "id")
+		if b := p.boolean("exclude_null_rows"); b != nil {
+			q.Output.ExcludeNullRows = *b
+		}
+		if s := p.str("delimiter"); s != nil {
+			if q.Output.Format != FormatCSV {
+				// the client's parquet options have no delimiter: ignored
+			} else if len(*s) != 1 || (*s)[0] == '\n' || (*s)[0] == '\r' || (*s)[0] == '"' {
+				p.e.add(p.name("delimiter"), "must be one ASCII character other than a line break or a quote")
+			} else {
+				q.Output.Delimiter = (*s)[0]
+			}
+		}
+	}
+	if err := e.err(); err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// GeometrySet returns the geometry columns the query's output starts with,
+// for a model kind.
+func (q *Query) GeometrySet(kind string) []string {
+	if q.GeometryColumns == GeometryCoordinates {
+		if subBlocked(kind) {
+			return []string{"x", "y", "z", "dx", "dy", "dz"}
+		}
+		return []string{"x", "y", "z"}
+	}
+	switch kind {
+	case KindFullySub, KindOctree:
+		return []string{"i", "j", "k", "sidx"}
+	case KindFlexible:
+		return []string{"i", "j", "k", "start_si", "start_sj", "start_sk", "end_si", "end_sj", "end_sk"}
+	}
+	return []string{"i", "j", "k"}
+}
+
+// ResolveColumns returns the columns of the output after the geometry
+// columns, as titles (user columns) or system names: each entry of columns
+// by title or col_id; "*" expands to every user column sorted by title
+// case-insensitively; a geometry column of the chosen set is dropped,
+// another system column of the kind is kept (A.15b item 10); a column
+// named twice appears once. An unknown name is a *ValidationError naming
+// columns[i].
+func (q *Query) ResolveColumns(model ModelInfo) ([]string, error) {
+	geo := map[string]bool{}
+	for _, g := range q.GeometrySet(model.Kind) {
+		geo[g] = true
+	}
+	system := map[string]bool{"sub_block_derivation": true}
+	for _, s := range SystemColumns(model.Kind) {
+		system[s] = true
+	}
+	e := &errs{}
+	var out []string
+	seen := map[string]bool{}
+	add := func(t string) {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	for i, c := range q.Columns {
+		switch {
+		case c == "*":
+			all := make([]string, 0, len(model.Columns))
+			for _, col := range model.Columns {
+				all = append(all, col.Title)
+			}
+			sort.SliceStable(all, func(a, b int) bool { return strings.ToLower(all[a]) < strings.ToLower(all[b]) })
+			for _, t := range all {
+				add(t)
+			}
+		case geo[c]:
+		case system[c]:
+			add(c)
+		default:
+			found := false
+			for _, col := range model.Columns {
+				if col.Title == c || col.ColID == c {
+					add(col.Title)
+					found = true
+					break
+				}
+			}
+			if !found {
+				e.add("columns["+strconv.Itoa(i)+"]", "no column titled or with id %q", c)
+			}
+		}
+	}
+	if err := e.err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Delta is the body of POST …/versions/{version}/delta (A.5, the client's
+// DeltaRequestData).
+type Delta struct {
+	BBox BBox
+	// Columns are col_ids; All is set for ["*"].
+	Columns        []string
+	All            bool
+	EndVersionUUID *uuid.UUID
+	Verbose        bool
+}
+
+// DecodeDelta reads and checks a delta request: bbox (IJK or XYZ) and
+// columns required, columns col_ids or ["*"], end_version_uuid, verbose
+// (default false).
+func DecodeDelta(body []byte) (*Delta, error) {
+	e := &errs{}
+	o, ok := parseObject(body, "", e)
+	if !ok {
+		if len(e.list) == 0 {
+			e.add("body", "must be a JSON object")
+		}
+		return nil, e.err()
+	}
+	d := &Delta{}
+	if o.required("bbox") {
+		d.BBox = decodeBBox(o, "bbox", nil)
+	}
+	if o.required("columns") {
+		d.Columns = o.strings("columns")
+		for i, c := range d.Columns {
+			if c == "*" {
+				d.All = true
+				if len(d.Columns) > 1 {
+					e.add("columns["+strconv.Itoa(i)+"]", `"*" must be the only item`)
+				}
+			}
+		}
+		if d.All {
+			d.Columns = nil
+		}
+	}
+	d.EndVersionUUID = o.uuidMember("end_version_uuid")
+	if b := o.boolean("verbose"); b != nil {
+		d.Verbose = *b
+	}
+	if err := e.err(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}

@@ -1,0 +1,339 @@
+package bmwire
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+)
+
+// DefaultBatchRows is the number of rows of a batch when FileSpec leaves
+// it zero.
+const DefaultBatchRows = 65536
+
+// SubID identifies a sub-block within its parent: Sidx for fully
+// sub-blocked and octree models, the corner cells Start (inclusive) and
+// End (exclusive) for flexible ones; zero for a regular model.
+type SubID struct {
+	Sidx       uint32
+	Start, End [3]uint8
+}
+
+// Locator matches file rows to the rows of the block model's latest
+// version (the geometry package implements it).
+type Locator interface {
+	// Rows is the number of rows of the version (row indices are 0…Rows-1).
+	Rows() int64
+	// Locate returns the row of the block (i, j, k, sub).
+	Locate(i, j, k uint32, sub SubID) (row int64, ok bool)
+	// LocateXYZ returns the row whose centroid (and, sub-blocked, size) is
+	// within the matching tolerance of the given one, and its parent
+	// indices; dx, dy, dz are zero for a regular model.
+	LocateXYZ(x, y, z, dx, dy, dz float64) (row int64, ijk [3]uint32, ok bool)
+}
+
+// FileSpec describes the update file Read expects.
+type FileSpec struct {
+	Kind string
+	// Input is the update's input_options.
+	Input InputOptions
+	// Columns are the update's new and update columns (Update.ValueColumns).
+	Columns []ValueColumn
+	// BatchRows is the number of rows per batch (DefaultBatchRows if 0).
+	BatchRows int
+}
+
+// Batch is a batch of matched rows: Rows[r] is the model row of the r-th
+// row and Values[c][r] its value of spec.Columns[c]. A batch and its
+// slices are reused by the next one.
+type Batch struct {
+	Rows   []int64
+	Values []Values
+	// IJKMin, IJKMax bound the parent indices of the batch's rows.
+	IJKMin, IJKMax [3]uint32
+}
+
+// Sink receives the batches of a file. Nothing it received may be
+// committed unless Read returns nil.
+type Sink interface {
+	// Start is called before the first batch with the file's row count
+	// (-1 when not known in advance, as for CSV).
+	Start(rows int64) error
+	// Batch receives one batch (valid until the call returns).
+	Batch(b *Batch) error
+}
+
+// Summary describes a file Read accepted.
+type Summary struct {
+	// Rows is the number of data rows written.
+	Rows int64
+	// IndexForm is true when rows were identified by index columns, false
+	// for coordinates.
+	IndexForm bool
+	// BBox is the parent-index box of the rows (nil for an empty file).
+	BBox *IJKBox
+}
+
+// identity columns per kind and form.
+func indexColumns(kind string) []string {
+	switch kind {
+	case KindFullySub, KindOctree:
+		return []string{"i", "j", "k", "sidx"}
+	case KindFlexible:
+		return []string{"i", "j", "k", "start_si", "start_sj", "start_sk", "end_si", "end_sj", "end_sk"}
+	}
+	return []string{"i", "j", "k"}
+}
+
+func coordColumns(kind string) []string {
+	if subBlocked(kind) {
+		return []string{"x", "y", "z", "dx", "dy", "dz"}
+	}
+	return []string{"x", "y", "z"}
+}
+
+// identType is the data type an identity column is read as.
+func identType(name string) DataType {
+	switch name {
+	case "i", "j", "k", "sidx":
+		return UInt32
+	case "x", "y", "z", "dx", "dy", "dz":
+		return Float64
+	}
+	return UInt8
+}
+
+// chooseIdentity picks the identity form from the file's columns (titles
+// after mapping): the index form when complete, else the coordinate form;
+// ok false when neither is complete.
+func chooseIdentity(kind string, has func(string) bool) (cols []string, index, ok bool) {
+	all := func(l []string) bool {
+		for _, c := range l {
+			if !has(c) {
+				return false
+			}
+		}
+		return true
+	}
+	if l := indexColumns(kind); all(l) {
+		return l, true, true
+	}
+	if l := coordColumns(kind); all(l) {
+		return l, false, true
+	}
+	return nil, false, false
+}
+
+// rawBatch is what a source fills per batch: the identity columns, the
+// value columns (declared types) and the rows whose cells were bad
+// (already reported).
+type rawBatch struct {
+	first int64 // data row number (1-based) of row 0
+	n     int
+	ident []Values
+	vals  []Values
+	bad   []bool
+}
+
+func (b *rawBatch) reset(first int64) {
+	b.first, b.n = first, 0
+	for i := range b.ident {
+		b.ident[i].reset()
+	}
+	for i := range b.vals {
+		b.vals[i].reset()
+	}
+	b.bad = b.bad[:0]
+}
+
+// source is one file format's reader.
+type source interface {
+	// fill reads up to max rows into b; 0 rows at the end of the file.
+	fill(b *rawBatch, max int, c *collector) error
+}
+
+// matcher turns raw batches into batches: identity checks, locating,
+// duplicates.
+type matcher struct {
+	spec  FileSpec
+	index bool
+	loc   Locator
+	seen  []uint64 // bitset of matched model rows
+	out   Batch
+	sum   Summary
+	c     *collector
+}
+
+func newMatcher(spec FileSpec, index bool, loc Locator, c *collector) *matcher {
+	m := &matcher{spec: spec, index: index, loc: loc, c: c}
+	m.seen = make([]uint64, (loc.Rows()+63)/64)
+	m.out.Values = make([]Values, len(spec.Columns))
+	for i, col := range spec.Columns {
+		m.out.Values[i].Type = col.Type
+	}
+	m.sum.IndexForm = index
+	return m
+}
+
+// process matches the rows of b and hands the good ones to sink.
+func (m *matcher) process(b *rawBatch, sink Sink) error {
+	out := &m.out
+	out.Rows = out.Rows[:0]
+	var bbox IJKBox
+	bbox.Min = [3]int64{math.MaxInt64, math.MaxInt64, math.MaxInt64}
+	bbox.Max = [3]int64{-1, -1, -1}
+	for r := 0; r < b.n; r++ {
+		ok := !b.bad[r]
+		var ijk [3]uint32
+		var ijkKnown bool
+		row := int64(-1)
+		if ok {
+			for a := range b.ident {
+				if !b.ident[a].IsValid(r) {
+					m.c.add(b.first+int64(r), nil, "%s is empty", m.identName(a))
+					ok = false
+				}
+			}
+		}
+		if ok {
+			if m.index {
+				id := b.ident
+				ijk = [3]uint32{uint32(id[0].Int[r]), uint32(id[1].Int[r]), uint32(id[2].Int[r])}
+				ijkKnown = true
+				var sub SubID
+				switch len(id) {
+				case 4:
+					sub.Sidx = uint32(id[3].Int[r])
+				case 9:
+					for a := range 3 {
+						sub.Start[a], sub.End[a] = uint8(id[3+a].Int[r]), uint8(id[6+a].Int[r])
+					}
+				}
+				row, ok = m.loc.Locate(ijk[0], ijk[1], ijk[2], sub)
+			} else {
+				id := b.ident
+				var d [3]float64
+				if len(id) == 6 {
+					d = [3]float64{id[3].Float[r], id[4].Float[r], id[5].Float[r]}
+				}
+				row, ijk, ok = m.loc.LocateXYZ(id[0].Float[r], id[1].Float[r], id[2].Float[r], d[0], d[1], d[2])
+				ijkKnown = ok
+			}
+			if !ok {
+				var at *[3]uint32
+				if ijkKnown {
+					at = &ijk
+				}
+				m.c.add(b.first+int64(r), at, "matches no block of the model")
+			} else if m.seen[row>>6]&(1<<(row&63)) != 0 {
+				m.c.add(b.first+int64(r), &ijk, "matches a block another row of the file matched (duplicate)")
+				ok = false
+			} else {
+				m.seen[row>>6] |= 1 << (row & 63)
+			}
+		}
+		if ok {
+			out.Rows = append(out.Rows, row)
+			for a := range 3 {
+				bbox.Min[a] = min(bbox.Min[a], int64(ijk[a]))
+				bbox.Max[a] = max(bbox.Max[a], int64(ijk[a]))
+			}
+		}
+	}
+	if m.c.e.Total > 0 || len(out.Rows) == 0 {
+		// Once the file is known bad nothing more reaches the sink, so a
+		// batch that does reach it has every row matched: its values are
+		// the source's, uncompacted.
+		return nil
+	}
+	copy(out.Values, b.vals)
+	for a := range 3 {
+		out.IJKMin[a], out.IJKMax[a] = uint32(bbox.Min[a]), uint32(bbox.Max[a])
+	}
+	if m.sum.BBox == nil {
+		m.sum.BBox = &IJKBox{Min: bbox.Min, Max: bbox.Max}
+	} else {
+		for a := range 3 {
+			m.sum.BBox.Min[a] = min(m.sum.BBox.Min[a], bbox.Min[a])
+			m.sum.BBox.Max[a] = max(m.sum.BBox.Max[a], bbox.Max[a])
+		}
+	}
+	m.sum.Rows += int64(len(out.Rows))
+	return sink.Batch(out)
+}
+
+func (m *matcher) identName(a int) string {
+	if m.index {
+		return indexColumns(m.spec.Kind)[a]
+	}
+	return coordColumns(m.spec.Kind)[a]
+}
+
+// run drives a source to its end.
+func run(src source, spec FileSpec, index bool, loc Locator, sink Sink, c *collector, ident []string) (Summary, error) {
+	m := newMatcher(spec, index, loc, c)
+	b := &rawBatch{ident: make([]Values, len(ident)), vals: make([]Values, len(spec.Columns))}
+	for i, n := range ident {
+		b.ident[i].Type = identType(n)
+	}
+	for i, col := range spec.Columns {
+		b.vals[i].Type = col.Type
+	}
+	batch := spec.BatchRows
+	if batch <= 0 {
+		batch = DefaultBatchRows
+	}
+	var next int64 = 1
+	for {
+		b.reset(next)
+		if err := src.fill(b, batch, c); err != nil {
+			if errors.Is(err, errStop) {
+				break
+			}
+			return Summary{}, err
+		}
+		if b.n == 0 {
+			break
+		}
+		next += int64(b.n)
+		if err := m.process(b, sink); err != nil {
+			return Summary{}, err
+		}
+		if c.full() {
+			c.e.Stopped = true
+			break
+		}
+	}
+	if err := c.err(); err != nil {
+		return Summary{}, err
+	}
+	return m.sum, nil
+}
+
+// errStop is returned by a source that found a file-level error (already
+// collected).
+var errStop = errors.New("bmwire: file unusable")
+
+// mapping returns the file column name of each title (identity names and
+// value titles) given the column name mapping.
+func fileNames(in InputOptions) map[string]string {
+	m := map[string]string{}
+	for _, x := range in.Mapping {
+		m[x.Title] = x.FileColumn
+	}
+	return m
+}
+
+// Read reads an update file (Parquet or CSV per spec.Input.Format) of size
+// bytes, matches its rows through loc and hands batches to sink. A file
+// with any problem gives a *FileError (the first MaxFileErrors problems);
+// other errors are faults of reading.
+func Read(r io.ReaderAt, size int64, spec FileSpec, loc Locator, sink Sink) (Summary, error) {
+	switch spec.Input.Format {
+	case FormatCSV:
+		return ReadCSV(io.NewSectionReader(r, 0, size), spec, loc, sink)
+	case FormatParquet, "":
+		return ReadParquet(r, size, spec, loc, sink)
+	}
+	return Summary{}, fmt.Errorf("bmwire: unsupported file format %q", spec.Input.Format)
+}
