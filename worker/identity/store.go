@@ -63,8 +63,9 @@ type Store struct {
 	changed  chan struct{}
 	watchErr error
 
-	touchMu sync.Mutex
-	touched map[[sha256.Size]byte]time.Time
+	// touched holds the token uses (digest → time) not yet written: read
+	// without a lock by every Authenticate.
+	touched sync.Map
 }
 
 // Open creates (or updates to cfg) the bucket, loads the whole of it into
@@ -87,7 +88,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Store, error) {
 		cfg.SyncTimeout = 10 * time.Second
 	}
 	s := &Store{cfg: cfg, statics: map[[sha256.Size]byte]*Principal{}, staticsByUser: map[string][]*Principal{},
-		changed: make(chan struct{}), touched: map[[sha256.Size]byte]time.Time{}, v: newView()}
+		changed: make(chan struct{}), v: newView()}
 	for i, e := range cfg.Static {
 		orgs, err := checkStatic(i, e)
 		if err != nil {

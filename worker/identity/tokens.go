@@ -93,13 +93,12 @@ func (s *Store) Tokens(userID string) []Token {
 		}
 	}
 	s.v.mu.RUnlock()
-	s.touchMu.Lock()
 	for i, d := range digests {
-		if t, ok := s.touched[d]; ok {
-			out[i].LastUsedAt = &t
+		if t, ok := s.touched.Load(d); ok {
+			lu := t.(time.Time)
+			out[i].LastUsedAt = &lu
 		}
 	}
-	s.touchMu.Unlock()
 	slices.SortFunc(out, func(a, b Token) int {
 		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
 			return c
@@ -126,9 +125,7 @@ func (s *Store) RevokeToken(ctx context.Context, userID, tokenID string) error {
 	if _, err := s.del(ctx, tokenKey(d), 0); err != nil {
 		return err
 	}
-	s.touchMu.Lock()
-	delete(s.touched, d)
-	s.touchMu.Unlock()
+	s.touched.Delete(d)
 	return nil
 }
 
@@ -158,11 +155,9 @@ func (s *Store) Authenticate(secret string) (*Principal, error) {
 		return nil, ErrInvalidToken
 	}
 	if e.rec.LastUsedAt == nil || now.Sub(*e.rec.LastUsedAt) >= s.cfg.TouchEvery {
-		s.touchMu.Lock()
-		if t, ok := s.touched[d]; !ok || now.Sub(t) >= s.cfg.TouchEvery {
-			s.touched[d] = now
+		if t, ok := s.touched.Load(d); !ok || now.Sub(t.(time.Time)) >= s.cfg.TouchEvery {
+			s.touched.Store(d, now)
 		}
-		s.touchMu.Unlock()
 	}
 	return &Principal{User: UserRef{ID: u.rec.ID, Name: u.rec.FullName, Email: u.rec.Email}, TokenID: e.rec.ID}, nil
 }
@@ -170,10 +165,13 @@ func (s *Store) Authenticate(secret string) (*Principal, error) {
 // FlushLastUsed writes the last-used times recorded since the previous
 // flush (the background flush does it every TouchEvery; Close does it too).
 func (s *Store) FlushLastUsed(ctx context.Context) error {
-	s.touchMu.Lock()
-	pending := s.touched
-	s.touched = map[[sha256.Size]byte]time.Time{}
-	s.touchMu.Unlock()
+	pending := map[[sha256.Size]byte]time.Time{}
+	s.touched.Range(func(k, v any) bool {
+		if s.touched.CompareAndDelete(k, v) {
+			pending[k.([sha256.Size]byte)] = v.(time.Time)
+		}
+		return true
+	})
 	var first error
 	for d, t := range pending {
 		for range maxRetries {
