@@ -292,7 +292,8 @@ func (s *Store) claimFreeName(ctx context.Context, org, name, id string) (string
 }
 
 // CreateWorkspace creates a workspace in org named and described by in;
-// the creator by, when a stored user, becomes its owner. A name held by
+// the creator by, when a stored user, becomes its owner (a static principal
+// gets no grant: its roles are its configured ones). A name held by
 // another workspace of org that is not deleted (case-insensitively) is
 // ErrNameConflict.
 func (s *Store) CreateWorkspace(ctx context.Context, by *Principal, org string, in WorkspaceInput) (Workspace, error) {
@@ -321,6 +322,7 @@ func (s *Store) CreateWorkspace(ctx context.Context, by *Principal, org string, 
 		rec.Grants[strings.ToLower(by.User.ID)] = RoleOwner
 	}
 	if _, err := s.put(ctx, wsKey(org, id), rec, 0); err != nil {
+		_ = s.releaseName(ctx, org, *in.Name, id)
 		return Workspace{}, err
 	}
 	return rec.clone(), nil
