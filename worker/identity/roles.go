@@ -49,10 +49,12 @@ const (
 func (r InstanceRole) Valid() bool { return r == InstanceAdmin || r == InstanceMember }
 
 // RoleNamespace is the UUID namespace of the instance roles' fixed ids.
-var RoleNamespace = uuid.MustParse("8c0b6f3e-5d1a-5e47-9a3c-2f1e0d4b7a61")
+const RoleNamespace = "8c0b6f3e-5d1a-5e47-9a3c-2f1e0d4b7a61"
 
 // ID is the role's fixed id: the UUIDv5 of its name under RoleNamespace.
-func (r InstanceRole) ID() string { return uuid.NewSHA1(RoleNamespace, []byte(r)).String() }
+func (r InstanceRole) ID() string {
+	return uuid.NewSHA1(uuid.MustParse(RoleNamespace), []byte(r)).String()
+}
 
 // Description is the role's one-line description.
 func (r InstanceRole) Description() string {
