@@ -231,3 +231,30 @@ func (s *Store) isAdmin(p *Principal, org string) bool {
 	r, _ := s.InstanceRoleOf(p, org)
 	return r == InstanceAdmin
 }
+
+// WorkspaceRole is a workspace with a caller's role in it.
+type WorkspaceRole struct {
+	Workspace
+	Role Role `json:"current_user_role"`
+}
+
+// WorkspacesFor returns the workspaces of org in which p has a role (every
+// one for an instance admin), sorted by name, the deleted ones too when
+// deleted is true: what a workspace listing shows its caller.
+func (s *Store) WorkspacesFor(p *Principal, org string, deleted bool) []WorkspaceRole {
+	org = strings.ToLower(org)
+	all := s.Workspaces(org, deleted)
+	out := make([]WorkspaceRole, 0, len(all))
+	for _, w := range all {
+		var role Role
+		if p.static != nil {
+			role, _ = p.staticRole(org, w.ID)
+		} else {
+			role = s.userRole(p.User.ID, org, w.ID).Role
+		}
+		if role != None {
+			out = append(out, WorkspaceRole{Workspace: w, Role: role})
+		}
+	}
+	return out
+}
