@@ -45,11 +45,12 @@ type Config struct {
 // Store is one process's handle on the identity bucket and its live view
 // of it. Its methods are safe for concurrent use.
 type Store struct {
-	cfg    Config
-	kv     jetstream.KeyValue
-	stream jetstream.Stream
-	cancel context.CancelFunc
-	done   chan struct{}
+	cfg       Config
+	kv        jetstream.KeyValue
+	stream    jetstream.Stream
+	cancel    context.CancelFunc
+	done      chan struct{}
+	closeOnce sync.Once
 
 	statics       map[[sha256.Size]byte]*Principal
 	staticsByUser map[string][]*Principal
@@ -133,6 +134,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Store, error) {
 	select {
 	case <-loaded:
 	case <-s.done:
+		cancel()
 		return nil, fmt.Errorf("identity: loading %s: %w", cfg.Bucket, s.watchError())
 	case <-ctx.Done():
 		s.Close()
@@ -142,14 +144,17 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Store, error) {
 	return s, nil
 }
 
-// Close stops the watch and writes the pending last-used times. The
-// connection stays open (it is the caller's).
+// Close writes the pending last-used times (at most SyncTimeout) and stops
+// the watch; later calls do nothing. The connection stays open (it is the
+// caller's).
 func (s *Store) Close() {
-	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.SyncTimeout)
-	defer cancel()
-	_ = s.FlushLastUsed(ctx)
-	s.cancel()
-	<-s.done
+	s.closeOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.SyncTimeout)
+		defer cancel()
+		_ = s.FlushLastUsed(ctx)
+		s.cancel()
+		<-s.done
+	})
 }
 
 // watch applies the bucket's entries to the view until ctx ends or the

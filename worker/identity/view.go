@@ -112,10 +112,12 @@ func (v *view) apply(e jetstream.KeyValueEntry) {
 		}
 	case "token":
 		var d [sha256.Size]byte
-		if b, err := hex.DecodeString(rest); err != nil || len(b) != len(d) {
+		if len(rest) != hex.EncodedLen(len(d)) {
 			return
 		}
-		_, _ = hex.Decode(d[:], []byte(rest))
+		if _, err := hex.Decode(d[:], []byte(rest)); err != nil {
+			return
+		}
 		if old, ok := v.tokens[d]; ok {
 			delete(v.tokenByID, old.rec.ID)
 		}
