@@ -353,3 +353,24 @@ func TestTokenSecretNotStored(t *testing.T) {
 	assert.Greater(t, nfiles, 0)
 	assert.True(t, sawDigest, "the token's digest is on disk (the search works)")
 }
+
+// TestLastUsedFlushedInBackground: a use on one api worker reaches the
+// stored token, seen by another, through the background flush alone.
+func TestLastUsedFlushedInBackground(t *testing.T) {
+	ns := startServer(t, t.TempDir())
+	static := []Static{{Token: adminToken, User: adminUser, Orgs: map[string]map[string]Role{org1: {Any: RoleOwner}}}}
+	a := open(t, ns, Config{Static: static, TouchEvery: 20 * time.Millisecond})
+	b := open(t, ns, Config{Static: static})
+	ctx := testCtx(t)
+	admin, err := a.Authenticate(adminToken)
+	require.NoError(t, err)
+	u, err := a.CreateUser(ctx, admin, org1, "ana@mine.example", "Ana", "")
+	require.NoError(t, err)
+	tok, err := a.CreateToken(ctx, u.ID, "laptop", nil)
+	require.NoError(t, err)
+	require.NoError(t, b.sync(ctx))
+	require.Nil(t, b.Tokens(u.ID)[0].LastUsedAt)
+	_, err = a.Authenticate(tok.Secret)
+	require.NoError(t, err)
+	eventually(t, b, 5*time.Second, func() bool { return b.Tokens(u.ID)[0].LastUsedAt != nil })
+}
