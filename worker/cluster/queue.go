@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/worker/cluster/natsauth"
+	"github.com/geostat-engine/geostat/worker/internal/workq"
 )
 
 // Names of the JetStream assets.
@@ -91,9 +93,13 @@ type Config struct {
 	// that reached MaxDeliver (an api worker does, see Reap).
 	Bind bool
 	// Logger gets what the queue cannot report to a caller: a fail record
-	// it could not write, a job's cleanup that failed (see Cleanup).
+	// it could not write, a job's cleanup that failed (see Cleanup), a
+	// shard whose holder went silent (see WaitShards).
 	// Default slog.Default().
 	Logger *slog.Logger
+	// WorkerID names this process in the lease records of the shards it
+	// holds (see WaitShards); default "w-<host>-<pid>".
+	WorkerID string
 }
 
 func (c *Config) defaults() {
@@ -115,12 +121,26 @@ func (c *Config) defaults() {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if c.WorkerID == "" {
+		host, _ := os.Hostname()
+		c.WorkerID = fmt.Sprintf("w-%s-%d", host, os.Getpid())
+	}
+}
+
+// workq is the configuration of the shard queue's work queue.
+func (c Config) workq() workq.Config {
+	return workq.Config{
+		Stream: StreamName, Subject: "shard", Consumer: ConsumerName, Bucket: BucketName,
+		Replicas: c.Replicas, AckWait: c.AckWait, MaxDeliver: c.MaxDeliver, MaxAckPending: 1024,
+		Duplicates: c.Duplicates, PollWait: time.Second, Bind: c.Bind, Logger: c.Logger,
+	}
 }
 
 // Queue is one process's handle on the shared shard queue, job state and
 // result store.
 type Queue struct {
 	cfg    Config
+	wq     *workq.Queue
 	js     jetstream.JetStream
 	stream jetstream.Stream
 	kv     jetstream.KeyValue
@@ -136,11 +156,13 @@ type Queue struct {
 // returns a handle on them.
 func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
 	cfg.defaults()
-	js, err := jetstream.New(nc)
+	wq, err := workq.Open(ctx, nc, cfg.workq())
 	if err != nil {
-		return nil, fmt.Errorf("cluster: jetstream: %w", err)
+		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	q := &Queue{cfg: cfg, js: js, chunk: 128 << 10, keys: &keyCache{m: map[string][]byte{}}, cleanupFailures: new(atomic.Uint64)}
+	// A bound queue takes the consumer's AckWait and MaxDeliver.
+	cfg.AckWait, cfg.MaxDeliver = wq.Config().AckWait, wq.Config().MaxDeliver
+	q := &Queue{cfg: cfg, wq: wq, js: wq.JetStream(), stream: wq.Stream(), kv: wq.KV(), chunk: 128 << 10, keys: &keyCache{m: map[string][]byte{}}, cleanupFailures: new(atomic.Uint64)}
 	// 1 MiB chunks when the server allows them (the embedded one does).
 	if nc.MaxPayload() >= 2<<20 {
 		q.chunk = 1 << 20
@@ -148,54 +170,35 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
 	if cfg.Bind {
 		return q.bind(ctx)
 	}
-	q.stream, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name: StreamName, Subjects: []string{"shard.>"},
-		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage,
-		Duplicates: cfg.Duplicates, Replicas: cfg.Replicas,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("cluster: stream %s: %w", StreamName, err)
-	}
-	_, err = js.CreateOrUpdateConsumer(ctx, StreamName, jetstream.ConsumerConfig{
-		Durable: ConsumerName, AckPolicy: jetstream.AckExplicitPolicy,
-		AckWait: cfg.AckWait, MaxDeliver: cfg.MaxDeliver, MaxAckPending: 1024,
-		Replicas: cfg.Replicas,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("cluster: consumer %s: %w", ConsumerName, err)
-	}
-	if _, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	if _, err = q.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name: DeadStreamName, Subjects: []string{maxDeliveriesSubject},
 		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage, Replicas: cfg.Replicas,
 	}); err != nil {
 		return nil, fmt.Errorf("cluster: stream %s: %w", DeadStreamName, err)
 	}
-	if _, err = js.CreateOrUpdateConsumer(ctx, DeadStreamName, jetstream.ConsumerConfig{
+	if _, err = q.js.CreateOrUpdateConsumer(ctx, DeadStreamName, jetstream.ConsumerConfig{
 		Durable: ReaperName, AckPolicy: jetstream.AckExplicitPolicy, AckWait: 30 * time.Second, Replicas: cfg.Replicas,
 	}); err != nil {
 		return nil, fmt.Errorf("cluster: consumer %s: %w", ReaperName, err)
 	}
-	q.kv, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: BucketName, Storage: jetstream.FileStorage, Replicas: cfg.Replicas})
-	if err != nil {
-		return nil, fmt.Errorf("cluster: bucket %s: %w", BucketName, err)
-	}
-	q.obs, err = js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: ObjectBucket, Storage: jetstream.FileStorage, Replicas: cfg.Replicas})
+	q.obs, err = q.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: ObjectBucket, Storage: jetstream.FileStorage, Replicas: cfg.Replicas})
 	if err != nil {
 		return nil, fmt.Errorf("cluster: object store %s: %w", ObjectBucket, err)
 	}
 	return q, nil
 }
 
-// bind looks up the assets of the queue (see Config.Bind), once a second
-// until they all exist or ctx ends.
+// bind looks up the object store an api worker created (see Config.Bind:
+// the work queue is bound by workq.Open), once a second until it exists or
+// ctx ends.
 func (q *Queue) bind(ctx context.Context) (*Queue, error) {
 	for {
-		err := q.lookup(ctx)
-		if err == nil {
+		var err error
+		if q.obs, err = q.js.ObjectStore(ctx, ObjectBucket); err == nil {
 			return q, nil
 		}
-		if !errors.Is(err, jetstream.ErrStreamNotFound) && !errors.Is(err, jetstream.ErrConsumerNotFound) && !errors.Is(err, jetstream.ErrBucketNotFound) {
-			return nil, err
+		if !errors.Is(err, jetstream.ErrBucketNotFound) && !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return nil, fmt.Errorf("cluster: object store %s: %w", ObjectBucket, err)
 		}
 		if !sleep(ctx, time.Second) {
 			return nil, fmt.Errorf("%w (no api worker has created the queue yet: %w)", ctx.Err(), err)
@@ -203,34 +206,13 @@ func (q *Queue) bind(ctx context.Context) (*Queue, error) {
 	}
 }
 
-func (q *Queue) lookup(ctx context.Context) (err error) {
-	if q.stream, err = q.js.Stream(ctx, StreamName); err != nil {
-		return fmt.Errorf("cluster: stream %s: %w", StreamName, err)
-	}
-	cons, err := q.js.Consumer(ctx, StreamName, ConsumerName)
-	if err != nil {
-		return fmt.Errorf("cluster: consumer %s: %w", ConsumerName, err)
-	}
-	if w := cons.CachedInfo().Config.AckWait; w > 0 {
-		q.cfg.AckWait = w
-	}
-	if n := cons.CachedInfo().Config.MaxDeliver; n > 0 {
-		q.cfg.MaxDeliver = n
-	}
-	if q.kv, err = q.js.KeyValue(ctx, BucketName); err != nil {
-		return fmt.Errorf("cluster: bucket %s: %w", BucketName, err)
-	}
-	if q.obs, err = q.js.ObjectStore(ctx, ObjectBucket); err != nil {
-		return fmt.Errorf("cluster: object store %s: %w", ObjectBucket, err)
-	}
-	return nil
-}
-
 var tokenRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
 var shardRE = regexp.MustCompile(`^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$`)
 
 // jobRecord is the value of "job.<job>".
 type jobRecord struct {
+	// Kind routes the job's shards to their handler (see WorkKinds).
+	Kind   string          `json:"kind,omitempty"`
 	Spec   json.RawMessage `json:"spec"`
 	Shards []string        `json:"shards"`
 }
@@ -249,6 +231,13 @@ type jobRecord struct {
 // HMAC of it under that token, so that only a worker the shard was
 // delivered to can write one that Result accepts.
 func (q *Queue) Submit(ctx context.Context, job string, spec json.RawMessage, shards []string) error {
+	return q.SubmitKind(ctx, "", job, spec, shards)
+}
+
+// SubmitKind is Submit of a job of kind: every shard message carries the
+// kind, and a Work loop (WorkKinds) computes it with the handler of that
+// kind, failing the job when it has none.
+func (q *Queue) SubmitKind(ctx context.Context, kind, job string, spec json.RawMessage, shards []string) error {
 	if !tokenRE.MatchString(job) {
 		return fmt.Errorf("cluster: job id %q: want 1 to 128 letters, digits, '-' or '_'", job)
 	}
@@ -262,7 +251,7 @@ func (q *Queue) Submit(ctx context.Context, job string, spec json.RawMessage, sh
 		}
 		seen[s] = true
 	}
-	rec, err := json.Marshal(jobRecord{Spec: spec, Shards: shards})
+	rec, err := json.Marshal(jobRecord{Kind: kind, Spec: spec, Shards: shards})
 	if err != nil {
 		return fmt.Errorf("cluster: job %s: %w", job, err)
 	}
@@ -283,7 +272,7 @@ func (q *Queue) Submit(ctx context.Context, job string, spec json.RawMessage, sh
 		}
 	}
 	for _, s := range shards {
-		if _, err := q.js.Publish(ctx, "shard."+job+"."+s, []byte(shardToken(key, s)), jetstream.WithMsgID(job+"."+s)); err != nil {
+		if err := q.wq.Publish(ctx, kind, job+"."+s, []byte(shardToken(key, s))); err != nil {
 			return fmt.Errorf("cluster: publishing shard %s of job %s: %w", s, job, err)
 		}
 	}
@@ -341,7 +330,12 @@ func (q *Queue) Status(ctx context.Context, job string) (Status, error) {
 // job and returns ctx's error; a failed or cancelled job is an error saying
 // so.
 func (q *Queue) SubmitWait(ctx context.Context, job string, spec json.RawMessage, shards []string, progress func(done, total int)) error {
-	if err := q.Submit(ctx, job, spec, shards); err != nil {
+	return q.SubmitWaitKind(ctx, "", job, spec, shards, progress)
+}
+
+// SubmitWaitKind is SubmitWait of a job of kind (see SubmitKind).
+func (q *Queue) SubmitWaitKind(ctx context.Context, kind, job string, spec json.RawMessage, shards []string, progress func(done, total int)) error {
+	if err := q.SubmitKind(ctx, kind, job, spec, shards); err != nil {
 		return fmt.Errorf("submitting the shards: %w", err)
 	}
 	st, err := q.Wait(ctx, job, progress)
@@ -512,10 +506,10 @@ func (q *Queue) stalled(ctx context.Context, job string, sw *stallWatch) (string
 // Cancel marks the job cancelled and purges its queued shards; running
 // shards stop at their next cancellation check.
 func (q *Queue) Cancel(ctx context.Context, job string) error {
-	if _, err := q.kv.Put(ctx, "cancel."+job, []byte("cancelled")); err != nil {
+	if err := q.wq.RequestCancel(ctx, job, []byte("cancelled")); err != nil {
 		return fmt.Errorf("cluster: cancelling job %s: %w", job, err)
 	}
-	if err := q.stream.Purge(ctx, jetstream.WithPurgeSubject("shard."+job+".>")); err != nil {
+	if err := q.wq.PurgeMessages(ctx, job); err != nil {
 		return fmt.Errorf("cluster: purging job %s: %w", job, err)
 	}
 	return nil
@@ -707,13 +701,29 @@ type Estimator func(ctx context.Context, job string, spec json.RawMessage, shard
 // delivery; when none has taken it after MaxDeliver deliveries the job
 // fails with the recorded reason. An estimator error fails the job.
 func (q *Queue) WorkSized(ctx context.Context, h Handler, est Estimator, onEvent func(Event)) error {
-	cons, err := q.js.Consumer(ctx, StreamName, ConsumerName)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return fmt.Errorf("cluster: consumer: %w", err)
-	}
+	return q.WorkKinds(ctx, map[string]Kind{"": {Compute: h, Estimate: est}}, onEvent)
+}
+
+// Kind computes (and, when Estimate is not nil, sizes: see WorkSized) the
+// shards of one kind of job.
+type Kind struct {
+	Compute  Handler
+	Estimate Estimator
+}
+
+// ErrUnknownKind marks a shard whose kind no handler of the Work loop
+// serves: its job fails (it is never computed by another kind's handler).
+var ErrUnknownKind = errors.New("cluster: unknown shard kind")
+
+// WorkKinds is WorkSized computing each shard with the handler of its
+// kind (SubmitKind; a shard submitted without a kind has kind ""). A shard
+// of a kind missing from kinds fails its job with ErrUnknownKind.
+//
+// The loop holds each shard it computes with a lease (workq.Lease.Hold):
+// every AckWait/3 it reports progress and refreshes the shard's lease
+// record ("lease.<job>.<shard>": Config.WorkerID and since when), from
+// which waiters tell a shard whose holder went silent (see WaitShards).
+func (q *Queue) WorkKinds(ctx context.Context, kinds map[string]Kind, onEvent func(Event)) error {
 	// One watcher of every job's cancel key for the life of the loop.
 	cw := &cancelWatch{cancelled: map[string]bool{}, running: map[*runningShard]bool{}}
 	w, err := q.kv.Watch(ctx, "cancel.>")
@@ -737,7 +747,7 @@ func (q *Queue) WorkSized(ctx context.Context, h Handler, est Estimator, onEvent
 	slots := make(chan struct{}, q.cfg.Concurrency)
 	uploads := make(chan struct{}, q.cfg.Concurrency)
 	var mem *memoryGate
-	if est != nil && q.cfg.MaxMemory > 0 {
+	if q.cfg.MaxMemory > 0 {
 		mem = &memoryGate{max: q.cfg.MaxMemory, freed: make(chan struct{})}
 	}
 	var running sync.WaitGroup
@@ -748,36 +758,33 @@ func (q *Queue) WorkSized(ctx context.Context, h Handler, est Estimator, onEvent
 		case <-ctx.Done():
 			return nil
 		}
-		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Second))
+		l, err := q.wq.Next(ctx)
 		if err != nil {
 			<-slots
+			if ctx.Err() != nil {
+				return nil
+			}
+			q.cfg.Logger.Warn("cluster: taking a shard", "err", err)
 			if !sleep(ctx, 200*time.Millisecond) { // a server hiccup: retry shortly
 				return nil
 			}
 			continue
 		}
-		started := false
-		for msg := range batch.Messages() {
-			started = true
-			running.Add(1)
-			go func() {
-				computing := true
-				computed := func() { // once: the compute slot is free
-					if computing {
-						computing = false
-						<-slots
-					}
+		running.Add(1)
+		go func() {
+			computing := true
+			computed := func() { // once: the compute slot is free
+				if computing {
+					computing = false
+					<-slots
 				}
-				defer func() { computed(); running.Done() }()
-				ev := q.process(ctx, msg, h, est, mem, specs, cw, uploads, computed)
-				if onEvent != nil {
-					onEvent(ev)
-				}
-			}()
-		}
-		if !started {
-			<-slots
-		}
+			}
+			defer func() { computed(); running.Done() }()
+			ev := q.process(ctx, l, kinds, mem, specs, cw, uploads, computed)
+			if onEvent != nil {
+				onEvent(ev)
+			}
+		}()
 	}
 	return nil
 }
@@ -857,6 +864,7 @@ func (q *Queue) Reap(ctx context.Context) {
 // Event is what Work did with one shard message.
 type Event struct {
 	Job, Shard string
+	Kind       string // the shard's kind (see SubmitKind)
 	Delivery   uint64 // 1 for the first delivery
 	// Outcome: "done", "duplicate" (done before, identical result),
 	// "skipped" (done record found before computing), "cancelled" (the
@@ -936,13 +944,9 @@ func (cw *cancelWatch) start(job string, stop func()) (done func(), ok bool) {
 // process handles one shard message; once its handler has returned it
 // takes an upload slot (a send on uploads, given back at the end) and then
 // calls computed, which frees its compute slot.
-func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est Estimator, mem *memoryGate, specs *specCache, cw *cancelWatch, uploads chan struct{}, computed func()) Event {
-	rest, _ := strings.CutPrefix(msg.Subject(), "shard.")
-	job, shard, _ := strings.Cut(rest, ".")
-	ev := Event{Job: job, Shard: shard}
-	if md, err := msg.Metadata(); err == nil {
-		ev.Delivery = md.NumDelivered
-	}
+func (q *Queue) process(ctx context.Context, msg *workq.Lease, kinds map[string]Kind, mem *memoryGate, specs *specCache, cw *cancelWatch, uploads chan struct{}, computed func()) Event {
+	job, shard, _ := strings.Cut(msg.ID, ".")
+	ev := Event{Job: job, Shard: shard, Kind: msg.Kind, Delivery: msg.Delivery}
 	term := func(outcome string, err error) Event {
 		_ = msg.Term()
 		ev.Outcome, ev.Err = outcome, err
@@ -960,11 +964,11 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est E
 	if _, err := q.kv.Get(ctx, "fail."+job); err == nil {
 		return term("cancelled", nil)
 	}
-	token := string(msg.Data())
+	token := string(msg.Payload)
 	if e, err := q.kv.Get(ctx, "done."+job+"."+shard); err == nil && validDone(e.Value(), token, job, shard) {
 		d, _ := parseDone(e.Value())
 		if _, err := q.obs.GetInfo(ctx, d); err == nil {
-			_ = msg.DoubleAck(ctx)
+			_ = msg.Ack(ctx)
 			ev.Outcome = "skipped"
 			return ev
 		}
@@ -985,8 +989,13 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est E
 		spec = rec.Spec
 		specs.put(job, spec)
 	}
+	k, ok := kinds[msg.Kind]
+	if !ok || k.Compute == nil {
+		return q.fail(ctx, msg, ev, fmt.Errorf("%w %q: this compute worker has no handler for it (is it older than the api worker that submitted the job?)", ErrUnknownKind, msg.Kind))
+	}
+	h, est := k.Compute, k.Estimate
 	var need int64
-	if mem != nil {
+	if mem != nil && est != nil {
 		var err error
 		if need, err = callEstimator(ctx, est, job, spec, shard); err != nil {
 			return q.fail(ctx, msg, ev, fmt.Errorf("memory estimate: %w", err))
@@ -999,7 +1008,7 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est E
 			}
 			// Back after longer than a fetch's wait (1 s), so that a pull
 			// request this loop leaves behind when it stops has expired.
-			_ = msg.NakWithDelay(2 * time.Second)
+			_ = msg.Nak(2 * time.Second)
 			ev.Outcome, ev.Err = "too large", errors.New(reason)
 			return ev
 		}
@@ -1013,19 +1022,8 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est E
 		return term("cancelled", nil)
 	}
 	defer unregister()
-	go func() {
-		t := time.NewTicker(q.cfg.AckWait / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-cctx.Done():
-				return
-			case <-t.C:
-				_ = msg.InProgress()
-			}
-		}
-	}()
-	if mem != nil {
+	msg.Hold(cctx, q.cfg.WorkerID, q.cfg.AckWait/3)
+	if mem != nil && est != nil {
 		if !mem.acquire(cctx, need) {
 			if cw.isCancelled(job) {
 				return term("cancelled", nil)
@@ -1060,7 +1058,7 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est E
 			if ctx.Err() != nil {
 				return abandon()
 			}
-			_ = msg.NakWithDelay(time.Second) // a store error: try again later
+			_ = msg.Nak(time.Second) // a store error: try again later
 			ev.Outcome, ev.Err = "retry", err
 			return ev
 		}
@@ -1074,7 +1072,7 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est E
 		if ctx.Err() != nil {
 			return abandon()
 		}
-		_ = msg.NakWithDelay(time.Second)
+		_ = msg.Nak(time.Second)
 		ev.Outcome, ev.Err = "retry", err
 		return ev
 	}
@@ -1082,13 +1080,13 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est E
 	record := doneValue(token, job, shard, digest)
 	if _, err := q.kv.Create(ctx, "done."+job+"."+shard, record); err != nil {
 		if !errors.Is(err, jetstream.ErrKeyExists) {
-			_ = msg.NakWithDelay(time.Second)
+			_ = msg.Nak(time.Second)
 			ev.Outcome, ev.Err = "retry", err
 			return ev
 		}
 		e, err := q.kv.Get(ctx, "done."+job+"."+shard)
 		if err != nil {
-			_ = msg.NakWithDelay(time.Second)
+			_ = msg.Nak(time.Second)
 			ev.Outcome, ev.Err = "retry", err
 			return ev
 		}
@@ -1096,7 +1094,7 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est E
 		case !validDone(e.Value(), token, job, shard):
 			// Not written by a worker the shard was delivered to: replace it.
 			if _, err := q.kv.Put(ctx, "done."+job+"."+shard, record); err != nil {
-				_ = msg.NakWithDelay(time.Second)
+				_ = msg.Nak(time.Second)
 				ev.Outcome, ev.Err = "retry", err
 				return ev
 			}
@@ -1110,9 +1108,7 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est E
 	}
 	// The shard is done: acknowledge it even when the loop is stopping
 	// meanwhile, so that it is not redelivered.
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	_ = msg.DoubleAck(actx)
+	_ = msg.Ack(ctx)
 	return ev
 }
 
@@ -1123,12 +1119,12 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est E
 // handed back (outcome "retry") so that a later delivery writes it: a job
 // never loses its shard without a fail record, which would leave its
 // waiters without an outcome.
-func (q *Queue) fail(ctx context.Context, msg jetstream.Msg, ev Event, err error) Event {
+func (q *Queue) fail(ctx context.Context, msg *workq.Lease, ev Event, err error) Event {
 	reason := fmt.Sprintf("shard %s: %v", ev.Shard, err)
 	if werr := q.writeFail(ctx, ev.Job, reason); werr != nil {
 		q.cfg.Logger.Error("cluster: cannot record why a job failed; its shard is handed back for another delivery to record it",
 			"job", ev.Job, "shard", ev.Shard, "reason", reason, "err", werr)
-		_ = msg.NakWithDelay(time.Second)
+		_ = msg.Nak(time.Second)
 		ev.Outcome, ev.Err = "retry", fmt.Errorf("recording the failure (%w): %w", err, werr)
 		return ev
 	}
@@ -1137,29 +1133,10 @@ func (q *Queue) fail(ctx context.Context, msg jetstream.Msg, ev Event, err error
 	return ev
 }
 
-// failRecordWait bounds the attempts of writing one fail record: well
-// within the default ack deadline, so that the message is handed back
-// before it is redelivered anyway.
-const failRecordWait = 10 * time.Second
-
-// writeFail creates "fail.<job>" (an existing one, the first reason, is
-// kept), retrying with backoff from 50 ms to 1 s for at most
-// min(failRecordWait, AckWait/2), whether or not ctx has ended.
+// writeFail creates "fail.<job>" with retries (workq.Queue.WriteFail: an
+// existing record, the first reason, is kept).
 func (q *Queue) writeFail(ctx context.Context, job, reason string) error {
-	wait := min(failRecordWait, q.cfg.AckWait/2)
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)
-	defer cancel()
-	backoff := 50 * time.Millisecond
-	for {
-		_, err := q.kv.Create(wctx, "fail."+job, []byte(reason))
-		if err == nil || errors.Is(err, jetstream.ErrKeyExists) {
-			return nil
-		}
-		if !sleep(wctx, backoff) {
-			return fmt.Errorf("cluster: recording why job %s failed (for %s): %w", job, wait, err)
-		}
-		backoff = min(2*backoff, time.Second)
-	}
+	return q.wq.WriteFail(ctx, job, reason)
 }
 
 // Forget deletes everything the cluster holds of a finished job (done,
@@ -1178,20 +1155,19 @@ func (q *Queue) Forget(ctx context.Context, job string) error {
 	if !tokenRE.MatchString(job) {
 		return fmt.Errorf("cluster: job id %q: want 1 to 128 letters, digits, '-' or '_'", job)
 	}
-	if err := q.stream.Purge(ctx, jetstream.WithPurgeSubject("shard."+job+".>")); err != nil {
+	if err := q.wq.PurgeMessages(ctx, job); err != nil {
 		return fmt.Errorf("cluster: purging job %s: %w", job, err)
 	}
 	// The job's own done records (a listing filtered by the server to
 	// "done.<job>.>": the cost is the job's, not the bucket's) and the
 	// results they name.
-	var keys, refs []string
+	var refs []string
 	mine := map[string]bool{}
 	lister, err := q.kv.ListKeysFiltered(ctx, "done."+job+".>")
 	if err != nil {
 		return fmt.Errorf("cluster: job %s done records: %w", job, err)
 	}
 	for k := range lister.Keys() {
-		keys = append(keys, k)
 		e, err := q.kv.Get(ctx, k)
 		if err != nil {
 			continue // deleted meanwhile
@@ -1199,11 +1175,6 @@ func (q *Queue) Forget(ctx context.Context, job string) error {
 		d, _ := parseDone(e.Value())
 		mine[d] = true
 		refs = append(refs, refKey(d, job, strings.TrimPrefix(k, "done."+job+".")))
-	}
-	if bigs, err := q.kv.ListKeysFiltered(ctx, "big."+job+".>"); err == nil {
-		for k := range bigs.Keys() {
-			keys = append(keys, k)
-		}
 	}
 	var errs []error
 	// Drop this job's references, then delete each result no other job
@@ -1241,13 +1212,10 @@ func (q *Queue) Forget(ctx context.Context, job string) error {
 	if len(errs) > 0 { // keep the job record: Forget again retries
 		return fmt.Errorf("cluster: forgetting job %s: %w", job, errors.Join(errs...))
 	}
-	for _, k := range append(keys, "fail."+job, "cancel."+job, "job."+job, "key."+job) {
-		if err := q.kv.Purge(ctx, k); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
-			errs = append(errs, fmt.Errorf("record %s: %w", k, err))
-		}
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("cluster: forgetting job %s: %w", job, errors.Join(errs...))
+	// The job's records, each listed under the job's own prefixes (the
+	// lease, cancel and fail records too).
+	if err := q.wq.Forget(ctx, job, "done", "big", "job", "key"); err != nil {
+		return fmt.Errorf("cluster: forgetting job %s: %w", job, err)
 	}
 	// Chunks of uploads cut short by killed workers, which may have been
 	// this job's (best effort: live uploads are spared, and a failure here
@@ -1256,18 +1224,8 @@ func (q *Queue) Forget(ctx context.Context, job string) error {
 	return nil
 }
 
-// sleep waits d, or less when ctx ends first; it reports whether ctx is
-// still alive (the retry loops' pause between attempts).
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
+// sleep is workq.Sleep.
+func sleep(ctx context.Context, d time.Duration) bool { return workq.Sleep(ctx, d) }
 
 // refKey is the key saying that shard of job has the result digest.
 func refKey(digest, job, shard string) string { return "ref." + digest + "." + job + "." + shard }
@@ -1311,15 +1269,8 @@ func (q *Queue) CleanupFailures() uint64 { return q.cleanupFailures.Load() }
 // Pending returns the number of shard messages not yet delivered and those
 // delivered but not acknowledged (the queue depth, an autoscaling signal).
 func (q *Queue) Pending(ctx context.Context) (pending uint64, ackPending int, err error) {
-	c, err := q.js.Consumer(ctx, StreamName, ConsumerName)
-	if err != nil {
-		return 0, 0, err
-	}
-	info, err := c.Info(ctx)
-	if err != nil {
-		return 0, 0, err
-	}
-	return info.NumPending, info.NumAckPending, nil
+	pending, ackPending, _, err = q.wq.Pending(ctx)
+	return pending, ackPending, err
 }
 
 // CollectOrphans deletes Object Store chunks that no live object refers to
