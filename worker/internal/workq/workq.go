@@ -266,7 +266,7 @@ type Lease struct {
 	ID       string // the subject after Config.Subject
 	Payload  []byte
 	Delivery uint64 // 1 for the first delivery
-	stopHold func()  // ends Hold's heartbeats and waits for them, or nil
+	stopHold func() // ends Hold's heartbeats and waits for them, or nil
 }
 
 // InProgress tells the queue the message is still held.
