@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -335,10 +336,23 @@ func (q *Queue) SubmitWait(ctx context.Context, job string, spec json.RawMessage
 
 // SubmitWaitKind is SubmitWait of a job of kind (see SubmitKind).
 func (q *Queue) SubmitWaitKind(ctx context.Context, kind, job string, spec json.RawMessage, shards []string, progress func(done, total int)) error {
+	return q.SubmitFollow(ctx, kind, job, spec, shards, progress, nil)
+}
+
+// SubmitFollow is SubmitWaitKind passing notice the messages of Follow
+// (a shard whose compute worker went silent).
+func (q *Queue) SubmitFollow(ctx context.Context, kind, job string, spec json.RawMessage, shards []string, progress func(done, total int), notice func(msg string)) error {
 	if err := q.SubmitKind(ctx, kind, job, spec, shards); err != nil {
 		return fmt.Errorf("submitting the shards: %w", err)
 	}
-	st, err := q.Wait(ctx, job, progress)
+	st, err := q.Status(ctx, job)
+	if err == nil && !st.Finished() {
+		st, err = q.follow(ctx, job, st, func(_ string, done, total int) {
+			if progress != nil {
+				progress(done, total)
+			}
+		}, notice)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -374,7 +388,7 @@ func (q *Queue) Wait(ctx context.Context, job string, progress func(done, total 
 		if progress != nil {
 			progress(done, total)
 		}
-	})
+	}, nil)
 }
 
 // WaitShards is Wait calling each with every shard's key as its done
@@ -382,31 +396,87 @@ func (q *Queue) Wait(ctx context.Context, job string, progress func(done, total 
 // shards and the total: an assembler starts on the first tiles while the
 // others are still being computed.
 func (q *Queue) WaitShards(ctx context.Context, job string, each func(shard string, done, total int)) (Status, error) {
+	return q.Follow(ctx, job, each, nil)
+}
+
+// Follow is WaitShards passing notice (when not nil) what the job's
+// progress message should say meanwhile: a shard whose compute worker went
+// silent (killed, stalled or cut off) for two heartbeats, which worker held
+// it since when, and when the queue delivers it again, as in
+//
+//	shard 3 of 10 lost: compute worker w-a silent since 12:03:04; redelivered after the 1m0s ack wait (at 12:04:04)
+//
+// The worker's Config.Logger logs it too (warn), whether or not notice is
+// set. Compute workers refresh a lease record per shard they hold every
+// AckWait/3 (see WorkKinds); Follow watches the job's lease records with
+// its done records.
+func (q *Queue) Follow(ctx context.Context, job string, each func(shard string, done, total int), notice func(msg string)) (Status, error) {
 	st, err := q.Status(ctx, job)
 	if err != nil || st.Failed != "" || st.Cancelled {
 		return st, err
 	}
-	return q.follow(ctx, job, st, each)
+	return q.follow(ctx, job, st, each, notice)
+}
+
+// heldShard is what follow knows of a shard a compute worker holds.
+type heldShard struct {
+	rec      workq.LeaseRecord
+	reported bool // its silence was reported
+}
+
+// lostShards reports the shards of held whose holders have been silent for
+// longer than two heartbeats (AckWait/3 each), once per lease record.
+func (q *Queue) lostShards(job string, keys []string, held map[string]*heldShard, notice func(string)) {
+	beat := q.cfg.AckWait / 3
+	for shard, h := range held {
+		if h.reported || time.Since(h.rec.Beat) <= 2*beat {
+			continue
+		}
+		h.reported = true
+		n := slices.Index(keys, shard) + 1
+		at := h.rec.Beat.Add(q.cfg.AckWait)
+		msg := fmt.Sprintf("shard %d of %d lost: compute worker %s silent since %s; redelivered after the %s ack wait (at %s)",
+			n, len(keys), h.rec.Holder, h.rec.Beat.UTC().Format(time.TimeOnly), q.cfg.AckWait, at.UTC().Format(time.TimeOnly))
+		q.cfg.Logger.Warn("cluster: "+msg, "job", job, "shard", shard, "holder", h.rec.Holder,
+			"held_since", h.rec.Since, "delivery", h.rec.Delivery, "redelivery_at", at)
+		if notice != nil {
+			notice(msg)
+		}
+	}
 }
 
 // follow watches the job's keys until it is finished, calling each for
 // every new done record. It does not wait for ever: every AckWait/2 it
 // checks that the job can still finish (see stalled) and fails a stalled
 // job ("fail.<job>") with the reason.
-func (q *Queue) follow(ctx context.Context, job string, st Status, each func(shard string, done, total int)) (Status, error) {
-	w, err := q.kv.WatchFiltered(ctx, []string{"done." + job + ".>", "fail." + job, "cancel." + job})
+func (q *Queue) follow(ctx context.Context, job string, st Status, each func(shard string, done, total int), notice func(string)) (Status, error) {
+	var keys []string // the job's shard keys, in order
+	if e, err := q.kv.Get(ctx, "job."+job); err == nil {
+		var rec jobRecord
+		if json.Unmarshal(e.Value(), &rec) == nil {
+			keys = rec.Shards
+		}
+	}
+	w, err := q.kv.WatchFiltered(ctx, []string{"done." + job + ".>", "fail." + job, "cancel." + job, "lease." + job + ".>"})
 	if err != nil {
 		return st, fmt.Errorf("cluster: watching job %s: %w", job, err)
 	}
 	defer w.Stop()
 	tick := time.NewTicker(max(q.cfg.AckWait/2, 100*time.Millisecond))
 	defer tick.Stop()
+	// Lease records are checked more often: a silent holder is reported
+	// between two heartbeats of silence and the redelivery.
+	leaseTick := time.NewTicker(max(q.cfg.AckWait/10, 20*time.Millisecond))
+	defer leaseTick.Stop()
+	held := map[string]*heldShard{}
 	sw := &stallWatch{}
 	done := map[string]bool{}
 	for {
 		select {
 		case <-ctx.Done():
 			return st, fmt.Errorf("cluster: waiting for job %s: %w", job, ctx.Err())
+		case <-leaseTick.C:
+			q.lostShards(job, keys, held, notice)
 		case <-tick.C:
 			reason, err := q.stalled(ctx, job, sw)
 			if err != nil || reason == "" {
@@ -432,8 +502,19 @@ func (q *Queue) follow(ctx context.Context, job string, st Status, each func(sha
 			if !ok {
 				return st, fmt.Errorf("cluster: watching job %s: the watcher stopped", job)
 			}
-			if e == nil || e.Operation() != jetstream.KeyValuePut {
-				continue // end of the initial values, or a deletion
+			if e == nil {
+				continue // end of the initial values
+			}
+			if shard, ok := strings.CutPrefix(e.Key(), "lease."+job+"."); ok {
+				if rec, ok := workq.ParseLease(e); ok && !done["done."+job+"."+shard] {
+					held[shard] = &heldShard{rec: rec}
+				} else {
+					delete(held, shard) // released
+				}
+				continue
+			}
+			if e.Operation() != jetstream.KeyValuePut {
+				continue // a deletion
 			}
 			switch k := e.Key(); {
 			case k == "fail."+job:
@@ -442,6 +523,7 @@ func (q *Queue) follow(ctx context.Context, job string, st Status, each func(sha
 				st.Cancelled = true
 			case !done[k]:
 				done[k] = true
+				delete(held, strings.TrimPrefix(k, "done."+job+"."))
 				st.Done = len(done)
 				sw.idleSince = time.Time{} // progress
 				each(strings.TrimPrefix(k, "done."+job+"."), st.Done, st.Shards)
@@ -672,7 +754,7 @@ func validDone(v []byte, token, job, shard string) bool {
 	return hmac.Equal(v, doneValue(token, job, shard, digest))
 }
 
-// Work runs shards with h, Config.Concurrency at a time, until ctx ends
+// Work runs shards (of every kind) with h, Config.Concurrency at a time, until ctx ends
 // (then it returns nil, once its running shards have returned): for each
 // free slot it fetches a shard message, skips it when the job is cancelled or
 // failed or the shard already has a done record with its result present,
@@ -701,8 +783,12 @@ type Estimator func(ctx context.Context, job string, spec json.RawMessage, shard
 // delivery; when none has taken it after MaxDeliver deliveries the job
 // fails with the recorded reason. An estimator error fails the job.
 func (q *Queue) WorkSized(ctx context.Context, h Handler, est Estimator, onEvent func(Event)) error {
-	return q.WorkKinds(ctx, map[string]Kind{"": {Compute: h, Estimate: est}}, onEvent)
+	return q.WorkKinds(ctx, map[string]Kind{AnyKind: {Compute: h, Estimate: est}}, onEvent)
 }
+
+// AnyKind, as a key of WorkKinds' kinds, serves the shards of every kind
+// missing from them: Work and WorkSized run one handler for all shards.
+const AnyKind = "*"
 
 // Kind computes (and, when Estimate is not nil, sizes: see WorkSized) the
 // shards of one kind of job.
@@ -717,7 +803,8 @@ var ErrUnknownKind = errors.New("cluster: unknown shard kind")
 
 // WorkKinds is WorkSized computing each shard with the handler of its
 // kind (SubmitKind; a shard submitted without a kind has kind ""). A shard
-// of a kind missing from kinds fails its job with ErrUnknownKind.
+// of a kind missing from kinds fails its job with ErrUnknownKind (unless
+// kinds has AnyKind).
 //
 // The loop holds each shard it computes with a lease (workq.Lease.Hold):
 // every AckWait/3 it reports progress and refreshes the shard's lease
@@ -990,6 +1077,9 @@ func (q *Queue) process(ctx context.Context, msg *workq.Lease, kinds map[string]
 		specs.put(job, spec)
 	}
 	k, ok := kinds[msg.Kind]
+	if !ok {
+		k, ok = kinds[AnyKind]
+	}
 	if !ok || k.Compute == nil {
 		return q.fail(ctx, msg, ev, fmt.Errorf("%w %q: this compute worker has no handler for it (is it older than the api worker that submitted the job?)", ErrUnknownKind, msg.Kind))
 	}

@@ -59,11 +59,11 @@ type Config struct {
 // Store is one process's handle on the shared job records and queue. It
 // implements jobs.Shared.
 type Store struct {
-	cfg  Config
-	nc   *nats.Conn
-	js   jetstream.JetStream
-	kv   jetstream.KeyValue
-	wq   *workq.Queue
+	cfg Config
+	nc  *nats.Conn
+	js  jetstream.JetStream
+	kv  jetstream.KeyValue
+	wq  *workq.Queue
 }
 
 var _ jobs.Shared = (*Store)(nil)
@@ -282,4 +282,3 @@ func (s *Store) watch(ctx context.Context, filter string, f func(jetstream.KeyVa
 		return fmt.Errorf("jskv: watching %s: the stored values did not arrive in %s", filter, opTimeout)
 	}
 }
-
