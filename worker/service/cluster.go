@@ -342,7 +342,7 @@ func computeShards(logger *slog.Logger, threads int, q *cluster.Queue) map[strin
 	} {
 		kinds[name] = cluster.Kind{
 			Compute: func(ctx context.Context, job string, spec json.RawMessage, key string) ([]byte, error) {
-				logger.Info("shard started", "kind", name, "job", job, "shard", key)
+				logger.Info("shard started", "job", job, "shard", key, "kind", name)
 				if threads > 0 {
 					ctx = geostat.WithWorkers(ctx, threads)
 				}
@@ -364,7 +364,7 @@ func shardHolderID(name string) string {
 // shardLogger logs what happened to every shard message.
 func shardLogger(logger *slog.Logger) func(cluster.Event) {
 	return func(ev cluster.Event) {
-		args := []any{"kind", ev.Kind, "job", ev.Job, "shard", ev.Shard, "delivery", ev.Delivery, "outcome", ev.Outcome}
+		args := []any{"job", ev.Job, "shard", ev.Shard, "delivery", ev.Delivery, "outcome", ev.Outcome, "kind", ev.Kind}
 		var pe *geostat.PanicError
 		if errors.As(ev.Err, &pe) {
 			logger.Error("shard failed: internal error (panic)", append(args, "panic", fmt.Sprint(pe.Value), "stack", string(pe.Stack))...)

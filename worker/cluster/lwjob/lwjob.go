@@ -219,7 +219,16 @@ type Runner struct {
 	// Notice, when not nil, gets what the job's progress message should
 	// say while it waits on its shards: a shard lost by a compute worker
 	// that went silent, and when it is redelivered (cluster.Queue.Follow).
-	Notice func(msg string)
+	// ctx is the one given to Run (the job's).
+	Notice func(ctx context.Context, msg string)
+}
+
+// notice is r.Notice for the run of ctx, or nil.
+func (r *Runner) notice(ctx context.Context) func(string) {
+	if r.Notice == nil {
+		return nil
+	}
+	return func(msg string) { r.Notice(ctx, msg) }
 }
 
 // DefaultCells is the default Runner.Cells.
@@ -307,7 +316,7 @@ func (r *Runner) Run(ctx context.Context, ops ensemble.Operations, src ensemble.
 	for i, t := range sp.Tiles {
 		keys[i] = t.Key()
 	}
-	if err := r.Queue.SubmitFollow(ctx, ShardKind, job, raw, keys, func(done, total int) { report(total+done, 2*total) }, r.Notice); err != nil {
+	if err := r.Queue.SubmitFollow(ctx, ShardKind, job, raw, keys, func(done, total int) { report(total+done, 2*total) }, r.notice(ctx)); err != nil {
 		return nil, err
 	}
 	outs = lw.Outputs()

@@ -426,7 +426,16 @@ type Runner struct {
 	// Notice, when not nil, gets what the job's progress message should
 	// say while it waits on its shards: a shard lost by a compute worker
 	// that went silent, and when it is redelivered (cluster.Queue.Follow).
-	Notice func(msg string)
+	// ctx is the one given to Run (the job's).
+	Notice func(ctx context.Context, msg string)
+}
+
+// notice is r.Notice for the run of ctx, or nil.
+func (r *Runner) notice(ctx context.Context) func(string) {
+	if r.Notice == nil {
+		return nil
+	}
+	return func(msg string) { r.Notice(ctx, msg) }
 }
 
 // ErrShardTooLarge is returned by Run for a job with a shard above
@@ -504,7 +513,7 @@ func (r *Runner) Run(ctx context.Context, in tbsim.Input, p tbsim.Params, writer
 			if progress != nil {
 				progress(n, total)
 			}
-		}, r.Notice)
+		}, r.notice(ctx))
 	}()
 	isDone := func(key string) bool {
 		mu.Lock()

@@ -564,7 +564,16 @@ type Runner struct {
 	// Notice, when not nil, gets what the job's progress message should
 	// say while it waits on its shards: a shard lost by a compute worker
 	// that went silent, and when it is redelivered (cluster.Queue.Follow).
-	Notice func(msg string)
+	// ctx is the one given to Run (the job's).
+	Notice func(ctx context.Context, msg string)
+}
+
+// notice is r.Notice for the run of ctx, or nil.
+func (r *Runner) notice(ctx context.Context) func(string) {
+	if r.Notice == nil {
+		return nil
+	}
+	return func(msg string) { r.Notice(ctx, msg) }
 }
 
 // Sharded reports whether an estimation of n targets runs as shards: more
@@ -607,7 +616,7 @@ func (r *Runner) Run(ctx context.Context, e *Estimation, progress func(done, tot
 	if err != nil {
 		return nil, err
 	}
-	if err := r.Queue.SubmitFollow(ctx, ShardKind, job, sp, keys, progress, r.Notice); err != nil {
+	if err := r.Queue.SubmitFollow(ctx, ShardKind, job, sp, keys, progress, r.notice(ctx)); err != nil {
 		return nil, err
 	}
 	cols = make([][]float64, e.Columns())
