@@ -530,22 +530,23 @@ func (q *Queue) Keys(ctx context.Context, filter string) ([]string, error) {
 
 // Forget collects the leftovers of id: its queued messages (and those of
 // the ids under it), its lease records, and for each prefix its keys
-// "<prefix>.<id>" and "<prefix>.<id>.>", "cancel" and "fail" included. It
-// lists only id's own keys, so its cost is id's, not the bucket's. It goes
+// "<prefix>.<id>" and "<prefix>.<id>.>", "cancel" and "fail" included. The
+// keys go by a purge of their subjects in the bucket's stream, markers of
+// deleted keys included: the cost is id's keys, not the bucket's. It goes
 // on after an error and returns them all.
 func (q *Queue) Forget(ctx context.Context, id string, prefixes ...string) error {
 	var errs []error
 	if err := q.PurgeMessages(ctx, id); err != nil {
 		errs = append(errs, err)
 	}
+	kvs, err := q.js.Stream(ctx, "KV_"+q.cfg.Bucket)
+	if err != nil {
+		return fmt.Errorf("workq: forgetting %s: bucket stream: %w", id, errors.Join(append(errs, err)...))
+	}
 	for _, p := range append([]string{"lease", "cancel", "fail"}, prefixes...) {
-		keys, err := q.Keys(ctx, p+"."+id+".>")
-		if err != nil {
-			errs = append(errs, err)
-		}
-		for _, k := range append(keys, p+"."+id) {
-			if err := q.kv.Purge(ctx, k); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
-				errs = append(errs, fmt.Errorf("workq: record %s: %w", k, err))
+		for _, subj := range []string{"$KV." + q.cfg.Bucket + "." + p + "." + id, "$KV." + q.cfg.Bucket + "." + p + "." + id + ".>"} {
+			if err := kvs.Purge(ctx, jetstream.WithPurgeSubject(subj)); err != nil {
+				errs = append(errs, fmt.Errorf("workq: records %s: %w", subj, err))
 			}
 		}
 	}

@@ -112,6 +112,9 @@ func TestForgetScoped(t *testing.T) {
 			require.NoError(t, err)
 		}
 	}
+	_, err := q.KV().Put(ctx, "lease.a.s1", []byte("{}"))
+	require.NoError(t, err)
+	require.NoError(t, q.KV().Delete(ctx, "lease.a.s1")) // a marker stays in the stream
 	rk := &refusingKV{KeyValue: q.KV()}
 	q.SetKV(rk)
 	require.NoError(t, q.Forget(ctx, "a", "done", "rec"))
@@ -121,6 +124,14 @@ func TestForgetScoped(t *testing.T) {
 	keys, err := q.Keys(ctx, ">")
 	require.NoError(t, err)
 	require.ElementsMatch(t, []string{"done.ab.s1", "rec.ab", "cancel.ab"}, keys)
+	kvs, err := q.JetStream().Stream(ctx, "KV_work_records")
+	require.NoError(t, err)
+	info, err := kvs.Info(ctx, jetstream.WithSubjectFilter("$KV.work_records.>"))
+	require.NoError(t, err)
+	for subj := range info.State.Subjects {
+		require.NotRegexp(t, `\.a(\.|$)`, subj, "nothing of a is left, deletion markers included")
+	}
+	require.Len(t, info.State.Subjects, 3)
 	st, err := q.Stream().Info(ctx, jetstream.WithSubjectFilter("work.>"))
 	require.NoError(t, err)
 	require.Len(t, st.State.Subjects, 1)
