@@ -935,7 +935,7 @@ func (q *Queue) Reap(ctx context.Context) {
 				if big, err := q.kv.Get(ctx, "big."+job+"."+shard); err == nil {
 					reason = string(big.Value())
 				}
-				if _, err := q.kv.Create(ctx, "fail."+job, []byte(reason)); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+				if err := q.writeFail(ctx, job, reason); err != nil {
 					q.cfg.Logger.Error("cluster: cannot record why a job failed; its dead shard is reaped again later",
 						"job", job, "shard", shard, "reason", reason, "err", err)
 					_ = msg.Nak()
