@@ -82,10 +82,11 @@ func TestLostShardProgress(t *testing.T) {
 	for m := range notices {
 		got = append(got, m)
 	}
-	require.Len(t, got, 1, "one notice for the one lost shard: %q", got)
-	want := regexp.MustCompile(fmt.Sprintf(`^shard %d of 3 lost: compute worker w-test silent since \d\d:\d\d:\d\d; redelivered after the 3s ack wait \(at \d\d:\d\d:\d\d\)$`,
-		slices.Index(keys, killed)+1))
+	require.Len(t, got, 2, "the lost shard, then its redelivery: %q", got)
+	n := slices.Index(keys, killed) + 1
+	want := regexp.MustCompile(fmt.Sprintf(`^shard %d of 3 lost: compute worker w-test silent since \d\d:\d\d:\d\d; redelivered after the 3s ack wait \(at \d\d:\d\d:\d\d\)$`, n))
 	require.Regexp(t, want, got[0])
+	require.Equal(t, fmt.Sprintf("shard %d of 3 redelivered: compute worker w-test took it (delivery 2)", n), got[1])
 	require.Contains(t, logs.String(), "level=WARN msg=\"cluster: "+got[0]+"\"")
 	b, err := q.Result(ctx, "job-lost", killed)
 	require.NoError(t, err)

@@ -407,7 +407,9 @@ func (q *Queue) WaitShards(ctx context.Context, job string, each func(shard stri
 //	shard 3 of 10 lost: compute worker w-a silent since 12:03:04; redelivered after the 1m0s ack wait (at 12:04:04)
 //
 // The worker's Config.Logger logs it too (warn), whether or not notice is
-// set. Compute workers refresh a lease record per shard they hold every
+// set; and once another compute worker holds the shard again, notice gets
+// (and the logger logs, info) "shard 3 of 10 redelivered: compute worker
+// w-b took it (delivery 2)". Compute workers refresh a lease record per shard they hold every
 // AckWait/3 (see WorkKinds); Follow watches the job's lease records with
 // its done records.
 func (q *Queue) Follow(ctx context.Context, job string, each func(shard string, done, total int), notice func(msg string)) (Status, error) {
@@ -416,6 +418,17 @@ func (q *Queue) Follow(ctx context.Context, job string, each func(shard string, 
 		return st, err
 	}
 	return q.follow(ctx, job, st, each, notice)
+}
+
+// retaken reports that a shard reported lost (lostShards) is held again,
+// by the compute worker of rec.
+func (q *Queue) retaken(job string, keys []string, shard string, rec workq.LeaseRecord, notice func(string)) {
+	msg := fmt.Sprintf("shard %d of %d redelivered: compute worker %s took it (delivery %d)",
+		slices.Index(keys, shard)+1, len(keys), rec.Holder, rec.Delivery)
+	q.cfg.Logger.Info("cluster: "+msg, "job", job, "shard", shard, "holder", rec.Holder, "delivery", rec.Delivery)
+	if notice != nil {
+		notice(msg)
+	}
 }
 
 // heldShard is what follow knows of a shard a compute worker holds.
@@ -507,6 +520,9 @@ func (q *Queue) follow(ctx context.Context, job string, st Status, each func(sha
 			}
 			if shard, ok := strings.CutPrefix(e.Key(), "lease."+job+"."); ok {
 				if rec, ok := workq.ParseLease(e); ok && !done["done."+job+"."+shard] {
+					if prev := held[shard]; prev != nil && prev.reported && rec.Delivery != prev.rec.Delivery {
+						q.retaken(job, keys, shard, rec, notice)
+					}
 					held[shard] = &heldShard{rec: rec}
 				} else {
 					delete(held, shard) // released
