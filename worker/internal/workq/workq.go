@@ -9,7 +9,7 @@
 //     Config.Subject, and the deduplication id);
 //   - Next returns a Lease: the message held by this process, kept with
 //     InProgress (or Hold, which also refreshes a lease record naming the
-//     holder, see Lease.Hold and Queue.Leases) until Ack, Nak or Term;
+//     holder, see Lease.Hold and ParseLease) until Ack, Nak or Term;
 //   - cancel keys ("cancel.<id>"): RequestCancel, WatchCancels, Cancelled,
 //     ClearCancel;
 //   - fail records ("fail.<id>"): WriteFail retries a write that fails, and
@@ -327,14 +327,14 @@ type LeaseRecord struct {
 	Since    time.Time `json:"since"`
 	Delivery uint64    `json:"delivery"`
 	// Beat is the time of the last heartbeat: the server's time of the
-	// record's last write (Queue.Leases), not the holder's clock.
+	// record's last write (ParseLease), not the holder's clock.
 	Beat time.Time `json:"-"`
 }
 
 // Hold keeps the message held until ctx ends or the lease ends (Ack, Nak,
 // Term): every `every` it reports progress and rewrites the lease record
 // "lease.<id>" naming holder, so that a waiter sees who holds what and
-// since when it is silent (Queue.Leases). The record is deleted when the
+// since when it is silent (a watcher of "lease.<id>" reads it with ParseLease). The record is deleted when the
 // lease ends.
 func (l *Lease) Hold(ctx context.Context, holder string, every time.Duration) {
 	rec, _ := json.Marshal(LeaseRecord{Holder: holder, Since: time.Now().UTC(), Delivery: l.Delivery})
