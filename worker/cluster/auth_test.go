@@ -257,6 +257,9 @@ func TestAuthComputeLeastPrivilege(t *testing.T) {
 		{"read a job secret", "$JS.API.DIRECT.GET.KV_" + cluster.BucketName + ".$KV." + cluster.BucketName + ".key." + job, func() error {
 			return request("$JS.API.DIRECT.GET.KV_"+cluster.BucketName+".$KV."+cluster.BucketName+".key."+job, nil)
 		}},
+		{"read the lease records (which worker holds what: the api workers' view)", "$JS.API.DIRECT.GET.KV_" + cluster.BucketName + ".$KV." + cluster.BucketName + ".lease." + job + ".a", func() error {
+			return request("$JS.API.DIRECT.GET.KV_"+cluster.BucketName+".$KV."+cluster.BucketName+".lease."+job+".a", nil)
+		}},
 		{"read the shard bucket by sequence", "$JS.API.STREAM.MSG.GET.KV_" + cluster.BucketName, func() error {
 			return request("$JS.API.STREAM.MSG.GET.KV_"+cluster.BucketName, []byte(`{"seq":1}`))
 		}},

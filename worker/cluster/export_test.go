@@ -15,6 +15,7 @@ var ShardToken = shardToken
 func WrapStores(q *Queue, kv func(jetstream.KeyValue) jetstream.KeyValue, obs func(jetstream.ObjectStore) jetstream.ObjectStore) {
 	if kv != nil {
 		q.kv = kv(q.kv)
+		q.wq.SetKV(q.kv)
 	}
 	if obs != nil {
 		q.obs = obs(q.obs)

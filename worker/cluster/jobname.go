@@ -9,8 +9,9 @@ import (
 	"github.com/geostat-engine/geostat/worker/jobs"
 )
 
-// JobName names the cluster job of a runner (prefix routes its shards to
-// the right handler): after the worker job that runs it and its attempt
+// JobName names the cluster job of a runner (prefix is a readable name
+// only: shards are routed by the kind they are submitted with, see
+// Queue.SubmitKind): after the worker job that runs it and its attempt
 // (jobs.IDFrom and jobs.AttemptFrom on ctx, see AttemptJobName), so that a
 // worker finding that job interrupted can cancel and forget its shards,
 // else at random.

@@ -13,7 +13,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,6 +26,7 @@ import (
 
 	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/worker/cluster/natsauth"
+	"github.com/geostat-engine/geostat/worker/internal/workq"
 )
 
 // Names of the JetStream assets.
@@ -91,9 +94,13 @@ type Config struct {
 	// that reached MaxDeliver (an api worker does, see Reap).
 	Bind bool
 	// Logger gets what the queue cannot report to a caller: a fail record
-	// it could not write, a job's cleanup that failed (see Cleanup).
+	// it could not write, a job's cleanup that failed (see Cleanup), a
+	// shard whose holder went silent (see WaitShards).
 	// Default slog.Default().
 	Logger *slog.Logger
+	// WorkerID names this process in the lease records of the shards it
+	// holds (see WaitShards); default "w-<host>-<pid>".
+	WorkerID string
 }
 
 func (c *Config) defaults() {
@@ -115,12 +122,26 @@ func (c *Config) defaults() {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if c.WorkerID == "" {
+		host, _ := os.Hostname()
+		c.WorkerID = fmt.Sprintf("w-%s-%d", host, os.Getpid())
+	}
+}
+
+// workq is the configuration of the shard queue's work queue.
+func (c Config) workq() workq.Config {
+	return workq.Config{
+		Stream: StreamName, Subject: "shard", Consumer: ConsumerName, Bucket: BucketName,
+		Replicas: c.Replicas, AckWait: c.AckWait, MaxDeliver: c.MaxDeliver, MaxAckPending: 1024,
+		Duplicates: c.Duplicates, PollWait: time.Second, Bind: c.Bind, Logger: c.Logger,
+	}
 }
 
 // Queue is one process's handle on the shared shard queue, job state and
 // result store.
 type Queue struct {
 	cfg    Config
+	wq     *workq.Queue
 	js     jetstream.JetStream
 	stream jetstream.Stream
 	kv     jetstream.KeyValue
@@ -136,11 +157,13 @@ type Queue struct {
 // returns a handle on them.
 func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
 	cfg.defaults()
-	js, err := jetstream.New(nc)
+	wq, err := workq.Open(ctx, nc, cfg.workq())
 	if err != nil {
-		return nil, fmt.Errorf("cluster: jetstream: %w", err)
+		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	q := &Queue{cfg: cfg, js: js, chunk: 128 << 10, keys: &keyCache{m: map[string][]byte{}}, cleanupFailures: new(atomic.Uint64)}
+	// A bound queue takes the consumer's AckWait and MaxDeliver.
+	cfg.AckWait, cfg.MaxDeliver = wq.Config().AckWait, wq.Config().MaxDeliver
+	q := &Queue{cfg: cfg, wq: wq, js: wq.JetStream(), stream: wq.Stream(), kv: wq.KV(), chunk: 128 << 10, keys: &keyCache{m: map[string][]byte{}}, cleanupFailures: new(atomic.Uint64)}
 	// 1 MiB chunks when the server allows them (the embedded one does).
 	if nc.MaxPayload() >= 2<<20 {
 		q.chunk = 1 << 20
@@ -148,54 +171,35 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
 	if cfg.Bind {
 		return q.bind(ctx)
 	}
-	q.stream, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name: StreamName, Subjects: []string{"shard.>"},
-		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage,
-		Duplicates: cfg.Duplicates, Replicas: cfg.Replicas,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("cluster: stream %s: %w", StreamName, err)
-	}
-	_, err = js.CreateOrUpdateConsumer(ctx, StreamName, jetstream.ConsumerConfig{
-		Durable: ConsumerName, AckPolicy: jetstream.AckExplicitPolicy,
-		AckWait: cfg.AckWait, MaxDeliver: cfg.MaxDeliver, MaxAckPending: 1024,
-		Replicas: cfg.Replicas,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("cluster: consumer %s: %w", ConsumerName, err)
-	}
-	if _, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	if _, err = q.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name: DeadStreamName, Subjects: []string{maxDeliveriesSubject},
 		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage, Replicas: cfg.Replicas,
 	}); err != nil {
 		return nil, fmt.Errorf("cluster: stream %s: %w", DeadStreamName, err)
 	}
-	if _, err = js.CreateOrUpdateConsumer(ctx, DeadStreamName, jetstream.ConsumerConfig{
+	if _, err = q.js.CreateOrUpdateConsumer(ctx, DeadStreamName, jetstream.ConsumerConfig{
 		Durable: ReaperName, AckPolicy: jetstream.AckExplicitPolicy, AckWait: 30 * time.Second, Replicas: cfg.Replicas,
 	}); err != nil {
 		return nil, fmt.Errorf("cluster: consumer %s: %w", ReaperName, err)
 	}
-	q.kv, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: BucketName, Storage: jetstream.FileStorage, Replicas: cfg.Replicas})
-	if err != nil {
-		return nil, fmt.Errorf("cluster: bucket %s: %w", BucketName, err)
-	}
-	q.obs, err = js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: ObjectBucket, Storage: jetstream.FileStorage, Replicas: cfg.Replicas})
+	q.obs, err = q.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: ObjectBucket, Storage: jetstream.FileStorage, Replicas: cfg.Replicas})
 	if err != nil {
 		return nil, fmt.Errorf("cluster: object store %s: %w", ObjectBucket, err)
 	}
 	return q, nil
 }
 
-// bind looks up the assets of the queue (see Config.Bind), once a second
-// until they all exist or ctx ends.
+// bind looks up the object store an api worker created (see Config.Bind:
+// the work queue is bound by workq.Open), once a second until it exists or
+// ctx ends.
 func (q *Queue) bind(ctx context.Context) (*Queue, error) {
 	for {
-		err := q.lookup(ctx)
-		if err == nil {
+		var err error
+		if q.obs, err = q.js.ObjectStore(ctx, ObjectBucket); err == nil {
 			return q, nil
 		}
-		if !errors.Is(err, jetstream.ErrStreamNotFound) && !errors.Is(err, jetstream.ErrConsumerNotFound) && !errors.Is(err, jetstream.ErrBucketNotFound) {
-			return nil, err
+		if !errors.Is(err, jetstream.ErrBucketNotFound) && !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return nil, fmt.Errorf("cluster: object store %s: %w", ObjectBucket, err)
 		}
 		if !sleep(ctx, time.Second) {
 			return nil, fmt.Errorf("%w (no api worker has created the queue yet: %w)", ctx.Err(), err)
@@ -203,34 +207,13 @@ func (q *Queue) bind(ctx context.Context) (*Queue, error) {
 	}
 }
 
-func (q *Queue) lookup(ctx context.Context) (err error) {
-	if q.stream, err = q.js.Stream(ctx, StreamName); err != nil {
-		return fmt.Errorf("cluster: stream %s: %w", StreamName, err)
-	}
-	cons, err := q.js.Consumer(ctx, StreamName, ConsumerName)
-	if err != nil {
-		return fmt.Errorf("cluster: consumer %s: %w", ConsumerName, err)
-	}
-	if w := cons.CachedInfo().Config.AckWait; w > 0 {
-		q.cfg.AckWait = w
-	}
-	if n := cons.CachedInfo().Config.MaxDeliver; n > 0 {
-		q.cfg.MaxDeliver = n
-	}
-	if q.kv, err = q.js.KeyValue(ctx, BucketName); err != nil {
-		return fmt.Errorf("cluster: bucket %s: %w", BucketName, err)
-	}
-	if q.obs, err = q.js.ObjectStore(ctx, ObjectBucket); err != nil {
-		return fmt.Errorf("cluster: object store %s: %w", ObjectBucket, err)
-	}
-	return nil
-}
-
 var tokenRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
 var shardRE = regexp.MustCompile(`^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$`)
 
 // jobRecord is the value of "job.<job>".
 type jobRecord struct {
+	// Kind routes the job's shards to their handler (see WorkKinds).
+	Kind   string          `json:"kind,omitempty"`
 	Spec   json.RawMessage `json:"spec"`
 	Shards []string        `json:"shards"`
 }
@@ -249,6 +232,13 @@ type jobRecord struct {
 // HMAC of it under that token, so that only a worker the shard was
 // delivered to can write one that Result accepts.
 func (q *Queue) Submit(ctx context.Context, job string, spec json.RawMessage, shards []string) error {
+	return q.SubmitKind(ctx, "", job, spec, shards)
+}
+
+// SubmitKind is Submit of a job of kind: every shard message carries the
+// kind, and a Work loop (WorkKinds) computes it with the handler of that
+// kind, failing the job when it has none.
+func (q *Queue) SubmitKind(ctx context.Context, kind, job string, spec json.RawMessage, shards []string) error {
 	if !tokenRE.MatchString(job) {
 		return fmt.Errorf("cluster: job id %q: want 1 to 128 letters, digits, '-' or '_'", job)
 	}
@@ -262,7 +252,7 @@ func (q *Queue) Submit(ctx context.Context, job string, spec json.RawMessage, sh
 		}
 		seen[s] = true
 	}
-	rec, err := json.Marshal(jobRecord{Spec: spec, Shards: shards})
+	rec, err := json.Marshal(jobRecord{Kind: kind, Spec: spec, Shards: shards})
 	if err != nil {
 		return fmt.Errorf("cluster: job %s: %w", job, err)
 	}
@@ -283,7 +273,7 @@ func (q *Queue) Submit(ctx context.Context, job string, spec json.RawMessage, sh
 		}
 	}
 	for _, s := range shards {
-		if _, err := q.js.Publish(ctx, "shard."+job+"."+s, []byte(shardToken(key, s)), jetstream.WithMsgID(job+"."+s)); err != nil {
+		if err := q.wq.Publish(ctx, kind, job+"."+s, []byte(shardToken(key, s))); err != nil {
 			return fmt.Errorf("cluster: publishing shard %s of job %s: %w", s, job, err)
 		}
 	}
@@ -341,10 +331,28 @@ func (q *Queue) Status(ctx context.Context, job string) (Status, error) {
 // job and returns ctx's error; a failed or cancelled job is an error saying
 // so.
 func (q *Queue) SubmitWait(ctx context.Context, job string, spec json.RawMessage, shards []string, progress func(done, total int)) error {
-	if err := q.Submit(ctx, job, spec, shards); err != nil {
+	return q.SubmitWaitKind(ctx, "", job, spec, shards, progress)
+}
+
+// SubmitWaitKind is SubmitWait of a job of kind (see SubmitKind).
+func (q *Queue) SubmitWaitKind(ctx context.Context, kind, job string, spec json.RawMessage, shards []string, progress func(done, total int)) error {
+	return q.SubmitFollow(ctx, kind, job, spec, shards, progress, nil)
+}
+
+// SubmitFollow is SubmitWaitKind passing notice the messages of Follow
+// (a shard whose compute worker went silent).
+func (q *Queue) SubmitFollow(ctx context.Context, kind, job string, spec json.RawMessage, shards []string, progress func(done, total int), notice func(msg string)) error {
+	if err := q.SubmitKind(ctx, kind, job, spec, shards); err != nil {
 		return fmt.Errorf("submitting the shards: %w", err)
 	}
-	st, err := q.Wait(ctx, job, progress)
+	st, err := q.Status(ctx, job)
+	if err == nil && !st.Finished() {
+		st, err = q.follow(ctx, job, st, func(_ string, done, total int) {
+			if progress != nil {
+				progress(done, total)
+			}
+		}, notice)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -380,7 +388,7 @@ func (q *Queue) Wait(ctx context.Context, job string, progress func(done, total 
 		if progress != nil {
 			progress(done, total)
 		}
-	})
+	}, nil)
 }
 
 // WaitShards is Wait calling each with every shard's key as its done
@@ -388,31 +396,100 @@ func (q *Queue) Wait(ctx context.Context, job string, progress func(done, total 
 // shards and the total: an assembler starts on the first tiles while the
 // others are still being computed.
 func (q *Queue) WaitShards(ctx context.Context, job string, each func(shard string, done, total int)) (Status, error) {
+	return q.Follow(ctx, job, each, nil)
+}
+
+// Follow is WaitShards passing notice (when not nil) what the job's
+// progress message should say meanwhile: a shard whose compute worker went
+// silent (killed, stalled or cut off) for two heartbeats, which worker held
+// it since when, and when the queue delivers it again, as in
+//
+//	shard 3 of 10 lost: compute worker w-a silent since 12:03:04; redelivered after the 1m0s ack wait (at 12:04:04)
+//
+// The worker's Config.Logger logs it too (warn), whether or not notice is
+// set; and once another compute worker holds the shard again, notice gets
+// (and the logger logs, info) "shard 3 of 10 redelivered: compute worker
+// w-b took it (delivery 2)". Compute workers refresh a lease record per shard they hold every
+// AckWait/3 (see WorkKinds); Follow watches the job's lease records with
+// its done records.
+func (q *Queue) Follow(ctx context.Context, job string, each func(shard string, done, total int), notice func(msg string)) (Status, error) {
 	st, err := q.Status(ctx, job)
 	if err != nil || st.Failed != "" || st.Cancelled {
 		return st, err
 	}
-	return q.follow(ctx, job, st, each)
+	return q.follow(ctx, job, st, each, notice)
+}
+
+// retaken reports that a shard reported lost (lostShards) is held again,
+// by the compute worker of rec.
+func (q *Queue) retaken(job string, keys []string, shard string, rec workq.LeaseRecord, notice func(string)) {
+	msg := fmt.Sprintf("shard %d of %d redelivered: compute worker %s took it (delivery %d)",
+		slices.Index(keys, shard)+1, len(keys), rec.Holder, rec.Delivery)
+	q.cfg.Logger.Info("cluster: "+msg, "job", job, "shard", shard, "holder", rec.Holder, "delivery", rec.Delivery)
+	if notice != nil {
+		notice(msg)
+	}
+}
+
+// heldShard is what follow knows of a shard a compute worker holds.
+type heldShard struct {
+	rec      workq.LeaseRecord
+	reported bool // its silence was reported
+}
+
+// lostShards reports the shards of held whose holders have been silent for
+// longer than two heartbeats (AckWait/3 each), once per lease record.
+func (q *Queue) lostShards(job string, keys []string, held map[string]*heldShard, notice func(string)) {
+	beat := q.cfg.AckWait / 3
+	for shard, h := range held {
+		if h.reported || time.Since(h.rec.Beat) <= 2*beat {
+			continue
+		}
+		h.reported = true
+		n := slices.Index(keys, shard) + 1
+		at := h.rec.Beat.Add(q.cfg.AckWait)
+		msg := fmt.Sprintf("shard %d of %d lost: compute worker %s silent since %s; redelivered after the %s ack wait (at %s)",
+			n, len(keys), h.rec.Holder, h.rec.Beat.UTC().Format(time.TimeOnly), q.cfg.AckWait, at.UTC().Format(time.TimeOnly))
+		q.cfg.Logger.Warn("cluster: "+msg, "job", job, "shard", shard, "holder", h.rec.Holder,
+			"held_since", h.rec.Since, "delivery", h.rec.Delivery, "redelivery_at", at)
+		if notice != nil {
+			notice(msg)
+		}
+	}
 }
 
 // follow watches the job's keys until it is finished, calling each for
 // every new done record. It does not wait for ever: every AckWait/2 it
 // checks that the job can still finish (see stalled) and fails a stalled
 // job ("fail.<job>") with the reason.
-func (q *Queue) follow(ctx context.Context, job string, st Status, each func(shard string, done, total int)) (Status, error) {
-	w, err := q.kv.WatchFiltered(ctx, []string{"done." + job + ".>", "fail." + job, "cancel." + job})
+func (q *Queue) follow(ctx context.Context, job string, st Status, each func(shard string, done, total int), notice func(string)) (Status, error) {
+	var keys []string // the job's shard keys, in order
+	if e, err := q.kv.Get(ctx, "job."+job); err == nil {
+		var rec jobRecord
+		if json.Unmarshal(e.Value(), &rec) == nil {
+			keys = rec.Shards
+		}
+	}
+	w, err := q.kv.WatchFiltered(ctx, []string{"done." + job + ".>", "fail." + job, "cancel." + job, "lease." + job + ".>"})
 	if err != nil {
 		return st, fmt.Errorf("cluster: watching job %s: %w", job, err)
 	}
 	defer w.Stop()
 	tick := time.NewTicker(max(q.cfg.AckWait/2, 100*time.Millisecond))
 	defer tick.Stop()
+	// Lease records are checked more often: a silent holder is reported
+	// between two heartbeats of silence and the redelivery.
+	leaseTick := time.NewTicker(max(q.cfg.AckWait/10, 20*time.Millisecond))
+	defer leaseTick.Stop()
+	held := map[string]*heldShard{}
 	sw := &stallWatch{}
 	done := map[string]bool{}
 	for {
 		select {
 		case <-ctx.Done():
 			return st, fmt.Errorf("cluster: waiting for job %s: %w", job, ctx.Err())
+		case <-leaseTick.C:
+			q.lostShards(job, keys, held, notice)
 		case <-tick.C:
 			reason, err := q.stalled(ctx, job, sw)
 			if err != nil || reason == "" {
@@ -438,8 +515,22 @@ func (q *Queue) follow(ctx context.Context, job string, st Status, each func(sha
 			if !ok {
 				return st, fmt.Errorf("cluster: watching job %s: the watcher stopped", job)
 			}
-			if e == nil || e.Operation() != jetstream.KeyValuePut {
-				continue // end of the initial values, or a deletion
+			if e == nil {
+				continue // end of the initial values
+			}
+			if shard, ok := strings.CutPrefix(e.Key(), "lease."+job+"."); ok {
+				if rec, ok := workq.ParseLease(e); ok && !done["done."+job+"."+shard] {
+					if prev := held[shard]; prev != nil && prev.reported && rec.Delivery != prev.rec.Delivery {
+						q.retaken(job, keys, shard, rec, notice)
+					}
+					held[shard] = &heldShard{rec: rec}
+				} else {
+					delete(held, shard) // released
+				}
+				continue
+			}
+			if e.Operation() != jetstream.KeyValuePut {
+				continue // a deletion
 			}
 			switch k := e.Key(); {
 			case k == "fail."+job:
@@ -448,6 +539,7 @@ func (q *Queue) follow(ctx context.Context, job string, st Status, each func(sha
 				st.Cancelled = true
 			case !done[k]:
 				done[k] = true
+				delete(held, strings.TrimPrefix(k, "done."+job+"."))
 				st.Done = len(done)
 				sw.idleSince = time.Time{} // progress
 				each(strings.TrimPrefix(k, "done."+job+"."), st.Done, st.Shards)
@@ -512,10 +604,10 @@ func (q *Queue) stalled(ctx context.Context, job string, sw *stallWatch) (string
 // Cancel marks the job cancelled and purges its queued shards; running
 // shards stop at their next cancellation check.
 func (q *Queue) Cancel(ctx context.Context, job string) error {
-	if _, err := q.kv.Put(ctx, "cancel."+job, []byte("cancelled")); err != nil {
+	if err := q.wq.RequestCancel(ctx, job, []byte("cancelled")); err != nil {
 		return fmt.Errorf("cluster: cancelling job %s: %w", job, err)
 	}
-	if err := q.stream.Purge(ctx, jetstream.WithPurgeSubject("shard."+job+".>")); err != nil {
+	if err := q.wq.PurgeMessages(ctx, job); err != nil {
 		return fmt.Errorf("cluster: purging job %s: %w", job, err)
 	}
 	return nil
@@ -678,7 +770,7 @@ func validDone(v []byte, token, job, shard string) bool {
 	return hmac.Equal(v, doneValue(token, job, shard, digest))
 }
 
-// Work runs shards with h, Config.Concurrency at a time, until ctx ends
+// Work runs shards (of every kind) with h, Config.Concurrency at a time, until ctx ends
 // (then it returns nil, once its running shards have returned): for each
 // free slot it fetches a shard message, skips it when the job is cancelled or
 // failed or the shard already has a done record with its result present,
@@ -707,13 +799,34 @@ type Estimator func(ctx context.Context, job string, spec json.RawMessage, shard
 // delivery; when none has taken it after MaxDeliver deliveries the job
 // fails with the recorded reason. An estimator error fails the job.
 func (q *Queue) WorkSized(ctx context.Context, h Handler, est Estimator, onEvent func(Event)) error {
-	cons, err := q.js.Consumer(ctx, StreamName, ConsumerName)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return fmt.Errorf("cluster: consumer: %w", err)
-	}
+	return q.WorkKinds(ctx, map[string]Kind{AnyKind: {Compute: h, Estimate: est}}, onEvent)
+}
+
+// AnyKind, as a key of WorkKinds' kinds, serves the shards of every kind
+// missing from them: Work and WorkSized run one handler for all shards.
+const AnyKind = "*"
+
+// Kind computes (and, when Estimate is not nil, sizes: see WorkSized) the
+// shards of one kind of job.
+type Kind struct {
+	Compute  Handler
+	Estimate Estimator
+}
+
+// ErrUnknownKind marks a shard whose kind no handler of the Work loop
+// serves: its job fails (it is never computed by another kind's handler).
+var ErrUnknownKind = errors.New("cluster: unknown shard kind")
+
+// WorkKinds is WorkSized computing each shard with the handler of its
+// kind (SubmitKind; a shard submitted without a kind has kind ""). A shard
+// of a kind missing from kinds fails its job with ErrUnknownKind (unless
+// kinds has AnyKind).
+//
+// The loop holds each shard it computes with a lease (workq.Lease.Hold):
+// every AckWait/3 it reports progress and refreshes the shard's lease
+// record ("lease.<job>.<shard>": Config.WorkerID and since when), from
+// which waiters tell a shard whose holder went silent (see WaitShards).
+func (q *Queue) WorkKinds(ctx context.Context, kinds map[string]Kind, onEvent func(Event)) error {
 	// One watcher of every job's cancel key for the life of the loop.
 	cw := &cancelWatch{cancelled: map[string]bool{}, running: map[*runningShard]bool{}}
 	w, err := q.kv.Watch(ctx, "cancel.>")
@@ -737,7 +850,7 @@ func (q *Queue) WorkSized(ctx context.Context, h Handler, est Estimator, onEvent
 	slots := make(chan struct{}, q.cfg.Concurrency)
 	uploads := make(chan struct{}, q.cfg.Concurrency)
 	var mem *memoryGate
-	if est != nil && q.cfg.MaxMemory > 0 {
+	if q.cfg.MaxMemory > 0 {
 		mem = &memoryGate{max: q.cfg.MaxMemory, freed: make(chan struct{})}
 	}
 	var running sync.WaitGroup
@@ -748,36 +861,33 @@ func (q *Queue) WorkSized(ctx context.Context, h Handler, est Estimator, onEvent
 		case <-ctx.Done():
 			return nil
 		}
-		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(time.Second))
+		l, err := q.wq.Next(ctx)
 		if err != nil {
 			<-slots
+			if ctx.Err() != nil {
+				return nil
+			}
+			q.cfg.Logger.Warn("cluster: taking a shard", "err", err)
 			if !sleep(ctx, 200*time.Millisecond) { // a server hiccup: retry shortly
 				return nil
 			}
 			continue
 		}
-		started := false
-		for msg := range batch.Messages() {
-			started = true
-			running.Add(1)
-			go func() {
-				computing := true
-				computed := func() { // once: the compute slot is free
-					if computing {
-						computing = false
-						<-slots
-					}
+		running.Add(1)
+		go func() {
+			computing := true
+			computed := func() { // once: the compute slot is free
+				if computing {
+					computing = false
+					<-slots
 				}
-				defer func() { computed(); running.Done() }()
-				ev := q.process(ctx, msg, h, est, mem, specs, cw, uploads, computed)
-				if onEvent != nil {
-					onEvent(ev)
-				}
-			}()
-		}
-		if !started {
-			<-slots
-		}
+			}
+			defer func() { computed(); running.Done() }()
+			ev := q.process(ctx, l, kinds, mem, specs, cw, uploads, computed)
+			if onEvent != nil {
+				onEvent(ev)
+			}
+		}()
 	}
 	return nil
 }
@@ -841,7 +951,7 @@ func (q *Queue) Reap(ctx context.Context) {
 				if big, err := q.kv.Get(ctx, "big."+job+"."+shard); err == nil {
 					reason = string(big.Value())
 				}
-				if _, err := q.kv.Create(ctx, "fail."+job, []byte(reason)); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+				if err := q.writeFail(ctx, job, reason); err != nil {
 					q.cfg.Logger.Error("cluster: cannot record why a job failed; its dead shard is reaped again later",
 						"job", job, "shard", shard, "reason", reason, "err", err)
 					_ = msg.Nak()
@@ -857,6 +967,7 @@ func (q *Queue) Reap(ctx context.Context) {
 // Event is what Work did with one shard message.
 type Event struct {
 	Job, Shard string
+	Kind       string // the shard's kind (see SubmitKind)
 	Delivery   uint64 // 1 for the first delivery
 	// Outcome: "done", "duplicate" (done before, identical result),
 	// "skipped" (done record found before computing), "cancelled" (the
@@ -936,13 +1047,9 @@ func (cw *cancelWatch) start(job string, stop func()) (done func(), ok bool) {
 // process handles one shard message; once its handler has returned it
 // takes an upload slot (a send on uploads, given back at the end) and then
 // calls computed, which frees its compute slot.
-func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est Estimator, mem *memoryGate, specs *specCache, cw *cancelWatch, uploads chan struct{}, computed func()) Event {
-	rest, _ := strings.CutPrefix(msg.Subject(), "shard.")
-	job, shard, _ := strings.Cut(rest, ".")
-	ev := Event{Job: job, Shard: shard}
-	if md, err := msg.Metadata(); err == nil {
-		ev.Delivery = md.NumDelivered
-	}
+func (q *Queue) process(ctx context.Context, msg *workq.Lease, kinds map[string]Kind, mem *memoryGate, specs *specCache, cw *cancelWatch, uploads chan struct{}, computed func()) Event {
+	job, shard, _ := strings.Cut(msg.ID, ".")
+	ev := Event{Job: job, Shard: shard, Kind: msg.Kind, Delivery: msg.Delivery}
 	term := func(outcome string, err error) Event {
 		_ = msg.Term()
 		ev.Outcome, ev.Err = outcome, err
@@ -960,11 +1067,11 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est E
 	if _, err := q.kv.Get(ctx, "fail."+job); err == nil {
 		return term("cancelled", nil)
 	}
-	token := string(msg.Data())
+	token := string(msg.Payload)
 	if e, err := q.kv.Get(ctx, "done."+job+"."+shard); err == nil && validDone(e.Value(), token, job, shard) {
 		d, _ := parseDone(e.Value())
 		if _, err := q.obs.GetInfo(ctx, d); err == nil {
-			_ = msg.DoubleAck(ctx)
+			_ = msg.Ack(ctx)
 			ev.Outcome = "skipped"
 			return ev
 		}
@@ -985,8 +1092,16 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est E
 		spec = rec.Spec
 		specs.put(job, spec)
 	}
+	k, ok := kinds[msg.Kind]
+	if !ok {
+		k, ok = kinds[AnyKind]
+	}
+	if !ok || k.Compute == nil {
+		return q.fail(ctx, msg, ev, fmt.Errorf("%w %q: this compute worker has no handler for it (is it older than the api worker that submitted the job?)", ErrUnknownKind, msg.Kind))
+	}
+	h, est := k.Compute, k.Estimate
 	var need int64
-	if mem != nil {
+	if mem != nil && est != nil {
 		var err error
 		if need, err = callEstimator(ctx, est, job, spec, shard); err != nil {
 			return q.fail(ctx, msg, ev, fmt.Errorf("memory estimate: %w", err))
@@ -999,7 +1114,7 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est E
 			}
 			// Back after longer than a fetch's wait (1 s), so that a pull
 			// request this loop leaves behind when it stops has expired.
-			_ = msg.NakWithDelay(2 * time.Second)
+			_ = msg.Nak(2 * time.Second)
 			ev.Outcome, ev.Err = "too large", errors.New(reason)
 			return ev
 		}
@@ -1013,19 +1128,8 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est E
 		return term("cancelled", nil)
 	}
 	defer unregister()
-	go func() {
-		t := time.NewTicker(q.cfg.AckWait / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-cctx.Done():
-				return
-			case <-t.C:
-				_ = msg.InProgress()
-			}
-		}
-	}()
-	if mem != nil {
+	msg.Hold(cctx, q.cfg.WorkerID, q.cfg.AckWait/3)
+	if mem != nil && est != nil {
 		if !mem.acquire(cctx, need) {
 			if cw.isCancelled(job) {
 				return term("cancelled", nil)
@@ -1060,7 +1164,7 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est E
 			if ctx.Err() != nil {
 				return abandon()
 			}
-			_ = msg.NakWithDelay(time.Second) // a store error: try again later
+			_ = msg.Nak(time.Second) // a store error: try again later
 			ev.Outcome, ev.Err = "retry", err
 			return ev
 		}
@@ -1074,7 +1178,7 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est E
 		if ctx.Err() != nil {
 			return abandon()
 		}
-		_ = msg.NakWithDelay(time.Second)
+		_ = msg.Nak(time.Second)
 		ev.Outcome, ev.Err = "retry", err
 		return ev
 	}
@@ -1082,13 +1186,13 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est E
 	record := doneValue(token, job, shard, digest)
 	if _, err := q.kv.Create(ctx, "done."+job+"."+shard, record); err != nil {
 		if !errors.Is(err, jetstream.ErrKeyExists) {
-			_ = msg.NakWithDelay(time.Second)
+			_ = msg.Nak(time.Second)
 			ev.Outcome, ev.Err = "retry", err
 			return ev
 		}
 		e, err := q.kv.Get(ctx, "done."+job+"."+shard)
 		if err != nil {
-			_ = msg.NakWithDelay(time.Second)
+			_ = msg.Nak(time.Second)
 			ev.Outcome, ev.Err = "retry", err
 			return ev
 		}
@@ -1096,7 +1200,7 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est E
 		case !validDone(e.Value(), token, job, shard):
 			// Not written by a worker the shard was delivered to: replace it.
 			if _, err := q.kv.Put(ctx, "done."+job+"."+shard, record); err != nil {
-				_ = msg.NakWithDelay(time.Second)
+				_ = msg.Nak(time.Second)
 				ev.Outcome, ev.Err = "retry", err
 				return ev
 			}
@@ -1110,9 +1214,7 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est E
 	}
 	// The shard is done: acknowledge it even when the loop is stopping
 	// meanwhile, so that it is not redelivered.
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	_ = msg.DoubleAck(actx)
+	_ = msg.Ack(ctx)
 	return ev
 }
 
@@ -1123,12 +1225,12 @@ func (q *Queue) process(ctx context.Context, msg jetstream.Msg, h Handler, est E
 // handed back (outcome "retry") so that a later delivery writes it: a job
 // never loses its shard without a fail record, which would leave its
 // waiters without an outcome.
-func (q *Queue) fail(ctx context.Context, msg jetstream.Msg, ev Event, err error) Event {
+func (q *Queue) fail(ctx context.Context, msg *workq.Lease, ev Event, err error) Event {
 	reason := fmt.Sprintf("shard %s: %v", ev.Shard, err)
 	if werr := q.writeFail(ctx, ev.Job, reason); werr != nil {
 		q.cfg.Logger.Error("cluster: cannot record why a job failed; its shard is handed back for another delivery to record it",
 			"job", ev.Job, "shard", ev.Shard, "reason", reason, "err", werr)
-		_ = msg.NakWithDelay(time.Second)
+		_ = msg.Nak(time.Second)
 		ev.Outcome, ev.Err = "retry", fmt.Errorf("recording the failure (%w): %w", err, werr)
 		return ev
 	}
@@ -1137,29 +1239,10 @@ func (q *Queue) fail(ctx context.Context, msg jetstream.Msg, ev Event, err error
 	return ev
 }
 
-// failRecordWait bounds the attempts of writing one fail record: well
-// within the default ack deadline, so that the message is handed back
-// before it is redelivered anyway.
-const failRecordWait = 10 * time.Second
-
-// writeFail creates "fail.<job>" (an existing one, the first reason, is
-// kept), retrying with backoff from 50 ms to 1 s for at most
-// min(failRecordWait, AckWait/2), whether or not ctx has ended.
+// writeFail creates "fail.<job>" with retries (workq.Queue.WriteFail: an
+// existing record, the first reason, is kept).
 func (q *Queue) writeFail(ctx context.Context, job, reason string) error {
-	wait := min(failRecordWait, q.cfg.AckWait/2)
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)
-	defer cancel()
-	backoff := 50 * time.Millisecond
-	for {
-		_, err := q.kv.Create(wctx, "fail."+job, []byte(reason))
-		if err == nil || errors.Is(err, jetstream.ErrKeyExists) {
-			return nil
-		}
-		if !sleep(wctx, backoff) {
-			return fmt.Errorf("cluster: recording why job %s failed (for %s): %w", job, wait, err)
-		}
-		backoff = min(2*backoff, time.Second)
-	}
+	return q.wq.WriteFail(ctx, job, reason)
 }
 
 // Forget deletes everything the cluster holds of a finished job (done,
@@ -1178,20 +1261,19 @@ func (q *Queue) Forget(ctx context.Context, job string) error {
 	if !tokenRE.MatchString(job) {
 		return fmt.Errorf("cluster: job id %q: want 1 to 128 letters, digits, '-' or '_'", job)
 	}
-	if err := q.stream.Purge(ctx, jetstream.WithPurgeSubject("shard."+job+".>")); err != nil {
+	if err := q.wq.PurgeMessages(ctx, job); err != nil {
 		return fmt.Errorf("cluster: purging job %s: %w", job, err)
 	}
 	// The job's own done records (a listing filtered by the server to
 	// "done.<job>.>": the cost is the job's, not the bucket's) and the
 	// results they name.
-	var keys, refs []string
+	var refs []string
 	mine := map[string]bool{}
 	lister, err := q.kv.ListKeysFiltered(ctx, "done."+job+".>")
 	if err != nil {
 		return fmt.Errorf("cluster: job %s done records: %w", job, err)
 	}
 	for k := range lister.Keys() {
-		keys = append(keys, k)
 		e, err := q.kv.Get(ctx, k)
 		if err != nil {
 			continue // deleted meanwhile
@@ -1199,11 +1281,6 @@ func (q *Queue) Forget(ctx context.Context, job string) error {
 		d, _ := parseDone(e.Value())
 		mine[d] = true
 		refs = append(refs, refKey(d, job, strings.TrimPrefix(k, "done."+job+".")))
-	}
-	if bigs, err := q.kv.ListKeysFiltered(ctx, "big."+job+".>"); err == nil {
-		for k := range bigs.Keys() {
-			keys = append(keys, k)
-		}
 	}
 	var errs []error
 	// Drop this job's references, then delete each result no other job
@@ -1241,13 +1318,10 @@ func (q *Queue) Forget(ctx context.Context, job string) error {
 	if len(errs) > 0 { // keep the job record: Forget again retries
 		return fmt.Errorf("cluster: forgetting job %s: %w", job, errors.Join(errs...))
 	}
-	for _, k := range append(keys, "fail."+job, "cancel."+job, "job."+job, "key."+job) {
-		if err := q.kv.Purge(ctx, k); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
-			errs = append(errs, fmt.Errorf("record %s: %w", k, err))
-		}
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("cluster: forgetting job %s: %w", job, errors.Join(errs...))
+	// The job's records, each listed under the job's own prefixes (the
+	// lease, cancel and fail records too).
+	if err := q.wq.Forget(ctx, job, "done", "big", "job", "key"); err != nil {
+		return fmt.Errorf("cluster: forgetting job %s: %w", job, err)
 	}
 	// Chunks of uploads cut short by killed workers, which may have been
 	// this job's (best effort: live uploads are spared, and a failure here
@@ -1256,18 +1330,8 @@ func (q *Queue) Forget(ctx context.Context, job string) error {
 	return nil
 }
 
-// sleep waits d, or less when ctx ends first; it reports whether ctx is
-// still alive (the retry loops' pause between attempts).
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
+// sleep is workq.Sleep.
+func sleep(ctx context.Context, d time.Duration) bool { return workq.Sleep(ctx, d) }
 
 // refKey is the key saying that shard of job has the result digest.
 func refKey(digest, job, shard string) string { return "ref." + digest + "." + job + "." + shard }
@@ -1311,15 +1375,8 @@ func (q *Queue) CleanupFailures() uint64 { return q.cleanupFailures.Load() }
 // Pending returns the number of shard messages not yet delivered and those
 // delivered but not acknowledged (the queue depth, an autoscaling signal).
 func (q *Queue) Pending(ctx context.Context) (pending uint64, ackPending int, err error) {
-	c, err := q.js.Consumer(ctx, StreamName, ConsumerName)
-	if err != nil {
-		return 0, 0, err
-	}
-	info, err := c.Info(ctx)
-	if err != nil {
-		return 0, 0, err
-	}
-	return info.NumPending, info.NumAckPending, nil
+	pending, ackPending, _, err = q.wq.Pending(ctx)
+	return pending, ackPending, err
 }
 
 // CollectOrphans deletes Object Store chunks that no live object refers to

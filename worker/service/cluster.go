@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -100,7 +100,8 @@ type ClusterOptions struct {
 }
 
 // Enabled reports whether the worker is a member of a cluster that other
-// workers can join (shards of conditional turning bands run on it).
+// workers can join (the shards of large simulations, estimates and
+// location-wise statistics run on it: simjob, tilejob, lwjob).
 func (o ClusterOptions) Enabled() bool { return o.NATS != "" || o.Listen != "" }
 
 // clusterMember is a worker's connection to the cluster.
@@ -137,6 +138,12 @@ func joinCluster(ctx context.Context, o ClusterOptions, dataDir, name string, sh
 	if o.NATS != "" {
 		opts := []nats.Option{nats.CustomInboxPrefix(natsauth.InboxPrefix(role)), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
 			logger.Error("NATS", "err", err)
+		}), nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			// Shards held meanwhile are redelivered to others once their
+			// ack wait passes without a heartbeat.
+			logger.Warn("lost the NATS connection; reconnecting", "nats", o.NATS, "err", err)
+		}), nats.ReconnectHandler(func(nc *nats.Conn) {
+			logger.Info("NATS connection regained", "nats", nc.ConnectedUrlRedacted())
 		})}
 		if o.Credentials != "" {
 			key, err := natsauth.ReadKey(o.Credentials)
@@ -201,7 +208,7 @@ func joinCluster(ctx context.Context, o ClusterOptions, dataDir, name string, sh
 		ctx, cancel = context.WithTimeout(ctx, time.Minute)
 		defer cancel()
 	}
-	if m.queue, err = cluster.Open(ctx, m.nc, cluster.Config{AckWait: o.AckWait, Replicas: o.Replicas, Concurrency: o.MaxShards, MaxMemory: o.MaxMemory, Bind: role == natsauth.RoleCompute, Logger: logger}); err != nil {
+	if m.queue, err = cluster.Open(ctx, m.nc, cluster.Config{AckWait: o.AckWait, Replicas: o.Replicas, Concurrency: o.MaxShards, MaxMemory: o.MaxMemory, Bind: role == natsauth.RoleCompute, Logger: logger, WorkerID: shardHolderID(name)}); err != nil {
 		return nil, fmt.Errorf("opening the shard queue: %w", err)
 	}
 	return m, nil
@@ -263,8 +270,7 @@ func (m *clusterMember) work(logger *slog.Logger, threads int) {
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
-		h, est := computeShards(logger, threads, m.queue)
-		if err := m.queue.WorkSized(ctx, h, est, shardLogger(logger)); err != nil {
+		if err := m.queue.WorkKinds(ctx, computeShards(logger, threads, m.queue), shardLogger(logger)); err != nil {
 			logger.Error("shard worker stopped", "err", err)
 		}
 	}()
@@ -323,38 +329,42 @@ type shardKind interface {
 	Estimate(ctx context.Context, job string, spec json.RawMessage, key string) (int64, error)
 }
 
-// computeShards is the shard handler of a worker: it logs each shard it
-// starts and computes it with at most threads cores (0 = all); and the
-// estimator of the shards' memory. Jobs are routed by the prefix of their
-// id (cluster.JobName).
-func computeShards(logger *slog.Logger, threads int, q *cluster.Queue) (cluster.Handler, cluster.Estimator) {
-	sim, tiles, ens := &simjob.Handler{Threads: threads}, &tilejob.Handler{Inputs: q}, &lwjob.Handler{Inputs: q}
-	kind := func(job string) shardKind {
-		switch {
-		case strings.HasPrefix(job, tilejob.JobPrefix):
-			return tiles
-		case strings.HasPrefix(job, lwjob.JobPrefix):
-			return ens
+// computeShards returns the shard handlers of a worker by kind (the
+// ShardKind of simjob, tilejob and lwjob; a shard of another kind fails its
+// job with cluster.ErrUnknownKind): each logs the shards it starts and
+// computes them with at most threads cores (0 = all), and sizes them.
+func computeShards(logger *slog.Logger, threads int, q *cluster.Queue) map[string]cluster.Kind {
+	kinds := map[string]cluster.Kind{}
+	for name, k := range map[string]shardKind{
+		simjob.ShardKind:  &simjob.Handler{Threads: threads},
+		tilejob.ShardKind: &tilejob.Handler{Inputs: q},
+		lwjob.ShardKind:   &lwjob.Handler{Inputs: q},
+	} {
+		kinds[name] = cluster.Kind{
+			Compute: func(ctx context.Context, job string, spec json.RawMessage, key string) ([]byte, error) {
+				logger.Info("shard started", "job", job, "shard", key, "kind", name)
+				if threads > 0 {
+					ctx = geostat.WithWorkers(ctx, threads)
+				}
+				return k.Compute(ctx, job, spec, key)
+			},
+			Estimate: k.Estimate,
 		}
-		return sim
 	}
-	compute := func(ctx context.Context, job string, spec json.RawMessage, key string) ([]byte, error) {
-		logger.Info("shard started", "job", job, "shard", key)
-		if threads > 0 {
-			ctx = geostat.WithWorkers(ctx, threads)
-		}
-		return kind(job).Compute(ctx, job, spec, key)
-	}
-	estimate := func(ctx context.Context, job string, spec json.RawMessage, key string) (int64, error) {
-		return kind(job).Estimate(ctx, job, spec, key)
-	}
-	return compute, estimate
+	return kinds
+}
+
+// shardHolderID names a process in the lease records of the shards it holds:
+// name, the host and the process id.
+func shardHolderID(name string) string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s@%s-%d", name, host, os.Getpid())
 }
 
 // shardLogger logs what happened to every shard message.
 func shardLogger(logger *slog.Logger) func(cluster.Event) {
 	return func(ev cluster.Event) {
-		args := []any{"job", ev.Job, "shard", ev.Shard, "delivery", ev.Delivery, "outcome", ev.Outcome}
+		args := []any{"job", ev.Job, "shard", ev.Shard, "delivery", ev.Delivery, "outcome", ev.Outcome, "kind", ev.Kind}
 		var pe *geostat.PanicError
 		if errors.As(ev.Err, &pe) {
 			logger.Error("shard failed: internal error (panic)", append(args, "panic", fmt.Sprint(pe.Value), "stack", string(pe.Stack))...)
@@ -396,8 +406,7 @@ func RunCompute(ctx context.Context, o ClusterOptions, logger *slog.Logger) erro
 	}
 	defer m.close()
 	logger.Info("geostat compute worker running", "nats", o.NATS, "max_shards", max(o.MaxShards, 1), "threads", o.Threads, "max_memory", o.MaxMemory)
-	h, est := computeShards(logger, o.Threads, m.queue)
-	err = m.queue.WorkSized(ctx, h, est, shardLogger(logger))
+	err = m.queue.WorkKinds(ctx, computeShards(logger, o.Threads, m.queue), shardLogger(logger))
 	logger.Info("geostat compute worker stopped")
 	return err
 }

@@ -83,8 +83,10 @@ type Options struct {
 	// running job (jobs.Options.OnProgress); tests use it to inject faults.
 	OnJobProgress func(id, task string, percent int)
 	// Cluster makes the worker a member of a NATS JetStream cluster that
-	// runs the conditional turning-bands simulations as shards (zero: no
-	// cluster, every job runs in this process).
+	// runs large jobs as shards on its compute workers: turning-bands
+	// simulations (simjob), knn, idw and kriging estimates onto many
+	// targets (tilejob) and location-wise statistics of large ensembles
+	// (lwjob) (zero: no cluster, every job runs in this process).
 	Cluster ClusterOptions
 }
 

@@ -29,9 +29,13 @@ import (
 	"github.com/geostat-engine/geostat/worker/cluster"
 )
 
-// JobPrefix starts the cluster job ids of location-wise jobs; a compute
-// worker routes their shards to a Handler.
+// JobPrefix starts the cluster job ids of location-wise jobs (a name
+// only: shards are routed by their ShardKind).
 const JobPrefix = "lw-"
+
+// ShardKind is the shard kind of location-wise jobs (cluster.SubmitKind): a
+// compute worker computes their shards with a Handler.
+const ShardKind = "lw"
 
 // specVersion is the layout of the spec; a compute worker refuses others.
 const specVersion = 1
@@ -212,6 +216,19 @@ type Runner struct {
 	// run as shards, and the largest tile the api worker should read the
 	// ensemble in (0: DefaultCells).
 	Cells int
+	// Notice, when not nil, gets what the job's progress message should
+	// say while it waits on its shards: a shard lost by a compute worker
+	// that went silent, and when it is redelivered (cluster.Queue.Follow).
+	// ctx is the one given to Run (the job's).
+	Notice func(ctx context.Context, msg string)
+}
+
+// notice is r.Notice for the run of ctx, or nil.
+func (r *Runner) notice(ctx context.Context) func(string) {
+	if r.Notice == nil {
+		return nil
+	}
+	return func(msg string) { r.Notice(ctx, msg) }
 }
 
 // DefaultCells is the default Runner.Cells.
@@ -299,7 +316,7 @@ func (r *Runner) Run(ctx context.Context, ops ensemble.Operations, src ensemble.
 	for i, t := range sp.Tiles {
 		keys[i] = t.Key()
 	}
-	if err := r.Queue.SubmitWait(ctx, job, raw, keys, func(done, total int) { report(total+done, 2*total) }); err != nil {
+	if err := r.Queue.SubmitFollow(ctx, ShardKind, job, raw, keys, func(done, total int) { report(total+done, 2*total) }, r.notice(ctx)); err != nil {
 		return nil, err
 	}
 	outs = lw.Outputs()

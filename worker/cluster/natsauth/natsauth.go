@@ -10,8 +10,8 @@
 // compute) may only do shard work: take shard messages from the shard
 // consumer and acknowledge them, read the job specs, done and fail records
 // of the shard bucket and watch its cancel records, read the Object Store
-// of inputs and results, and write results, done, fail and "too large"
-// records. It cannot read the job records or the queued requests, queue a
+// of inputs and results, and write results, done, fail, "too large" and
+// lease records. It cannot read the job records or the queued requests, queue a
 // job or a shard, read a shard message other than through the consumer,
 // nor create, update, purge or delete a stream, a consumer or a bucket.
 //
@@ -107,10 +107,10 @@ func Permissions(role string) *server.Permissions {
 				kvGet + "job.>", kvGet + "done.>", kvGet + "fail.>",
 				"$JS.API.CONSUMER.CREATE." + kvShardStream + ".*.$KV." + ShardBucket + ".cancel.>",
 				"$JS.FC." + kvShardStream + ".>",
-				// Write results, done, fail, "too large" and result
-				// reference records.
+				// Write results, done, fail, "too large", result
+				// reference and lease (heartbeat) records.
 				"$KV." + ShardBucket + ".done.>", "$KV." + ShardBucket + ".fail.>", "$KV." + ShardBucket + ".big.>",
-				"$KV." + ShardBucket + ".ref.>",
+				"$KV." + ShardBucket + ".ref.>", "$KV." + ShardBucket + ".lease.>",
 				// Read inputs and results; store results.
 				"$JS.API.DIRECT.GET." + objShardStream + ".$O." + ObjectBucket + ".M.>",
 				"$JS.API.CONSUMER.CREATE." + objShardStream + ".*.$O." + ObjectBucket + ".C.>",

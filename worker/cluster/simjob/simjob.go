@@ -423,6 +423,19 @@ type Runner struct {
 	// its own budget).
 	MaxMemory int64
 	Threads   int
+	// Notice, when not nil, gets what the job's progress message should
+	// say while it waits on its shards: a shard lost by a compute worker
+	// that went silent, and when it is redelivered (cluster.Queue.Follow).
+	// ctx is the one given to Run (the job's).
+	Notice func(ctx context.Context, msg string)
+}
+
+// notice is r.Notice for the run of ctx, or nil.
+func (r *Runner) notice(ctx context.Context) func(string) {
+	if r.Notice == nil {
+		return nil
+	}
+	return func(msg string) { r.Notice(ctx, msg) }
 }
 
 // ErrShardTooLarge is returned by Run for a job with a shard above
@@ -463,7 +476,7 @@ func (r *Runner) Run(ctx context.Context, in tbsim.Input, p tbsim.Params, writer
 	if err != nil {
 		return err
 	}
-	if err := r.Queue.Submit(ctx, job, spec, keys); err != nil {
+	if err := r.Queue.SubmitKind(ctx, ShardKind, job, spec, keys); err != nil {
 		return fmt.Errorf("submitting the shards: %w", err)
 	}
 	// Whatever the outcome, the cluster forgets the job once Run returns:
@@ -489,7 +502,7 @@ func (r *Runner) Run(ctx context.Context, in tbsim.Input, p tbsim.Params, writer
 				waitErr = geostat.NewPanicError(p)
 			}
 		}()
-		st, waitErr = r.Queue.WaitShards(wctx, job, func(key string, n, total int) {
+		st, waitErr = r.Queue.Follow(wctx, job, func(key string, n, total int) {
 			mu.Lock()
 			done[key] = true
 			mu.Unlock()
@@ -500,7 +513,7 @@ func (r *Runner) Run(ctx context.Context, in tbsim.Input, p tbsim.Params, writer
 			if progress != nil {
 				progress(n, total)
 			}
-		})
+		}, r.notice(ctx))
 	}()
 	isDone := func(key string) bool {
 		mu.Lock()
@@ -550,8 +563,13 @@ func (r *Runner) Run(ctx context.Context, in tbsim.Input, p tbsim.Params, writer
 	return err
 }
 
-// JobPrefix starts the cluster job ids of simulations.
+// JobPrefix starts the cluster job ids of simulations (a name only: shards
+// are routed by their ShardKind).
 const JobPrefix = "sim-"
+
+// ShardKind is the shard kind of simulations (cluster.SubmitKind): a compute
+// worker computes their shards with a Handler.
+const ShardKind = "sim"
 
 // errJobOver is what the assembler's fetch answers when the job's watch
 // ended before the shard was done (the job failed or was cancelled, or

@@ -42,9 +42,13 @@ import (
 	"github.com/geostat-engine/geostat/worker/cluster"
 )
 
-// JobPrefix starts the cluster job ids of estimation jobs; a compute worker
-// routes their shards to a Handler.
+// JobPrefix starts the cluster job ids of estimation jobs (a name only:
+// shards are routed by their ShardKind).
 const JobPrefix = "tile-"
+
+// ShardKind is the shard kind of estimation jobs (cluster.SubmitKind): a compute
+// worker computes their shards with a Handler.
+const ShardKind = "tile"
 
 // DefaultTileTargets is the default number of targets of a tile (256
 // kriging chunks, 1,048,576 targets).
@@ -557,6 +561,19 @@ type Runner struct {
 	// multiple of kriging.EstimateChunk; 0: DefaultTileTargets). An
 	// estimation of at most that many targets is not worth sharding.
 	TileTargets int
+	// Notice, when not nil, gets what the job's progress message should
+	// say while it waits on its shards: a shard lost by a compute worker
+	// that went silent, and when it is redelivered (cluster.Queue.Follow).
+	// ctx is the one given to Run (the job's).
+	Notice func(ctx context.Context, msg string)
+}
+
+// notice is r.Notice for the run of ctx, or nil.
+func (r *Runner) notice(ctx context.Context) func(string) {
+	if r.Notice == nil {
+		return nil
+	}
+	return func(msg string) { r.Notice(ctx, msg) }
 }
 
 // Sharded reports whether an estimation of n targets runs as shards: more
@@ -599,7 +616,7 @@ func (r *Runner) Run(ctx context.Context, e *Estimation, progress func(done, tot
 	if err != nil {
 		return nil, err
 	}
-	if err := r.Queue.SubmitWait(ctx, job, sp, keys, progress); err != nil {
+	if err := r.Queue.SubmitFollow(ctx, ShardKind, job, sp, keys, progress, r.notice(ctx)); err != nil {
 		return nil, err
 	}
 	cols = make([][]float64, e.Columns())

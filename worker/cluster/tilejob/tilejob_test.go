@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -179,7 +182,13 @@ func TestRunner(t *testing.T) {
 	for _, tc := range cases {
 		e := es[tc.name]
 		what := fmt.Sprintf("%s, tiles of %d, %d workers, kill %v", tc.name, tc.tile, tc.workers, tc.kill)
-		r := &tilejob.Runner{Queue: q, TileTargets: tc.tile}
+		var notices []string
+		var noticesMu sync.Mutex
+		r := &tilejob.Runner{Queue: q, TileTargets: tc.tile, Notice: func(_ context.Context, msg string) {
+			noticesMu.Lock()
+			notices = append(notices, msg)
+			noticesMu.Unlock()
+		}}
 		var got [][]float64
 		var last, total int
 		killed, evs, err := clustertest.Run(t, ctx, q, (&tilejob.Handler{Inputs: q}).Compute, tc.workers, tc.kill, func(ctx context.Context) error {
@@ -199,6 +208,16 @@ func TestRunner(t *testing.T) {
 			keys[i] = tl.Key()
 		}
 		clustertest.CheckEvents(t, keys, killed, evs)
+		if tc.kill {
+			// The job's progress message names the lost tile and its
+			// redelivery.
+			want := fmt.Sprintf("shard %d of %d lost: compute worker ", slices.Index(keys, killed)+1, len(keys))
+			noticesMu.Lock()
+			require.True(t, slices.ContainsFunc(notices, func(m string) bool {
+				return strings.HasPrefix(m, want) && strings.Contains(m, "redelivered after the 2s ack wait")
+			}), "%s: notices %q", what, notices)
+			noticesMu.Unlock()
+		}
 		requireBits(t, single(t, e), got, what)
 		clustertest.RequireEmpty(t, ctx, nc)
 	}

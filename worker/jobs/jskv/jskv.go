@@ -25,6 +25,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/geostat-engine/geostat/worker/internal/workq"
 	"github.com/geostat-engine/geostat/worker/jobs"
 )
 
@@ -58,11 +59,11 @@ type Config struct {
 // Store is one process's handle on the shared job records and queue. It
 // implements jobs.Shared.
 type Store struct {
-	cfg  Config
-	nc   *nats.Conn
-	js   jetstream.JetStream
-	kv   jetstream.KeyValue
-	cons jetstream.Consumer
+	cfg Config
+	nc  *nats.Conn
+	js  jetstream.JetStream
+	kv  jetstream.KeyValue
+	wq  *workq.Queue
 }
 
 var _ jobs.Shared = (*Store)(nil)
@@ -79,28 +80,15 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Store, error) {
 	if cfg.Duplicates <= 0 {
 		cfg.Duplicates = 10 * time.Minute
 	}
-	js, err := jetstream.New(nc)
+	wq, err := workq.Open(ctx, nc, workq.Config{
+		Stream: Stream, Subject: subject[:len(subject)-1], StreamSubjects: []string{subject + "*"},
+		Consumer: Consumer, Bucket: Bucket,
+		Replicas: cfg.Replicas, AckWait: cfg.AckWait, Duplicates: cfg.Duplicates,
+	})
 	if err != nil {
-		return nil, fmt.Errorf("jskv: jetstream: %w", err)
+		return nil, fmt.Errorf("jskv: %w", err)
 	}
-	s := &Store{cfg: cfg, nc: nc, js: js}
-	if s.kv, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: Bucket, Storage: jetstream.FileStorage, Replicas: cfg.Replicas}); err != nil {
-		return nil, fmt.Errorf("jskv: bucket %s: %w", Bucket, err)
-	}
-	if _, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name: Stream, Subjects: []string{subject + "*"},
-		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage,
-		Duplicates: cfg.Duplicates, Replicas: cfg.Replicas,
-	}); err != nil {
-		return nil, fmt.Errorf("jskv: stream %s: %w", Stream, err)
-	}
-	if s.cons, err = js.CreateOrUpdateConsumer(ctx, Stream, jetstream.ConsumerConfig{
-		Durable: Consumer, AckPolicy: jetstream.AckExplicitPolicy, AckWait: cfg.AckWait,
-		MaxDeliver: -1, MaxAckPending: -1, Replicas: cfg.Replicas,
-	}); err != nil {
-		return nil, fmt.Errorf("jskv: consumer %s: %w", Consumer, err)
-	}
-	return s, nil
+	return &Store{cfg: cfg, nc: nc, js: wq.JetStream(), kv: wq.KV(), wq: wq}, nil
 }
 
 var idRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
@@ -293,119 +281,4 @@ func (s *Store) watch(ctx context.Context, filter string, f func(jetstream.KeyVa
 	case <-time.After(opTimeout):
 		return fmt.Errorf("jskv: watching %s: the stored values did not arrive in %s", filter, opTimeout)
 	}
-}
-
-// Publish queues a job with its request. Publishing the same job again
-// within the Duplicates window queues it once.
-func (s *Store) Publish(ctx context.Context, id string, request []byte) error {
-	if _, err := recKey(id); err != nil {
-		return err
-	}
-	if _, err := s.js.Publish(ctx, subject+id, request, jetstream.WithMsgID(id)); err != nil {
-		return fmt.Errorf("jskv: queueing job %s: %w", id, err)
-	}
-	return nil
-}
-
-// nextWait bounds one pull request, so that a worker that stops leaves no
-// request behind for long.
-const nextWait = 5 * time.Second
-
-// Next waits for the next queued job until ctx ends.
-func (s *Store) Next(ctx context.Context) (jobs.Delivery, error) {
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		fctx, cancel := context.WithTimeout(ctx, nextWait)
-		msg, err := s.cons.Next(jetstream.FetchContext(fctx))
-		cancel()
-		if dl, ok := ctx.Deadline(); ok && err != nil && !time.Now().Before(dl) {
-			return nil, context.DeadlineExceeded
-		}
-		if ctx.Err() != nil {
-			if msg != nil {
-				_ = msg.Nak()
-			}
-			return nil, ctx.Err()
-		}
-		if errors.Is(err, jetstream.ErrNoMessages) || errors.Is(err, nats.ErrTimeout) ||
-			errors.Is(err, context.DeadlineExceeded) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("jskv: taking a job: %w", err)
-		}
-		id := msg.Subject()[len(subject):]
-		return delivery{id: id, msg: msg, nc: s.nc}, nil
-	}
-}
-
-type delivery struct {
-	id  string
-	msg jetstream.Msg
-	nc  *nats.Conn
-}
-
-func (d delivery) JobID() string     { return d.id }
-func (d delivery) Request() []byte   { return d.msg.Data() }
-func (d delivery) InProgress() error { return d.msg.InProgress() }
-
-// Nak puts the job back, to be delivered again after delay. It returns
-// once the server has read it (a flush of the connection), so that a
-// worker putting its jobs back as it stops does not exit (or see its
-// server stop) with the request unsent, leaving the job held until the
-// ack deadline.
-func (d delivery) Nak(delay time.Duration) error {
-	var err error
-	if delay <= 0 {
-		err = d.msg.Nak()
-	} else {
-		err = d.msg.NakWithDelay(delay)
-	}
-	if err != nil || d.nc == nil {
-		return err
-	}
-	return d.nc.FlushTimeout(opTimeout)
-}
-
-// Ack waits for the server's confirmation, so that a finished job is not
-// delivered again.
-func (d delivery) Ack() error {
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
-	return d.msg.DoubleAck(ctx)
-}
-
-// RequestCancel records a cancel request for the worker running the job.
-func (s *Store) RequestCancel(ctx context.Context, id string) error {
-	k, err := cancelKey(id)
-	if err != nil {
-		return err
-	}
-	if _, err := s.kv.Put(ctx, k, []byte(time.Now().UTC().Format(time.RFC3339Nano))); err != nil {
-		return fmt.Errorf("jskv: requesting the cancellation of job %s: %w", id, err)
-	}
-	return nil
-}
-
-// WatchCancels passes every cancel request, past and new, to f.
-func (s *Store) WatchCancels(ctx context.Context, f func(id string)) error {
-	return s.watch(ctx, "cancel.*", func(e jetstream.KeyValueEntry) {
-		if e.Operation() == jetstream.KeyValuePut {
-			f(e.Key()[len("cancel."):])
-		}
-	})
-}
-
-// ClearCancel forgets a job's cancel request.
-func (s *Store) ClearCancel(ctx context.Context, id string) error {
-	k, err := cancelKey(id)
-	if err != nil {
-		return err
-	}
-	if err := s.kv.Purge(ctx, k); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
-		return fmt.Errorf("jskv: clearing the cancel request of job %s: %w", id, err)
-	}
-	return nil
 }
