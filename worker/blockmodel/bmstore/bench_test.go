@@ -69,6 +69,8 @@ func BenchmarkAddFloat64Column(b *testing.B) {
 	batch := Column{Type: Float64, Floats: make([]float64, batchRows)}
 	for b.Loop() {
 		var ver *Version
+		addStart := nowSeconds()
+		var asecs float64
 		addPeak := peakHeap(func() {
 			tx, err := s.Begin("m")
 			if err != nil {
@@ -93,6 +95,7 @@ func BenchmarkAddFloat64Column(b *testing.B) {
 			if ver, err = tx.Commit(Meta{}); err != nil {
 				b.Fatal(err)
 			}
+			asecs = nowSeconds() - addStart
 		})
 		col := ver.Columns[len(ver.Columns)-1]
 		f, err := os.CreateTemp(b.TempDir(), "query-*.parquet")
@@ -132,6 +135,7 @@ func BenchmarkAddFloat64Column(b *testing.B) {
 		b.ReportMetric(float64(addPeak)/(1<<20), "add-peak-MiB")
 		b.ReportMetric(float64(qPeak)/(1<<20), "query-peak-MiB")
 		b.ReportMetric(float64(n*8)/1e6/qsecs, "query-MB/s")
+		b.ReportMetric(float64(n*8)/1e6/asecs, "add-MB/s")
 	}
 	b.SetBytes(n * 8)
 }
