@@ -379,21 +379,17 @@ func (t *Tx) Commit(meta Meta) (*Version, error) {
 		v.BaseVersionID = &b
 	}
 	// version_id per row.
+	// A new model, a geometry change (every column rewritten) or a change
+	// that wrote every row: one constant.
 	switch {
 	case t.base == nil || t.rows != t.base.Rows || (t.anyRow && allSet(t.written, t.rows)):
 		v.VersionIDConst = int64(n)
-		if t.base != nil && !t.anyRow {
-			v.VersionIDConst = int64(n)
-		}
 	case !t.anyRow:
 		v.VersionIDFile, v.VersionIDConst = t.base.VersionIDFile, t.base.VersionIDConst
 	default:
 		if err := t.writeVersionIDs(v); err != nil {
 			return nil, err
 		}
-	}
-	if t.base == nil {
-		v.VersionIDConst = 1
 	}
 	t.s.hook("columns")
 	for final, tmp := range t.files {
