@@ -542,3 +542,39 @@ func TestCrashSafety(t *testing.T) {
 		})
 	}
 }
+
+func TestGeometryChangeRewritesEveryColumn(t *testing.T) {
+	s, err := Open(t.TempDir())
+	require.NoError(t, err)
+	newModel(t, s, "m", 5)
+	tx, err := s.Begin("m")
+	require.NoError(t, err)
+	w, err := tx.AddColumn(ColumnMeta{Title: "a", DataType: Int16})
+	require.NoError(t, err)
+	require.NoError(t, w.Write(Column{Type: Int16, Ints: []int64{1, 2, 3, 4, 5}}))
+	require.NoError(t, w.Close())
+	v2, err := tx.Commit(Meta{})
+	require.NoError(t, err)
+
+	tx, err = s.Begin("m")
+	require.NoError(t, err)
+	require.NoError(t, tx.SetRows(3))
+	_, err = tx.Commit(Meta{})
+	require.Error(t, err, "column a not rewritten for the new row count")
+
+	tx, err = s.Begin("m")
+	require.NoError(t, err)
+	require.NoError(t, tx.SetRows(3))
+	w, err = tx.UpdateColumn(v2.Columns[0].ColID, false)
+	require.NoError(t, err)
+	require.NoError(t, w.Write(Column{Type: Int16, Ints: []int64{7, 8, 9}, Given: []bool{true, false, true}}))
+	require.NoError(t, w.Close())
+	v3, err := tx.Commit(Meta{})
+	require.NoError(t, err)
+	require.Equal(t, int64(3), v3.Rows)
+	got := readAll(t, s, "m", 3, "a", 2)
+	require.Equal(t, []bool{false, true, false}, got.Null, "no old row to merge from after a geometry change")
+	require.Equal(t, int64(7), got.Ints[0])
+	old := readAll(t, s, "m", 2, "a", 2)
+	require.Equal(t, []int64{1, 2, 3, 4, 5}, old.Ints)
+}
