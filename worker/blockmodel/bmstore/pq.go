@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 
@@ -172,8 +173,19 @@ func (tw *tableWriter) write(cols []*Column) error {
 		hi := min(n, lo+tw.group-tw.inGroup, lo+8192)
 		for c, col := range cols {
 			tw.buf = tw.buf[:0]
-			for r := lo; r < hi; r++ {
-				tw.buf = append(tw.buf, toValue(col, r, c))
+			if col.Type == Float64 && col.Null == nil {
+				// Fast path of the common type.
+				for _, f := range col.Floats[lo:hi] {
+					if f != f {
+						tw.buf = append(tw.buf, parquet.Value{}.Level(0, 0, c))
+					} else {
+						tw.buf = append(tw.buf, parquet.DoubleValue(f).Level(0, 1, c))
+					}
+				}
+			} else {
+				for r := lo; r < hi; r++ {
+					tw.buf = append(tw.buf, toValue(col, r, c))
+				}
 			}
 			if _, err := cws[c].WriteRowValues(tw.buf); err != nil {
 				return fmt.Errorf("parquet write: %w", err)
@@ -237,8 +249,21 @@ func (r *colReader) read(dst *Column, n int) (int, error) {
 	for got < n {
 		if r.pos < len(r.buf) {
 			k := min(n-got, len(r.buf)-r.pos)
-			for _, v := range r.buf[r.pos : r.pos+k] {
-				appendValue(dst, v)
+			if dst.Type == Float64 {
+				// Fast path of the common type.
+				for _, v := range r.buf[r.pos : r.pos+k] {
+					null := v.IsNull()
+					f := math.NaN()
+					if !null {
+						f = v.Double()
+					}
+					dst.Floats = append(dst.Floats, f)
+					dst.Null = append(dst.Null, null)
+				}
+			} else {
+				for _, v := range r.buf[r.pos : r.pos+k] {
+					appendValue(dst, v)
+				}
 			}
 			r.pos += k
 			got += k

@@ -578,3 +578,24 @@ func TestGeometryChangeRewritesEveryColumn(t *testing.T) {
 	old := readAll(t, s, "m", 2, "a", 2)
 	require.Equal(t, []int64{1, 2, 3, 4, 5}, old.Ints)
 }
+
+func TestNaNIsNull(t *testing.T) {
+	s, err := Open(t.TempDir())
+	require.NoError(t, err)
+	newModel(t, s, "m", 3)
+	tx, err := s.Begin("m")
+	require.NoError(t, err)
+	for _, typ := range []DataType{Float64, Float32} {
+		w, err := tx.AddColumn(ColumnMeta{Title: string(typ), DataType: typ})
+		require.NoError(t, err)
+		require.NoError(t, w.Write(Column{Type: typ, Floats: []float64{1, math.NaN(), 3}}))
+		require.NoError(t, w.Close())
+	}
+	_, err = tx.Commit(Meta{})
+	require.NoError(t, err)
+	for _, typ := range []string{"Float64", "Float32"} {
+		got := readAll(t, s, "m", 2, typ, 2)
+		require.Equal(t, []bool{false, true, false}, got.Null, typ)
+		require.Equal(t, 3.0, got.Floats[2])
+	}
+}
