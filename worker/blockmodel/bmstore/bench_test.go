@@ -1,0 +1,145 @@
+package bmstore
+
+import (
+	"errors"
+	"io"
+	"os"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// benchRows is 10,000,000 unless BMSTORE_BENCH_ROWS says otherwise (100,000
+// with -short).
+func benchRows(b *testing.B) int64 {
+	if v, err := strconv.ParseInt(os.Getenv("BMSTORE_BENCH_ROWS"), 10, 64); err == nil && v > 0 {
+		return v
+	}
+	if testing.Short() {
+		return 100_000
+	}
+	return 10_000_000
+}
+
+// peakHeap samples HeapInuse while f runs and returns the peak above the
+// value before.
+func peakHeap(f func()) uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	base, peak := ms.HeapInuse, ms.HeapInuse
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		var m runtime.MemStats
+		for {
+			runtime.ReadMemStats(&m)
+			peak = max(peak, m.HeapInuse)
+			select {
+			case <-done:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	f()
+	close(done)
+	<-stopped
+	runtime.ReadMemStats(&ms)
+	return max(peak, ms.HeapInuse) - base
+}
+
+// BenchmarkAddFloat64Column commits a new Float64 column to an N-row model
+// from batches of 100,000 rows, then queries it to a Parquet file.
+func BenchmarkAddFloat64Column(b *testing.B) {
+	n := benchRows(b)
+	s, err := Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	tx, err := s.Create(Model{ID: "m"}, n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := tx.Commit(Meta{}); err != nil {
+		b.Fatal(err)
+	}
+	batch := Column{Type: Float64, Floats: make([]float64, batchRows)}
+	for b.Loop() {
+		var ver *Version
+		addStart := nowSeconds()
+		var asecs float64
+		addPeak := peakHeap(func() {
+			tx, err := s.Begin("m")
+			if err != nil {
+				b.Fatal(err)
+			}
+			w, err := tx.AddColumn(ColumnMeta{Title: NewUUID()[:8], DataType: Float64})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for lo := int64(0); lo < n; lo += batchRows {
+				k := min(n-lo, batchRows)
+				for r := range k {
+					batch.Floats[r] = float64(lo+r) * 0.37
+				}
+				if err := w.Write(Column{Type: Float64, Floats: batch.Floats[:k]}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := w.Close(); err != nil {
+				b.Fatal(err)
+			}
+			if ver, err = tx.Commit(Meta{}); err != nil {
+				b.Fatal(err)
+			}
+			asecs = nowSeconds() - addStart
+		})
+		col := ver.Columns[len(ver.Columns)-1]
+		f, err := os.CreateTemp(b.TempDir(), "query-*.parquet")
+		if err != nil {
+			b.Fatal(err)
+		}
+		var qsecs float64
+		qPeak := peakHeap(func() {
+			start := nowSeconds()
+			sc, err := s.Scan("m", ver.VersionID, []string{col.ColID}, 0, n, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			q, err := NewQueryWriter(f, []string{col.Title}, []DataType{Float64}, QueryOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for {
+				cols, err := sc.Next()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := q.Write(cols); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := q.Close(); err != nil {
+				b.Fatal(err)
+			}
+			sc.Close()
+			qsecs = nowSeconds() - start
+		})
+		f.Close()
+		b.ReportMetric(float64(addPeak)/(1<<20), "add-peak-MiB")
+		b.ReportMetric(float64(qPeak)/(1<<20), "query-peak-MiB")
+		b.ReportMetric(float64(n*8)/1e6/qsecs, "query-MB/s")
+		b.ReportMetric(float64(n*8)/1e6/asecs, "add-MB/s")
+	}
+	b.SetBytes(n * 8)
+}
+
+func nowSeconds() float64 { return float64(timeNow().UnixNano()) / 1e9 }
+
+var timeNow = time.Now

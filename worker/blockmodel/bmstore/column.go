@@ -1,0 +1,218 @@
+// Package bmstore is the durable column store of the block model area: a
+// model is a table of N rows (row index 0..N-1 in the geometry's canonical
+// order) with user columns and caller-named internal columns (sub-block
+// identity), kept as immutable numbered versions.
+//
+// Layout under the root directory given to Open:
+//
+//	jobs/<job_id>.json                 job records (A.6)
+//	models/<model_id>/model.json       model record (replaced atomically)
+//	models/<model_id>/latest           number of the latest committed version
+//	models/<model_id>/v/<n>.json       immutable manifest of version n
+//	models/<model_id>/c/<n>-<col>.parquet  column data written by version n
+//	models/<model_id>/tmp/             temporary files, cleared at Open
+//
+// Every file is written to tmp/, fsynced, renamed into place and its
+// directory fsynced. A commit writes its column files, then its manifest,
+// then the latest pointer: the pointer's rename is the commit point, so a
+// crash at any point leaves the previous latest version intact. Open removes
+// manifests above the pointer and column files no committed manifest refers
+// to. A version records only what changed: a column added writes one file,
+// unchanged columns are referenced by the manifest, not copied. The per-row
+// version_id is kept as a column file, or as a constant when every row was
+// written by one version.
+//
+// Float16 columns are stored with Float32 physical type (parquet-go has no
+// public FLOAT16 logical type); values are widened, not rounded.
+package bmstore
+
+import (
+	"fmt"
+	"math"
+)
+
+// DataType is a user column's data type (A.4.2).
+type DataType string
+
+// The data types of A.4.2. Timestamp is microseconds since the epoch, UTC;
+// Date32 is days since the epoch.
+const (
+	Boolean   DataType = "Boolean"
+	Int8      DataType = "Int8"
+	Int16     DataType = "Int16"
+	Int32     DataType = "Int32"
+	Int64     DataType = "Int64"
+	UInt8     DataType = "UInt8"
+	UInt16    DataType = "UInt16"
+	UInt32    DataType = "UInt32"
+	UInt64    DataType = "UInt64"
+	Float16   DataType = "Float16"
+	Float32   DataType = "Float32"
+	Float64   DataType = "Float64"
+	Utf8      DataType = "Utf8"
+	Date32    DataType = "Date32"
+	Timestamp DataType = "Timestamp"
+)
+
+// kind is the in-memory slice a data type uses.
+type kind int
+
+const (
+	kBool kind = iota
+	kInt
+	kUint
+	kFloat
+	kString
+)
+
+func (t DataType) kind() (kind, error) {
+	switch t {
+	case Boolean:
+		return kBool, nil
+	case Int8, Int16, Int32, Int64, Date32, Timestamp:
+		return kInt, nil
+	case UInt8, UInt16, UInt32, UInt64:
+		return kUint, nil
+	case Float16, Float32, Float64:
+		return kFloat, nil
+	case Utf8:
+		return kString, nil
+	}
+	return 0, fmt.Errorf("unknown data type %q", string(t))
+}
+
+// Valid reports whether t is one of the known data types.
+func (t DataType) Valid() bool { _, err := t.kind(); return err == nil }
+
+// Column is a batch of values of one column in row order. Exactly one of the
+// typed slices is used, by Type: Bools (Boolean), Ints (signed integers,
+// Date32, Timestamp), Uints (unsigned integers), Floats (Float16/32/64) or
+// Strings (Utf8). Null[r], when Null is non-nil, marks row r as having no
+// value; a NaN in Floats is a null too. Given, when non-nil, marks the rows an
+// update supplies (absent rows keep their value with merge and become null
+// with replace); it is ignored elsewhere.
+type Column struct {
+	Type    DataType
+	Bools   []bool
+	Ints    []int64
+	Uints   []uint64
+	Floats  []float64
+	Strings []string
+	Null    []bool
+	Given   []bool
+}
+
+// Len is the number of rows of the batch.
+func (c *Column) Len() int {
+	switch k, _ := c.Type.kind(); k {
+	case kBool:
+		return len(c.Bools)
+	case kInt:
+		return len(c.Ints)
+	case kUint:
+		return len(c.Uints)
+	case kFloat:
+		return len(c.Floats)
+	default:
+		return len(c.Strings)
+	}
+}
+
+// IsNull reports whether row r is null (including NaN floats).
+func (c *Column) IsNull(r int) bool {
+	if c.Null != nil && c.Null[r] {
+		return true
+	}
+	if c.Floats != nil && math.IsNaN(c.Floats[r]) {
+		return true
+	}
+	return false
+}
+
+func (c *Column) check() error {
+	if _, err := c.Type.kind(); err != nil {
+		return err
+	}
+	n := c.Len()
+	if c.Null != nil && len(c.Null) != n {
+		return fmt.Errorf("column batch: %d null flags for %d rows", len(c.Null), n)
+	}
+	if c.Given != nil && len(c.Given) != n {
+		return fmt.Errorf("column batch: %d given flags for %d rows", len(c.Given), n)
+	}
+	return nil
+}
+
+// newColumn returns an empty batch of type t with capacity n and a Null slice.
+func newColumn(t DataType, n int) Column {
+	c := Column{Type: t, Null: make([]bool, 0, n)}
+	switch k, _ := t.kind(); k {
+	case kBool:
+		c.Bools = make([]bool, 0, n)
+	case kInt:
+		c.Ints = make([]int64, 0, n)
+	case kUint:
+		c.Uints = make([]uint64, 0, n)
+	case kFloat:
+		c.Floats = make([]float64, 0, n)
+	default:
+		c.Strings = make([]string, 0, n)
+	}
+	return c
+}
+
+// reset empties c keeping its capacity.
+func (c *Column) reset() {
+	c.Bools, c.Ints, c.Uints = c.Bools[:0], c.Ints[:0], c.Uints[:0]
+	c.Floats, c.Strings, c.Null = c.Floats[:0], c.Strings[:0], c.Null[:0]
+	if c.Bools == nil && c.Type == Boolean {
+		c.Bools = []bool{}
+	}
+}
+
+// appendFrom appends row r of src (same type) to c.
+func (c *Column) appendFrom(src *Column, r int) {
+	null := src.IsNull(r)
+	c.Null = append(c.Null, null)
+	switch k, _ := c.Type.kind(); k {
+	case kBool:
+		c.Bools = append(c.Bools, !null && src.Bools[r])
+	case kInt:
+		c.Ints = append(c.Ints, zeroIf(null, src.Ints, r))
+	case kUint:
+		c.Uints = append(c.Uints, zeroIf(null, src.Uints, r))
+	case kFloat:
+		v := math.NaN()
+		if !null {
+			v = src.Floats[r]
+		}
+		c.Floats = append(c.Floats, v)
+	default:
+		c.Strings = append(c.Strings, zeroIf(null, src.Strings, r))
+	}
+}
+
+// appendNull appends a null row.
+func (c *Column) appendNull() {
+	c.Null = append(c.Null, true)
+	switch k, _ := c.Type.kind(); k {
+	case kBool:
+		c.Bools = append(c.Bools, false)
+	case kInt:
+		c.Ints = append(c.Ints, 0)
+	case kUint:
+		c.Uints = append(c.Uints, 0)
+	case kFloat:
+		c.Floats = append(c.Floats, math.NaN())
+	default:
+		c.Strings = append(c.Strings, "")
+	}
+}
+
+func zeroIf[T any](null bool, s []T, r int) T {
+	var z T
+	if null {
+		return z
+	}
+	return s[r]
+}

@@ -1,0 +1,196 @@
+package bmstore
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// ColumnWriter streams one column's N rows, in row order, to a file of an
+// open change. Close it before the next column operation of the change.
+type ColumnWriter struct {
+	t       *Tx
+	meta    ColumnMeta
+	isNew   bool
+	replace bool
+	old     *colReader
+	oldBuf  Column
+	out     Column
+	f       *os.File
+	bw      *bufio.Writer
+	tw      *tableWriter
+	name    string
+	rows    int64
+	given   int64
+}
+
+func (t *Tx) newFileWriter(name string, typ DataType) (*ColumnWriter, error) {
+	dir := t.s.modelDir(t.id)
+	for _, d := range []string{filepath.Join(dir, "tmp"), filepath.Join(dir, "c")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("bmstore: %w", err)
+		}
+	}
+	f, err := os.CreateTemp(filepath.Join(dir, "tmp"), "col-*")
+	if err != nil {
+		return nil, fmt.Errorf("bmstore: %w", err)
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	tw, err := newTableWriter(bw, []string{"v"}, []DataType{typ}, storeRowGroup)
+	if err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
+	return &ColumnWriter{t: t, f: f, bw: bw, tw: tw, name: name}, nil
+}
+
+func (t *Tx) newWriter(meta ColumnMeta, old *colReader, replace, isNew bool) (*ColumnWriter, error) {
+	meta.File = fmt.Sprintf("%d-%s.parquet", t.next(), meta.ColID)
+	cw, err := t.newFileWriter(meta.File, meta.DataType)
+	if err != nil {
+		if old != nil {
+			old.close()
+		}
+		return nil, err
+	}
+	cw.meta, cw.isNew, cw.replace, cw.old = meta, isNew, replace, old
+	cw.oldBuf = newColumn(meta.DataType, 8192)
+	cw.out = newColumn(meta.DataType, 8192)
+	if t.written == nil {
+		t.written = make([]uint64, (t.rows+63)/64)
+	}
+	t.open = cw
+	return cw, nil
+}
+
+// Write appends a batch of rows (in row order, of the column's type). Rows
+// whose Given flag is false are not supplied (merge keeps the old value,
+// replace and new columns write null).
+func (w *ColumnWriter) Write(b Column) error {
+	if w.tw == nil {
+		return errors.New("bmstore: column writer closed")
+	}
+	if err := b.check(); err != nil {
+		return err
+	}
+	if b.Type != w.meta.DataType {
+		return fmt.Errorf("bmstore: column %q is %s, batch is %s", w.meta.Title, w.meta.DataType, b.Type)
+	}
+	n := b.Len()
+	if w.rows+int64(n) > w.t.rows {
+		return fmt.Errorf("bmstore: column %q: more than %d rows written", w.meta.Title, w.t.rows)
+	}
+	src := &b
+	if b.Given != nil || w.old != nil {
+		if w.old != nil {
+			w.oldBuf.reset()
+			if k, err := w.old.read(&w.oldBuf, n); err != nil || k != n {
+				return fmt.Errorf("bmstore: column %q: read old values: %v", w.meta.Title, err)
+			}
+		}
+		w.out.reset()
+		for r := 0; r < n; r++ {
+			switch {
+			case b.Given == nil || b.Given[r]:
+				w.out.appendFrom(&b, r)
+			case w.old != nil:
+				w.out.appendFrom(&w.oldBuf, r)
+			default:
+				w.out.appendNull()
+			}
+		}
+		src = &w.out
+	}
+	for r := 0; r < n; r++ {
+		if b.Given == nil || b.Given[r] {
+			row := w.rows + int64(r)
+			w.t.written[row>>6] |= 1 << (row & 63)
+			w.given++
+		}
+	}
+	if err := w.tw.write([]*Column{src}); err != nil {
+		return fmt.Errorf("bmstore: column %q: %w", w.meta.Title, err)
+	}
+	w.rows += int64(n)
+	return nil
+}
+
+// Close finishes the column; it is an error unless exactly N rows were
+// written.
+func (w *ColumnWriter) Close() error {
+	if w.tw == nil {
+		return errors.New("bmstore: column writer closed")
+	}
+	if w.rows != w.t.rows {
+		w.abort()
+		return fmt.Errorf("bmstore: column %q: %d rows written, model has %d", w.meta.Title, w.rows, w.t.rows)
+	}
+	if err := w.finish(); err != nil {
+		return err
+	}
+	t := w.t
+	if w.given > 0 {
+		t.anyRow = true
+	}
+	if w.isNew {
+		t.cols = append(t.cols, w.meta)
+		if !w.meta.Internal {
+			t.changes.New = append(t.changes.New, w.meta.Title)
+			t.changes.NewIDs = append(t.changes.NewIDs, w.meta.ColID)
+		}
+	} else {
+		i := t.find(w.meta.ColID)
+		t.cols[i].File = w.meta.File
+		t.changes.Updated = append(t.changes.Updated, w.meta.Title)
+		t.changes.UpdatedIDs = append(t.changes.UpdatedIDs, w.meta.ColID)
+	}
+	return nil
+}
+
+// finish closes the Parquet stream and fsyncs the temporary file.
+func (w *ColumnWriter) finish() error {
+	err := w.tw.close()
+	if err == nil {
+		err = w.bw.Flush()
+	}
+	if err == nil {
+		err = w.f.Sync()
+	}
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
+	w.tw = nil
+	if w.old != nil {
+		w.old.close()
+	}
+	if w.t.open == w {
+		w.t.open = nil
+	}
+	if err != nil {
+		os.Remove(w.f.Name())
+		return fmt.Errorf("bmstore: write column: %w", err)
+	}
+	if prev, ok := w.t.files[w.name]; ok {
+		os.Remove(prev)
+	}
+	w.t.files[w.name] = w.f.Name()
+	return nil
+}
+
+func (w *ColumnWriter) abort() {
+	if w.tw == nil {
+		return
+	}
+	w.tw = nil
+	w.f.Close()
+	os.Remove(w.f.Name())
+	if w.old != nil {
+		w.old.close()
+	}
+	if w.t.open == w {
+		w.t.open = nil
+	}
+}
