@@ -3,6 +3,7 @@ package bmwire
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"math"
 	"strconv"
 	"strings"
@@ -17,18 +18,28 @@ import (
 type object struct {
 	m    map[string]json.RawMessage
 	path string
-	e    *errs
+	e    *blockmodel.ValidationError
+}
+
+// parseBody reads a request body that must be a JSON object; another body
+// is reported under the name "body".
+func parseBody(body []byte, e *blockmodel.ValidationError) (object, bool) {
+	o, ok := parseObject(body, "", e)
+	if !ok && len(e.Params) == 0 {
+		e.Add("body", "must be a JSON object")
+	}
+	return o, ok
 }
 
 // parseObject reads raw as an object named path; an absent or null value
 // gives ok false (not an error), another JSON type is reported.
-func parseObject(raw json.RawMessage, path string, e *errs) (object, bool) {
+func parseObject(raw json.RawMessage, path string, e *blockmodel.ValidationError) (object, bool) {
 	o := object{path: path, e: e}
 	if isNull(raw) {
 		return o, false
 	}
 	if err := json.Unmarshal(raw, &o.m); err != nil || o.m == nil {
-		e.add(nameOr(path, "body"), "must be a JSON object")
+		e.Add(nameOr(path, "body"), "must be a JSON object")
 		return o, false
 	}
 	return o, true
@@ -70,7 +81,7 @@ func (o object) required(member string) bool {
 	if o.has(member) {
 		return true
 	}
-	o.e.add(o.name(member), "is required")
+	o.e.Add(o.name(member), "is required")
 	return false
 }
 
@@ -82,7 +93,7 @@ func (o object) str(member string) *string {
 	}
 	var s string
 	if err := json.Unmarshal(r, &s); err != nil {
-		o.e.add(o.name(member), "must be a string")
+		o.e.Add(o.name(member), "must be a string")
 		return nil
 	}
 	return &s
@@ -96,7 +107,7 @@ func (o object) boolean(member string) *bool {
 	}
 	var b bool
 	if err := json.Unmarshal(r, &b); err != nil {
-		o.e.add(o.name(member), "must be true or false")
+		o.e.Add(o.name(member), "must be true or false")
 		return nil
 	}
 	return &b
@@ -107,13 +118,13 @@ func (o object) number(member string) *float64 {
 	return number(o.raw(member), o.name(member), o.e)
 }
 
-func number(r json.RawMessage, name string, e *errs) *float64 {
+func number(r json.RawMessage, name string, e *blockmodel.ValidationError) *float64 {
 	if r == nil {
 		return nil
 	}
 	var f float64
 	if err := json.Unmarshal(r, &f); err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-		e.add(name, "must be a finite number")
+		e.Add(name, "must be a finite number")
 		return nil
 	}
 	return &f
@@ -125,7 +136,7 @@ func (o object) integer(member string) *int64 {
 	return integer(o.raw(member), o.name(member), o.e)
 }
 
-func integer(r json.RawMessage, name string, e *errs) *int64 {
+func integer(r json.RawMessage, name string, e *blockmodel.ValidationError) *int64 {
 	if r == nil {
 		return nil
 	}
@@ -135,7 +146,7 @@ func integer(r json.RawMessage, name string, e *errs) *int64 {
 	}
 	f, err := strconv.ParseFloat(t, 64)
 	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
-		e.add(name, "must be an integer")
+		e.Add(name, "must be an integer")
 		return nil
 	}
 	n := int64(f)
@@ -150,7 +161,7 @@ func (o object) strings(member string) []string {
 	}
 	var s []string
 	if err := json.Unmarshal(r, &s); err != nil {
-		o.e.add(o.name(member), "must be a list of strings")
+		o.e.Add(o.name(member), "must be a list of strings")
 		return nil
 	}
 	if s == nil {
@@ -167,7 +178,7 @@ func (o object) list(member string) []json.RawMessage {
 	}
 	var l []json.RawMessage
 	if err := json.Unmarshal(r, &l); err != nil {
-		o.e.add(o.name(member), "must be a list")
+		o.e.Add(o.name(member), "must be a list")
 		return nil
 	}
 	if l == nil {
@@ -184,7 +195,7 @@ func (o object) uuidMember(member string) *uuid.UUID {
 	}
 	u, err := uuid.Parse(*s)
 	if err != nil || strings.Count(*s, "-") != 4 {
-		o.e.add(o.name(member), "must be a UUID")
+		o.e.Add(o.name(member), "must be a UUID")
 		return nil
 	}
 	return &u
@@ -201,14 +212,14 @@ func (o object) enum(member, def string, values ...string) string {
 			return v
 		}
 	}
-	o.e.add(o.name(member), "must be one of %s, not %q", strings.Join(values, ", "), *s)
+	o.e.Add(o.name(member), "must be one of %s, not %q", strings.Join(values, ", "), *s)
 	return def
 }
 
 // maxLen reports a string longer than n characters.
 func (o object) maxLen(member string, s *string, n int) {
 	if s != nil && len([]rune(*s)) > n {
-		o.e.add(o.name(member), "must be at most %d characters", n)
+		o.e.Add(o.name(member), "must be at most %d characters", n)
 	}
 }
 
@@ -224,20 +235,20 @@ func (o object) tags(member string) json.RawMessage {
 	name := o.name(member)
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(r, &m); err != nil || m == nil {
-		o.e.add(name, "must be a JSON object")
+		o.e.Add(name, "must be a JSON object")
 		return nil
 	}
 	if len(bytes.TrimSpace(r)) > 10*1024 {
-		o.e.add(name, "must be at most 10 KiB as JSON")
+		o.e.Add(name, "must be at most 10 KiB as JSON")
 	}
 	seen := map[string]bool{}
 	for k := range m {
 		if reason := keyRule(k); reason != "" {
-			o.e.add(name+"."+k, "%s", reason)
+			o.e.Add(name+"."+k, "%s", reason)
 		}
 		lk := strings.ToLower(k)
 		if seen[lk] {
-			o.e.add(name+"."+k, "duplicates another key (keys are unique case-insensitively)")
+			o.e.Add(name+"."+k, "duplicates another key (keys are unique case-insensitively)")
 		}
 		seen[lk] = true
 	}

@@ -3,6 +3,7 @@ package bmwire
 import (
 	"errors"
 	"fmt"
+	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"io"
 	"math"
 	"strings"
@@ -87,7 +88,7 @@ func classify(t parquet.Type) (c srcClass, scale int64, desc string) {
 // compatible reports whether a column of class c converts losslessly to t
 // (OPEN-16: any integer width for integers; integers and floats for
 // floats; each value is still checked).
-func compatible(c srcClass, t DataType) bool {
+func compatible(c srcClass, t blockmodel.DataType) bool {
 	switch familyOf(t) {
 	case famFloat:
 		return c == srcInt || c == srcUint || c == srcFloat
@@ -99,9 +100,9 @@ func compatible(c srcClass, t DataType) bool {
 		return c == srcString
 	}
 	switch t {
-	case Date32:
+	case blockmodel.Date32:
 		return c == srcDate
-	case Timestamp:
+	case blockmodel.Timestamp:
 		return c == srcTimestamp
 	}
 	return c == srcInt || c == srcUint
@@ -136,7 +137,7 @@ type pqSource struct {
 // ReadParquet reads a Parquet update file (see Read). Columns may be
 // REQUIRED or OPTIONAL (a null is an empty value), any encoding and codec
 // parquet-go reads; nested or repeated columns are refused.
-func ReadParquet(r io.ReaderAt, size int64, spec FileSpec, loc Locator, sink Sink) (sum Summary, err error) {
+func ReadParquet(r io.ReaderAt, size int64, spec FileSpec, loc blockmodel.Locator, sink Sink) (sum Summary, err error) {
 	c := &collector{}
 	defer func() {
 		if p := recover(); p != nil {
@@ -170,10 +171,10 @@ func ReadParquet(r io.ReaderAt, size int64, spec FileSpec, loc Locator, sink Sin
 	ident, index, ok := chooseIdentity(spec.Kind, has)
 	if !ok {
 		c.add(0, nil, "missing identity columns: the file needs %s or %s",
-			strings.Join(indexColumns(spec.Kind), ", "), strings.Join(coordColumns(spec.Kind), ", "))
+			strings.Join(blockmodel.IndexColumns(spec.Kind), ", "), strings.Join(blockmodel.CoordinateColumns(spec.Kind), ", "))
 	}
 	s := &pqSource{f: f, nid: len(ident)}
-	add := func(title string, t DataType, what string) {
+	add := func(title string, t blockmodel.DataType, what string) {
 		n, ok := field(title)
 		if !ok {
 			c.add(0, nil, "missing column %q", title)
@@ -187,7 +188,7 @@ func ReadParquet(r io.ReaderAt, size int64, spec FileSpec, loc Locator, sink Sin
 		s.cols = append(s.cols, &pqColumn{leaf: leaves[n], class: cl, scale: scale, kind: types[n].Kind(), what: what})
 	}
 	for _, n := range ident {
-		add(n, identType(n), fmt.Sprintf("column %q", n))
+		add(n, systemType(n), fmt.Sprintf("column %q", n))
 	}
 	for _, col := range spec.Columns {
 		add(col.Title, col.Type, fmt.Sprintf("column %q", col.Title))
@@ -315,7 +316,7 @@ func (p *pqColumn) readSome(v *Values, n int, first int64, c *collector) (int, e
 	if noNulls {
 		switch r := p.vr.(type) {
 		case parquet.DoubleReader:
-			if p.class == srcFloat && v.Type == Float64 {
+			if p.class == srcFloat && v.Type == blockmodel.Float64 {
 				at := len(v.Float)
 				v.Float = grow(v.Float, n)
 				k, err := r.ReadDoubles(v.Float[at:])
@@ -327,7 +328,7 @@ func (p *pqColumn) readSome(v *Values, n int, first int64, c *collector) (int, e
 			if p.class == srcInt || p.class == srcUint {
 				p.u32 = grow(p.u32[:0], n)
 				k, err := r.ReadUint32s(p.u32)
-				if v.Type == UInt32 && v.Valid == nil {
+				if v.Type == blockmodel.UInt32 && v.Valid == nil {
 					// The common identity column: every value fits.
 					at := len(v.Int)
 					v.Int = grow(v.Int, k)
@@ -421,7 +422,7 @@ func nanToNull(v *Values, at int) {
 
 // appendIntFast is appendInt with the common identity case inlined.
 func appendIntFast(v *Values, x int64, unsigned bool) error {
-	if v.Type == UInt32 && x >= 0 && x <= math.MaxUint32 {
+	if v.Type == blockmodel.UInt32 && x >= 0 && x <= math.MaxUint32 {
 		v.Int = append(v.Int, x)
 		return nil
 	}

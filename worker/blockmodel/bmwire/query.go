@@ -2,6 +2,7 @@ package bmwire
 
 import (
 	"encoding/json"
+	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"sort"
 	"strconv"
 	"strings"
@@ -56,7 +57,7 @@ func decodeBBox(o object, member string, n *[3]int) BBox {
 	ijk := p.has("i_minmax") || p.has("j_minmax") || p.has("k_minmax")
 	xyz := p.has("x_minmax") || p.has("y_minmax") || p.has("z_minmax")
 	if ijk == xyz {
-		o.e.add(p.path, "must be {i_minmax, j_minmax, k_minmax} or {x_minmax, y_minmax, z_minmax}")
+		o.e.Add(p.path, "must be {i_minmax, j_minmax, k_minmax} or {x_minmax, y_minmax, z_minmax}")
 		return BBox{}
 	}
 	if ijk {
@@ -76,11 +77,11 @@ func decodeBBox(o object, member string, n *[3]int) BBox {
 			b.Min[a], b.Max[a] = *lo, *hi
 			switch {
 			case *lo > *hi:
-				o.e.add(r.path, "min %d exceeds max %d", *lo, *hi)
+				o.e.Add(r.path, "min %d exceeds max %d", *lo, *hi)
 			case *lo < 0:
-				o.e.add(r.name("min"), "must be ≥ 0")
+				o.e.Add(r.name("min"), "must be ≥ 0")
 			case n != nil && *hi > int64(n[a])-1:
-				o.e.add(r.name("max"), "must be ≤ %d (the model has %d blocks along this axis)", n[a]-1, n[a])
+				o.e.Add(r.name("max"), "must be ≤ %d (the model has %d blocks along this axis)", n[a]-1, n[a])
 			}
 		}
 		return BBox{IJK: b}
@@ -100,7 +101,7 @@ func decodeBBox(o object, member string, n *[3]int) BBox {
 		}
 		b.Min[a], b.Max[a] = *lo, *hi
 		if *lo > *hi {
-			o.e.add(r.path, "min %g exceeds max %g", *lo, *hi)
+			o.e.Add(r.path, "min %g exceeds max %g", *lo, *hi)
 		}
 	}
 	return BBox{XYZ: b}
@@ -128,13 +129,10 @@ type Query struct {
 // (default indices), bbox IJK within 0…n−1 or XYZ, version_uuid,
 // output_options parquet (default) or csv.
 func DecodeQuery(body []byte, model ModelInfo) (*Query, error) {
-	e := &errs{}
-	o, ok := parseObject(body, "", e)
+	e := &blockmodel.ValidationError{}
+	o, ok := parseBody(body, e)
 	if !ok {
-		if len(e.list) == 0 {
-			e.add("body", "must be a JSON object")
-		}
-		return nil, e.err()
+		return nil, e.Err()
 	}
 	q := &Query{}
 	if o.required("columns") {
@@ -155,13 +153,13 @@ func DecodeQuery(body []byte, model ModelInfo) (*Query, error) {
 			if q.Output.Format != FormatCSV {
 				// the client's parquet options have no delimiter: ignored
 			} else if len(*s) != 1 || (*s)[0] == '\n' || (*s)[0] == '\r' || (*s)[0] == '"' {
-				p.e.add(p.name("delimiter"), "must be one ASCII character other than a line break or a quote")
+				p.e.Add(p.name("delimiter"), "must be one ASCII character other than a line break or a quote")
 			} else {
 				q.Output.Delimiter = (*s)[0]
 			}
 		}
 	}
-	if err := e.err(); err != nil {
+	if err := e.Err(); err != nil {
 		return nil, err
 	}
 	return q, nil
@@ -169,20 +167,11 @@ func DecodeQuery(body []byte, model ModelInfo) (*Query, error) {
 
 // GeometrySet returns the geometry columns the query's output starts with,
 // for a model kind.
-func (q *Query) GeometrySet(kind string) []string {
+func (q *Query) GeometrySet(kind blockmodel.ModelType) []string {
 	if q.GeometryColumns == GeometryCoordinates {
-		if subBlocked(kind) {
-			return []string{"x", "y", "z", "dx", "dy", "dz"}
-		}
-		return []string{"x", "y", "z"}
+		return blockmodel.CoordinateColumns(kind)
 	}
-	switch kind {
-	case KindFullySub, KindOctree:
-		return []string{"i", "j", "k", "sidx"}
-	case KindFlexible:
-		return []string{"i", "j", "k", "start_si", "start_sj", "start_sk", "end_si", "end_sj", "end_sk"}
-	}
-	return []string{"i", "j", "k"}
+	return blockmodel.IndexColumns(kind)
 }
 
 // ResolveColumns returns the columns of the output after the geometry
@@ -197,11 +186,11 @@ func (q *Query) ResolveColumns(model ModelInfo) ([]string, error) {
 	for _, g := range q.GeometrySet(model.Kind) {
 		geo[g] = true
 	}
-	system := map[string]bool{"sub_block_derivation": true}
-	for _, s := range SystemColumns(model.Kind) {
-		system[s] = true
+	system := map[string]bool{blockmodel.ColSubBlockDerivation: true}
+	for _, s := range blockmodel.SystemColumns(model.Kind) {
+		system[s.Title] = true
 	}
-	e := &errs{}
+	e := &blockmodel.ValidationError{}
 	var out []string
 	seen := map[string]bool{}
 	add := func(t string) {
@@ -234,11 +223,11 @@ func (q *Query) ResolveColumns(model ModelInfo) ([]string, error) {
 				}
 			}
 			if !found {
-				e.add("columns["+strconv.Itoa(i)+"]", "no column titled or with id %q", c)
+				e.Add("columns["+strconv.Itoa(i)+"]", "no column titled or with id %q", c)
 			}
 		}
 	}
-	if err := e.err(); err != nil {
+	if err := e.Err(); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -259,13 +248,10 @@ type Delta struct {
 // columns required, columns col_ids or ["*"], end_version_uuid, verbose
 // (default false).
 func DecodeDelta(body []byte) (*Delta, error) {
-	e := &errs{}
-	o, ok := parseObject(body, "", e)
+	e := &blockmodel.ValidationError{}
+	o, ok := parseBody(body, e)
 	if !ok {
-		if len(e.list) == 0 {
-			e.add("body", "must be a JSON object")
-		}
-		return nil, e.err()
+		return nil, e.Err()
 	}
 	d := &Delta{}
 	if o.required("bbox") {
@@ -277,7 +263,7 @@ func DecodeDelta(body []byte) (*Delta, error) {
 			if c == "*" {
 				d.All = true
 				if len(d.Columns) > 1 {
-					e.add("columns["+strconv.Itoa(i)+"]", `"*" must be the only item`)
+					e.Add("columns["+strconv.Itoa(i)+"]", `"*" must be the only item`)
 				}
 			}
 		}
@@ -289,7 +275,7 @@ func DecodeDelta(body []byte) (*Delta, error) {
 	if b := o.boolean("verbose"); b != nil {
 		d.Verbose = *b
 	}
-	if err := e.err(); err != nil {
+	if err := e.Err(); err != nil {
 		return nil, err
 	}
 	return d, nil

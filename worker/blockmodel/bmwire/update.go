@@ -2,6 +2,7 @@ package bmwire
 
 import (
 	"encoding/json"
+	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"strconv"
 	"strings"
 )
@@ -21,10 +22,10 @@ const (
 
 // NewColumn is an item of columns.new (the client's ColumnLite).
 type NewColumn struct {
-	Title    string          `json:"title"`
-	DataType DataType        `json:"data_type"`
-	UnitID   *string         `json:"unit_id"`
-	Tags     json.RawMessage `json:"tags,omitempty"`
+	Title    string              `json:"title"`
+	DataType blockmodel.DataType `json:"data_type"`
+	UnitID   *string             `json:"unit_id"`
+	Tags     json.RawMessage     `json:"tags,omitempty"`
 }
 
 // Rename is an item of columns.rename.
@@ -119,14 +120,11 @@ func (u *Update) ValueColumns(m ModelInfo) []ValueColumn {
 // a fully sub-blocked model with merge and geometry_change; groups refused
 // (not supported); Datamine input refused; comment ≤ 250. All failures are
 // listed in one *ValidationError.
-func DecodeUpdate(body []byte, model ModelInfo, rules Rules) (*Update, error) {
-	e := &errs{}
-	o, ok := parseObject(body, "", e)
+func DecodeUpdate(body []byte, model ModelInfo) (*Update, error) {
+	e := &blockmodel.ValidationError{}
+	o, ok := parseBody(body, e)
 	if !ok {
-		if len(e.list) == 0 {
-			e.add("body", "must be a JSON object")
-		}
-		return nil, e.err()
+		return nil, e.Err()
 	}
 	u := &Update{Input: DefaultInput()}
 	u.UpdateType = o.enum("update_type", Merge, Merge, Replace)
@@ -138,21 +136,21 @@ func DecodeUpdate(body []byte, model ModelInfo, rules Rules) (*Update, error) {
 	}
 	u.Lineage = o.raw("lineage")
 	if g := o.raw("groups"); g != nil && !emptyGroups(g) {
-		e.add("groups", "column groups are not supported")
+		e.Add("groups", "column groups are not supported")
 	}
 	if g := o.raw("group_missing_column_override"); g != nil && string(g) != "{}" {
-		e.add("group_missing_column_override", "column groups are not supported")
+		e.Add("group_missing_column_override", "column groups are not supported")
 	}
 	if o.required("columns") {
 		if co, ok := parseObject(o.raw("columns"), "columns", e); ok {
-			u.Columns = decodeColumns(co, model, rules)
+			u.Columns = decodeColumns(co, model)
 		}
 	}
 	if io, ok := parseObject(o.raw("input_options"), "input_options", e); ok {
 		u.Input = decodeInput(io)
 	}
 	u.check(e, model)
-	if err := e.err(); err != nil {
+	if err := e.Err(); err != nil {
 		return nil, err
 	}
 	return u, nil
@@ -172,13 +170,13 @@ func emptyGroups(raw json.RawMessage) bool {
 	return true
 }
 
-func decodeColumns(o object, model ModelInfo, rules Rules) Columns {
+func decodeColumns(o object, model ModelInfo) Columns {
 	var c Columns
 	for i, raw := range o.list("new") {
 		p, ok := parseObject(raw, o.name("new")+"["+strconv.Itoa(i)+"]", o.e)
 		if !ok {
 			if isNull(raw) {
-				o.e.add(p.path, "must be a column {title, data_type}")
+				o.e.Add(p.path, "must be a column {title, data_type}")
 			}
 			continue
 		}
@@ -186,38 +184,34 @@ func decodeColumns(o object, model ModelInfo, rules Rules) Columns {
 		if p.required("title") {
 			if s := p.str("title"); s != nil {
 				n.Title = *s
-				if err := rules.CheckTitle(*s); err != nil {
-					p.e.add(p.name("title"), "%v", err)
-				} else if IsSystemColumn(*s) {
-					p.e.add(p.name("title"), "%q is a system column", *s)
+				if err := blockmodel.ValidateTitle(*s); err != nil {
+					p.e.Add(p.name("title"), "%v", err)
 				} else if model.titleTaken(*s) {
-					p.e.add(p.name("title"), "a column titled %q exists", *s)
+					p.e.Add(p.name("title"), "a column titled %q exists", *s)
 				}
 			}
 		}
 		if p.required("data_type") {
 			if s := p.str("data_type"); s != nil {
-				n.DataType = DataType(*s)
+				n.DataType = blockmodel.DataType(*s)
 				if !n.DataType.Valid() {
-					p.e.add(p.name("data_type"), "unknown data type %q", *s)
+					p.e.Add(p.name("data_type"), "unknown data type %q", *s)
 				}
 			}
 		}
 		n.UnitID = p.str("unit_id")
-		if n.UnitID != nil && !rules.KnownUnit(*n.UnitID) {
-			p.e.add(p.name("unit_id"), "unknown unit %q", *n.UnitID)
-		}
+		checkUnit(p, "unit_id", n.UnitID)
 		n.Tags = p.tags("tags")
 		if g := p.str("group"); g != nil && *g != "" {
-			p.e.add(p.name("group"), "column groups are not supported")
+			p.e.Add(p.name("group"), "column groups are not supported")
 		}
 		c.New = append(c.New, n)
 	}
 	existing := func(name, t string) {
-		if IsSystemColumn(t) {
-			o.e.add(name, "%q is a system column", t)
+		if blockmodel.IsSystemColumn(t) {
+			o.e.Add(name, "%q is a system column", t)
 		} else if _, ok := model.byTitle(t); !ok {
-			o.e.add(name, "no column titled %q", t)
+			o.e.Add(name, "no column titled %q", t)
 		}
 	}
 	for _, member := range []string{"update", "delete"} {
@@ -235,7 +229,7 @@ func decodeColumns(o object, model ModelInfo, rules Rules) Columns {
 		p, ok := parseObject(raw, o.name("rename")+"["+strconv.Itoa(i)+"]", o.e)
 		if !ok {
 			if isNull(raw) {
-				o.e.add(p.path, "must be {title, new_title}")
+				o.e.Add(p.path, "must be {title, new_title}")
 			}
 			continue
 		}
@@ -249,7 +243,7 @@ func decodeColumns(o object, model ModelInfo, rules Rules) Columns {
 		if p.required("new_title") {
 			if s := p.str("new_title"); s != nil {
 				r.NewTitle = *s
-				checkNewTitle(p, "new_title", *s, rules)
+				checkNewTitle(p, "new_title", *s)
 			}
 		}
 		c.Rename = append(c.Rename, r)
@@ -258,7 +252,7 @@ func decodeColumns(o object, model ModelInfo, rules Rules) Columns {
 		p, ok := parseObject(raw, o.name("update_metadata")+"["+strconv.Itoa(i)+"]", o.e)
 		if !ok {
 			if isNull(raw) {
-				o.e.add(p.path, "must be {title, values}")
+				o.e.Add(p.path, "must be {title, values}")
 			}
 			continue
 		}
@@ -273,18 +267,16 @@ func decodeColumns(o object, model ModelInfo, rules Rules) Columns {
 			if v, ok := parseObject(p.raw("values"), p.name("values"), p.e); ok {
 				m.NewTitle = v.str("title")
 				if m.NewTitle != nil && *m.NewTitle != m.Title {
-					checkNewTitle(v, "title", *m.NewTitle, rules)
+					checkNewTitle(v, "title", *m.NewTitle)
 				}
 				if _, present := v.m["unit_id"]; present {
 					m.UnitSet = true
 					m.UnitID = v.str("unit_id")
-					if m.UnitID != nil && !rules.KnownUnit(*m.UnitID) {
-						v.e.add(v.name("unit_id"), "unknown unit %q", *m.UnitID)
-					}
+					checkUnit(v, "unit_id", m.UnitID)
 				}
 				m.Tags = v.tags("tags")
 				if g := v.str("group"); g != nil && *g != "" {
-					v.e.add(v.name("group"), "column groups are not supported")
+					v.e.Add(v.name("group"), "column groups are not supported")
 				}
 			}
 		}
@@ -294,11 +286,19 @@ func decodeColumns(o object, model ModelInfo, rules Rules) Columns {
 }
 
 // checkNewTitle checks a title a column is renamed to.
-func checkNewTitle(p object, member, t string, rules Rules) {
-	if err := rules.CheckTitle(t); err != nil {
-		p.e.add(p.name(member), "%v", err)
-	} else if IsSystemColumn(t) {
-		p.e.add(p.name(member), "%q is a system column", t)
+func checkNewTitle(p object, member, t string) {
+	if err := blockmodel.ValidateTitle(t); err != nil {
+		p.e.Add(p.name(member), "%v", err)
+	}
+}
+
+// checkUnit checks a column's unit_id (nil: none).
+func checkUnit(p object, member string, id *string) {
+	if id == nil {
+		return
+	}
+	if err := blockmodel.CheckColumnUnit(*id); err != nil {
+		p.e.Add(p.name(member), "%v", err)
 	}
 }
 
@@ -306,7 +306,7 @@ func decodeInput(o object) InputOptions {
 	in := DefaultInput()
 	in.Format = o.enum("file_format", FormatParquet, FormatParquet, FormatCSV, FormatDatamine)
 	if in.Format == FormatDatamine {
-		o.e.add(o.name("file_format"), "unsupported file format datamine (use parquet or csv)")
+		o.e.Add(o.name("file_format"), "unsupported file format datamine (use parquet or csv)")
 	}
 	char := func(member string, def byte) byte {
 		s := o.str(member)
@@ -314,7 +314,7 @@ func decodeInput(o object) InputOptions {
 			return def
 		}
 		if len(*s) != 1 || (*s)[0] == '\n' || (*s)[0] == '\r' {
-			o.e.add(o.name(member), "must be one ASCII character other than a line break")
+			o.e.Add(o.name(member), "must be one ASCII character other than a line break")
 			return def
 		}
 		return (*s)[0]
@@ -325,7 +325,7 @@ func decodeInput(o object) InputOptions {
 			return 0
 		}
 		if *n < 0 || *n > 1<<31-1 {
-			o.e.add(o.name(member), "must be an integer ≥ 0")
+			o.e.Add(o.name(member), "must be an integer ≥ 0")
 			return 0
 		}
 		return int(*n)
@@ -337,17 +337,17 @@ func decodeInput(o object) InputOptions {
 		in.SkipRows = count("skip_rows")
 		in.SkipRowsAfterHeaders = count("skip_rows_after_headers")
 		if in.Delimiter == in.QuoteChar {
-			o.e.add(o.name("quote_char"), "must differ from the delimiter")
+			o.e.Add(o.name("quote_char"), "must differ from the delimiter")
 		}
 		if in.Delimiter == in.DecimalChar {
-			o.e.add(o.name("decimal_char"), "must differ from the delimiter")
+			o.e.Add(o.name("decimal_char"), "must differ from the delimiter")
 		}
 	}
 	for i, raw := range o.list("column_name_mapping") {
 		p, ok := parseObject(raw, o.name("column_name_mapping")+"["+strconv.Itoa(i)+"]", o.e)
 		if !ok {
 			if isNull(raw) {
-				o.e.add(p.path, "must be {file_column_name, column_title}")
+				o.e.Add(p.path, "must be {file_column_name, column_title}")
 			}
 			continue
 		}
@@ -373,7 +373,7 @@ func deref(s *string) string {
 }
 
 // check applies the combination rules of A.7.1.
-func (u *Update) check(e *errs, model ModelInfo) {
+func (u *Update) check(e *blockmodel.ValidationError, model ModelInfo) {
 	c := &u.Columns
 	type use struct{ list, name string }
 	seen := map[string]use{}
@@ -386,11 +386,11 @@ func (u *Update) check(e *errs, model ModelInfo) {
 		if prev, ok := seen[k]; ok {
 			switch {
 			case prev.list == list:
-				e.add(name, "%q is listed twice", t)
+				e.Add(name, "%q is listed twice", t)
 			case prev.list == "update" && list == "update_metadata":
 				// allowed: the metadata of an updated column
 			default:
-				e.add(name, "%q is also in columns.%s (a column may be in one operation only)", t, prev.list)
+				e.Add(name, "%q is also in columns.%s (a column may be in one operation only)", t, prev.list)
 			}
 			return
 		}
@@ -422,7 +422,7 @@ func (u *Update) check(e *errs, model ModelInfo) {
 	retitle := func(name, from, to string) {
 		delete(final, strings.ToLower(from))
 		if _, clash := final[strings.ToLower(to)]; clash {
-			e.add(name, "a column titled %q exists", to)
+			e.Add(name, "a column titled %q exists", to)
 		}
 		final[strings.ToLower(to)] = to
 	}
@@ -439,13 +439,13 @@ func (u *Update) check(e *errs, model ModelInfo) {
 	}
 	others := len(c.New) + len(c.Update) + len(c.Delete) + len(c.UpdateMetadata)
 	if len(c.Rename) > 0 && others > 0 {
-		e.add("columns.rename", "rename must be the only column operation of an update")
+		e.Add("columns.rename", "rename must be the only column operation of an update")
 	}
-	if len(c.Rename)+others == 0 && len(e.list) == 0 {
-		e.add("columns", "no column operation: give new, update, delete, rename or update_metadata")
+	if len(c.Rename)+others == 0 && len(e.Params) == 0 {
+		e.Add("columns", "no column operation: give new, update, delete, rename or update_metadata")
 	}
-	if u.GeometryChange != nil && !subBlocked(model.Kind) {
-		e.add("geometry_change", "applies to sub-blocked models only (send null or leave it out)")
+	if u.GeometryChange != nil && !model.Kind.SubBlocked() {
+		e.Add("geometry_change", "applies to sub-blocked models only (send null or leave it out)")
 	}
 	if u.GeometryChange != nil && *u.GeometryChange {
 		updated := map[string]bool{}
@@ -454,14 +454,14 @@ func (u *Update) check(e *errs, model ModelInfo) {
 		}
 		for i, m := range c.UpdateMetadata {
 			if !updated[m.Title] {
-				e.add("columns.update_metadata["+strconv.Itoa(i)+"].title",
+				e.Add("columns.update_metadata["+strconv.Itoa(i)+"].title",
 					"with geometry_change, update_metadata may only target columns in columns.update")
 			}
 		}
 	}
 	if u.FillSubblocks != nil && *u.FillSubblocks &&
-		(model.Kind != KindFullySub || u.UpdateType != Merge || u.GeometryChange == nil || !*u.GeometryChange) {
-		e.add("fill_subblocks", "applies only to a fully sub-blocked model with update_type merge and geometry_change true")
+		(model.Kind != blockmodel.FullySubBlocked || u.UpdateType != Merge || u.GeometryChange == nil || !*u.GeometryChange) {
+		e.Add("fill_subblocks", "applies only to a fully sub-blocked model with update_type merge and geometry_change true")
 	}
 	// Mapped titles must be columns the file supplies or identity columns.
 	supplied := map[string]bool{}
@@ -478,17 +478,17 @@ func (u *Update) check(e *errs, model ModelInfo) {
 			if m.FileColumn == "" && m.Title == "" {
 				continue // reported while decoding
 			}
-			e.add(name, "names must not be empty")
+			e.Add(name, "names must not be empty")
 			continue
 		}
-		if !supplied[m.Title] && !reserved[m.Title] {
-			e.add(name, "%q is not a column of columns.new or columns.update", m.Title)
+		if !supplied[m.Title] && !systemName(m.Title) {
+			e.Add(name, "%q is not a column of columns.new or columns.update", m.Title)
 		}
 		if files[m.FileColumn] {
-			e.add(name, "file column %q is mapped twice", m.FileColumn)
+			e.Add(name, "file column %q is mapped twice", m.FileColumn)
 		}
 		if titles[m.Title] {
-			e.add(name, "column %q is mapped twice", m.Title)
+			e.Add(name, "column %q is mapped twice", m.Title)
 		}
 		files[m.FileColumn], titles[m.Title] = true, true
 	}
