@@ -194,6 +194,10 @@ type BBox struct {
 	ZMinMax MinMax `json:"z_minmax"`
 }
 
+// Axes returns the intervals along x, y, z, to read or set in a loop over
+// the axes.
+func (b *BBox) Axes() [3]*MinMax { return [3]*MinMax{&b.XMinMax, &b.YMinMax, &b.ZMinMax} }
+
 // MinMax is a closed interval {min, max}.
 type MinMax struct {
 	Min float64 `json:"min"`

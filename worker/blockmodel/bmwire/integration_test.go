@@ -372,7 +372,7 @@ func TestUpdateFileAgainstBlocks(t *testing.T) {
 						}
 					}
 					require.NotNil(t, sum.BBox)
-					assert.Equal(t, bmwire.IJKBox{Min: lo, Max: hi}, *sum.BBox)
+					assert.Equal(t, blockmodel.NewIJKBox(lo, hi), *sum.BBox)
 				})
 
 				t.Run(name+"/unmatched-and-duplicate", func(t *testing.T) {

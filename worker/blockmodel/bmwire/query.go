@@ -16,33 +16,21 @@ const (
 	GeometryCoordinates = "coordinates"
 )
 
-// IJKBox is an inclusive parent-index box {i_minmax, j_minmax, k_minmax}.
-type IJKBox struct {
-	Min, Max [3]int64
-}
-
-// XYZBox is an inclusive world-coordinate box {x_minmax, y_minmax,
-// z_minmax}.
-type XYZBox struct {
-	Min, Max [3]float64
-}
-
 // BBox is a box given as indices or as coordinates: exactly one of IJK and
-// XYZ is set, neither when the member was absent (the whole model).
+// XYZ is set, neither when the member was absent (the whole model). An XYZ
+// box is in world coordinates (A.8).
 type BBox struct {
-	IJK *IJKBox
-	XYZ *XYZBox
+	IJK *blockmodel.IJKBox
+	XYZ *blockmodel.BBox
 }
 
 // MarshalJSON writes the box as the client models it.
 func (b BBox) MarshalJSON() ([]byte, error) {
 	switch {
 	case b.IJK != nil:
-		r := func(a int) map[string]int64 { return map[string]int64{"min": b.IJK.Min[a], "max": b.IJK.Max[a]} }
-		return json.Marshal(map[string]any{"i_minmax": r(0), "j_minmax": r(1), "k_minmax": r(2)})
+		return json.Marshal(b.IJK)
 	case b.XYZ != nil:
-		r := func(a int) map[string]float64 { return map[string]float64{"min": b.XYZ.Min[a], "max": b.XYZ.Max[a]} }
-		return json.Marshal(map[string]any{"x_minmax": r(0), "y_minmax": r(1), "z_minmax": r(2)})
+		return json.Marshal(b.XYZ)
 	}
 	return []byte("null"), nil
 }
@@ -60,34 +48,15 @@ func decodeBBox(o object, member string, n *[3]int) BBox {
 		o.e.Add(p.path, "must be {i_minmax, j_minmax, k_minmax} or {x_minmax, y_minmax, z_minmax}")
 		return BBox{}
 	}
+	var box BBox
+	names := [3]string{"x_minmax", "y_minmax", "z_minmax"}
 	if ijk {
-		b := &IJKBox{}
-		for a, m := range []string{"i_minmax", "j_minmax", "k_minmax"} {
-			if !p.required(m) {
-				continue
-			}
-			r, ok := parseObject(p.raw(m), p.name(m), o.e)
-			if !ok || !r.required("min") || !r.required("max") {
-				continue
-			}
-			lo, hi := r.integer("min"), r.integer("max")
-			if lo == nil || hi == nil {
-				continue
-			}
-			b.Min[a], b.Max[a] = *lo, *hi
-			switch {
-			case *lo > *hi:
-				o.e.Add(r.path, "min %d exceeds max %d", *lo, *hi)
-			case *lo < 0:
-				o.e.Add(r.name("min"), "must be ≥ 0")
-			case n != nil && *hi > int64(n[a])-1:
-				o.e.Add(r.name("max"), "must be ≤ %d (the model has %d blocks along this axis)", n[a]-1, n[a])
-			}
-		}
-		return BBox{IJK: b}
+		box.IJK = &blockmodel.IJKBox{}
+		names = [3]string{"i_minmax", "j_minmax", "k_minmax"}
+	} else {
+		box.XYZ = &blockmodel.BBox{}
 	}
-	b := &XYZBox{}
-	for a, m := range []string{"x_minmax", "y_minmax", "z_minmax"} {
+	for a, m := range names {
 		if !p.required(m) {
 			continue
 		}
@@ -95,16 +64,32 @@ func decodeBBox(o object, member string, n *[3]int) BBox {
 		if !ok || !r.required("min") || !r.required("max") {
 			continue
 		}
-		lo, hi := r.number("min"), r.number("max")
+		if xyz {
+			lo, hi := r.number("min"), r.number("max")
+			if lo == nil || hi == nil {
+				continue
+			}
+			box.XYZ.Axes()[a].Min, box.XYZ.Axes()[a].Max = *lo, *hi
+			if *lo > *hi {
+				o.e.Add(r.path, "min %g exceeds max %g", *lo, *hi)
+			}
+			continue
+		}
+		lo, hi := r.integer("min"), r.integer("max")
 		if lo == nil || hi == nil {
 			continue
 		}
-		b.Min[a], b.Max[a] = *lo, *hi
-		if *lo > *hi {
-			o.e.Add(r.path, "min %g exceeds max %g", *lo, *hi)
+		box.IJK.Axes()[a].Min, box.IJK.Axes()[a].Max = *lo, *hi
+		switch {
+		case *lo > *hi:
+			o.e.Add(r.path, "min %d exceeds max %d", *lo, *hi)
+		case *lo < 0:
+			o.e.Add(r.name("min"), "must be ≥ 0")
+		case n != nil && *hi > int64(n[a])-1:
+			o.e.Add(r.name("max"), "must be ≤ %d (the model has %d blocks along this axis)", n[a]-1, n[a])
 		}
 	}
-	return BBox{XYZ: b}
+	return box
 }
 
 // OutputOptions describe a query's output file.

@@ -51,7 +51,7 @@ type Summary struct {
 	// for coordinates.
 	IndexForm bool
 	// BBox is the parent-index box of the rows (nil for an empty file).
-	BBox *IJKBox
+	BBox *blockmodel.IJKBox
 }
 
 // chooseIdentity picks the identity form from the file's columns (titles
@@ -130,9 +130,8 @@ func newMatcher(spec FileSpec, index bool, loc blockmodel.Locator, c *collector)
 func (m *matcher) process(b *rawBatch, sink Sink) error {
 	out := &m.out
 	out.Rows = out.Rows[:0]
-	var bbox IJKBox
-	bbox.Min = [3]int64{math.MaxInt64, math.MaxInt64, math.MaxInt64}
-	bbox.Max = [3]int64{-1, -1, -1}
+	lo := [3]int64{math.MaxInt64, math.MaxInt64, math.MaxInt64}
+	hi := [3]int64{-1, -1, -1}
 	for r := 0; r < b.n; r++ {
 		ok := !b.bad[r]
 		var ijk [3]uint32
@@ -188,8 +187,8 @@ func (m *matcher) process(b *rawBatch, sink Sink) error {
 		if ok {
 			out.Rows = append(out.Rows, row)
 			for a := range 3 {
-				bbox.Min[a] = min(bbox.Min[a], int64(ijk[a]))
-				bbox.Max[a] = max(bbox.Max[a], int64(ijk[a]))
+				lo[a] = min(lo[a], int64(ijk[a]))
+				hi[a] = max(hi[a], int64(ijk[a]))
 			}
 		}
 	}
@@ -201,14 +200,14 @@ func (m *matcher) process(b *rawBatch, sink Sink) error {
 	}
 	copy(out.Values, b.vals)
 	for a := range 3 {
-		out.IJKMin[a], out.IJKMax[a] = uint32(bbox.Min[a]), uint32(bbox.Max[a])
+		out.IJKMin[a], out.IJKMax[a] = uint32(lo[a]), uint32(hi[a])
 	}
 	if m.sum.BBox == nil {
-		m.sum.BBox = &IJKBox{Min: bbox.Min, Max: bbox.Max}
+		b := blockmodel.NewIJKBox(lo, hi)
+		m.sum.BBox = &b
 	} else {
-		for a := range 3 {
-			m.sum.BBox.Min[a] = min(m.sum.BBox.Min[a], bbox.Min[a])
-			m.sum.BBox.Max[a] = max(m.sum.BBox.Max[a], bbox.Max[a])
+		for a, v := range m.sum.BBox.Axes() {
+			v.Min, v.Max = min(v.Min, lo[a]), max(v.Max, hi[a])
 		}
 	}
 	m.sum.Rows += int64(len(out.Rows))

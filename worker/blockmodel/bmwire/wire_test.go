@@ -259,7 +259,8 @@ func TestQuery(t *testing.T) {
 	 "version_uuid": "7d1e0000-0000-4000-8000-000000000001"}`), model)
 	require.NoError(t, err)
 	assert.Equal(t, GeometryIndices, q.GeometryColumns)
-	assert.Equal(t, &IJKBox{Min: [3]int64{0, 0, 1}, Max: [3]int64{3, 2, 1}}, q.BBox.IJK)
+	box := blockmodel.NewIJKBox([3]int64{0, 0, 1}, [3]int64{3, 2, 1})
+	assert.Equal(t, &box, q.BBox.IJK)
 	assert.Equal(t, byte(';'), q.Output.Delimiter)
 	assert.True(t, q.Output.ExcludeNullRows)
 	cols, err = q.ResolveColumns(model)
@@ -280,7 +281,7 @@ func TestQuery(t *testing.T) {
 		"bbox.k_minmax.min", "output_options.file_format"}, params(t, err))
 	q, err = DecodeQuery([]byte(`{"columns": [], "bbox": {"x_minmax": {"min": -1e9, "max": 5}, "y_minmax": {"min": 0, "max": 1}, "z_minmax": {"min": 0, "max": 0}}}`), model)
 	require.NoError(t, err)
-	assert.Equal(t, &XYZBox{Min: [3]float64{-1e9, 0, 0}, Max: [3]float64{5, 1, 0}}, q.BBox.XYZ)
+	assert.Equal(t, &blockmodel.BBox{XMinMax: blockmodel.MinMax{Min: -1e9, Max: 5}, YMinMax: blockmodel.MinMax{Max: 1}}, q.BBox.XYZ)
 }
 
 func TestDelta(t *testing.T) {
