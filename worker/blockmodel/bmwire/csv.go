@@ -93,20 +93,10 @@ func ReadCSV(r io.Reader, spec FileSpec, loc blockmodel.Locator, sink Sink) (Sum
 	for i, h := range s.rec {
 		header[strings.TrimSpace(h)] = i
 	}
-	names := fileNames(spec.Input)
+	name, ident, index := fileColumns(spec, func(n string) bool { _, ok := header[n]; return ok }, c)
 	field := func(title string) (int, bool) {
-		n := title
-		if f, ok := names[title]; ok {
-			n = f
-		}
-		i, ok := header[n]
-		return i, ok
-	}
-	has := func(t string) bool { _, ok := field(t); return ok }
-	ident, index, ok := chooseIdentity(spec.Kind, has)
-	if !ok {
-		c.add(0, nil, "missing identity columns: the file needs %s or %s",
-			strings.Join(blockmodel.IndexColumns(spec.Kind), ", "), strings.Join(blockmodel.CoordinateColumns(spec.Kind), ", "))
+		n, ok := name(title)
+		return header[n], ok
 	}
 	for _, n := range ident {
 		i, _ := field(n)

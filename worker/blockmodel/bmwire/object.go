@@ -187,6 +187,33 @@ func (o object) list(member string) []json.RawMessage {
 	return l
 }
 
+// objects returns the items of a list member that are objects, named
+// member[i]; a null item is reported as not being shape, another non-object
+// as not an object.
+func (o object) objects(member, shape string) []object {
+	var out []object
+	for i, raw := range o.list(member) {
+		p, ok := parseObject(raw, o.name(member)+"["+strconv.Itoa(i)+"]", o.e)
+		if !ok {
+			if isNull(raw) {
+				o.e.Add(p.path, "must be %s", shape)
+			}
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// requiredStr reads a required string member: nil (reported) when absent
+// or no string.
+func (o object) requiredStr(member string) *string {
+	if !o.required(member) {
+		return nil
+	}
+	return o.str(member)
+}
+
 // uuidMember reads a UUID string member: nil when absent.
 func (o object) uuidMember(member string) *uuid.UUID {
 	s := o.str(member)

@@ -6,7 +6,6 @@ import (
 	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"io"
 	"math"
-	"strings"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
@@ -158,21 +157,7 @@ func ReadParquet(r io.ReaderAt, size int64, spec FileSpec, loc blockmodel.Locato
 			types[col.Name()] = col.Type()
 		}
 	}
-	names := fileNames(spec.Input)
-	field := func(title string) (string, bool) {
-		n := title
-		if f, ok := names[title]; ok {
-			n = f
-		}
-		_, ok := leaves[n]
-		return n, ok
-	}
-	has := func(t string) bool { _, ok := field(t); return ok }
-	ident, index, ok := chooseIdentity(spec.Kind, has)
-	if !ok {
-		c.add(0, nil, "missing identity columns: the file needs %s or %s",
-			strings.Join(blockmodel.IndexColumns(spec.Kind), ", "), strings.Join(blockmodel.CoordinateColumns(spec.Kind), ", "))
-	}
+	field, ident, index := fileColumns(spec, func(n string) bool { _, ok := leaves[n]; return ok }, c)
 	s := &pqSource{f: f, nid: len(ident)}
 	add := func(title string, t blockmodel.DataType, what string) {
 		n, ok := field(title)

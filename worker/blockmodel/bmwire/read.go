@@ -6,6 +6,7 @@ import (
 	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"io"
 	"math"
+	"strings"
 )
 
 // DefaultBatchRows is the number of rows of a batch when FileSpec leaves
@@ -266,7 +267,29 @@ func run(src source, spec FileSpec, index bool, loc blockmodel.Locator, sink Sin
 // collected).
 var errStop = errors.New("bmwire: file unusable")
 
-// mapping returns the file column name of each title (identity names and
+// fileColumns resolves titles to the file's column names through
+// column_name_mapping (present reports whether the file has a column of
+// that name) and picks the identity form; a file with neither form
+// complete is reported. name returns the file column of a title, ok false
+// when the file has none.
+func fileColumns(spec FileSpec, present func(string) bool, c *collector) (name func(title string) (string, bool), ident []string, index bool) {
+	mapped := fileNames(spec.Input)
+	name = func(title string) (string, bool) {
+		n := title
+		if f, ok := mapped[title]; ok {
+			n = f
+		}
+		return n, present(n)
+	}
+	ident, index, ok := chooseIdentity(spec.Kind, func(t string) bool { _, ok := name(t); return ok })
+	if !ok {
+		c.add(0, nil, "missing identity columns: the file needs %s or %s",
+			strings.Join(blockmodel.IndexColumns(spec.Kind), ", "), strings.Join(blockmodel.CoordinateColumns(spec.Kind), ", "))
+	}
+	return name, ident, index
+}
+
+// fileNames returns the file column name of each title (identity names and
 // value titles) given the column name mapping.
 func fileNames(in InputOptions) map[string]string {
 	m := map[string]string{}

@@ -172,31 +172,20 @@ func emptyGroups(raw json.RawMessage) bool {
 
 func decodeColumns(o object, model ModelInfo) Columns {
 	var c Columns
-	for i, raw := range o.list("new") {
-		p, ok := parseObject(raw, o.name("new")+"["+strconv.Itoa(i)+"]", o.e)
-		if !ok {
-			if isNull(raw) {
-				o.e.Add(p.path, "must be a column {title, data_type}")
-			}
-			continue
-		}
+	for _, p := range o.objects("new", "a column {title, data_type}") {
 		var n NewColumn
-		if p.required("title") {
-			if s := p.str("title"); s != nil {
-				n.Title = *s
-				if err := blockmodel.ValidateTitle(*s); err != nil {
-					p.e.Add(p.name("title"), "%v", err)
-				} else if model.titleTaken(*s) {
-					p.e.Add(p.name("title"), "a column titled %q exists", *s)
-				}
+		if s := p.requiredStr("title"); s != nil {
+			n.Title = *s
+			if err := blockmodel.ValidateTitle(*s); err != nil {
+				p.e.Add(p.name("title"), "%v", err)
+			} else if model.titleTaken(*s) {
+				p.e.Add(p.name("title"), "a column titled %q exists", *s)
 			}
 		}
-		if p.required("data_type") {
-			if s := p.str("data_type"); s != nil {
-				n.DataType = blockmodel.DataType(*s)
-				if !n.DataType.Valid() {
-					p.e.Add(p.name("data_type"), "unknown data type %q", *s)
-				}
+		if s := p.requiredStr("data_type"); s != nil {
+			n.DataType = blockmodel.DataType(*s)
+			if !n.DataType.Valid() {
+				p.e.Add(p.name("data_type"), "unknown data type %q", *s)
 			}
 		}
 		n.UnitID = p.str("unit_id")
@@ -225,43 +214,23 @@ func decodeColumns(o object, model ModelInfo) Columns {
 			c.Delete = l
 		}
 	}
-	for i, raw := range o.list("rename") {
-		p, ok := parseObject(raw, o.name("rename")+"["+strconv.Itoa(i)+"]", o.e)
-		if !ok {
-			if isNull(raw) {
-				o.e.Add(p.path, "must be {title, new_title}")
-			}
-			continue
-		}
+	for _, p := range o.objects("rename", "{title, new_title}") {
 		var r Rename
-		if p.required("title") {
-			if s := p.str("title"); s != nil {
-				r.Title = *s
-				existing(p.name("title"), *s)
-			}
+		if s := p.requiredStr("title"); s != nil {
+			r.Title = *s
+			existing(p.name("title"), *s)
 		}
-		if p.required("new_title") {
-			if s := p.str("new_title"); s != nil {
-				r.NewTitle = *s
-				checkNewTitle(p, "new_title", *s)
-			}
+		if s := p.requiredStr("new_title"); s != nil {
+			r.NewTitle = *s
+			checkNewTitle(p, "new_title", *s)
 		}
 		c.Rename = append(c.Rename, r)
 	}
-	for i, raw := range o.list("update_metadata") {
-		p, ok := parseObject(raw, o.name("update_metadata")+"["+strconv.Itoa(i)+"]", o.e)
-		if !ok {
-			if isNull(raw) {
-				o.e.Add(p.path, "must be {title, values}")
-			}
-			continue
-		}
+	for _, p := range o.objects("update_metadata", "{title, values}") {
 		var m MetadataChange
-		if p.required("title") {
-			if s := p.str("title"); s != nil {
-				m.Title = *s
-				existing(p.name("title"), *s)
-			}
+		if s := p.requiredStr("title"); s != nil {
+			m.Title = *s
+			existing(p.name("title"), *s)
 		}
 		if p.required("values") {
 			if v, ok := parseObject(p.raw("values"), p.name("values"), p.e); ok {
@@ -343,14 +312,7 @@ func decodeInput(o object) InputOptions {
 			o.e.Add(o.name("decimal_char"), "must differ from the delimiter")
 		}
 	}
-	for i, raw := range o.list("column_name_mapping") {
-		p, ok := parseObject(raw, o.name("column_name_mapping")+"["+strconv.Itoa(i)+"]", o.e)
-		if !ok {
-			if isNull(raw) {
-				o.e.Add(p.path, "must be {file_column_name, column_title}")
-			}
-			continue
-		}
+	for _, p := range o.objects("column_name_mapping", "{file_column_name, column_title}") {
 		var m Mapping
 		// Two shapes (A.15b item 7): the generic one and the older CSV one.
 		if p.has("csv_name") || p.has("new_title") {
