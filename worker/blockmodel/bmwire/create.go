@@ -35,45 +35,37 @@ type Create struct {
 // (blockmodel.DecodeSizeOptions). All failures are listed in one
 // *blockmodel.ValidationError.
 func DecodeCreate(body []byte) (*Create, error) {
-	e := &blockmodel.ValidationError{}
-	o, ok := parseBody(body, e)
-	if !ok {
-		return nil, e.Err()
-	}
-	c := &Create{}
-	if o.required("name") {
-		if s := o.str("name"); s != nil {
+	return decodeBody(body, func(o object, e *blockmodel.ValidationError) *Create {
+		c := &Create{}
+		if s := o.requiredStr("name"); s != nil {
 			c.Name = checkName(o, "name", *s)
 		}
-	}
-	c.Description = o.str("description")
-	o.maxLen("description", c.Description, maxDescription)
-	c.Comment = o.str("comment")
-	o.maxLen("comment", c.Comment, maxComment)
-	c.CRS, c.SizeUnitID = modelMembers(o)
-	if b := o.boolean("fill_subblocks"); b != nil {
-		c.FillSubblocks = *b
-	}
-	c.ObjectPath = o.str("object_path")
-	checkObjectPath(o, "object_path", c.ObjectPath)
-	if o.required("model_origin") {
-		v, err := blockmodel.DecodeXYZ(o.raw("model_origin"), o.name("model_origin"))
+		c.Description = o.str("description")
+		o.maxLen("description", c.Description, maxDescription)
+		c.Comment = o.str("comment")
+		o.maxLen("comment", c.Comment, maxComment)
+		c.CRS, c.SizeUnitID = modelMembers(o)
+		if b := o.boolean("fill_subblocks"); b != nil {
+			c.FillSubblocks = *b
+		}
+		c.ObjectPath = o.str("object_path")
+		checkObjectPath(o, "object_path", c.ObjectPath)
+		if o.required("model_origin") {
+			v, err := blockmodel.DecodeXYZ(o.raw("model_origin"), o.name("model_origin"))
+			e.Params = append(e.Params, invalid(err)...)
+			c.ModelOrigin = v
+		}
+		rot, err := blockmodel.DecodeRotation(o.raw("block_rotation"), o.name("block_rotation"))
 		e.Params = append(e.Params, invalid(err)...)
-		c.ModelOrigin = v
-	}
-	rot, err := blockmodel.DecodeRotation(o.raw("block_rotation"), o.name("block_rotation"))
-	e.Params = append(e.Params, invalid(err)...)
-	c.BlockRotation = rot
-	if o.required("size_options") {
-		so, err := blockmodel.DecodeSizeOptions(o.raw("size_options"), o.name("size_options"))
-		e.Params = append(e.Params, invalid(err)...)
-		c.SizeOptions = so
-	}
-	c.Lineage = o.raw("lineage")
-	if err := e.Err(); err != nil {
-		return nil, err
-	}
-	return c, nil
+		c.BlockRotation = rot
+		if o.required("size_options") {
+			so, err := blockmodel.DecodeSizeOptions(o.raw("size_options"), o.name("size_options"))
+			e.Params = append(e.Params, invalid(err)...)
+			c.SizeOptions = so
+		}
+		c.Lineage = o.raw("lineage")
+		return c
+	})
 }
 
 // invalid returns the invalid members of a *ValidationError (none for nil).
@@ -150,28 +142,22 @@ type MetadataUpdate struct {
 // DecodeMetadataUpdate reads and checks a metadata update. An empty body
 // (the client sends none for an empty update) reads as {}.
 func DecodeMetadataUpdate(body []byte) (*MetadataUpdate, error) {
-	e := &blockmodel.ValidationError{}
 	if len(bytes.TrimSpace(body)) == 0 {
 		body = []byte("{}")
 	}
-	o, ok := parseBody(body, e)
-	if !ok {
-		return nil, e.Err()
-	}
-	u := &MetadataUpdate{}
-	if s := o.str("name"); s != nil {
-		n := checkName(o, "name", *s)
-		u.Name = &n
-	}
-	u.Description = o.str("description")
-	o.maxLen("description", u.Description, maxDescription)
-	u.CRS, u.SizeUnitID = modelMembers(o)
-	u.FillSubblocks = o.boolean("fill_subblocks")
-	u.Lineage = o.raw("lineage")
-	if err := e.Err(); err != nil {
-		return nil, err
-	}
-	return u, nil
+	return decodeBody(body, func(o object, e *blockmodel.ValidationError) *MetadataUpdate {
+		u := &MetadataUpdate{}
+		if s := o.str("name"); s != nil {
+			n := checkName(o, "name", *s)
+			u.Name = &n
+		}
+		u.Description = o.str("description")
+		o.maxLen("description", u.Description, maxDescription)
+		u.CRS, u.SizeUnitID = modelMembers(o)
+		u.FillSubblocks = o.boolean("fill_subblocks")
+		u.Lineage = o.raw("lineage")
+		return u
+	})
 }
 
 // ParseBool reads a boolean query parameter as the client spells it

@@ -21,14 +21,24 @@ type object struct {
 	e    *blockmodel.ValidationError
 }
 
-// parseBody reads a request body that must be a JSON object; another body
-// is reported under the name "body".
-func parseBody(body []byte, e *blockmodel.ValidationError) (object, bool) {
+// decodeBody reads a request body that must be a JSON object (another body
+// is reported under the name "body") with read, which reports into e; when
+// anything was reported the result is nil and every failure one
+// *blockmodel.ValidationError.
+func decodeBody[T any](body []byte, read func(o object, e *blockmodel.ValidationError) *T) (*T, error) {
+	e := &blockmodel.ValidationError{}
 	o, ok := parseObject(body, "", e)
-	if !ok && len(e.Params) == 0 {
-		e.Add("body", "must be a JSON object")
+	if !ok {
+		if len(e.Params) == 0 {
+			e.Add("body", "must be a JSON object")
+		}
+		return nil, e.Err()
 	}
-	return o, ok
+	v := read(o, e)
+	if err := e.Err(); err != nil {
+		return nil, err
+	}
+	return v, nil
 }
 
 // parseObject reads raw as an object named path; an absent or null value
@@ -86,57 +96,36 @@ func (o object) required(member string) bool {
 }
 
 // str reads a string member: nil when absent.
-func (o object) str(member string) *string {
-	r := o.raw(member)
-	if r == nil {
-		return nil
-	}
-	var s string
-	if err := json.Unmarshal(r, &s); err != nil {
-		o.e.Add(o.name(member), "must be a string")
-		return nil
-	}
-	return &s
-}
+func (o object) str(member string) *string { return scalar[string](o, member, "must be a string") }
 
 // boolean reads a boolean member: nil when absent.
-func (o object) boolean(member string) *bool {
+func (o object) boolean(member string) *bool { return scalar[bool](o, member, "must be true or false") }
+
+// scalar reads a member holding a JSON value of Go type T: nil when absent;
+// a value of another type is reported with reason.
+func scalar[T any](o object, member, reason string) *T {
 	r := o.raw(member)
 	if r == nil {
 		return nil
 	}
-	var b bool
-	if err := json.Unmarshal(r, &b); err != nil {
-		o.e.Add(o.name(member), "must be true or false")
+	var v T
+	if err := json.Unmarshal(r, &v); err != nil {
+		o.e.Add(o.name(member), "%s", reason)
 		return nil
 	}
-	return &b
+	return &v
 }
 
-// number reads a finite number member: nil when absent.
+// number reads a number member (JSON has no infinities or NaN, so it is
+// finite): nil when absent.
 func (o object) number(member string) *float64 {
-	return number(o.raw(member), o.name(member), o.e)
-}
-
-func number(r json.RawMessage, name string, e *blockmodel.ValidationError) *float64 {
-	if r == nil {
-		return nil
-	}
-	var f float64
-	if err := json.Unmarshal(r, &f); err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-		e.Add(name, "must be a finite number")
-		return nil
-	}
-	return &f
+	return scalar[float64](o, member, "must be a finite number")
 }
 
 // integer reads an integral number member (25 and 25.0 alike): nil when
 // absent.
 func (o object) integer(member string) *int64 {
-	return integer(o.raw(member), o.name(member), o.e)
-}
-
-func integer(r json.RawMessage, name string, e *blockmodel.ValidationError) *int64 {
+	r := o.raw(member)
 	if r == nil {
 		return nil
 	}
@@ -146,7 +135,7 @@ func integer(r json.RawMessage, name string, e *blockmodel.ValidationError) *int
 	}
 	f, err := strconv.ParseFloat(t, 64)
 	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
-		e.Add(name, "must be an integer")
+		o.e.Add(o.name(member), "must be an integer")
 		return nil
 	}
 	n := int64(f)

@@ -114,6 +114,8 @@ type pqColumn struct {
 	scale int64
 	kind  parquet.Kind
 	what  string
+	// errs collects the file's problems.
+	errs *collector
 	// state
 	rg    int
 	pages parquet.Pages
@@ -170,7 +172,7 @@ func ReadParquet(r io.ReaderAt, size int64, spec FileSpec, loc blockmodel.Locato
 			c.add(0, nil, "%s has type %s, which does not convert to %s", what, desc, t)
 			return
 		}
-		s.cols = append(s.cols, &pqColumn{leaf: leaves[n], class: cl, scale: scale, kind: types[n].Kind(), what: what})
+		s.cols = append(s.cols, &pqColumn{leaf: leaves[n], class: cl, scale: scale, kind: types[n].Kind(), what: what, errs: c})
 	}
 	for _, n := range ident {
 		add(n, systemType(n), fmt.Sprintf("column %q", n))
@@ -323,12 +325,7 @@ func (p *pqColumn) readSome(v *Values, n int, first int64, c *collector) (int, e
 					return k, err
 				}
 				for x, y := range p.u32[:k] {
-					if e := v.appendInt(int64(y), true); e != nil {
-						c.add(first+int64(x), nil, "%s: %v", p.what, e)
-						v.appendNull()
-					} else {
-						v.markValid()
-					}
+					p.settle(v, first+int64(x), v.appendInt(int64(y), true))
 				}
 				return k, err
 			}
@@ -337,17 +334,10 @@ func (p *pqColumn) readSome(v *Values, n int, first int64, c *collector) (int, e
 				p.i32 = grow(p.i32[:0], n)
 				k, err := r.ReadInt32s(p.i32)
 				for x, y := range p.i32[:k] {
-					var e error
 					if p.class == srcUint {
-						e = appendIntFast(v, int64(uint32(y)), true)
+						p.settle(v, first+int64(x), appendIntFast(v, int64(uint32(y)), true))
 					} else {
-						e = appendIntFast(v, int64(y), false)
-					}
-					if e != nil {
-						c.add(first+int64(x), nil, "%s: %v", p.what, e)
-						v.appendNull()
-					} else {
-						v.markValid()
+						p.settle(v, first+int64(x), appendIntFast(v, int64(y), false))
 					}
 				}
 				return k, err
@@ -357,12 +347,7 @@ func (p *pqColumn) readSome(v *Values, n int, first int64, c *collector) (int, e
 				p.i64 = grow(p.i64[:0], n)
 				k, err := r.ReadInt64s(p.i64)
 				for x, y := range p.i64[:k] {
-					if e := appendIntFast(v, y, p.class == srcUint); e != nil {
-						c.add(first+int64(x), nil, "%s: %v", p.what, e)
-						v.appendNull()
-					} else {
-						v.markValid()
-					}
+					p.settle(v, first+int64(x), appendIntFast(v, y, p.class == srcUint))
 				}
 				return k, err
 			}
@@ -377,6 +362,23 @@ func (p *pqColumn) readSome(v *Values, n int, first int64, c *collector) (int, e
 		}
 	}
 	return k, err
+}
+
+// settle completes the append of the value of a file row: a value that
+// did not convert (err) is reported and read as null, else marked valid.
+// It is small enough to inline in the per-value loops.
+func (p *pqColumn) settle(v *Values, row int64, err error) {
+	if err == nil {
+		v.markValid()
+	} else {
+		p.refuse(v, row, err)
+	}
+}
+
+// refuse reports a value that did not convert and reads it as null.
+func (p *pqColumn) refuse(v *Values, row int64, err error) {
+	p.errs.add(row, nil, "%s: %v", p.what, err)
+	v.appendNull()
 }
 
 // nanToNull keeps Valid in step with the floats appended from at and

@@ -114,40 +114,34 @@ type Query struct {
 // (default indices), bbox IJK within 0…n−1 or XYZ, version_uuid,
 // output_options parquet (default) or csv.
 func DecodeQuery(body []byte, model ModelInfo) (*Query, error) {
-	e := &blockmodel.ValidationError{}
-	o, ok := parseBody(body, e)
-	if !ok {
-		return nil, e.Err()
-	}
-	q := &Query{}
-	if o.required("columns") {
-		q.Columns = o.strings("columns")
-	}
-	q.GeometryColumns = o.enum("geometry_columns", GeometryIndices, GeometryIndices, GeometryCoordinates)
-	n := model.N
-	q.BBox = decodeBBox(o, "bbox", &n)
-	q.VersionUUID = o.uuidMember("version_uuid")
-	q.Output = OutputOptions{Format: FormatParquet, Delimiter: ',', ColumnHeaders: "name", ExcludeNullRows: true}
-	if p, ok := parseObject(o.raw("output_options"), "output_options", e); ok {
-		q.Output.Format = p.enum("file_format", FormatParquet, FormatParquet, FormatCSV)
-		q.Output.ColumnHeaders = p.enum("column_headers", "name", "name", "id")
-		if b := p.boolean("exclude_null_rows"); b != nil {
-			q.Output.ExcludeNullRows = *b
+	return decodeBody(body, func(o object, e *blockmodel.ValidationError) *Query {
+		q := &Query{}
+		if o.required("columns") {
+			q.Columns = o.strings("columns")
 		}
-		if s := p.str("delimiter"); s != nil {
-			if q.Output.Format != FormatCSV {
-				// the client's parquet options have no delimiter: ignored
-			} else if len(*s) != 1 || (*s)[0] == '\n' || (*s)[0] == '\r' || (*s)[0] == '"' {
-				p.e.Add(p.name("delimiter"), "must be one ASCII character other than a line break or a quote")
-			} else {
-				q.Output.Delimiter = (*s)[0]
+		q.GeometryColumns = o.enum("geometry_columns", GeometryIndices, GeometryIndices, GeometryCoordinates)
+		n := model.N
+		q.BBox = decodeBBox(o, "bbox", &n)
+		q.VersionUUID = o.uuidMember("version_uuid")
+		q.Output = OutputOptions{Format: FormatParquet, Delimiter: ',', ColumnHeaders: "name", ExcludeNullRows: true}
+		if p, ok := parseObject(o.raw("output_options"), "output_options", e); ok {
+			q.Output.Format = p.enum("file_format", FormatParquet, FormatParquet, FormatCSV)
+			q.Output.ColumnHeaders = p.enum("column_headers", "name", "name", "id")
+			if b := p.boolean("exclude_null_rows"); b != nil {
+				q.Output.ExcludeNullRows = *b
+			}
+			if s := p.str("delimiter"); s != nil {
+				if q.Output.Format != FormatCSV {
+					// the client's parquet options have no delimiter: ignored
+				} else if len(*s) != 1 || (*s)[0] == '\n' || (*s)[0] == '\r' || (*s)[0] == '"' {
+					p.e.Add(p.name("delimiter"), "must be one ASCII character other than a line break or a quote")
+				} else {
+					q.Output.Delimiter = (*s)[0]
+				}
 			}
 		}
-	}
-	if err := e.Err(); err != nil {
-		return nil, err
-	}
-	return q, nil
+		return q
+	})
 }
 
 // GeometrySet returns the geometry columns the query's output starts with,
@@ -233,35 +227,29 @@ type Delta struct {
 // columns required, columns col_ids or ["*"], end_version_uuid, verbose
 // (default false).
 func DecodeDelta(body []byte) (*Delta, error) {
-	e := &blockmodel.ValidationError{}
-	o, ok := parseBody(body, e)
-	if !ok {
-		return nil, e.Err()
-	}
-	d := &Delta{}
-	if o.required("bbox") {
-		d.BBox = decodeBBox(o, "bbox", nil)
-	}
-	if o.required("columns") {
-		d.Columns = o.strings("columns")
-		for i, c := range d.Columns {
-			if c == "*" {
-				d.All = true
-				if len(d.Columns) > 1 {
-					e.Add("columns["+strconv.Itoa(i)+"]", `"*" must be the only item`)
+	return decodeBody(body, func(o object, e *blockmodel.ValidationError) *Delta {
+		d := &Delta{}
+		if o.required("bbox") {
+			d.BBox = decodeBBox(o, "bbox", nil)
+		}
+		if o.required("columns") {
+			d.Columns = o.strings("columns")
+			for i, c := range d.Columns {
+				if c == "*" {
+					d.All = true
+					if len(d.Columns) > 1 {
+						e.Add("columns["+strconv.Itoa(i)+"]", `"*" must be the only item`)
+					}
 				}
 			}
+			if d.All {
+				d.Columns = nil
+			}
 		}
-		if d.All {
-			d.Columns = nil
+		d.EndVersionUUID = o.uuidMember("end_version_uuid")
+		if b := o.boolean("verbose"); b != nil {
+			d.Verbose = *b
 		}
-	}
-	d.EndVersionUUID = o.uuidMember("end_version_uuid")
-	if b := o.boolean("verbose"); b != nil {
-		d.Verbose = *b
-	}
-	if err := e.Err(); err != nil {
-		return nil, err
-	}
-	return d, nil
+		return d
+	})
 }

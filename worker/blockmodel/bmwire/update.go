@@ -121,39 +121,33 @@ func (u *Update) ValueColumns(m ModelInfo) []ValueColumn {
 // (not supported); Datamine input refused; comment ≤ 250. All failures are
 // listed in one *ValidationError.
 func DecodeUpdate(body []byte, model ModelInfo) (*Update, error) {
-	e := &blockmodel.ValidationError{}
-	o, ok := parseBody(body, e)
-	if !ok {
-		return nil, e.Err()
-	}
-	u := &Update{Input: DefaultInput()}
-	u.UpdateType = o.enum("update_type", Merge, Merge, Replace)
-	u.GeometryChange = o.boolean("geometry_change")
-	u.FillSubblocks = o.boolean("fill_subblocks")
-	if c := o.str("comment"); c != nil {
-		o.maxLen("comment", c, maxComment)
-		u.Comment = *c
-	}
-	u.Lineage = o.raw("lineage")
-	if g := o.raw("groups"); g != nil && !emptyGroups(g) {
-		e.Add("groups", "column groups are not supported")
-	}
-	if g := o.raw("group_missing_column_override"); g != nil && string(g) != "{}" {
-		e.Add("group_missing_column_override", "column groups are not supported")
-	}
-	if o.required("columns") {
-		if co, ok := parseObject(o.raw("columns"), "columns", e); ok {
-			u.Columns = decodeColumns(co, model)
+	return decodeBody(body, func(o object, e *blockmodel.ValidationError) *Update {
+		u := &Update{Input: DefaultInput()}
+		u.UpdateType = o.enum("update_type", Merge, Merge, Replace)
+		u.GeometryChange = o.boolean("geometry_change")
+		u.FillSubblocks = o.boolean("fill_subblocks")
+		if c := o.str("comment"); c != nil {
+			o.maxLen("comment", c, maxComment)
+			u.Comment = *c
 		}
-	}
-	if io, ok := parseObject(o.raw("input_options"), "input_options", e); ok {
-		u.Input = decodeInput(io)
-	}
-	u.check(e, model)
-	if err := e.Err(); err != nil {
-		return nil, err
-	}
-	return u, nil
+		u.Lineage = o.raw("lineage")
+		if g := o.raw("groups"); g != nil && !emptyGroups(g) {
+			e.Add("groups", "column groups are not supported")
+		}
+		if g := o.raw("group_missing_column_override"); g != nil && string(g) != "{}" {
+			e.Add("group_missing_column_override", "column groups are not supported")
+		}
+		if o.required("columns") {
+			if co, ok := parseObject(o.raw("columns"), "columns", e); ok {
+				u.Columns = decodeColumns(co, model)
+			}
+		}
+		if io, ok := parseObject(o.raw("input_options"), "input_options", e); ok {
+			u.Input = decodeInput(io)
+		}
+		u.check(e, model)
+		return u
+	})
 }
 
 // emptyGroups reports a groups member with no operation in it.
@@ -188,12 +182,7 @@ func decodeColumns(o object, model ModelInfo) Columns {
 				p.e.Add(p.name("data_type"), "unknown data type %q", *s)
 			}
 		}
-		n.UnitID = p.str("unit_id")
-		checkUnit(p, "unit_id", n.UnitID)
-		n.Tags = p.tags("tags")
-		if g := p.str("group"); g != nil && *g != "" {
-			p.e.Add(p.name("group"), "column groups are not supported")
-		}
+		n.UnitID, _, n.Tags = columnMembers(p)
 		c.New = append(c.New, n)
 	}
 	existing := func(name, t string) {
@@ -238,15 +227,7 @@ func decodeColumns(o object, model ModelInfo) Columns {
 				if m.NewTitle != nil && *m.NewTitle != m.Title {
 					checkNewTitle(v, "title", *m.NewTitle)
 				}
-				if _, present := v.m["unit_id"]; present {
-					m.UnitSet = true
-					m.UnitID = v.str("unit_id")
-					checkUnit(v, "unit_id", m.UnitID)
-				}
-				m.Tags = v.tags("tags")
-				if g := v.str("group"); g != nil && *g != "" {
-					v.e.Add(v.name("group"), "column groups are not supported")
-				}
+				m.UnitID, m.UnitSet, m.Tags = columnMembers(v)
 			}
 		}
 		c.UpdateMetadata = append(c.UpdateMetadata, m)
@@ -261,14 +242,21 @@ func checkNewTitle(p object, member, t string) {
 	}
 }
 
-// checkUnit checks a column's unit_id (nil: none).
-func checkUnit(p object, member string, id *string) {
-	if id == nil {
-		return
+// columnMembers reads the members a new column and a metadata change
+// share: unit_id (a unit of the table; set reports the member was sent,
+// null included), tags, and group (refused unless empty).
+func columnMembers(p object) (unit *string, set bool, tags json.RawMessage) {
+	_, set = p.m["unit_id"]
+	if unit = p.str("unit_id"); unit != nil {
+		if err := blockmodel.CheckColumnUnit(*unit); err != nil {
+			p.e.Add(p.name("unit_id"), "%v", err)
+		}
 	}
-	if err := blockmodel.CheckColumnUnit(*id); err != nil {
-		p.e.Add(p.name(member), "%v", err)
+	tags = p.tags("tags")
+	if g := p.str("group"); g != nil && *g != "" {
+		p.e.Add(p.name("group"), "column groups are not supported")
 	}
+	return unit, set, tags
 }
 
 func decodeInput(o object) InputOptions {
