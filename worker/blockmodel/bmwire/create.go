@@ -3,9 +3,10 @@ package bmwire
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"strconv"
 	"strings"
+
+	"github.com/geostat-engine/geostat/worker/blockmodel"
 )
 
 // Create is the body of POST …/block-models (A.9.1, the client's

@@ -3,12 +3,13 @@ package bmwire
 import (
 	"bufio"
 	"fmt"
-	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"io"
 	"math"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/geostat-engine/geostat/worker/blockmodel"
 )
 
 // csvSource reads a CSV update file: the dialect of InputOptions, a header

@@ -1,9 +1,9 @@
 package bmwire
 
 import (
-	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"net/http"
 
+	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"github.com/geostat-engine/geostat/worker/problem"
 )
 

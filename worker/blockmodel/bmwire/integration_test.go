@@ -10,12 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/geostat-engine/geostat/worker/blockmodel"
+	"github.com/geostat-engine/geostat/worker/blockmodel/bmwire"
 	"github.com/parquet-go/parquet-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/geostat-engine/geostat/worker/blockmodel"
-	"github.com/geostat-engine/geostat/worker/blockmodel/bmwire"
 )
 
 // cuboid is a sub-block of a parent: corners start (inclusive) to end

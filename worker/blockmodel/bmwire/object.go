@@ -3,11 +3,11 @@ package bmwire
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"math"
 	"strconv"
 	"strings"
 
+	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"github.com/google/uuid"
 )
 

@@ -3,10 +3,10 @@ package bmwire
 import (
 	"errors"
 	"fmt"
-	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"io"
 	"math"
 
+	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
 	"github.com/parquet-go/parquet-go/format"

@@ -2,11 +2,11 @@ package bmwire
 
 import (
 	"encoding/json"
-	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"github.com/google/uuid"
 )
 

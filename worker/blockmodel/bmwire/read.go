@@ -3,10 +3,11 @@ package bmwire
 import (
 	"errors"
 	"fmt"
-	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"io"
 	"math"
 	"strings"
+
+	"github.com/geostat-engine/geostat/worker/blockmodel"
 )
 
 // DefaultBatchRows is the number of rows of a batch when FileSpec leaves

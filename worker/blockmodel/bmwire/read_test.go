@@ -3,11 +3,11 @@ package bmwire
 import (
 	"bytes"
 	"errors"
-	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"math"
 	"strings"
 	"testing"
 
+	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"github.com/parquet-go/parquet-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

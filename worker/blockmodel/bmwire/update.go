@@ -2,9 +2,10 @@ package bmwire
 
 import (
 	"encoding/json"
-	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"strconv"
 	"strings"
+
+	"github.com/geostat-engine/geostat/worker/blockmodel"
 )
 
 // Update types (A.7.1).

@@ -2,8 +2,9 @@ package bmwire
 
 import (
 	"fmt"
-	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"math"
+
+	"github.com/geostat-engine/geostat/worker/blockmodel"
 )
 
 // ValueColumn is a column an update file supplies: its title and declared

@@ -3,10 +3,10 @@ package bmwire
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"strings"
 	"testing"
 
+	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
