@@ -36,7 +36,7 @@ func (m ModelInfo) byTitle(title string) (blockmodel.Column, bool) {
 // titleTaken reports a column of m whose title equals t case-insensitively.
 func (m ModelInfo) titleTaken(t string) bool {
 	for _, c := range m.Columns {
-		if strings.EqualFold(c.Title, t) {
+		if blockmodel.TitleKey(c.Title) == blockmodel.TitleKey(t) {
 			return true
 		}
 	}

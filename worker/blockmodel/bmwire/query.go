@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"github.com/google/uuid"
@@ -185,7 +184,7 @@ func (q *Query) ResolveColumns(model ModelInfo) ([]string, error) {
 			for _, col := range model.Columns {
 				all = append(all, col.Title)
 			}
-			sort.SliceStable(all, func(a, b int) bool { return strings.ToLower(all[a]) < strings.ToLower(all[b]) })
+			sort.SliceStable(all, func(a, b int) bool { return blockmodel.TitleKey(all[a]) < blockmodel.TitleKey(all[b]) })
 			for _, t := range all {
 				add(t)
 			}

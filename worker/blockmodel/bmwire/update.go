@@ -3,7 +3,6 @@ package bmwire
 import (
 	"encoding/json"
 	"strconv"
-	"strings"
 
 	"github.com/geostat-engine/geostat/worker/blockmodel"
 )
@@ -333,7 +332,7 @@ func (u *Update) check(e *blockmodel.ValidationError, model ModelInfo) {
 		if list == "new" || list == "rename" || list == "update_metadata" {
 			name += ".title"
 		}
-		k := strings.ToLower(t)
+		k := blockmodel.TitleKey(t)
 		if prev, ok := seen[k]; ok {
 			switch {
 			case prev.list == list:
@@ -365,26 +364,26 @@ func (u *Update) check(e *blockmodel.ValidationError, model ModelInfo) {
 	// Titles after the operations must stay unique.
 	final := map[string]string{}
 	for _, col := range model.Columns {
-		final[strings.ToLower(col.Title)] = col.Title
+		final[blockmodel.TitleKey(col.Title)] = col.Title
 	}
 	for _, t := range c.Delete {
-		delete(final, strings.ToLower(t))
+		delete(final, blockmodel.TitleKey(t))
 	}
 	retitle := func(name, from, to string) {
-		delete(final, strings.ToLower(from))
-		if _, clash := final[strings.ToLower(to)]; clash {
+		delete(final, blockmodel.TitleKey(from))
+		if _, clash := final[blockmodel.TitleKey(to)]; clash {
 			e.Add(name, "a column titled %q exists", to)
 		}
-		final[strings.ToLower(to)] = to
+		final[blockmodel.TitleKey(to)] = to
 	}
 	for _, r := range c.Rename {
-		delete(final, strings.ToLower(r.Title))
+		delete(final, blockmodel.TitleKey(r.Title))
 	}
 	for i, r := range c.Rename {
 		retitle("columns.rename["+strconv.Itoa(i)+"].new_title", r.Title, r.NewTitle)
 	}
 	for i, m := range c.UpdateMetadata {
-		if m.NewTitle != nil && !strings.EqualFold(*m.NewTitle, m.Title) {
+		if m.NewTitle != nil && blockmodel.TitleKey(*m.NewTitle) != blockmodel.TitleKey(m.Title) {
 			retitle("columns.update_metadata["+strconv.Itoa(i)+"].values.title", m.Title, *m.NewTitle)
 		}
 	}
