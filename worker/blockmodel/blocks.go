@@ -26,16 +26,18 @@ func SidxID(sidx uint32) SubID { return SubID{Sidx: sidx} }
 func CornersID(start, end [3]uint8) SubID { return SubID{Start: start, End: end, HasCorners: true} }
 
 // Locator maps row identities and centroids to row indices in canonical
-// order; *Blocks implements it. The update-file reader matches its rows with
-// it.
+// order; *Blocks implements it. The update-file reader (bmwire) matches the
+// rows of a file with it.
 type Locator interface {
+	// NumRows returns the number of rows (row indices are 0…NumRows()−1).
+	NumRows() int64
 	// Locate returns the row of parent (i, j, k) and sub-block sub.
 	Locate(i, j, k uint32, sub SubID) (row int64, ok bool)
 	// LocateXYZ returns the row whose centroid (and, sub-blocked, extent)
-	// matches within MatchTolerance.
-	LocateXYZ(x, y, z, dx, dy, dz float64) (row int64, ok bool)
-	// NumRows returns the number of rows.
-	NumRows() int64
+	// matches within MatchTolerance, and its parent indices, so that a
+	// caller learns the parent of a coordinate-form row without a second
+	// lookup; a regular model ignores dx, dy, dz.
+	LocateXYZ(x, y, z, dx, dy, dz float64) (row int64, ijk [3]uint32, ok bool)
 }
 
 // Blocks is the set of rows of a model version: its geometry and, for the
@@ -354,14 +356,20 @@ func (b *Blocks) Locate(i, j, k uint32, sub SubID) (int64, bool) {
 // LocateXYZ returns the row whose centroid is (x, y, z) and, for the
 // sub-blocked kinds, whose extent is (dx, dy, dz), each within
 // MatchTolerance of the (sub-)block size per axis (ResolveXYZ, then
-// Locate). A regular model ignores dx, dy, dz.
-func (b *Blocks) LocateXYZ(x, y, z, dx, dy, dz float64) (int64, bool) {
+// Locate), and the row's parent indices. A regular model ignores dx, dy,
+// dz.
+func (b *Blocks) LocateXYZ(x, y, z, dx, dy, dz float64) (int64, [3]uint32, bool) {
 	i, j, k, s, e, ok := b.g.ResolveXYZ(x, y, z, dx, dy, dz)
 	if !ok {
-		return 0, false
+		return 0, [3]uint32{}, false
 	}
+	sub := CornersID(s, e)
 	if b.g.kind == Regular {
-		return b.Locate(i, j, k, SubID{})
+		sub = SubID{}
 	}
-	return b.Locate(i, j, k, CornersID(s, e))
+	row, ok := b.Locate(i, j, k, sub)
+	if !ok {
+		return 0, [3]uint32{}, false
+	}
+	return row, [3]uint32{i, j, k}, true
 }

@@ -154,9 +154,10 @@ func TestLocateBruteForce(t *testing.T) {
 										require.Equal(t, want, got)
 										c := g.SubCentroid(i, j, k, s, e)
 										d := g.SubExtent(s, e)
-										got, gok = b.LocateXYZ(c[0], c[1], c[2], d[0], d[1], d[2])
+										got, ijk, gok := b.LocateXYZ(c[0], c[1], c[2], d[0], d[1], d[2])
 										require.True(t, gok)
 										require.Equal(t, want, got)
+										require.Equal(t, [3]uint32{i, j, k}, ijk)
 									}
 								}
 							}
@@ -171,9 +172,10 @@ func TestLocateBruteForce(t *testing.T) {
 				require.True(t, ok)
 				require.Equal(t, r, got)
 				c, d := b.Centroid(r), b.Extent(r)
-				got, ok = b.LocateXYZ(c[0], c[1], c[2], d[0], d[1], d[2])
+				got, ijk, ok := b.LocateXYZ(c[0], c[1], c[2], d[0], d[1], d[2])
 				require.True(t, ok)
 				require.Equal(t, r, got)
+				require.Equal(t, [3]uint32{i, j, k}, ijk)
 			}
 		}
 	}
@@ -200,7 +202,7 @@ func TestLocateRegularAndWhole(t *testing.T) {
 	assert.False(t, ok)
 	// A centroid half a block off matches nothing.
 	p := g.LocalToWorld(1, 2, 1.5)
-	_, ok = b.LocateXYZ(p[0], p[1], p[2], 0, 0, 0)
+	_, _, ok = b.LocateXYZ(p[0], p[1], p[2], 0, 0, 0)
 	assert.False(t, ok)
 
 	// A sub-blocked model's initial state: one whole row per parent.
@@ -212,10 +214,11 @@ func TestLocateRegularAndWhole(t *testing.T) {
 	assert.Equal(t, int64(7), row)
 	_, ok = w.Locate(1, 1, 1, CornersID([3]uint8{}, [3]uint8{2, 2, 1}))
 	assert.False(t, ok)
-	row, ok = w.LocateXYZ(6, 3, 1.5, 4, 2, 1)
+	row, ijk, ok := w.LocateXYZ(6, 3, 1.5, 4, 2, 1)
 	require.True(t, ok)
 	assert.Equal(t, int64(7), row)
-	_, ok = w.LocateXYZ(5, 3, 1.5, 2, 2, 1)
+	assert.Equal(t, [3]uint32{1, 1, 1}, ijk)
+	_, _, ok = w.LocateXYZ(5, 3, 1.5, 2, 2, 1)
 	assert.False(t, ok)
 }
 
@@ -230,7 +233,7 @@ func TestLocateLargeRegularNoAlloc(t *testing.T) {
 		if r, ok := b.Locate(499, 199, 99, SubID{}); !ok || r != 9_999_999 {
 			t.Fatal("Locate")
 		}
-		if r, ok := b.LocateXYZ(c[0], c[1], c[2], 0, 0, 0); !ok || r != 9_999_999 {
+		if r, _, ok := b.LocateXYZ(c[0], c[1], c[2], 0, 0, 0); !ok || r != 9_999_999 {
 			t.Fatal("LocateXYZ")
 		}
 	})

@@ -75,24 +75,57 @@ const (
 	ColSubBlockDerivation              = "sub_block_derivation"
 )
 
-// SystemColumns returns the system columns of a kind in their order (A.4.1):
-// i, j, k, then sidx (fully-sub-blocked, octree) or start_*/end_*
-// (flexible), then x, y, z, then dx, dy, dz (sub-blocked), then version_id.
-func SystemColumns(t ModelType) []SystemColumn {
-	cols := []SystemColumn{{ColI, UInt32}, {ColJ, UInt32}, {ColK, UInt32}}
+// IndexColumns returns the columns that identify a row by its indices
+// (A.7.4), the index geometry of a query (A.8): i, j, k, then sidx
+// (fully-sub-blocked, octree) or start_si … end_sk (flexible).
+func IndexColumns(t ModelType) []string {
 	switch t {
 	case FullySubBlocked, VariableOctree:
-		cols = append(cols, SystemColumn{ColSidx, UInt32})
+		return []string{ColI, ColJ, ColK, ColSidx}
 	case Flexible:
-		for _, n := range []string{ColStartSI, ColStartSJ, ColStartSK, ColEndSI, ColEndSJ, ColEndSK} {
-			cols = append(cols, SystemColumn{n, UInt8})
-		}
+		return []string{ColI, ColJ, ColK, ColStartSI, ColStartSJ, ColStartSK, ColEndSI, ColEndSJ, ColEndSK}
 	}
-	cols = append(cols, SystemColumn{ColX, Float64}, SystemColumn{ColY, Float64}, SystemColumn{ColZ, Float64})
+	return []string{ColI, ColJ, ColK}
+}
+
+// CoordinateColumns returns the columns that identify a row by its
+// centroid (A.7.4), the coordinate geometry of a query (A.8): x, y, z and,
+// sub-blocked, dx, dy, dz.
+func CoordinateColumns(t ModelType) []string {
 	if t.SubBlocked() {
-		cols = append(cols, SystemColumn{ColDX, Float64}, SystemColumn{ColDY, Float64}, SystemColumn{ColDZ, Float64})
+		return []string{ColX, ColY, ColZ, ColDX, ColDY, ColDZ}
 	}
-	return append(cols, SystemColumn{ColVersionID, Int64})
+	return []string{ColX, ColY, ColZ}
+}
+
+// SystemColumnType returns the data type of a system column by its exact
+// title (A.4.1): UInt32 for i, j, k and sidx, UInt8 for the flexible
+// corners, Float64 for x … dz, Int64 for version_id; ok is false for any
+// other title.
+func SystemColumnType(title string) (t DataType, ok bool) {
+	switch title {
+	case ColI, ColJ, ColK, ColSidx:
+		return UInt32, true
+	case ColStartSI, ColStartSJ, ColStartSK, ColEndSI, ColEndSJ, ColEndSK:
+		return UInt8, true
+	case ColX, ColY, ColZ, ColDX, ColDY, ColDZ:
+		return Float64, true
+	case ColVersionID:
+		return Int64, true
+	}
+	return "", false
+}
+
+// SystemColumns returns the system columns of a kind in their order (A.4.1):
+// the IndexColumns, then the CoordinateColumns, then version_id.
+func SystemColumns(t ModelType) []SystemColumn {
+	names := append(IndexColumns(t), CoordinateColumns(t)...)
+	cols := make([]SystemColumn, 0, len(names)+1)
+	for _, n := range append(names, ColVersionID) {
+		dt, _ := SystemColumnType(n)
+		cols = append(cols, SystemColumn{n, dt})
+	}
+	return cols
 }
 
 // IsSystemColumn reports whether a title is the name of a system column of

@@ -2,8 +2,15 @@ package blockmodel
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
+
+	"github.com/geostat-engine/geostat/worker/problem"
 )
+
+// TypeValidation is the problem type of input that failed validation in the
+// block model area (422, seed 7.2 suffix under the worker's base).
+const TypeValidation = problem.Base + "/block-model-service/validation"
 
 // InvalidParam names one invalid request member and why, in the shape of
 // the problem-details `invalid-params` member.
@@ -13,8 +20,9 @@ type InvalidParam struct {
 }
 
 // ValidationError is input that failed validation: every invalid member with
-// its reason. The route layer answers it with a 422 whose invalid-params
-// lists Params.
+// its reason, in the order found. The route layer answers it with Problem, a
+// 422 whose invalid-params lists Params. Its zero value is an empty list
+// that checks fill with Add, then turn into an error with Err.
 type ValidationError struct {
 	Params []InvalidParam
 }
@@ -32,17 +40,24 @@ func (e *ValidationError) Error() string {
 	return b.String()
 }
 
-// params accumulates invalid members while input is checked.
-type params struct{ list []InvalidParam }
-
-func (p *params) add(name, format string, args ...any) {
-	p.list = append(p.list, InvalidParam{Name: name, Reason: fmt.Sprintf(format, args...)})
+// Problem is the 422 block-model-service/validation document listing the
+// invalid members under invalid-params.
+func (e *ValidationError) Problem() problem.Problem {
+	return problem.Problem{Type: TypeValidation, Title: "Validation Error.", Status: http.StatusUnprocessableEntity,
+		Detail: e.Error(), Extra: map[string]any{"invalid-params": e.Params}}
 }
 
-// err returns nil when nothing was added, else a *ValidationError.
-func (p *params) err() error {
-	if len(p.list) == 0 {
+// Add appends an invalid member and its reason (a format and its
+// arguments).
+func (e *ValidationError) Add(name, format string, args ...any) {
+	e.Params = append(e.Params, InvalidParam{Name: name, Reason: fmt.Sprintf(format, args...)})
+}
+
+// Err returns nil when nothing was added, else the list as a
+// *ValidationError.
+func (e *ValidationError) Err() error {
+	if len(e.Params) == 0 {
 		return nil
 	}
-	return &ValidationError{Params: p.list}
+	return &ValidationError{Params: e.Params}
 }

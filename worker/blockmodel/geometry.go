@@ -26,19 +26,19 @@ type Geometry struct {
 // naming every invalid member: "model_origin.x", "block_rotation[0].axis",
 // "size_options.n_blocks.nx" and so on.
 func NewGeometry(origin XYZ, rotation []RotationItem, size SizeOptions) (*Geometry, error) {
-	var p params
+	var p ValidationError
 	for a, v := range origin.Array() {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			p.add("model_origin."+"xyz"[a:a+1], "%v is not a finite number", v)
+			p.Add("model_origin."+"xyz"[a:a+1], "%v is not a finite number", v)
 		}
 	}
 	if err := ValidateRotation(rotation, "block_rotation"); err != nil {
-		p.list = append(p.list, err.(*ValidationError).Params...)
+		p.Params = append(p.Params, err.(*ValidationError).Params...)
 	}
 	if err := size.Validate("size_options"); err != nil {
-		p.list = append(p.list, err.(*ValidationError).Params...)
+		p.Params = append(p.Params, err.(*ValidationError).Params...)
 	}
-	if err := p.err(); err != nil {
+	if err := p.Err(); err != nil {
 		return nil, err
 	}
 	g := &Geometry{
@@ -193,6 +193,10 @@ type BBox struct {
 	YMinMax MinMax `json:"y_minmax"`
 	ZMinMax MinMax `json:"z_minmax"`
 }
+
+// Axes returns the intervals along x, y, z, to read or set in a loop over
+// the axes.
+func (b *BBox) Axes() [3]*MinMax { return [3]*MinMax{&b.XMinMax, &b.YMinMax, &b.ZMinMax} }
 
 // MinMax is a closed interval {min, max}.
 type MinMax struct {

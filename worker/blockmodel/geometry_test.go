@@ -102,9 +102,10 @@ func TestWorkedExampleCentroids(t *testing.T) {
 		require.True(t, ok)
 		assert.Equal(t, int64(c.ijk[0])+4*(int64(c.ijk[1])+3*int64(c.ijk[2])), row)
 		assert.Equal(t, got, b.Centroid(row))
-		r2, ok := b.LocateXYZ(c.want[0], c.want[1], c.want[2], 0, 0, 0)
+		r2, ijk, ok := b.LocateXYZ(c.want[0], c.want[1], c.want[2], 0, 0, 0)
 		require.True(t, ok)
 		assert.Equal(t, row, r2)
+		assert.Equal(t, c.ijk, ijk)
 	}
 	bb := g.BBox()
 	assert.InDelta(t, 1000, bb.XMinMax.Min, 1e-6)

@@ -97,6 +97,15 @@ type IJKBox struct {
 	KMinMax IndexMinMax `json:"k_minmax"`
 }
 
+// NewIJKBox returns the box from lo to hi (inclusive) along i, j, k.
+func NewIJKBox(lo, hi [3]int64) IJKBox {
+	return IJKBox{IndexMinMax{lo[0], hi[0]}, IndexMinMax{lo[1], hi[1]}, IndexMinMax{lo[2], hi[2]}}
+}
+
+// Axes returns the intervals along i, j, k, to read or set in a loop over
+// the axes.
+func (b *IJKBox) Axes() [3]*IndexMinMax { return [3]*IndexMinMax{&b.IMinMax, &b.JMinMax, &b.KMinMax} }
+
 // Mapping is the column list of a version: every column, system ones
 // included. Groups is always empty in this engine.
 type Mapping struct {

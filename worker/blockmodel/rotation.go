@@ -23,25 +23,25 @@ type RotationItem struct {
 // consecutive items about the same axis. Members are named under prefix
 // (e.g. "block_rotation[1].axis"); the error is a *ValidationError.
 func ValidateRotation(items []RotationItem, prefix string) error {
-	var p params
+	var p ValidationError
 	if len(items) > MaxRotations {
-		p.add(prefix, "%d rotations are more than %d", len(items), MaxRotations)
+		p.Add(prefix, "%d rotations are more than %d", len(items), MaxRotations)
 	}
 	for n, it := range items {
 		name := fmt.Sprintf("%s[%d]", prefix, n)
 		switch it.Axis {
 		case "x", "y", "z":
 			if n > 0 && items[n-1].Axis == it.Axis {
-				p.add(name+".axis", "rotates about %s like the rotation before it", it.Axis)
+				p.Add(name+".axis", "rotates about %s like the rotation before it", it.Axis)
 			}
 		default:
-			p.add(name+".axis", "%q is not one of x, y, z", it.Axis)
+			p.Add(name+".axis", "%q is not one of x, y, z", it.Axis)
 		}
 		if math.IsNaN(it.Angle) || math.IsInf(it.Angle, 0) || it.Angle <= -360 || it.Angle >= 360 {
-			p.add(name+".angle", "%v must be greater than -360 and less than 360", it.Angle)
+			p.Add(name+".angle", "%v must be greater than -360 and less than 360", it.Angle)
 		}
 	}
-	return p.err()
+	return p.Err()
 }
 
 // DecodeRotation decodes and validates a block_rotation JSON list (null or
@@ -54,7 +54,7 @@ func DecodeRotation(raw json.RawMessage, prefix string) ([]RotationItem, error) 
 	if err := json.Unmarshal(raw, &list); err != nil {
 		return nil, &ValidationError{Params: []InvalidParam{{Name: prefix, Reason: "must be a list of {axis, angle}"}}}
 	}
-	var p params
+	var p ValidationError
 	items := make([]RotationItem, len(list))
 	for n, r := range list {
 		name := fmt.Sprintf("%s[%d]", prefix, n)
@@ -64,14 +64,14 @@ func DecodeRotation(raw json.RawMessage, prefix string) ([]RotationItem, error) 
 		}
 		var axis string
 		if a, ok := m["axis"]; !ok || isNull(a) {
-			p.add(name+".axis", "is required")
+			p.Add(name+".axis", "is required")
 		} else if err := json.Unmarshal(a, &axis); err != nil {
-			p.add(name+".axis", "must be a string")
+			p.Add(name+".axis", "must be a string")
 		}
 		angle, _ := number(m, "angle", name, &p)
 		items[n] = RotationItem{Axis: axis, Angle: angle}
 	}
-	if err := p.err(); err != nil {
+	if err := p.Err(); err != nil {
 		return nil, err
 	}
 	if err := ValidateRotation(items, prefix); err != nil {

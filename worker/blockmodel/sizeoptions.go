@@ -141,23 +141,23 @@ var (
 // *ValidationError naming each member under prefix (e.g. "size_options").
 // Other unknown members are ignored; numbers may be written as 25 or 25.0.
 func DecodeSizeOptions(raw json.RawMessage, prefix string) (SizeOptions, error) {
-	var p params
+	var p ValidationError
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
-		p.add(prefix, "must be an object")
-		return SizeOptions{}, p.err()
+		p.Add(prefix, "must be an object")
+		return SizeOptions{}, p.Err()
 	}
 	s := SizeOptions{ModelType: Regular}
 	if r, ok := m["model_type"]; ok && !isNull(r) {
 		var t string
 		if err := json.Unmarshal(r, &t); err != nil {
-			p.add(prefix+".model_type", "must be a string")
-			return SizeOptions{}, p.err()
+			p.Add(prefix+".model_type", "must be a string")
+			return SizeOptions{}, p.Err()
 		}
 		s.ModelType = ModelType(t)
 		if !s.ModelType.Valid() {
-			p.add(prefix+".model_type", "%q is not one of regular, fully-sub-blocked, flexible, variable-octree", t)
-			return SizeOptions{}, p.err()
+			p.Add(prefix+".model_type", "%q is not one of regular, fully-sub-blocked, flexible, variable-octree", t)
+			return SizeOptions{}, p.Err()
 		}
 	}
 	own, other := regularMembers, subBlockedMembers
@@ -166,13 +166,13 @@ func DecodeSizeOptions(raw json.RawMessage, prefix string) (SizeOptions, error) 
 	}
 	for _, name := range other {
 		if r, ok := m[name]; ok && !isNull(r) {
-			p.add(prefix+"."+name, "is not a member of a %s model", s.ModelType)
+			p.Add(prefix+"."+name, "is not a member of a %s model", s.ModelType)
 		}
 	}
 	for _, name := range own {
 		r, ok := m[name]
 		if !ok || isNull(r) {
-			p.add(prefix+"."+name, "is required for a %s model", s.ModelType)
+			p.Add(prefix+"."+name, "is required for a %s model", s.ModelType)
 			continue
 		}
 		path := prefix + "." + name
@@ -193,12 +193,12 @@ func DecodeSizeOptions(raw json.RawMessage, prefix string) (SizeOptions, error) 
 	// what decoding already reported (a member, or a member inside it).
 	if err := s.Validate(prefix); err != nil {
 		for _, v := range err.(*ValidationError).Params {
-			if !reported(p.list, v.Name) {
-				p.list = append(p.list, v)
+			if !reported(p.Params, v.Name) {
+				p.Params = append(p.Params, v)
 			}
 		}
 	}
-	if err := p.err(); err != nil {
+	if err := p.Err(); err != nil {
 		return SizeOptions{}, err
 	}
 	return s, nil
@@ -230,10 +230,10 @@ func (s *SizeOptions) UnmarshalJSON(b []byte) error {
 // (0, MaxBlockSize), sub-block counts 1…MaxSubblocks, or for an octree a
 // power of two up to MaxOctreeSubblocks. Members are named under prefix.
 func (s SizeOptions) Validate(prefix string) error {
-	var p params
+	var p ValidationError
 	if !s.ModelType.Valid() {
-		p.add(prefix+".model_type", "%q is not one of regular, fully-sub-blocked, flexible, variable-octree", string(s.ModelType))
-		return p.err()
+		p.Add(prefix+".model_type", "%q is not one of regular, fully-sub-blocked, flexible, variable-octree", string(s.ModelType))
+		return p.Err()
 	}
 	countsName, sizeName := "n_blocks", "block_size"
 	counts, size := s.NBlocks, s.BlockSize
@@ -250,60 +250,60 @@ func (s SizeOptions) Validate(prefix string) error {
 	} {
 		own := (m.name == "n_blocks" || m.name == "block_size") != s.ModelType.SubBlocked()
 		if m.present && !own {
-			p.add(prefix+"."+m.name, "is not a member of a %s model", s.ModelType)
+			p.Add(prefix+"."+m.name, "is not a member of a %s model", s.ModelType)
 		}
 	}
 	axes := [3]string{"nx", "ny", "nz"}
 	if counts == nil {
-		p.add(prefix+"."+countsName, "is required for a %s model", s.ModelType)
+		p.Add(prefix+"."+countsName, "is required for a %s model", s.ModelType)
 	} else {
 		total := 1
 		ok := true
 		for a, n := range counts.Array() {
 			if n < 1 || n > MaxBlocks {
-				p.add(prefix+"."+countsName+"."+axes[a], "%d must be between 1 and %d", n, MaxBlocks)
+				p.Add(prefix+"."+countsName+"."+axes[a], "%d must be between 1 and %d", n, MaxBlocks)
 				ok = false
 			} else if ok {
 				total *= n // both ≤ MaxBlocks: no overflow
 				if total > MaxBlocks {
-					p.add(prefix+"."+countsName, "%d × %d × %d blocks are more than %d", counts.NX, counts.NY, counts.NZ, MaxBlocks)
+					p.Add(prefix+"."+countsName, "%d × %d × %d blocks are more than %d", counts.NX, counts.NY, counts.NZ, MaxBlocks)
 					ok = false
 				}
 			}
 		}
 	}
 	if size == nil {
-		p.add(prefix+"."+sizeName, "is required for a %s model", s.ModelType)
+		p.Add(prefix+"."+sizeName, "is required for a %s model", s.ModelType)
 	} else {
 		for a, v := range size.Array() {
 			if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 || v >= MaxBlockSize {
-				p.add(prefix+"."+sizeName+"."+"xyz"[a:a+1], "%v must be greater than 0 and less than %d", v, MaxBlockSize)
+				p.Add(prefix+"."+sizeName+"."+"xyz"[a:a+1], "%v must be greater than 0 and less than %d", v, MaxBlockSize)
 			}
 		}
 	}
 	if s.ModelType.SubBlocked() {
 		if s.NSubblocksPerParent == nil {
-			p.add(prefix+".n_subblocks_per_parent", "is required for a %s model", s.ModelType)
+			p.Add(prefix+".n_subblocks_per_parent", "is required for a %s model", s.ModelType)
 		} else {
 			for a, n := range s.NSubblocksPerParent.Array() {
 				name := prefix + ".n_subblocks_per_parent." + axes[a]
 				if s.ModelType == VariableOctree {
 					if n < 1 || n > MaxOctreeSubblocks || n&(n-1) != 0 {
-						p.add(name, "%d must be one of 1, 2, 4, 8, 16, 32, 64", n)
+						p.Add(name, "%d must be one of 1, 2, 4, 8, 16, 32, 64", n)
 					}
 				} else if n < 1 || n > MaxSubblocks {
-					p.add(name, "%d must be between 1 and %d", n, MaxSubblocks)
+					p.Add(name, "%d must be between 1 and %d", n, MaxSubblocks)
 				}
 			}
 		}
 	}
-	return p.err()
+	return p.Err()
 }
 
 // decodeCounts reads {nx, ny, nz} of integers (25 or 25.0). A count that
 // is missing or no integer is reported and read as 1, so that Validate
 // still checks the others; nil when r is no object.
-func decodeCounts(r json.RawMessage, path string, p *params) *Size3D {
+func decodeCounts(r json.RawMessage, path string, p *ValidationError) *Size3D {
 	m, ok := object(r, path, p)
 	if !ok {
 		return nil
@@ -315,7 +315,7 @@ func decodeCounts(r json.RawMessage, path string, p *params) *Size3D {
 			continue
 		}
 		if v != math.Trunc(v) || math.IsInf(v, 0) {
-			p.add(path+"."+name, "%v must be an integer", v)
+			p.Add(path+"."+name, "%v must be an integer", v)
 			continue
 		}
 		// Out-of-range counts are Validate's to name; clamp so the
@@ -327,7 +327,7 @@ func decodeCounts(r json.RawMessage, path string, p *params) *Size3D {
 
 // decodeXYZ reads {x, y, z} of numbers; a member that is missing or no
 // number is reported and read as 1; nil when r is no object.
-func decodeXYZ(r json.RawMessage, path string, p *params) *XYZ {
+func decodeXYZ(r json.RawMessage, path string, p *ValidationError) *XYZ {
 	m, ok := object(r, path, p)
 	if !ok {
 		return nil
@@ -344,40 +344,40 @@ func decodeXYZ(r json.RawMessage, path string, p *params) *XYZ {
 // DecodeXYZ decodes a required {x, y, z} object of finite numbers (e.g.
 // model_origin), naming the members under path.
 func DecodeXYZ(raw json.RawMessage, path string) (XYZ, error) {
-	var p params
+	var p ValidationError
 	v := decodeXYZ(raw, path, &p)
-	if err := p.err(); err != nil {
+	if err := p.Err(); err != nil {
 		return XYZ{}, err
 	}
 	for a, c := range v.Array() {
 		if math.IsNaN(c) || math.IsInf(c, 0) {
-			p.add(path+"."+"xyz"[a:a+1], "%v is not a finite number", c)
+			p.Add(path+"."+"xyz"[a:a+1], "%v is not a finite number", c)
 		}
 	}
-	if err := p.err(); err != nil {
+	if err := p.Err(); err != nil {
 		return XYZ{}, err
 	}
 	return *v, nil
 }
 
-func object(r json.RawMessage, path string, p *params) (map[string]json.RawMessage, bool) {
+func object(r json.RawMessage, path string, p *ValidationError) (map[string]json.RawMessage, bool) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(r, &m); err != nil || m == nil {
-		p.add(path, "must be an object")
+		p.Add(path, "must be an object")
 		return nil, false
 	}
 	return m, true
 }
 
-func number(m map[string]json.RawMessage, name, path string, p *params) (float64, bool) {
+func number(m map[string]json.RawMessage, name, path string, p *ValidationError) (float64, bool) {
 	r, ok := m[name]
 	if !ok || isNull(r) {
-		p.add(path+"."+name, "is required")
+		p.Add(path+"."+name, "is required")
 		return 0, false
 	}
 	var v float64
 	if err := json.Unmarshal(r, &v); err != nil {
-		p.add(path+"."+name, "must be a number")
+		p.Add(path+"."+name, "must be a number")
 		return 0, false
 	}
 	return v, true

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/geostat-engine/geostat/worker/blockmodel"
 )
 
 // csvSource reads a CSV update file: the dialect of InputOptions, a header
@@ -76,7 +78,7 @@ func (s *csvSource) readRecord() error {
 }
 
 // ReadCSV reads a CSV update file (see Read).
-func ReadCSV(r io.Reader, spec FileSpec, loc Locator, sink Sink) (Summary, error) {
+func ReadCSV(r io.Reader, spec FileSpec, loc blockmodel.Locator, sink Sink) (Summary, error) {
 	c := &collector{}
 	s := &csvSource{r: bufio.NewReaderSize(r, 1<<20), in: spec.Input}
 	for range spec.Input.SkipRows {
@@ -92,20 +94,10 @@ func ReadCSV(r io.Reader, spec FileSpec, loc Locator, sink Sink) (Summary, error
 	for i, h := range s.rec {
 		header[strings.TrimSpace(h)] = i
 	}
-	names := fileNames(spec.Input)
+	name, ident, index := fileColumns(spec, func(n string) bool { _, ok := header[n]; return ok }, c)
 	field := func(title string) (int, bool) {
-		n := title
-		if f, ok := names[title]; ok {
-			n = f
-		}
-		i, ok := header[n]
-		return i, ok
-	}
-	has := func(t string) bool { _, ok := field(t); return ok }
-	ident, index, ok := chooseIdentity(spec.Kind, has)
-	if !ok {
-		c.add(0, nil, "missing identity columns: the file needs %s or %s",
-			strings.Join(indexColumns(spec.Kind), ", "), strings.Join(coordColumns(spec.Kind), ", "))
+		n, ok := name(title)
+		return header[n], ok
 	}
 	for _, n := range ident {
 		i, _ := field(n)
@@ -174,7 +166,7 @@ func (s *csvSource) fill(b *rawBatch, max int, c *collector) error {
 
 // parse appends one cell parsed as v's type.
 func (s *csvSource) parse(v *Values, text string, quoted bool) error {
-	if text == "" && (!quoted || v.Type != Utf8) {
+	if text == "" && (!quoted || v.Type != blockmodel.Utf8) {
 		v.appendNull()
 		return nil
 	}
@@ -202,9 +194,9 @@ func (s *csvSource) parse(v *Values, text string, quoted bool) error {
 		}
 		// Text is rounded to the nearest value of the declared type.
 		switch v.Type {
-		case Float32:
+		case blockmodel.Float32:
 			f = float64(float32(f))
-		case Float16:
+		case blockmodel.Float16:
 			f = roundFloat16(f)
 		}
 		if math.IsInf(f, 0) {
@@ -213,13 +205,13 @@ func (s *csvSource) parse(v *Values, text string, quoted bool) error {
 		v.Float = append(v.Float, f)
 	default:
 		switch v.Type {
-		case Date32:
+		case blockmodel.Date32:
 			d, err := time.Parse("2006-01-02", t)
 			if err != nil {
 				return fmt.Errorf("%q is not a date (YYYY-MM-DD)", text)
 			}
 			v.Int = append(v.Int, d.Unix()/86400)
-		case Timestamp:
+		case blockmodel.Timestamp:
 			ts, err := time.Parse(time.RFC3339Nano, t)
 			if err != nil {
 				ts, err = time.Parse("2006-01-02 15:04:05.999999", t)
@@ -228,7 +220,7 @@ func (s *csvSource) parse(v *Values, text string, quoted bool) error {
 				return fmt.Errorf("%q is not a timestamp (RFC 3339, or YYYY-MM-DD hh:mm:ss in UTC)", text)
 			}
 			v.Int = append(v.Int, ts.UnixMicro())
-		case UInt64:
+		case blockmodel.UInt64:
 			u, err := strconv.ParseUint(t, 10, 64)
 			if err != nil {
 				return fmt.Errorf("%q is not a UInt64", text)

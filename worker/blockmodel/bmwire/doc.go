@@ -12,19 +12,22 @@
 // the client's default (size_options "regular"; file options "parquet"), a
 // CSV column mapping may use either {file_column_name, column_title} or the
 // older {csv_name, new_title}. Unknown members are ignored. Every failure of
-// a body is listed in one *ValidationError, which the route layer answers
-// with a 422 TypeValidation problem carrying invalid-params.
+// a body is listed in one *blockmodel.ValidationError, whose Problem is the
+// 422 block-model-service/validation document carrying invalid-params.
 //
-// Rules that belong to the model package (column titles, units) come in
-// through the Rules interface, and what a check needs to know about the
-// model (its kind, its columns) through ModelInfo.
+// The vocabulary and the rules of the model are package blockmodel's, used
+// here as they are: model kinds, data types, system columns, size options,
+// rotation, coordinate reference system, column titles and units. What a
+// check needs to know about a model (its kind, its columns) comes in
+// through ModelInfo.
 //
 // # Update files
 //
 // Read streams an update file in batches of rows: each row is identified by
 // its index columns (i, j, k and the kind's sub-block columns) or by its
 // coordinates (x, y, z and, sub-blocked, dx, dy, dz), the index form winning
-// when both are complete, matched to a row of the model through a Locator,
+// when both are complete, matched to a row of the model through a
+// blockmodel.Locator (the model's *blockmodel.Blocks),
 // and its values are converted to the declared data types of the update's
 // new and update columns. Every problem of the file (a row matching no
 // block, a block matched twice, a value of the wrong type, a missing column)

@@ -6,21 +6,15 @@ import (
 	"os"
 	"strings"
 
+	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"github.com/geostat-engine/geostat/worker/blockmodel/bmwire"
 )
-
-// rules accepts any title and the units m and g/t.
-type rules struct{}
-
-func (rules) CheckTitle(string) error   { return nil }
-func (rules) KnownUnit(id string) bool  { return id == "m" || id == "g/t" }
-func (rules) LengthUnit(id string) bool { return id == "m" }
 
 // line is a regular model of 4 blocks along i.
 type line struct{}
 
-func (line) Rows() int64 { return 4 }
-func (line) Locate(i, j, k uint32, _ bmwire.SubID) (int64, bool) {
+func (line) NumRows() int64 { return 4 }
+func (line) Locate(i, j, k uint32, _ blockmodel.SubID) (int64, bool) {
 	return int64(i), i < 4 && j == 0 && k == 0
 }
 func (line) LocateXYZ(x, y, z, _, _, _ float64) (int64, [3]uint32, bool) {
@@ -31,10 +25,10 @@ func (line) LocateXYZ(x, y, z, _, _, _ float64) (int64, [3]uint32, bool) {
 // read: the second file has a row outside the model and the same block
 // twice, so it fails with an error file.
 func Example() {
-	model := bmwire.ModelInfo{Kind: bmwire.KindRegular, N: [3]int{4, 1, 1}}
+	model := bmwire.ModelInfo{Kind: blockmodel.Regular, N: [3]int{4, 1, 1}}
 	u, err := bmwire.DecodeUpdate([]byte(`{"columns": {"new": [{"title": "cu", "data_type": "Float64", "unit_id": null}],
 	  "update": [], "delete": [], "rename": []}, "update_type": "replace", "geometry_change": null,
-	  "input_options": {"file_format": "csv", "column_name_mapping": [{"csv_name": "CU", "new_title": "cu"}]}}`), model, rules{})
+	  "input_options": {"file_format": "csv", "column_name_mapping": [{"csv_name": "CU", "new_title": "cu"}]}}`), model)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"github.com/google/uuid"
 )
 
@@ -17,18 +18,38 @@ import (
 type object struct {
 	m    map[string]json.RawMessage
 	path string
-	e    *errs
+	e    *blockmodel.ValidationError
+}
+
+// decodeBody reads a request body that must be a JSON object (another body
+// is reported under the name "body") with read, which reports into e; when
+// anything was reported the result is nil and every failure one
+// *blockmodel.ValidationError.
+func decodeBody[T any](body []byte, read func(o object, e *blockmodel.ValidationError) *T) (*T, error) {
+	e := &blockmodel.ValidationError{}
+	o, ok := parseObject(body, "", e)
+	if !ok {
+		if len(e.Params) == 0 {
+			e.Add("body", "must be a JSON object")
+		}
+		return nil, e.Err()
+	}
+	v := read(o, e)
+	if err := e.Err(); err != nil {
+		return nil, err
+	}
+	return v, nil
 }
 
 // parseObject reads raw as an object named path; an absent or null value
 // gives ok false (not an error), another JSON type is reported.
-func parseObject(raw json.RawMessage, path string, e *errs) (object, bool) {
+func parseObject(raw json.RawMessage, path string, e *blockmodel.ValidationError) (object, bool) {
 	o := object{path: path, e: e}
 	if isNull(raw) {
 		return o, false
 	}
 	if err := json.Unmarshal(raw, &o.m); err != nil || o.m == nil {
-		e.add(nameOr(path, "body"), "must be a JSON object")
+		e.Add(nameOr(path, "body"), "must be a JSON object")
 		return o, false
 	}
 	return o, true
@@ -70,62 +91,41 @@ func (o object) required(member string) bool {
 	if o.has(member) {
 		return true
 	}
-	o.e.add(o.name(member), "is required")
+	o.e.Add(o.name(member), "is required")
 	return false
 }
 
 // str reads a string member: nil when absent.
-func (o object) str(member string) *string {
-	r := o.raw(member)
-	if r == nil {
-		return nil
-	}
-	var s string
-	if err := json.Unmarshal(r, &s); err != nil {
-		o.e.add(o.name(member), "must be a string")
-		return nil
-	}
-	return &s
-}
+func (o object) str(member string) *string { return scalar[string](o, member, "must be a string") }
 
 // boolean reads a boolean member: nil when absent.
-func (o object) boolean(member string) *bool {
+func (o object) boolean(member string) *bool { return scalar[bool](o, member, "must be true or false") }
+
+// scalar reads a member holding a JSON value of Go type T: nil when absent;
+// a value of another type is reported with reason.
+func scalar[T any](o object, member, reason string) *T {
 	r := o.raw(member)
 	if r == nil {
 		return nil
 	}
-	var b bool
-	if err := json.Unmarshal(r, &b); err != nil {
-		o.e.add(o.name(member), "must be true or false")
+	var v T
+	if err := json.Unmarshal(r, &v); err != nil {
+		o.e.Add(o.name(member), "%s", reason)
 		return nil
 	}
-	return &b
+	return &v
 }
 
-// number reads a finite number member: nil when absent.
+// number reads a number member (JSON has no infinities or NaN, so it is
+// finite): nil when absent.
 func (o object) number(member string) *float64 {
-	return number(o.raw(member), o.name(member), o.e)
-}
-
-func number(r json.RawMessage, name string, e *errs) *float64 {
-	if r == nil {
-		return nil
-	}
-	var f float64
-	if err := json.Unmarshal(r, &f); err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-		e.add(name, "must be a finite number")
-		return nil
-	}
-	return &f
+	return scalar[float64](o, member, "must be a finite number")
 }
 
 // integer reads an integral number member (25 and 25.0 alike): nil when
 // absent.
 func (o object) integer(member string) *int64 {
-	return integer(o.raw(member), o.name(member), o.e)
-}
-
-func integer(r json.RawMessage, name string, e *errs) *int64 {
+	r := o.raw(member)
 	if r == nil {
 		return nil
 	}
@@ -135,7 +135,7 @@ func integer(r json.RawMessage, name string, e *errs) *int64 {
 	}
 	f, err := strconv.ParseFloat(t, 64)
 	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
-		e.add(name, "must be an integer")
+		o.e.Add(o.name(member), "must be an integer")
 		return nil
 	}
 	n := int64(f)
@@ -150,7 +150,7 @@ func (o object) strings(member string) []string {
 	}
 	var s []string
 	if err := json.Unmarshal(r, &s); err != nil {
-		o.e.add(o.name(member), "must be a list of strings")
+		o.e.Add(o.name(member), "must be a list of strings")
 		return nil
 	}
 	if s == nil {
@@ -167,13 +167,40 @@ func (o object) list(member string) []json.RawMessage {
 	}
 	var l []json.RawMessage
 	if err := json.Unmarshal(r, &l); err != nil {
-		o.e.add(o.name(member), "must be a list")
+		o.e.Add(o.name(member), "must be a list")
 		return nil
 	}
 	if l == nil {
 		l = []json.RawMessage{}
 	}
 	return l
+}
+
+// objects returns the items of a list member that are objects, named
+// member[i]; a null item is reported as not being shape, another non-object
+// as not an object.
+func (o object) objects(member, shape string) []object {
+	var out []object
+	for i, raw := range o.list(member) {
+		p, ok := parseObject(raw, o.name(member)+"["+strconv.Itoa(i)+"]", o.e)
+		if !ok {
+			if isNull(raw) {
+				o.e.Add(p.path, "must be %s", shape)
+			}
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// requiredStr reads a required string member: nil (reported) when absent
+// or no string.
+func (o object) requiredStr(member string) *string {
+	if !o.required(member) {
+		return nil
+	}
+	return o.str(member)
 }
 
 // uuidMember reads a UUID string member: nil when absent.
@@ -184,7 +211,7 @@ func (o object) uuidMember(member string) *uuid.UUID {
 	}
 	u, err := uuid.Parse(*s)
 	if err != nil || strings.Count(*s, "-") != 4 {
-		o.e.add(o.name(member), "must be a UUID")
+		o.e.Add(o.name(member), "must be a UUID")
 		return nil
 	}
 	return &u
@@ -201,14 +228,14 @@ func (o object) enum(member, def string, values ...string) string {
 			return v
 		}
 	}
-	o.e.add(o.name(member), "must be one of %s, not %q", strings.Join(values, ", "), *s)
+	o.e.Add(o.name(member), "must be one of %s, not %q", strings.Join(values, ", "), *s)
 	return def
 }
 
 // maxLen reports a string longer than n characters.
 func (o object) maxLen(member string, s *string, n int) {
 	if s != nil && len([]rune(*s)) > n {
-		o.e.add(o.name(member), "must be at most %d characters", n)
+		o.e.Add(o.name(member), "must be at most %d characters", n)
 	}
 }
 
@@ -224,20 +251,20 @@ func (o object) tags(member string) json.RawMessage {
 	name := o.name(member)
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(r, &m); err != nil || m == nil {
-		o.e.add(name, "must be a JSON object")
+		o.e.Add(name, "must be a JSON object")
 		return nil
 	}
 	if len(bytes.TrimSpace(r)) > 10*1024 {
-		o.e.add(name, "must be at most 10 KiB as JSON")
+		o.e.Add(name, "must be at most 10 KiB as JSON")
 	}
 	seen := map[string]bool{}
 	for k := range m {
 		if reason := keyRule(k); reason != "" {
-			o.e.add(name+"."+k, "%s", reason)
+			o.e.Add(name+"."+k, "%s", reason)
 		}
 		lk := strings.ToLower(k)
 		if seen[lk] {
-			o.e.add(name+"."+k, "duplicates another key (keys are unique case-insensitively)")
+			o.e.Add(name+"."+k, "duplicates another key (keys are unique case-insensitively)")
 		}
 		seen[lk] = true
 	}

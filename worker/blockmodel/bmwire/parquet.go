@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strings"
 
+	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
 	"github.com/parquet-go/parquet-go/format"
@@ -87,7 +87,7 @@ func classify(t parquet.Type) (c srcClass, scale int64, desc string) {
 // compatible reports whether a column of class c converts losslessly to t
 // (OPEN-16: any integer width for integers; integers and floats for
 // floats; each value is still checked).
-func compatible(c srcClass, t DataType) bool {
+func compatible(c srcClass, t blockmodel.DataType) bool {
 	switch familyOf(t) {
 	case famFloat:
 		return c == srcInt || c == srcUint || c == srcFloat
@@ -99,9 +99,9 @@ func compatible(c srcClass, t DataType) bool {
 		return c == srcString
 	}
 	switch t {
-	case Date32:
+	case blockmodel.Date32:
 		return c == srcDate
-	case Timestamp:
+	case blockmodel.Timestamp:
 		return c == srcTimestamp
 	}
 	return c == srcInt || c == srcUint
@@ -114,6 +114,8 @@ type pqColumn struct {
 	scale int64
 	kind  parquet.Kind
 	what  string
+	// errs collects the file's problems.
+	errs *collector
 	// state
 	rg    int
 	pages parquet.Pages
@@ -136,7 +138,7 @@ type pqSource struct {
 // ReadParquet reads a Parquet update file (see Read). Columns may be
 // REQUIRED or OPTIONAL (a null is an empty value), any encoding and codec
 // parquet-go reads; nested or repeated columns are refused.
-func ReadParquet(r io.ReaderAt, size int64, spec FileSpec, loc Locator, sink Sink) (sum Summary, err error) {
+func ReadParquet(r io.ReaderAt, size int64, spec FileSpec, loc blockmodel.Locator, sink Sink) (sum Summary, err error) {
 	c := &collector{}
 	defer func() {
 		if p := recover(); p != nil {
@@ -157,23 +159,9 @@ func ReadParquet(r io.ReaderAt, size int64, spec FileSpec, loc Locator, sink Sin
 			types[col.Name()] = col.Type()
 		}
 	}
-	names := fileNames(spec.Input)
-	field := func(title string) (string, bool) {
-		n := title
-		if f, ok := names[title]; ok {
-			n = f
-		}
-		_, ok := leaves[n]
-		return n, ok
-	}
-	has := func(t string) bool { _, ok := field(t); return ok }
-	ident, index, ok := chooseIdentity(spec.Kind, has)
-	if !ok {
-		c.add(0, nil, "missing identity columns: the file needs %s or %s",
-			strings.Join(indexColumns(spec.Kind), ", "), strings.Join(coordColumns(spec.Kind), ", "))
-	}
+	field, ident, index := fileColumns(spec, func(n string) bool { _, ok := leaves[n]; return ok }, c)
 	s := &pqSource{f: f, nid: len(ident)}
-	add := func(title string, t DataType, what string) {
+	add := func(title string, t blockmodel.DataType, what string) {
 		n, ok := field(title)
 		if !ok {
 			c.add(0, nil, "missing column %q", title)
@@ -184,10 +172,10 @@ func ReadParquet(r io.ReaderAt, size int64, spec FileSpec, loc Locator, sink Sin
 			c.add(0, nil, "%s has type %s, which does not convert to %s", what, desc, t)
 			return
 		}
-		s.cols = append(s.cols, &pqColumn{leaf: leaves[n], class: cl, scale: scale, kind: types[n].Kind(), what: what})
+		s.cols = append(s.cols, &pqColumn{leaf: leaves[n], class: cl, scale: scale, kind: types[n].Kind(), what: what, errs: c})
 	}
 	for _, n := range ident {
-		add(n, identType(n), fmt.Sprintf("column %q", n))
+		add(n, systemType(n), fmt.Sprintf("column %q", n))
 	}
 	for _, col := range spec.Columns {
 		add(col.Title, col.Type, fmt.Sprintf("column %q", col.Title))
@@ -315,7 +303,7 @@ func (p *pqColumn) readSome(v *Values, n int, first int64, c *collector) (int, e
 	if noNulls {
 		switch r := p.vr.(type) {
 		case parquet.DoubleReader:
-			if p.class == srcFloat && v.Type == Float64 {
+			if p.class == srcFloat && v.Type == blockmodel.Float64 {
 				at := len(v.Float)
 				v.Float = grow(v.Float, n)
 				k, err := r.ReadDoubles(v.Float[at:])
@@ -327,7 +315,7 @@ func (p *pqColumn) readSome(v *Values, n int, first int64, c *collector) (int, e
 			if p.class == srcInt || p.class == srcUint {
 				p.u32 = grow(p.u32[:0], n)
 				k, err := r.ReadUint32s(p.u32)
-				if v.Type == UInt32 && v.Valid == nil {
+				if v.Type == blockmodel.UInt32 && v.Valid == nil {
 					// The common identity column: every value fits.
 					at := len(v.Int)
 					v.Int = grow(v.Int, k)
@@ -337,12 +325,7 @@ func (p *pqColumn) readSome(v *Values, n int, first int64, c *collector) (int, e
 					return k, err
 				}
 				for x, y := range p.u32[:k] {
-					if e := v.appendInt(int64(y), true); e != nil {
-						c.add(first+int64(x), nil, "%s: %v", p.what, e)
-						v.appendNull()
-					} else {
-						v.markValid()
-					}
+					p.settle(v, first+int64(x), v.appendInt(int64(y), true))
 				}
 				return k, err
 			}
@@ -351,17 +334,10 @@ func (p *pqColumn) readSome(v *Values, n int, first int64, c *collector) (int, e
 				p.i32 = grow(p.i32[:0], n)
 				k, err := r.ReadInt32s(p.i32)
 				for x, y := range p.i32[:k] {
-					var e error
 					if p.class == srcUint {
-						e = appendIntFast(v, int64(uint32(y)), true)
+						p.settle(v, first+int64(x), appendIntFast(v, int64(uint32(y)), true))
 					} else {
-						e = appendIntFast(v, int64(y), false)
-					}
-					if e != nil {
-						c.add(first+int64(x), nil, "%s: %v", p.what, e)
-						v.appendNull()
-					} else {
-						v.markValid()
+						p.settle(v, first+int64(x), appendIntFast(v, int64(y), false))
 					}
 				}
 				return k, err
@@ -371,12 +347,7 @@ func (p *pqColumn) readSome(v *Values, n int, first int64, c *collector) (int, e
 				p.i64 = grow(p.i64[:0], n)
 				k, err := r.ReadInt64s(p.i64)
 				for x, y := range p.i64[:k] {
-					if e := appendIntFast(v, y, p.class == srcUint); e != nil {
-						c.add(first+int64(x), nil, "%s: %v", p.what, e)
-						v.appendNull()
-					} else {
-						v.markValid()
-					}
+					p.settle(v, first+int64(x), appendIntFast(v, y, p.class == srcUint))
 				}
 				return k, err
 			}
@@ -391,6 +362,23 @@ func (p *pqColumn) readSome(v *Values, n int, first int64, c *collector) (int, e
 		}
 	}
 	return k, err
+}
+
+// settle completes the append of the value of a file row: a value that
+// did not convert (err) is reported and read as null, else marked valid.
+// It is small enough to inline in the per-value loops.
+func (p *pqColumn) settle(v *Values, row int64, err error) {
+	if err == nil {
+		v.markValid()
+	} else {
+		p.refuse(v, row, err)
+	}
+}
+
+// refuse reports a value that did not convert and reads it as null.
+func (p *pqColumn) refuse(v *Values, row int64, err error) {
+	p.errs.add(row, nil, "%s: %v", p.what, err)
+	v.appendNull()
 }
 
 // nanToNull keeps Valid in step with the floats appended from at and
@@ -421,7 +409,7 @@ func nanToNull(v *Values, at int) {
 
 // appendIntFast is appendInt with the common identity case inlined.
 func appendIntFast(v *Values, x int64, unsigned bool) error {
-	if v.Type == UInt32 && x >= 0 && x <= math.MaxUint32 {
+	if v.Type == blockmodel.UInt32 && x >= 0 && x <= math.MaxUint32 {
 		v.Int = append(v.Int, x)
 		return nil
 	}

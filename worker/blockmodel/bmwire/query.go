@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"sort"
 	"strconv"
-	"strings"
 
+	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"github.com/google/uuid"
 )
 
@@ -15,33 +15,21 @@ const (
 	GeometryCoordinates = "coordinates"
 )
 
-// IJKBox is an inclusive parent-index box {i_minmax, j_minmax, k_minmax}.
-type IJKBox struct {
-	Min, Max [3]int64
-}
-
-// XYZBox is an inclusive world-coordinate box {x_minmax, y_minmax,
-// z_minmax}.
-type XYZBox struct {
-	Min, Max [3]float64
-}
-
 // BBox is a box given as indices or as coordinates: exactly one of IJK and
-// XYZ is set, neither when the member was absent (the whole model).
+// XYZ is set, neither when the member was absent (the whole model). An XYZ
+// box is in world coordinates (A.8).
 type BBox struct {
-	IJK *IJKBox
-	XYZ *XYZBox
+	IJK *blockmodel.IJKBox
+	XYZ *blockmodel.BBox
 }
 
 // MarshalJSON writes the box as the client models it.
 func (b BBox) MarshalJSON() ([]byte, error) {
 	switch {
 	case b.IJK != nil:
-		r := func(a int) map[string]int64 { return map[string]int64{"min": b.IJK.Min[a], "max": b.IJK.Max[a]} }
-		return json.Marshal(map[string]any{"i_minmax": r(0), "j_minmax": r(1), "k_minmax": r(2)})
+		return json.Marshal(b.IJK)
 	case b.XYZ != nil:
-		r := func(a int) map[string]float64 { return map[string]float64{"min": b.XYZ.Min[a], "max": b.XYZ.Max[a]} }
-		return json.Marshal(map[string]any{"x_minmax": r(0), "y_minmax": r(1), "z_minmax": r(2)})
+		return json.Marshal(b.XYZ)
 	}
 	return []byte("null"), nil
 }
@@ -56,37 +44,18 @@ func decodeBBox(o object, member string, n *[3]int) BBox {
 	ijk := p.has("i_minmax") || p.has("j_minmax") || p.has("k_minmax")
 	xyz := p.has("x_minmax") || p.has("y_minmax") || p.has("z_minmax")
 	if ijk == xyz {
-		o.e.add(p.path, "must be {i_minmax, j_minmax, k_minmax} or {x_minmax, y_minmax, z_minmax}")
+		o.e.Add(p.path, "must be {i_minmax, j_minmax, k_minmax} or {x_minmax, y_minmax, z_minmax}")
 		return BBox{}
 	}
+	var box BBox
+	names := [3]string{"x_minmax", "y_minmax", "z_minmax"}
 	if ijk {
-		b := &IJKBox{}
-		for a, m := range []string{"i_minmax", "j_minmax", "k_minmax"} {
-			if !p.required(m) {
-				continue
-			}
-			r, ok := parseObject(p.raw(m), p.name(m), o.e)
-			if !ok || !r.required("min") || !r.required("max") {
-				continue
-			}
-			lo, hi := r.integer("min"), r.integer("max")
-			if lo == nil || hi == nil {
-				continue
-			}
-			b.Min[a], b.Max[a] = *lo, *hi
-			switch {
-			case *lo > *hi:
-				o.e.add(r.path, "min %d exceeds max %d", *lo, *hi)
-			case *lo < 0:
-				o.e.add(r.name("min"), "must be ≥ 0")
-			case n != nil && *hi > int64(n[a])-1:
-				o.e.add(r.name("max"), "must be ≤ %d (the model has %d blocks along this axis)", n[a]-1, n[a])
-			}
-		}
-		return BBox{IJK: b}
+		box.IJK = &blockmodel.IJKBox{}
+		names = [3]string{"i_minmax", "j_minmax", "k_minmax"}
+	} else {
+		box.XYZ = &blockmodel.BBox{}
 	}
-	b := &XYZBox{}
-	for a, m := range []string{"x_minmax", "y_minmax", "z_minmax"} {
+	for a, m := range names {
 		if !p.required(m) {
 			continue
 		}
@@ -94,16 +63,32 @@ func decodeBBox(o object, member string, n *[3]int) BBox {
 		if !ok || !r.required("min") || !r.required("max") {
 			continue
 		}
-		lo, hi := r.number("min"), r.number("max")
+		if xyz {
+			lo, hi := r.number("min"), r.number("max")
+			if lo == nil || hi == nil {
+				continue
+			}
+			box.XYZ.Axes()[a].Min, box.XYZ.Axes()[a].Max = *lo, *hi
+			if *lo > *hi {
+				o.e.Add(r.path, "min %g exceeds max %g", *lo, *hi)
+			}
+			continue
+		}
+		lo, hi := r.integer("min"), r.integer("max")
 		if lo == nil || hi == nil {
 			continue
 		}
-		b.Min[a], b.Max[a] = *lo, *hi
-		if *lo > *hi {
-			o.e.add(r.path, "min %g exceeds max %g", *lo, *hi)
+		box.IJK.Axes()[a].Min, box.IJK.Axes()[a].Max = *lo, *hi
+		switch {
+		case *lo > *hi:
+			o.e.Add(r.path, "min %d exceeds max %d", *lo, *hi)
+		case *lo < 0:
+			o.e.Add(r.name("min"), "must be ≥ 0")
+		case n != nil && *hi > int64(n[a])-1:
+			o.e.Add(r.name("max"), "must be ≤ %d (the model has %d blocks along this axis)", n[a]-1, n[a])
 		}
 	}
-	return BBox{XYZ: b}
+	return box
 }
 
 // OutputOptions describe a query's output file.
@@ -128,61 +113,43 @@ type Query struct {
 // (default indices), bbox IJK within 0…n−1 or XYZ, version_uuid,
 // output_options parquet (default) or csv.
 func DecodeQuery(body []byte, model ModelInfo) (*Query, error) {
-	e := &errs{}
-	o, ok := parseObject(body, "", e)
-	if !ok {
-		if len(e.list) == 0 {
-			e.add("body", "must be a JSON object")
+	return decodeBody(body, func(o object, e *blockmodel.ValidationError) *Query {
+		q := &Query{}
+		if o.required("columns") {
+			q.Columns = o.strings("columns")
 		}
-		return nil, e.err()
-	}
-	q := &Query{}
-	if o.required("columns") {
-		q.Columns = o.strings("columns")
-	}
-	q.GeometryColumns = o.enum("geometry_columns", GeometryIndices, GeometryIndices, GeometryCoordinates)
-	n := model.N
-	q.BBox = decodeBBox(o, "bbox", &n)
-	q.VersionUUID = o.uuidMember("version_uuid")
-	q.Output = OutputOptions{Format: FormatParquet, Delimiter: ',', ColumnHeaders: "name", ExcludeNullRows: true}
-	if p, ok := parseObject(o.raw("output_options"), "output_options", e); ok {
-		q.Output.Format = p.enum("file_format", FormatParquet, FormatParquet, FormatCSV)
-		q.Output.ColumnHeaders = p.enum("column_headers", "name", "name", "id")
-		if b := p.boolean("exclude_null_rows"); b != nil {
-			q.Output.ExcludeNullRows = *b
-		}
-		if s := p.str("delimiter"); s != nil {
-			if q.Output.Format != FormatCSV {
-				// the client's parquet options have no delimiter: ignored
-			} else if len(*s) != 1 || (*s)[0] == '\n' || (*s)[0] == '\r' || (*s)[0] == '"' {
-				p.e.add(p.name("delimiter"), "must be one ASCII character other than a line break or a quote")
-			} else {
-				q.Output.Delimiter = (*s)[0]
+		q.GeometryColumns = o.enum("geometry_columns", GeometryIndices, GeometryIndices, GeometryCoordinates)
+		n := model.N
+		q.BBox = decodeBBox(o, "bbox", &n)
+		q.VersionUUID = o.uuidMember("version_uuid")
+		q.Output = OutputOptions{Format: FormatParquet, Delimiter: ',', ColumnHeaders: "name", ExcludeNullRows: true}
+		if p, ok := parseObject(o.raw("output_options"), "output_options", e); ok {
+			q.Output.Format = p.enum("file_format", FormatParquet, FormatParquet, FormatCSV)
+			q.Output.ColumnHeaders = p.enum("column_headers", "name", "name", "id")
+			if b := p.boolean("exclude_null_rows"); b != nil {
+				q.Output.ExcludeNullRows = *b
+			}
+			if s := p.str("delimiter"); s != nil {
+				if q.Output.Format != FormatCSV {
+					// the client's parquet options have no delimiter: ignored
+				} else if len(*s) != 1 || (*s)[0] == '\n' || (*s)[0] == '\r' || (*s)[0] == '"' {
+					p.e.Add(p.name("delimiter"), "must be one ASCII character other than a line break or a quote")
+				} else {
+					q.Output.Delimiter = (*s)[0]
+				}
 			}
 		}
-	}
-	if err := e.err(); err != nil {
-		return nil, err
-	}
-	return q, nil
+		return q
+	})
 }
 
 // GeometrySet returns the geometry columns the query's output starts with,
 // for a model kind.
-func (q *Query) GeometrySet(kind string) []string {
+func (q *Query) GeometrySet(kind blockmodel.ModelType) []string {
 	if q.GeometryColumns == GeometryCoordinates {
-		if subBlocked(kind) {
-			return []string{"x", "y", "z", "dx", "dy", "dz"}
-		}
-		return []string{"x", "y", "z"}
+		return blockmodel.CoordinateColumns(kind)
 	}
-	switch kind {
-	case KindFullySub, KindOctree:
-		return []string{"i", "j", "k", "sidx"}
-	case KindFlexible:
-		return []string{"i", "j", "k", "start_si", "start_sj", "start_sk", "end_si", "end_sj", "end_sk"}
-	}
-	return []string{"i", "j", "k"}
+	return blockmodel.IndexColumns(kind)
 }
 
 // ResolveColumns returns the columns of the output after the geometry
@@ -197,11 +164,11 @@ func (q *Query) ResolveColumns(model ModelInfo) ([]string, error) {
 	for _, g := range q.GeometrySet(model.Kind) {
 		geo[g] = true
 	}
-	system := map[string]bool{"sub_block_derivation": true}
-	for _, s := range SystemColumns(model.Kind) {
-		system[s] = true
+	system := map[string]bool{blockmodel.ColSubBlockDerivation: true}
+	for _, s := range blockmodel.SystemColumns(model.Kind) {
+		system[s.Title] = true
 	}
-	e := &errs{}
+	e := &blockmodel.ValidationError{}
 	var out []string
 	seen := map[string]bool{}
 	add := func(t string) {
@@ -217,7 +184,7 @@ func (q *Query) ResolveColumns(model ModelInfo) ([]string, error) {
 			for _, col := range model.Columns {
 				all = append(all, col.Title)
 			}
-			sort.SliceStable(all, func(a, b int) bool { return strings.ToLower(all[a]) < strings.ToLower(all[b]) })
+			sort.SliceStable(all, func(a, b int) bool { return blockmodel.TitleKey(all[a]) < blockmodel.TitleKey(all[b]) })
 			for _, t := range all {
 				add(t)
 			}
@@ -234,11 +201,11 @@ func (q *Query) ResolveColumns(model ModelInfo) ([]string, error) {
 				}
 			}
 			if !found {
-				e.add("columns["+strconv.Itoa(i)+"]", "no column titled or with id %q", c)
+				e.Add("columns["+strconv.Itoa(i)+"]", "no column titled or with id %q", c)
 			}
 		}
 	}
-	if err := e.err(); err != nil {
+	if err := e.Err(); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -259,38 +226,29 @@ type Delta struct {
 // columns required, columns col_ids or ["*"], end_version_uuid, verbose
 // (default false).
 func DecodeDelta(body []byte) (*Delta, error) {
-	e := &errs{}
-	o, ok := parseObject(body, "", e)
-	if !ok {
-		if len(e.list) == 0 {
-			e.add("body", "must be a JSON object")
+	return decodeBody(body, func(o object, e *blockmodel.ValidationError) *Delta {
+		d := &Delta{}
+		if o.required("bbox") {
+			d.BBox = decodeBBox(o, "bbox", nil)
 		}
-		return nil, e.err()
-	}
-	d := &Delta{}
-	if o.required("bbox") {
-		d.BBox = decodeBBox(o, "bbox", nil)
-	}
-	if o.required("columns") {
-		d.Columns = o.strings("columns")
-		for i, c := range d.Columns {
-			if c == "*" {
-				d.All = true
-				if len(d.Columns) > 1 {
-					e.add("columns["+strconv.Itoa(i)+"]", `"*" must be the only item`)
+		if o.required("columns") {
+			d.Columns = o.strings("columns")
+			for i, c := range d.Columns {
+				if c == "*" {
+					d.All = true
+					if len(d.Columns) > 1 {
+						e.Add("columns["+strconv.Itoa(i)+"]", `"*" must be the only item`)
+					}
 				}
 			}
+			if d.All {
+				d.Columns = nil
+			}
 		}
-		if d.All {
-			d.Columns = nil
+		d.EndVersionUUID = o.uuidMember("end_version_uuid")
+		if b := o.boolean("verbose"); b != nil {
+			d.Verbose = *b
 		}
-	}
-	d.EndVersionUUID = o.uuidMember("end_version_uuid")
-	if b := o.boolean("verbose"); b != nil {
-		d.Verbose = *b
-	}
-	if err := e.err(); err != nil {
-		return nil, err
-	}
-	return d, nil
+		return d
+	})
 }

@@ -5,36 +5,18 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
+
+	"github.com/geostat-engine/geostat/worker/blockmodel"
 )
 
 // DefaultBatchRows is the number of rows of a batch when FileSpec leaves
 // it zero.
 const DefaultBatchRows = 65536
 
-// SubID identifies a sub-block within its parent: Sidx for fully
-// sub-blocked and octree models, the corner cells Start (inclusive) and
-// End (exclusive) for flexible ones; zero for a regular model.
-type SubID struct {
-	Sidx       uint32
-	Start, End [3]uint8
-}
-
-// Locator matches file rows to the rows of the block model's latest
-// version (the geometry package implements it).
-type Locator interface {
-	// Rows is the number of rows of the version (row indices are 0…Rows-1).
-	Rows() int64
-	// Locate returns the row of the block (i, j, k, sub).
-	Locate(i, j, k uint32, sub SubID) (row int64, ok bool)
-	// LocateXYZ returns the row whose centroid (and, sub-blocked, size) is
-	// within the matching tolerance of the given one, and its parent
-	// indices; dx, dy, dz are zero for a regular model.
-	LocateXYZ(x, y, z, dx, dy, dz float64) (row int64, ijk [3]uint32, ok bool)
-}
-
 // FileSpec describes the update file Read expects.
 type FileSpec struct {
-	Kind string
+	Kind blockmodel.ModelType
 	// Input is the update's input_options.
 	Input InputOptions
 	// Columns are the update's new and update columns (Update.ValueColumns).
@@ -71,42 +53,13 @@ type Summary struct {
 	// for coordinates.
 	IndexForm bool
 	// BBox is the parent-index box of the rows (nil for an empty file).
-	BBox *IJKBox
-}
-
-// identity columns per kind and form.
-func indexColumns(kind string) []string {
-	switch kind {
-	case KindFullySub, KindOctree:
-		return []string{"i", "j", "k", "sidx"}
-	case KindFlexible:
-		return []string{"i", "j", "k", "start_si", "start_sj", "start_sk", "end_si", "end_sj", "end_sk"}
-	}
-	return []string{"i", "j", "k"}
-}
-
-func coordColumns(kind string) []string {
-	if subBlocked(kind) {
-		return []string{"x", "y", "z", "dx", "dy", "dz"}
-	}
-	return []string{"x", "y", "z"}
-}
-
-// identType is the data type an identity column is read as.
-func identType(name string) DataType {
-	switch name {
-	case "i", "j", "k", "sidx":
-		return UInt32
-	case "x", "y", "z", "dx", "dy", "dz":
-		return Float64
-	}
-	return UInt8
+	BBox *blockmodel.IJKBox
 }
 
 // chooseIdentity picks the identity form from the file's columns (titles
 // after mapping): the index form when complete, else the coordinate form;
 // ok false when neither is complete.
-func chooseIdentity(kind string, has func(string) bool) (cols []string, index, ok bool) {
+func chooseIdentity(kind blockmodel.ModelType, has func(string) bool) (cols []string, index, ok bool) {
 	all := func(l []string) bool {
 		for _, c := range l {
 			if !has(c) {
@@ -115,10 +68,10 @@ func chooseIdentity(kind string, has func(string) bool) (cols []string, index, o
 		}
 		return true
 	}
-	if l := indexColumns(kind); all(l) {
+	if l := blockmodel.IndexColumns(kind); all(l) {
 		return l, true, true
 	}
-	if l := coordColumns(kind); all(l) {
+	if l := blockmodel.CoordinateColumns(kind); all(l) {
 		return l, false, true
 	}
 	return nil, false, false
@@ -157,16 +110,16 @@ type source interface {
 type matcher struct {
 	spec  FileSpec
 	index bool
-	loc   Locator
+	loc   blockmodel.Locator
 	seen  []uint64 // bitset of matched model rows
 	out   Batch
 	sum   Summary
 	c     *collector
 }
 
-func newMatcher(spec FileSpec, index bool, loc Locator, c *collector) *matcher {
+func newMatcher(spec FileSpec, index bool, loc blockmodel.Locator, c *collector) *matcher {
 	m := &matcher{spec: spec, index: index, loc: loc, c: c}
-	m.seen = make([]uint64, (loc.Rows()+63)/64)
+	m.seen = make([]uint64, (loc.NumRows()+63)/64)
 	m.out.Values = make([]Values, len(spec.Columns))
 	for i, col := range spec.Columns {
 		m.out.Values[i].Type = col.Type
@@ -179,9 +132,8 @@ func newMatcher(spec FileSpec, index bool, loc Locator, c *collector) *matcher {
 func (m *matcher) process(b *rawBatch, sink Sink) error {
 	out := &m.out
 	out.Rows = out.Rows[:0]
-	var bbox IJKBox
-	bbox.Min = [3]int64{math.MaxInt64, math.MaxInt64, math.MaxInt64}
-	bbox.Max = [3]int64{-1, -1, -1}
+	lo := [3]int64{math.MaxInt64, math.MaxInt64, math.MaxInt64}
+	hi := [3]int64{-1, -1, -1}
 	for r := 0; r < b.n; r++ {
 		ok := !b.bad[r]
 		var ijk [3]uint32
@@ -200,14 +152,16 @@ func (m *matcher) process(b *rawBatch, sink Sink) error {
 				id := b.ident
 				ijk = [3]uint32{uint32(id[0].Int[r]), uint32(id[1].Int[r]), uint32(id[2].Int[r])}
 				ijkKnown = true
-				var sub SubID
+				var sub blockmodel.SubID
 				switch len(id) {
 				case 4:
-					sub.Sidx = uint32(id[3].Int[r])
+					sub = blockmodel.SidxID(uint32(id[3].Int[r]))
 				case 9:
+					var s, e [3]uint8
 					for a := range 3 {
-						sub.Start[a], sub.End[a] = uint8(id[3+a].Int[r]), uint8(id[6+a].Int[r])
+						s[a], e[a] = uint8(id[3+a].Int[r]), uint8(id[6+a].Int[r])
 					}
+					sub = blockmodel.CornersID(s, e)
 				}
 				row, ok = m.loc.Locate(ijk[0], ijk[1], ijk[2], sub)
 			} else {
@@ -235,8 +189,8 @@ func (m *matcher) process(b *rawBatch, sink Sink) error {
 		if ok {
 			out.Rows = append(out.Rows, row)
 			for a := range 3 {
-				bbox.Min[a] = min(bbox.Min[a], int64(ijk[a]))
-				bbox.Max[a] = max(bbox.Max[a], int64(ijk[a]))
+				lo[a] = min(lo[a], int64(ijk[a]))
+				hi[a] = max(hi[a], int64(ijk[a]))
 			}
 		}
 	}
@@ -248,14 +202,14 @@ func (m *matcher) process(b *rawBatch, sink Sink) error {
 	}
 	copy(out.Values, b.vals)
 	for a := range 3 {
-		out.IJKMin[a], out.IJKMax[a] = uint32(bbox.Min[a]), uint32(bbox.Max[a])
+		out.IJKMin[a], out.IJKMax[a] = uint32(lo[a]), uint32(hi[a])
 	}
 	if m.sum.BBox == nil {
-		m.sum.BBox = &IJKBox{Min: bbox.Min, Max: bbox.Max}
+		b := blockmodel.NewIJKBox(lo, hi)
+		m.sum.BBox = &b
 	} else {
-		for a := range 3 {
-			m.sum.BBox.Min[a] = min(m.sum.BBox.Min[a], bbox.Min[a])
-			m.sum.BBox.Max[a] = max(m.sum.BBox.Max[a], bbox.Max[a])
+		for a, v := range m.sum.BBox.Axes() {
+			v.Min, v.Max = min(v.Min, lo[a]), max(v.Max, hi[a])
 		}
 	}
 	m.sum.Rows += int64(len(out.Rows))
@@ -264,17 +218,17 @@ func (m *matcher) process(b *rawBatch, sink Sink) error {
 
 func (m *matcher) identName(a int) string {
 	if m.index {
-		return indexColumns(m.spec.Kind)[a]
+		return blockmodel.IndexColumns(m.spec.Kind)[a]
 	}
-	return coordColumns(m.spec.Kind)[a]
+	return blockmodel.CoordinateColumns(m.spec.Kind)[a]
 }
 
 // run drives a source to its end.
-func run(src source, spec FileSpec, index bool, loc Locator, sink Sink, c *collector, ident []string) (Summary, error) {
+func run(src source, spec FileSpec, index bool, loc blockmodel.Locator, sink Sink, c *collector, ident []string) (Summary, error) {
 	m := newMatcher(spec, index, loc, c)
 	b := &rawBatch{ident: make([]Values, len(ident)), vals: make([]Values, len(spec.Columns))}
 	for i, n := range ident {
-		b.ident[i].Type = identType(n)
+		b.ident[i].Type = systemType(n)
 	}
 	for i, col := range spec.Columns {
 		b.vals[i].Type = col.Type
@@ -314,7 +268,29 @@ func run(src source, spec FileSpec, index bool, loc Locator, sink Sink, c *colle
 // collected).
 var errStop = errors.New("bmwire: file unusable")
 
-// mapping returns the file column name of each title (identity names and
+// fileColumns resolves titles to the file's column names through
+// column_name_mapping (present reports whether the file has a column of
+// that name) and picks the identity form; a file with neither form
+// complete is reported. name returns the file column of a title, ok false
+// when the file has none.
+func fileColumns(spec FileSpec, present func(string) bool, c *collector) (name func(title string) (string, bool), ident []string, index bool) {
+	mapped := fileNames(spec.Input)
+	name = func(title string) (string, bool) {
+		n := title
+		if f, ok := mapped[title]; ok {
+			n = f
+		}
+		return n, present(n)
+	}
+	ident, index, ok := chooseIdentity(spec.Kind, func(t string) bool { _, ok := name(t); return ok })
+	if !ok {
+		c.add(0, nil, "missing identity columns: the file needs %s or %s",
+			strings.Join(blockmodel.IndexColumns(spec.Kind), ", "), strings.Join(blockmodel.CoordinateColumns(spec.Kind), ", "))
+	}
+	return name, ident, index
+}
+
+// fileNames returns the file column name of each title (identity names and
 // value titles) given the column name mapping.
 func fileNames(in InputOptions) map[string]string {
 	m := map[string]string{}
@@ -328,7 +304,7 @@ func fileNames(in InputOptions) map[string]string {
 // bytes, matches its rows through loc and hands batches to sink. A file
 // with any problem gives a *FileError (the first MaxFileErrors problems);
 // other errors are faults of reading.
-func Read(r io.ReaderAt, size int64, spec FileSpec, loc Locator, sink Sink) (Summary, error) {
+func Read(r io.ReaderAt, size int64, spec FileSpec, loc blockmodel.Locator, sink Sink) (Summary, error) {
 	switch spec.Input.Format {
 	case FormatCSV:
 		return ReadCSV(io.NewSectionReader(r, 0, size), spec, loc, sink)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"github.com/parquet-go/parquet-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,10 +17,10 @@ import (
 // of 10 × 10 × 10, no rotation.
 type regular struct{ n [3]uint32 }
 
-func (g regular) Rows() int64 { return int64(g.n[0]) * int64(g.n[1]) * int64(g.n[2]) }
+func (g regular) NumRows() int64 { return int64(g.n[0]) * int64(g.n[1]) * int64(g.n[2]) }
 
-func (g regular) Locate(i, j, k uint32, sub SubID) (int64, bool) {
-	if i >= g.n[0] || j >= g.n[1] || k >= g.n[2] || sub != (SubID{}) {
+func (g regular) Locate(i, j, k uint32, sub blockmodel.SubID) (int64, bool) {
+	if i >= g.n[0] || j >= g.n[1] || k >= g.n[2] || sub != (blockmodel.SubID{}) {
 		return 0, false
 	}
 	return int64(i) + int64(g.n[0])*(int64(j)+int64(g.n[1])*int64(k)), true
@@ -35,7 +36,7 @@ func (g regular) LocateXYZ(x, y, z, _, _, _ float64) (int64, [3]uint32, bool) {
 		}
 		ijk[a] = uint32(r)
 	}
-	row, ok := g.Locate(ijk[0], ijk[1], ijk[2], SubID{})
+	row, ok := g.Locate(ijk[0], ijk[1], ijk[2], blockmodel.SubID{})
 	return row, ijk, ok
 }
 
@@ -74,7 +75,7 @@ func messages(fe *FileError) []string {
 	return out
 }
 
-var cuSpec = FileSpec{Kind: KindRegular, Input: DefaultInput(), Columns: []ValueColumn{{"cu", Float64}}}
+var cuSpec = FileSpec{Kind: blockmodel.Regular, Input: DefaultInput(), Columns: []ValueColumn{{"cu", blockmodel.Float64}}}
 
 // Every block once, in any order, with index columns of several integer
 // widths (OPEN-16).
@@ -100,7 +101,7 @@ func TestParquetIntegerWidths(t *testing.T) {
 	var a []u32
 	var b []i64
 	var c []u8
-	for r := int64(grid.Rows()) - 1; r >= 0; r-- {
+	for r := int64(grid.NumRows()) - 1; r >= 0; r-- {
 		i, j, k := r%4, r/4%3, r/12
 		a = append(a, u32{uint32(i), uint32(j), uint32(k), float64(r)})
 		b = append(b, i64{i, j, k, float64(r)})
@@ -114,7 +115,8 @@ func TestParquetIntegerWidths(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, int64(24), sum.Rows)
 			assert.True(t, sum.IndexForm)
-			assert.Equal(t, &IJKBox{Max: [3]int64{3, 2, 1}}, sum.BBox)
+			box := blockmodel.NewIJKBox([3]int64{}, [3]int64{3, 2, 1})
+			assert.Equal(t, &box, sum.BBox)
 			require.Len(t, col.Rows, 24)
 			for r, row := range col.Rows {
 				assert.Equal(t, float64(row), col.Values[0].Float[r])
@@ -191,7 +193,7 @@ func TestParquetTypeErrors(t *testing.T) {
 		U   int32   `parquet:"u"`
 		Dom string  `parquet:"dom"`
 	}
-	spec := FileSpec{Kind: KindRegular, Input: DefaultInput(), Columns: []ValueColumn{{"a", Int8}, {"f", Float32}, {"u", UInt64}, {"dom", Utf8}}}
+	spec := FileSpec{Kind: blockmodel.Regular, Input: DefaultInput(), Columns: []ValueColumn{{"a", blockmodel.Int8}, {"f", blockmodel.Float32}, {"u", blockmodel.UInt64}, {"dom", blockmodel.Utf8}}}
 	rows := []values{{0, 0, 0, 127, 0.5, 1, "x"}, {1, 0, 0, 300, 0.1, -1, "y"}, {-1, 0, 0, 0, 0, 0, ""}}
 	_, _, err = readAll(t, writeParquet(t, rows), spec)
 	assert.Equal(t, []string{`row 3: column "i": -1 is out of range for UInt32`, `row 2: column "a": 300 is out of range for Int8`,
@@ -262,9 +264,9 @@ func TestParquetMapping(t *testing.T) {
 
 func csvSpec(t *testing.T, body string) FileSpec {
 	t.Helper()
-	u, err := DecodeUpdate([]byte(body), model, testRules{})
+	u, err := DecodeUpdate([]byte(body), model)
 	require.NoError(t, err)
-	return FileSpec{Kind: KindRegular, Input: u.Input, Columns: u.ValueColumns(model)}
+	return FileSpec{Kind: blockmodel.Regular, Input: u.Input, Columns: u.ValueColumns(model)}
 }
 
 func readCSV(t *testing.T, text string, spec FileSpec) (*Collector, error) {
@@ -353,25 +355,25 @@ func TestSinkError(t *testing.T) {
 }
 
 func TestExactFloat16(t *testing.T) {
-	assert.True(t, exactFloat(65504, Float16))
-	assert.False(t, exactFloat(65505, Float16))
-	assert.True(t, exactFloat(1.0009765625, Float16)) // 1 + 2^-10
-	assert.False(t, exactFloat(1.00048828125, Float16))
-	assert.True(t, exactFloat(math.Ldexp(1, -24), Float16))
+	assert.True(t, exactFloat(65504, blockmodel.Float16))
+	assert.False(t, exactFloat(65505, blockmodel.Float16))
+	assert.True(t, exactFloat(1.0009765625, blockmodel.Float16)) // 1 + 2^-10
+	assert.False(t, exactFloat(1.00048828125, blockmodel.Float16))
+	assert.True(t, exactFloat(math.Ldexp(1, -24), blockmodel.Float16))
 	assert.Equal(t, 1.0009765625, roundFloat16(1.0007))
 }
 
 // recorder is a Locator of one parent whose sub-blocks are rows 0…; it
 // records what it was asked.
-type recorder struct{ subs []SubID }
+type recorder struct{ subs []blockmodel.SubID }
 
-func (r *recorder) Rows() int64 { return 100 }
-func (r *recorder) Locate(i, j, k uint32, sub SubID) (int64, bool) {
+func (r *recorder) NumRows() int64 { return 100 }
+func (r *recorder) Locate(i, j, k uint32, sub blockmodel.SubID) (int64, bool) {
 	r.subs = append(r.subs, sub)
 	return int64(len(r.subs) - 1), i == 0 && j == 0 && k == 0
 }
 func (r *recorder) LocateXYZ(x, y, z, dx, dy, dz float64) (int64, [3]uint32, bool) {
-	r.subs = append(r.subs, SubID{Sidx: uint32(dx + dy + dz)})
+	r.subs = append(r.subs, blockmodel.SubID{Sidx: uint32(dx + dy + dz)})
 	return int64(len(r.subs) - 1), [3]uint32{}, true
 }
 
@@ -379,7 +381,7 @@ func (r *recorder) LocateXYZ(x, y, z, dx, dy, dz float64) (int64, [3]uint32, boo
 // centroid and size.
 func TestSubBlockedIdentity(t *testing.T) {
 	spec := csvSpec(t, `{"columns": {"update": ["cu"]}, "input_options": {"file_format": "csv"}}`)
-	read := func(kind, text string) []SubID {
+	read := func(kind blockmodel.ModelType, text string) []blockmodel.SubID {
 		s := spec
 		s.Kind = kind
 		loc := &recorder{}
@@ -387,18 +389,18 @@ func TestSubBlockedIdentity(t *testing.T) {
 		require.NoError(t, err)
 		return loc.subs
 	}
-	assert.Equal(t, []SubID{{Sidx: 13}}, read(KindFullySub, "i,j,k,sidx,cu\n0,0,0,13,1\n"))
-	assert.Equal(t, []SubID{{Sidx: 5}}, read(KindOctree, "i,j,k,sidx,cu\n0,0,0,5,1\n"))
-	assert.Equal(t, []SubID{{Start: [3]uint8{0, 0, 2}, End: [3]uint8{2, 1, 4}}},
-		read(KindFlexible, "i,j,k,start_si,start_sj,start_sk,end_si,end_sj,end_sk,cu\n0,0,0,0,0,2,2,1,4,1\n"))
-	assert.Equal(t, []SubID{{Sidx: 6}}, read(KindFullySub, "x,y,z,dx,dy,dz,cu\n1,1,1,1,2,3,1\n"), "coordinate form with sizes")
+	assert.Equal(t, []blockmodel.SubID{{Sidx: 13}}, read(blockmodel.FullySubBlocked, "i,j,k,sidx,cu\n0,0,0,13,1\n"))
+	assert.Equal(t, []blockmodel.SubID{{Sidx: 5}}, read(blockmodel.VariableOctree, "i,j,k,sidx,cu\n0,0,0,5,1\n"))
+	assert.Equal(t, []blockmodel.SubID{blockmodel.CornersID([3]uint8{0, 0, 2}, [3]uint8{2, 1, 4})},
+		read(blockmodel.Flexible, "i,j,k,start_si,start_sj,start_sk,end_si,end_sj,end_sk,cu\n0,0,0,0,0,2,2,1,4,1\n"))
+	assert.Equal(t, []blockmodel.SubID{{Sidx: 6}}, read(blockmodel.FullySubBlocked, "x,y,z,dx,dy,dz,cu\n1,1,1,1,2,3,1\n"), "coordinate form with sizes")
 	// sidx missing: the coordinate form is incomplete too.
 	s := spec
-	s.Kind = KindFullySub
+	s.Kind = blockmodel.FullySubBlocked
 	_, err := ReadCSV(strings.NewReader("i,j,k,x,y,z,cu\n0,0,0,1,1,1,1\n"), s, &recorder{}, NewCollector(s.Columns))
 	assert.Equal(t, []string{"missing identity columns: the file needs i, j, k, sidx or x, y, z, dx, dy, dz"}, messages(fileErr(t, err)))
 	// start_si beyond UInt8.
-	s.Kind = KindFlexible
+	s.Kind = blockmodel.Flexible
 	_, err = ReadCSV(strings.NewReader("i,j,k,start_si,start_sj,start_sk,end_si,end_sj,end_sk,cu\n0,0,0,0,0,0,256,1,1,1\n"), s, &recorder{}, NewCollector(s.Columns))
 	assert.Equal(t, []string{`row 1: column "end_si": 256 is out of range for UInt8`}, messages(fileErr(t, err)))
 }

@@ -3,7 +3,8 @@ package bmwire
 import (
 	"encoding/json"
 	"strconv"
-	"strings"
+
+	"github.com/geostat-engine/geostat/worker/blockmodel"
 )
 
 // Update types (A.7.1).
@@ -21,10 +22,10 @@ const (
 
 // NewColumn is an item of columns.new (the client's ColumnLite).
 type NewColumn struct {
-	Title    string          `json:"title"`
-	DataType DataType        `json:"data_type"`
-	UnitID   *string         `json:"unit_id"`
-	Tags     json.RawMessage `json:"tags,omitempty"`
+	Title    string              `json:"title"`
+	DataType blockmodel.DataType `json:"data_type"`
+	UnitID   *string             `json:"unit_id"`
+	Tags     json.RawMessage     `json:"tags,omitempty"`
 }
 
 // Rename is an item of columns.rename.
@@ -119,43 +120,34 @@ func (u *Update) ValueColumns(m ModelInfo) []ValueColumn {
 // a fully sub-blocked model with merge and geometry_change; groups refused
 // (not supported); Datamine input refused; comment ≤ 250. All failures are
 // listed in one *ValidationError.
-func DecodeUpdate(body []byte, model ModelInfo, rules Rules) (*Update, error) {
-	e := &errs{}
-	o, ok := parseObject(body, "", e)
-	if !ok {
-		if len(e.list) == 0 {
-			e.add("body", "must be a JSON object")
+func DecodeUpdate(body []byte, model ModelInfo) (*Update, error) {
+	return decodeBody(body, func(o object, e *blockmodel.ValidationError) *Update {
+		u := &Update{Input: DefaultInput()}
+		u.UpdateType = o.enum("update_type", Merge, Merge, Replace)
+		u.GeometryChange = o.boolean("geometry_change")
+		u.FillSubblocks = o.boolean("fill_subblocks")
+		if c := o.str("comment"); c != nil {
+			o.maxLen("comment", c, maxComment)
+			u.Comment = *c
 		}
-		return nil, e.err()
-	}
-	u := &Update{Input: DefaultInput()}
-	u.UpdateType = o.enum("update_type", Merge, Merge, Replace)
-	u.GeometryChange = o.boolean("geometry_change")
-	u.FillSubblocks = o.boolean("fill_subblocks")
-	if c := o.str("comment"); c != nil {
-		o.maxLen("comment", c, maxComment)
-		u.Comment = *c
-	}
-	u.Lineage = o.raw("lineage")
-	if g := o.raw("groups"); g != nil && !emptyGroups(g) {
-		e.add("groups", "column groups are not supported")
-	}
-	if g := o.raw("group_missing_column_override"); g != nil && string(g) != "{}" {
-		e.add("group_missing_column_override", "column groups are not supported")
-	}
-	if o.required("columns") {
-		if co, ok := parseObject(o.raw("columns"), "columns", e); ok {
-			u.Columns = decodeColumns(co, model, rules)
+		u.Lineage = o.raw("lineage")
+		if g := o.raw("groups"); g != nil && !emptyGroups(g) {
+			e.Add("groups", "column groups are not supported")
 		}
-	}
-	if io, ok := parseObject(o.raw("input_options"), "input_options", e); ok {
-		u.Input = decodeInput(io)
-	}
-	u.check(e, model)
-	if err := e.err(); err != nil {
-		return nil, err
-	}
-	return u, nil
+		if g := o.raw("group_missing_column_override"); g != nil && string(g) != "{}" {
+			e.Add("group_missing_column_override", "column groups are not supported")
+		}
+		if o.required("columns") {
+			if co, ok := parseObject(o.raw("columns"), "columns", e); ok {
+				u.Columns = decodeColumns(co, model)
+			}
+		}
+		if io, ok := parseObject(o.raw("input_options"), "input_options", e); ok {
+			u.Input = decodeInput(io)
+		}
+		u.check(e, model)
+		return u
+	})
 }
 
 // emptyGroups reports a groups member with no operation in it.
@@ -172,52 +164,32 @@ func emptyGroups(raw json.RawMessage) bool {
 	return true
 }
 
-func decodeColumns(o object, model ModelInfo, rules Rules) Columns {
+func decodeColumns(o object, model ModelInfo) Columns {
 	var c Columns
-	for i, raw := range o.list("new") {
-		p, ok := parseObject(raw, o.name("new")+"["+strconv.Itoa(i)+"]", o.e)
-		if !ok {
-			if isNull(raw) {
-				o.e.add(p.path, "must be a column {title, data_type}")
-			}
-			continue
-		}
+	for _, p := range o.objects("new", "a column {title, data_type}") {
 		var n NewColumn
-		if p.required("title") {
-			if s := p.str("title"); s != nil {
-				n.Title = *s
-				if err := rules.CheckTitle(*s); err != nil {
-					p.e.add(p.name("title"), "%v", err)
-				} else if IsSystemColumn(*s) {
-					p.e.add(p.name("title"), "%q is a system column", *s)
-				} else if model.titleTaken(*s) {
-					p.e.add(p.name("title"), "a column titled %q exists", *s)
-				}
+		if s := p.requiredStr("title"); s != nil {
+			n.Title = *s
+			if err := blockmodel.ValidateTitle(*s); err != nil {
+				p.e.Add(p.name("title"), "%v", err)
+			} else if model.titleTaken(*s) {
+				p.e.Add(p.name("title"), "a column titled %q exists", *s)
 			}
 		}
-		if p.required("data_type") {
-			if s := p.str("data_type"); s != nil {
-				n.DataType = DataType(*s)
-				if !n.DataType.Valid() {
-					p.e.add(p.name("data_type"), "unknown data type %q", *s)
-				}
+		if s := p.requiredStr("data_type"); s != nil {
+			n.DataType = blockmodel.DataType(*s)
+			if !n.DataType.Valid() {
+				p.e.Add(p.name("data_type"), "unknown data type %q", *s)
 			}
 		}
-		n.UnitID = p.str("unit_id")
-		if n.UnitID != nil && !rules.KnownUnit(*n.UnitID) {
-			p.e.add(p.name("unit_id"), "unknown unit %q", *n.UnitID)
-		}
-		n.Tags = p.tags("tags")
-		if g := p.str("group"); g != nil && *g != "" {
-			p.e.add(p.name("group"), "column groups are not supported")
-		}
+		n.UnitID, _, n.Tags = columnMembers(p)
 		c.New = append(c.New, n)
 	}
 	existing := func(name, t string) {
-		if IsSystemColumn(t) {
-			o.e.add(name, "%q is a system column", t)
+		if blockmodel.IsSystemColumn(t) {
+			o.e.Add(name, "%q is a system column", t)
 		} else if _, ok := model.byTitle(t); !ok {
-			o.e.add(name, "no column titled %q", t)
+			o.e.Add(name, "no column titled %q", t)
 		}
 	}
 	for _, member := range []string{"update", "delete"} {
@@ -231,61 +203,31 @@ func decodeColumns(o object, model ModelInfo, rules Rules) Columns {
 			c.Delete = l
 		}
 	}
-	for i, raw := range o.list("rename") {
-		p, ok := parseObject(raw, o.name("rename")+"["+strconv.Itoa(i)+"]", o.e)
-		if !ok {
-			if isNull(raw) {
-				o.e.add(p.path, "must be {title, new_title}")
-			}
-			continue
-		}
+	for _, p := range o.objects("rename", "{title, new_title}") {
 		var r Rename
-		if p.required("title") {
-			if s := p.str("title"); s != nil {
-				r.Title = *s
-				existing(p.name("title"), *s)
-			}
+		if s := p.requiredStr("title"); s != nil {
+			r.Title = *s
+			existing(p.name("title"), *s)
 		}
-		if p.required("new_title") {
-			if s := p.str("new_title"); s != nil {
-				r.NewTitle = *s
-				checkNewTitle(p, "new_title", *s, rules)
-			}
+		if s := p.requiredStr("new_title"); s != nil {
+			r.NewTitle = *s
+			checkNewTitle(p, "new_title", *s)
 		}
 		c.Rename = append(c.Rename, r)
 	}
-	for i, raw := range o.list("update_metadata") {
-		p, ok := parseObject(raw, o.name("update_metadata")+"["+strconv.Itoa(i)+"]", o.e)
-		if !ok {
-			if isNull(raw) {
-				o.e.add(p.path, "must be {title, values}")
-			}
-			continue
-		}
+	for _, p := range o.objects("update_metadata", "{title, values}") {
 		var m MetadataChange
-		if p.required("title") {
-			if s := p.str("title"); s != nil {
-				m.Title = *s
-				existing(p.name("title"), *s)
-			}
+		if s := p.requiredStr("title"); s != nil {
+			m.Title = *s
+			existing(p.name("title"), *s)
 		}
 		if p.required("values") {
 			if v, ok := parseObject(p.raw("values"), p.name("values"), p.e); ok {
 				m.NewTitle = v.str("title")
 				if m.NewTitle != nil && *m.NewTitle != m.Title {
-					checkNewTitle(v, "title", *m.NewTitle, rules)
+					checkNewTitle(v, "title", *m.NewTitle)
 				}
-				if _, present := v.m["unit_id"]; present {
-					m.UnitSet = true
-					m.UnitID = v.str("unit_id")
-					if m.UnitID != nil && !rules.KnownUnit(*m.UnitID) {
-						v.e.add(v.name("unit_id"), "unknown unit %q", *m.UnitID)
-					}
-				}
-				m.Tags = v.tags("tags")
-				if g := v.str("group"); g != nil && *g != "" {
-					v.e.add(v.name("group"), "column groups are not supported")
-				}
+				m.UnitID, m.UnitSet, m.Tags = columnMembers(v)
 			}
 		}
 		c.UpdateMetadata = append(c.UpdateMetadata, m)
@@ -294,19 +236,34 @@ func decodeColumns(o object, model ModelInfo, rules Rules) Columns {
 }
 
 // checkNewTitle checks a title a column is renamed to.
-func checkNewTitle(p object, member, t string, rules Rules) {
-	if err := rules.CheckTitle(t); err != nil {
-		p.e.add(p.name(member), "%v", err)
-	} else if IsSystemColumn(t) {
-		p.e.add(p.name(member), "%q is a system column", t)
+func checkNewTitle(p object, member, t string) {
+	if err := blockmodel.ValidateTitle(t); err != nil {
+		p.e.Add(p.name(member), "%v", err)
 	}
+}
+
+// columnMembers reads the members a new column and a metadata change
+// share: unit_id (a unit of the table; set reports the member was sent,
+// null included), tags, and group (refused unless empty).
+func columnMembers(p object) (unit *string, set bool, tags json.RawMessage) {
+	_, set = p.m["unit_id"]
+	if unit = p.str("unit_id"); unit != nil {
+		if err := blockmodel.CheckColumnUnit(*unit); err != nil {
+			p.e.Add(p.name("unit_id"), "%v", err)
+		}
+	}
+	tags = p.tags("tags")
+	if g := p.str("group"); g != nil && *g != "" {
+		p.e.Add(p.name("group"), "column groups are not supported")
+	}
+	return unit, set, tags
 }
 
 func decodeInput(o object) InputOptions {
 	in := DefaultInput()
 	in.Format = o.enum("file_format", FormatParquet, FormatParquet, FormatCSV, FormatDatamine)
 	if in.Format == FormatDatamine {
-		o.e.add(o.name("file_format"), "unsupported file format datamine (use parquet or csv)")
+		o.e.Add(o.name("file_format"), "unsupported file format datamine (use parquet or csv)")
 	}
 	char := func(member string, def byte) byte {
 		s := o.str(member)
@@ -314,7 +271,7 @@ func decodeInput(o object) InputOptions {
 			return def
 		}
 		if len(*s) != 1 || (*s)[0] == '\n' || (*s)[0] == '\r' {
-			o.e.add(o.name(member), "must be one ASCII character other than a line break")
+			o.e.Add(o.name(member), "must be one ASCII character other than a line break")
 			return def
 		}
 		return (*s)[0]
@@ -325,7 +282,7 @@ func decodeInput(o object) InputOptions {
 			return 0
 		}
 		if *n < 0 || *n > 1<<31-1 {
-			o.e.add(o.name(member), "must be an integer ≥ 0")
+			o.e.Add(o.name(member), "must be an integer ≥ 0")
 			return 0
 		}
 		return int(*n)
@@ -337,20 +294,13 @@ func decodeInput(o object) InputOptions {
 		in.SkipRows = count("skip_rows")
 		in.SkipRowsAfterHeaders = count("skip_rows_after_headers")
 		if in.Delimiter == in.QuoteChar {
-			o.e.add(o.name("quote_char"), "must differ from the delimiter")
+			o.e.Add(o.name("quote_char"), "must differ from the delimiter")
 		}
 		if in.Delimiter == in.DecimalChar {
-			o.e.add(o.name("decimal_char"), "must differ from the delimiter")
+			o.e.Add(o.name("decimal_char"), "must differ from the delimiter")
 		}
 	}
-	for i, raw := range o.list("column_name_mapping") {
-		p, ok := parseObject(raw, o.name("column_name_mapping")+"["+strconv.Itoa(i)+"]", o.e)
-		if !ok {
-			if isNull(raw) {
-				o.e.add(p.path, "must be {file_column_name, column_title}")
-			}
-			continue
-		}
+	for _, p := range o.objects("column_name_mapping", "{file_column_name, column_title}") {
 		var m Mapping
 		// Two shapes (A.15b item 7): the generic one and the older CSV one.
 		if p.has("csv_name") || p.has("new_title") {
@@ -373,7 +323,7 @@ func deref(s *string) string {
 }
 
 // check applies the combination rules of A.7.1.
-func (u *Update) check(e *errs, model ModelInfo) {
+func (u *Update) check(e *blockmodel.ValidationError, model ModelInfo) {
 	c := &u.Columns
 	type use struct{ list, name string }
 	seen := map[string]use{}
@@ -382,15 +332,15 @@ func (u *Update) check(e *errs, model ModelInfo) {
 		if list == "new" || list == "rename" || list == "update_metadata" {
 			name += ".title"
 		}
-		k := strings.ToLower(t)
+		k := blockmodel.TitleKey(t)
 		if prev, ok := seen[k]; ok {
 			switch {
 			case prev.list == list:
-				e.add(name, "%q is listed twice", t)
+				e.Add(name, "%q is listed twice", t)
 			case prev.list == "update" && list == "update_metadata":
 				// allowed: the metadata of an updated column
 			default:
-				e.add(name, "%q is also in columns.%s (a column may be in one operation only)", t, prev.list)
+				e.Add(name, "%q is also in columns.%s (a column may be in one operation only)", t, prev.list)
 			}
 			return
 		}
@@ -414,38 +364,38 @@ func (u *Update) check(e *errs, model ModelInfo) {
 	// Titles after the operations must stay unique.
 	final := map[string]string{}
 	for _, col := range model.Columns {
-		final[strings.ToLower(col.Title)] = col.Title
+		final[blockmodel.TitleKey(col.Title)] = col.Title
 	}
 	for _, t := range c.Delete {
-		delete(final, strings.ToLower(t))
+		delete(final, blockmodel.TitleKey(t))
 	}
 	retitle := func(name, from, to string) {
-		delete(final, strings.ToLower(from))
-		if _, clash := final[strings.ToLower(to)]; clash {
-			e.add(name, "a column titled %q exists", to)
+		delete(final, blockmodel.TitleKey(from))
+		if _, clash := final[blockmodel.TitleKey(to)]; clash {
+			e.Add(name, "a column titled %q exists", to)
 		}
-		final[strings.ToLower(to)] = to
+		final[blockmodel.TitleKey(to)] = to
 	}
 	for _, r := range c.Rename {
-		delete(final, strings.ToLower(r.Title))
+		delete(final, blockmodel.TitleKey(r.Title))
 	}
 	for i, r := range c.Rename {
 		retitle("columns.rename["+strconv.Itoa(i)+"].new_title", r.Title, r.NewTitle)
 	}
 	for i, m := range c.UpdateMetadata {
-		if m.NewTitle != nil && !strings.EqualFold(*m.NewTitle, m.Title) {
+		if m.NewTitle != nil && blockmodel.TitleKey(*m.NewTitle) != blockmodel.TitleKey(m.Title) {
 			retitle("columns.update_metadata["+strconv.Itoa(i)+"].values.title", m.Title, *m.NewTitle)
 		}
 	}
 	others := len(c.New) + len(c.Update) + len(c.Delete) + len(c.UpdateMetadata)
 	if len(c.Rename) > 0 && others > 0 {
-		e.add("columns.rename", "rename must be the only column operation of an update")
+		e.Add("columns.rename", "rename must be the only column operation of an update")
 	}
-	if len(c.Rename)+others == 0 && len(e.list) == 0 {
-		e.add("columns", "no column operation: give new, update, delete, rename or update_metadata")
+	if len(c.Rename)+others == 0 && len(e.Params) == 0 {
+		e.Add("columns", "no column operation: give new, update, delete, rename or update_metadata")
 	}
-	if u.GeometryChange != nil && !subBlocked(model.Kind) {
-		e.add("geometry_change", "applies to sub-blocked models only (send null or leave it out)")
+	if u.GeometryChange != nil && !model.Kind.SubBlocked() {
+		e.Add("geometry_change", "applies to sub-blocked models only (send null or leave it out)")
 	}
 	if u.GeometryChange != nil && *u.GeometryChange {
 		updated := map[string]bool{}
@@ -454,14 +404,14 @@ func (u *Update) check(e *errs, model ModelInfo) {
 		}
 		for i, m := range c.UpdateMetadata {
 			if !updated[m.Title] {
-				e.add("columns.update_metadata["+strconv.Itoa(i)+"].title",
+				e.Add("columns.update_metadata["+strconv.Itoa(i)+"].title",
 					"with geometry_change, update_metadata may only target columns in columns.update")
 			}
 		}
 	}
 	if u.FillSubblocks != nil && *u.FillSubblocks &&
-		(model.Kind != KindFullySub || u.UpdateType != Merge || u.GeometryChange == nil || !*u.GeometryChange) {
-		e.add("fill_subblocks", "applies only to a fully sub-blocked model with update_type merge and geometry_change true")
+		(model.Kind != blockmodel.FullySubBlocked || u.UpdateType != Merge || u.GeometryChange == nil || !*u.GeometryChange) {
+		e.Add("fill_subblocks", "applies only to a fully sub-blocked model with update_type merge and geometry_change true")
 	}
 	// Mapped titles must be columns the file supplies or identity columns.
 	supplied := map[string]bool{}
@@ -478,17 +428,17 @@ func (u *Update) check(e *errs, model ModelInfo) {
 			if m.FileColumn == "" && m.Title == "" {
 				continue // reported while decoding
 			}
-			e.add(name, "names must not be empty")
+			e.Add(name, "names must not be empty")
 			continue
 		}
-		if !supplied[m.Title] && !reserved[m.Title] {
-			e.add(name, "%q is not a column of columns.new or columns.update", m.Title)
+		if !supplied[m.Title] && !systemName(m.Title) {
+			e.Add(name, "%q is not a column of columns.new or columns.update", m.Title)
 		}
 		if files[m.FileColumn] {
-			e.add(name, "file column %q is mapped twice", m.FileColumn)
+			e.Add(name, "file column %q is mapped twice", m.FileColumn)
 		}
 		if titles[m.Title] {
-			e.add(name, "column %q is mapped twice", m.Title)
+			e.Add(name, "column %q is mapped twice", m.Title)
 		}
 		files[m.FileColumn], titles[m.Title] = true, true
 	}

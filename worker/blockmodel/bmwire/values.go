@@ -3,13 +3,15 @@ package bmwire
 import (
 	"fmt"
 	"math"
+
+	"github.com/geostat-engine/geostat/worker/blockmodel"
 )
 
 // ValueColumn is a column an update file supplies: its title and declared
 // data type.
 type ValueColumn struct {
 	Title string
-	Type  DataType
+	Type  blockmodel.DataType
 }
 
 // Values are the values of one column for a batch of rows, in the Go type
@@ -19,7 +21,7 @@ type ValueColumn struct {
 // UTC); Uint holds UInt64; Bool holds Boolean and Str holds Utf8. Valid[r]
 // is false for a null (nil when every value is valid); a NaN is a null.
 type Values struct {
-	Type  DataType
+	Type  blockmodel.DataType
 	Valid []bool
 	Float []float64
 	Int   []int64
@@ -52,36 +54,36 @@ const (
 	famStr
 )
 
-func familyOf(t DataType) family {
+func familyOf(t blockmodel.DataType) family {
 	switch t {
-	case Float16, Float32, Float64:
+	case blockmodel.Float16, blockmodel.Float32, blockmodel.Float64:
 		return famFloat
-	case UInt64:
+	case blockmodel.UInt64:
 		return famUint
-	case Boolean:
+	case blockmodel.Boolean:
 		return famBool
-	case Utf8:
+	case blockmodel.Utf8:
 		return famStr
 	}
 	return famInt
 }
 
 // intRange is the range of an integer data type.
-func intRange(t DataType) (lo int64, hi uint64) {
+func intRange(t blockmodel.DataType) (lo int64, hi uint64) {
 	switch t {
-	case Int8:
+	case blockmodel.Int8:
 		return math.MinInt8, math.MaxInt8
-	case Int16:
+	case blockmodel.Int16:
 		return math.MinInt16, math.MaxInt16
-	case Int32, Date32:
+	case blockmodel.Int32, blockmodel.Date32:
 		return math.MinInt32, math.MaxInt32
-	case UInt8:
+	case blockmodel.UInt8:
 		return 0, math.MaxUint8
-	case UInt16:
+	case blockmodel.UInt16:
 		return 0, math.MaxUint16
-	case UInt32:
+	case blockmodel.UInt32:
 		return 0, math.MaxUint32
-	case UInt64:
+	case blockmodel.UInt64:
 		return 0, math.MaxUint64
 	}
 	return math.MinInt64, math.MaxInt64
@@ -89,11 +91,11 @@ func intRange(t DataType) (lo int64, hi uint64) {
 
 // exactFloat reports whether f is exactly representable in the float type
 // t (Float16 normal and subnormal numbers included).
-func exactFloat(f float64, t DataType) bool {
+func exactFloat(f float64, t blockmodel.DataType) bool {
 	switch t {
-	case Float32:
+	case blockmodel.Float32:
 		return float64(float32(f)) == f || math.IsNaN(f)
-	case Float16:
+	case blockmodel.Float16:
 		if math.IsNaN(f) || f == 0 {
 			return true
 		}

@@ -2,38 +2,23 @@ package bmwire
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// testRules is a small Rules: titles 1-100 characters without a slash,
-// units m, ft (LENGTH) and %[mass], g/t.
-type testRules struct{}
-
-func (testRules) CheckTitle(t string) error {
-	if t == "" || len(t) > 100 || strings.ContainsAny(t, `/\`) {
-		return errors.New("must be 1-100 characters without / or \\")
-	}
-	return nil
-}
-func (testRules) KnownUnit(id string) bool {
-	return id == "m" || id == "ft" || id == "%[mass]" || id == "g/t"
-}
-func (testRules) LengthUnit(id string) bool { return id == "m" || id == "ft" }
-
-var model = ModelInfo{Kind: KindRegular, N: [3]int{4, 3, 2}, Columns: []Column{
-	{ColID: "c1", Title: "cu", DataType: Float64}, {ColID: "c2", Title: "au", DataType: Float64},
-	{ColID: "c3", Title: "domain", DataType: Utf8}}}
+var model = ModelInfo{Kind: blockmodel.Regular, N: [3]int{4, 3, 2}, Columns: []blockmodel.Column{
+	{ColID: "c1", Title: "cu", DataType: blockmodel.Float64}, {ColID: "c2", Title: "au", DataType: blockmodel.Float64},
+	{ColID: "c3", Title: "domain", DataType: blockmodel.Utf8}}}
 
 // params returns the invalid-params names of err.
 func params(t *testing.T, err error) []string {
 	t.Helper()
-	var ve *ValidationError
+	var ve *blockmodel.ValidationError
 	require.ErrorAs(t, err, &ve)
 	var names []string
 	for _, p := range ve.Params {
@@ -50,28 +35,24 @@ func TestCreateClientBody(t *testing.T) {
 	 "model_origin": {"x": 1000, "y": 2000.5, "z": 300},
 	 "block_rotation": [{"axis": "z", "angle": 45}, {"axis": "x", "angle": 30.0}],
 	 "size_options": {"model_type": "regular", "n_blocks": {"nx": 4, "ny": 3, "nz": 2}, "block_size": {"x": 10, "y": 20, "z": 5}}}`
-	c, err := DecodeCreate([]byte(body), testRules{})
+	c, err := DecodeCreate([]byte(body))
 	require.NoError(t, err)
 	assert.Equal(t, "Pit A", c.Name)
 	assert.Nil(t, c.Description)
 	assert.Nil(t, c.CRS)
 	assert.False(t, c.FillSubblocks)
-	assert.Equal(t, XYZ{1000, 2000.5, 300}, c.ModelOrigin)
-	assert.Equal(t, []Rotation{{"z", 45}, {"x", 30}}, c.BlockRotation)
-	assert.Equal(t, KindRegular, c.ModelType)
+	assert.Equal(t, blockmodel.XYZ{X: 1000, Y: 2000.5, Z: 300}, c.ModelOrigin)
+	assert.Equal(t, []blockmodel.RotationItem{{Axis: "z", Angle: 45}, {Axis: "x", Angle: 30}}, c.BlockRotation)
+	assert.Equal(t, blockmodel.Regular, c.SizeOptions.ModelType)
 }
 
 // A size_options without model_type is a regular one (A.15b item 6).
 func TestCreateMissingModelType(t *testing.T) {
 	body := `{"name": "abc", "model_origin": {"x": 0, "y": 0, "z": 0}, "block_rotation": [],
 	 "size_options": {"n_blocks": {"nx": 1, "ny": 1, "nz": 1}, "block_size": {"x": 1, "y": 1, "z": 1}}}`
-	c, err := DecodeCreate([]byte(body), testRules{})
+	c, err := DecodeCreate([]byte(body))
 	require.NoError(t, err)
-	assert.Equal(t, KindRegular, c.ModelType)
-	var so map[string]any
-	require.NoError(t, json.Unmarshal(c.SizeOptions, &so))
-	assert.Equal(t, "regular", so["model_type"])
-	assert.Contains(t, so, "n_blocks")
+	assert.Equal(t, blockmodel.RegularSize(blockmodel.Size3D{NX: 1, NY: 1, NZ: 1}, blockmodel.XYZ{X: 1, Y: 1, Z: 1}), c.SizeOptions)
 }
 
 func TestCreateListsEveryFailure(t *testing.T) {
@@ -80,26 +61,26 @@ func TestCreateListsEveryFailure(t *testing.T) {
 	 "model_origin": {"x": 0, "y": "1"},
 	 "block_rotation": [{"axis": "z", "angle": 360}, {"axis": "z", "angle": 1}, {"axis": "w", "angle": 0}, {"axis": "x", "angle": 0}],
 	 "size_options": {"model_type": "hexagonal"}}`
-	_, err := DecodeCreate([]byte(body), testRules{})
+	_, err := DecodeCreate([]byte(body))
 	assert.ElementsMatch(t, []string{"name", "name", "description", "comment", "coordinate_reference_system",
 		"size_unit_id", "object_path", "model_origin.y", "model_origin.z", "block_rotation",
 		"block_rotation[0].angle", "block_rotation[1].axis", "block_rotation[2].axis", "size_options.model_type"}, params(t, err))
-	var ve *ValidationError
+	var ve *blockmodel.ValidationError
 	require.ErrorAs(t, err, &ve)
 	p := ve.Problem()
 	assert.Equal(t, 422, p.Status)
-	assert.Equal(t, TypeValidation, p.Type)
+	assert.Equal(t, blockmodel.TypeValidation, p.Type)
 	assert.Len(t, p.Extra["invalid-params"], len(ve.Params))
-	_, err = DecodeCreate([]byte(`{}`), testRules{})
+	_, err = DecodeCreate([]byte(`{}`))
 	assert.ElementsMatch(t, []string{"name", "model_origin", "size_options"}, params(t, err))
-	_, err = DecodeCreate([]byte(`[1]`), testRules{})
+	_, err = DecodeCreate([]byte(`[1]`))
 	assert.Equal(t, []string{"body"}, params(t, err))
 }
 
 func TestCreateCRS(t *testing.T) {
 	for crs, ok := range map[string]bool{"EPSG:32755": true, "EPSG:1023": false, `PROJCS["x",GEOGCS["y"]]`: true, "metres": false} {
-		body := fmt.Sprintf(`{"name": "abc", "model_origin": {"x": 0, "y": 0, "z": 0}, "size_options": {}, "coordinate_reference_system": %q}`, crs)
-		_, err := DecodeCreate([]byte(body), testRules{})
+		body := fmt.Sprintf(`{"name": "abc", "model_origin": {"x": 0, "y": 0, "z": 0}, "size_options": {"n_blocks": {"nx": 1, "ny": 1, "nz": 1}, "block_size": {"x": 1, "y": 1, "z": 1}}, "coordinate_reference_system": %q}`, crs)
+		_, err := DecodeCreate([]byte(body))
 		assert.Equal(t, ok, err == nil, crs)
 	}
 }
@@ -107,16 +88,16 @@ func TestCreateCRS(t *testing.T) {
 // An empty metadata update has no body (A.15b item 5); nulls leave members
 // unchanged.
 func TestMetadataUpdateEmptyBodyAndNulls(t *testing.T) {
-	u, err := DecodeMetadataUpdate(nil, testRules{})
+	u, err := DecodeMetadataUpdate(nil)
 	require.NoError(t, err)
 	assert.Equal(t, &MetadataUpdate{}, u)
-	u, err = DecodeMetadataUpdate([]byte(`{"name": null, "description": null, "fill_subblocks": true, "size_unit_id": "ft"}`), testRules{})
+	u, err = DecodeMetadataUpdate([]byte(`{"name": null, "description": null, "fill_subblocks": true, "size_unit_id": "ft"}`))
 	require.NoError(t, err)
 	assert.Nil(t, u.Name)
 	assert.Nil(t, u.Description)
 	assert.True(t, *u.FillSubblocks)
 	assert.Equal(t, "ft", *u.SizeUnitID)
-	_, err = DecodeMetadataUpdate([]byte(`{"name": "x", "size_unit_id": "g/t", "fill_subblocks": "yes"}`), testRules{})
+	_, err = DecodeMetadataUpdate([]byte(`{"name": "x", "size_unit_id": "g/t", "fill_subblocks": "yes"}`))
 	assert.ElementsMatch(t, []string{"name", "size_unit_id", "fill_subblocks"}, params(t, err))
 }
 
@@ -145,20 +126,20 @@ func TestUpdateClientBody(t *testing.T) {
 	 "update": ["cu"], "delete": [], "rename": [], "update_metadata": null},
 	 "update_type": "replace", "geometry_change": null, "fill_subblocks": null, "comment": null,
 	 "input_options": null, "lineage": null}`
-	u, err := DecodeUpdate([]byte(body), model, testRules{})
+	u, err := DecodeUpdate([]byte(body), model)
 	require.NoError(t, err)
 	assert.Equal(t, Replace, u.UpdateType)
 	assert.Nil(t, u.GeometryChange)
 	assert.Equal(t, FormatParquet, u.Input.Format)
 	assert.True(t, u.NeedsFile())
-	assert.Equal(t, []ValueColumn{{"cu_pct", Float64}, {"cu", Float64}}, u.ValueColumns(model))
+	assert.Equal(t, []ValueColumn{{"cu_pct", blockmodel.Float64}, {"cu", blockmodel.Float64}}, u.ValueColumns(model))
 	ch, err := json.Marshal(u.Changes())
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"columns": {"new": [{"title": "cu_pct", "data_type": "Float64", "unit_id": null}],
 	 "update": ["cu"], "delete": [], "rename": []}, "update_type": "replace", "geometry_change": null,
 	 "fill_subblocks": null, "comment": ""}`, string(ch))
 	// Defaults: merge; rename alone.
-	u, err = DecodeUpdate([]byte(`{"columns": {"new": [], "update": [], "delete": [], "rename": [{"title": "cu", "new_title": "cu_old"}]}}`), model, testRules{})
+	u, err = DecodeUpdate([]byte(`{"columns": {"new": [], "update": [], "delete": [], "rename": [{"title": "cu", "new_title": "cu_old"}]}}`), model)
 	require.NoError(t, err)
 	assert.Equal(t, Merge, u.UpdateType)
 	assert.False(t, u.NeedsFile())
@@ -166,13 +147,13 @@ func TestUpdateClientBody(t *testing.T) {
 
 // A non-null geometry_change on a regular model is refused; null is not.
 func TestUpdateGeometryChangeRegular(t *testing.T) {
-	_, err := DecodeUpdate([]byte(`{"columns": {"update": ["cu"]}, "geometry_change": false}`), model, testRules{})
+	_, err := DecodeUpdate([]byte(`{"columns": {"update": ["cu"]}, "geometry_change": false}`), model)
 	assert.Equal(t, []string{"geometry_change"}, params(t, err))
 	sub := model
-	sub.Kind = KindFullySub
-	_, err = DecodeUpdate([]byte(`{"columns": {"update": ["cu"]}, "geometry_change": true, "fill_subblocks": true, "update_type": "replace"}`), sub, testRules{})
+	sub.Kind = blockmodel.FullySubBlocked
+	_, err = DecodeUpdate([]byte(`{"columns": {"update": ["cu"]}, "geometry_change": true, "fill_subblocks": true, "update_type": "replace"}`), sub)
 	assert.Equal(t, []string{"fill_subblocks"}, params(t, err), "fill_subblocks needs merge")
-	_, err = DecodeUpdate([]byte(`{"columns": {"update": ["cu"]}, "geometry_change": true, "fill_subblocks": true, "update_type": "merge"}`), sub, testRules{})
+	_, err = DecodeUpdate([]byte(`{"columns": {"update": ["cu"]}, "geometry_change": true, "fill_subblocks": true, "update_type": "merge"}`), sub)
 	require.NoError(t, err)
 }
 
@@ -182,7 +163,7 @@ func TestUpdateMetadataNulls(t *testing.T) {
 	body := `{"columns": {"new": [], "update": [], "delete": [], "rename": [], "update_metadata": [
 	 {"title": "cu", "values": {"unit_id": null, "tags": null, "group": null, "title": null}},
 	 {"title": "au", "values": {"tags": {}}}]}}`
-	u, err := DecodeUpdate([]byte(body), model, testRules{})
+	u, err := DecodeUpdate([]byte(body), model)
 	require.NoError(t, err)
 	m := u.Columns.UpdateMetadata
 	require.Len(t, m, 2)
@@ -196,7 +177,7 @@ func TestUpdateMetadataNulls(t *testing.T) {
 
 func TestUpdateCombinationRules(t *testing.T) {
 	sub := model
-	sub.Kind = KindFlexible
+	sub.Kind = blockmodel.Flexible
 	cases := []struct {
 		name, body string
 		m          ModelInfo
@@ -231,7 +212,7 @@ func TestUpdateCombinationRules(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := DecodeUpdate([]byte(c.body), c.m, testRules{})
+			_, err := DecodeUpdate([]byte(c.body), c.m)
 			if c.want == nil {
 				require.NoError(t, err)
 				return
@@ -248,14 +229,14 @@ func TestUpdateInputOptionsForms(t *testing.T) {
 	 "input_options": {"file_format": "csv", "delimiter": ";", "decimal_char": ",", "quote_char": "'",
 	  "skip_rows": 2.0, "skip_rows_after_headers": 1,
 	  "column_name_mapping": [{"csv_name": "CU", "new_title": "cu_pct"}, {"file_column_name": "AU", "column_title": "au"}]}}`
-	u, err := DecodeUpdate([]byte(body), model, testRules{})
+	u, err := DecodeUpdate([]byte(body), model)
 	require.NoError(t, err)
 	assert.Equal(t, InputOptions{Format: FormatCSV, Delimiter: ';', DecimalChar: ',', QuoteChar: '\'', SkipRows: 2,
 		SkipRowsAfterHeaders: 1, Mapping: []Mapping{{"CU", "cu_pct"}, {"AU", "au"}}}, u.Input)
-	u, err = DecodeUpdate([]byte(`{"columns": {"update": ["au"]}, "input_options": {"column_name_mapping": [{"file_column_name": "AU", "column_title": "au"}]}}`), model, testRules{})
+	u, err = DecodeUpdate([]byte(`{"columns": {"update": ["au"]}, "input_options": {"column_name_mapping": [{"file_column_name": "AU", "column_title": "au"}]}}`), model)
 	require.NoError(t, err)
 	assert.Equal(t, FormatParquet, u.Input.Format)
-	_, err = DecodeUpdate([]byte(`{"columns": {"update": ["au"]}, "input_options": {"file_format": "csv", "skip_rows": 2.5}}`), model, testRules{})
+	_, err = DecodeUpdate([]byte(`{"columns": {"update": ["au"]}, "input_options": {"file_format": "csv", "skip_rows": 2.5}}`), model)
 	assert.Equal(t, []string{"input_options.skip_rows"}, params(t, err))
 }
 
@@ -271,14 +252,15 @@ func TestQuery(t *testing.T) {
 	cols, err := q.ResolveColumns(model)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"au", "cu", "domain", "version_id"}, cols)
-	assert.Equal(t, []string{"x", "y", "z"}, q.GeometrySet(KindRegular))
+	assert.Equal(t, []string{"x", "y", "z"}, q.GeometrySet(blockmodel.Regular))
 
 	q, err = DecodeQuery([]byte(`{"columns": ["c3", "x", "i"], "output_options": {"delimiter": ";", "file_format": "csv"},
 	 "bbox": {"i_minmax": {"min": 0, "max": 3.0}, "j_minmax": {"min": 0, "max": 2}, "k_minmax": {"min": 1, "max": 1}},
 	 "version_uuid": "7d1e0000-0000-4000-8000-000000000001"}`), model)
 	require.NoError(t, err)
 	assert.Equal(t, GeometryIndices, q.GeometryColumns)
-	assert.Equal(t, &IJKBox{Min: [3]int64{0, 0, 1}, Max: [3]int64{3, 2, 1}}, q.BBox.IJK)
+	box := blockmodel.NewIJKBox([3]int64{0, 0, 1}, [3]int64{3, 2, 1})
+	assert.Equal(t, &box, q.BBox.IJK)
 	assert.Equal(t, byte(';'), q.Output.Delimiter)
 	assert.True(t, q.Output.ExcludeNullRows)
 	cols, err = q.ResolveColumns(model)
@@ -299,7 +281,7 @@ func TestQuery(t *testing.T) {
 		"bbox.k_minmax.min", "output_options.file_format"}, params(t, err))
 	q, err = DecodeQuery([]byte(`{"columns": [], "bbox": {"x_minmax": {"min": -1e9, "max": 5}, "y_minmax": {"min": 0, "max": 1}, "z_minmax": {"min": 0, "max": 0}}}`), model)
 	require.NoError(t, err)
-	assert.Equal(t, &XYZBox{Min: [3]float64{-1e9, 0, 0}, Max: [3]float64{5, 1, 0}}, q.BBox.XYZ)
+	assert.Equal(t, &blockmodel.BBox{XMinMax: blockmodel.MinMax{Min: -1e9, Max: 5}, YMinMax: blockmodel.MinMax{Max: 1}}, q.BBox.XYZ)
 }
 
 func TestDelta(t *testing.T) {
