@@ -22,7 +22,7 @@ func TestJobNameFollowsTheWorkerJobAndItsAttempt(t *testing.T) {
 	m, err := jobs.NewManager(jobs.Options{Dir: t.TempDir()})
 	require.NoError(t, err)
 	defer m.Shutdown(context.Background())
-	rec, err := m.Submit(jobs.Spec{Org: "o", Topic: "t", Task: "k"}, func(ctx context.Context, _ func(int, string)) (any, error) {
+	rec, err := m.Submit(context.Background(), jobs.Spec{Org: "o", Topic: "t", Task: "k"}, func(ctx context.Context, _ func(int, string)) (any, error) {
 		return cluster.JobName(ctx, "sim-")
 	})
 	require.NoError(t, err)

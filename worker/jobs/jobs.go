@@ -216,6 +216,13 @@ type job struct {
 	// superseded is set when this worker, running the job, finds its
 	// record taken over by another worker (see persistHeld).
 	superseded bool
+	// claiming is set while the job's start is being recorded in the
+	// shared store (its slot is held).
+	claiming bool
+	// ending is set once the job's function has returned, while its
+	// final record is being saved: the watcher's and the ticker's views
+	// of that record must not be taken for another worker's takeover.
+	ending bool
 }
 
 // closeStarted and closeDone close the job's channels once; m.mu is held.
@@ -265,6 +272,14 @@ type Manager struct {
 	// (guarded by cancelMu, taken after mu when both are).
 	cancelMu sync.Mutex
 	cancels  map[string]bool
+	// io runs every store and queue call, outside mu (see storeIO).
+	io *storeIO
+	// held are the jobs this worker holds from the shared queue (queued
+	// here or running): the ticker walks these, not every record.
+	held map[string]*job
+	// life is the parent context of the jobs' runs, ended by Shutdown.
+	life    context.Context
+	endLife context.CancelFunc
 }
 
 // NewManager loads the records of its store (creating opts.Dir), failing
@@ -285,7 +300,9 @@ func NewManager(opts Options) (*Manager, error) {
 	if opts.MaxAttempts <= 0 {
 		opts.MaxAttempts = DefaultMaxAttempts
 	}
-	m := &Manager{opts: opts, jobs: map[string]*job{}, closing: make(chan struct{}), cancels: map[string]bool{}, tooLarge: map[string]bool{}}
+	m := &Manager{opts: opts, jobs: map[string]*job{}, closing: make(chan struct{}), cancels: map[string]bool{}, tooLarge: map[string]bool{},
+		held: map[string]*job{}, io: newStoreIO()}
+	m.life, m.endLife = context.WithCancel(context.Background())
 	if opts.Shared != nil {
 		return m, m.startShared()
 	}
@@ -310,7 +327,7 @@ func NewManager(opts Options) (*Manager, error) {
 			j.rec.Status, j.rec.FinishedAt = Failed, &now
 			j.rec.Message = "Job failed"
 			j.rec.Error = interrupted(r.Status)
-			if err := m.persist(j.rec); err != nil {
+			if err := m.store.Save(j.rec); err != nil {
 				return nil, err
 			}
 		}
@@ -334,11 +351,19 @@ func (m *Manager) prune() {
 		if !r.Status.Finished() || r.FinishedAt == nil || !r.FinishedAt.Before(cutoff) {
 			continue
 		}
-		if err := m.store.Delete(id); err != nil {
-			m.opts.Logger.Error("pruning job record", "job_id", id, "err", err)
+		// Forgotten here at once; the stored record is deleted by
+		// storeIO (a failure is logged, and the next start prunes it).
+		delete(m.jobs, id)
+		del := func(context.Context) {
+			if err := m.store.Delete(id); err != nil {
+				m.opts.Logger.Error("pruning job record", "job_id", id, "err", err)
+			}
+		}
+		if m.shared == nil {
+			del(nil)
 			continue
 		}
-		delete(m.jobs, id)
+		m.io.do(del)
 	}
 }
 
@@ -375,16 +400,21 @@ var ErrTooLarge = errors.New("jobs: the job's memory estimate exceeds the limit"
 var ErrBusy = errors.New("jobs: this user has too many jobs queued or running")
 
 // Submit records a new job and schedules it. It returns the job's record.
-func (m *Manager) Submit(spec Spec, fn Func) (Record, error) {
+// With Shared, it waits (until ctx ends, at most 30 s) for the record to be
+// saved and the job queued; the Manager's lock is not held meanwhile, so
+// status reads and cancels of other jobs go on answering.
+func (m *Manager) Submit(ctx context.Context, spec Spec, fn Func) (Record, error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if m.closed {
+		m.mu.Unlock()
 		return Record{}, ErrClosed
 	}
 	if m.opts.MaxMemory > 0 && spec.Memory > m.opts.MaxMemory {
+		m.mu.Unlock()
 		return Record{}, ErrTooLarge
 	}
 	if m.opts.MaxPerUser > 0 && m.unfinished(spec.User) >= m.opts.MaxPerUser {
+		m.mu.Unlock()
 		return Record{}, fmt.Errorf("%w (%d)", ErrBusy, m.opts.MaxPerUser)
 	}
 	m.prune()
@@ -394,17 +424,22 @@ func (m *Manager) Submit(spec Spec, fn Func) (Record, error) {
 	})
 	j.fn = fn
 	if m.shared != nil {
-		return m.submitShared(j, spec.Request)
-	}
-	if err := m.persist(j.rec); err != nil {
-		return Record{}, err
+		j.rec.Message = "Job requested: waiting for a free slot"
+		// Known at once (a job this worker's feeder takes before Submit
+		// returns finds its Func here); failed below when it cannot be
+		// queued.
+		m.jobs[j.rec.ID] = j
+		m.mu.Unlock()
+		return m.submitShared(ctx, j, spec.Request)
 	}
 	m.jobs[j.rec.ID] = j
 	m.queue = append(m.queue, j)
+	m.save(j.rec)
 	// Logged before schedule starts the job, so "task submitted" always
 	// precedes "job started" in the log.
 	m.opts.Logger.Info("task submitted", "job_id", j.rec.ID, "topic", spec.Topic, "task", spec.Task, "org", spec.Org)
 	m.schedule()
+	m.mu.Unlock()
 	return j.rec, nil
 }
 
@@ -441,24 +476,20 @@ func (m *Manager) schedule() {
 		}
 		m.queue = m.queue[1:]
 		now := m.opts.Now().UTC()
-		if m.shared != nil {
-			if !m.claim(j, now) {
-				continue
-			}
-		} else {
-			j.rec.Status, j.rec.StartedAt, j.rec.Message = InProgress, &now, "Job in progress"
-			j.rec.Attempts++
-			if err := m.persist(j.rec); err != nil {
-				m.opts.Logger.Error("persisting job", "job_id", j.rec.ID, "err", err)
-			}
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		j.cancel = cancel
 		m.running++
 		m.memory += j.rec.Memory
-		j.closeStarted()
 		m.wg.Add(1)
-		go m.run(ctx, j)
+		if m.shared != nil {
+			// Claimed in the store first (storeIO), then run; the slot
+			// and the memory are held meanwhile.
+			j.claiming = true
+			m.claim(j, now)
+			continue
+		}
+		j.rec.Status, j.rec.StartedAt, j.rec.Message = InProgress, &now, "Job in progress"
+		j.rec.Attempts++
+		m.save(j.rec)
+		m.launch(j)
 	}
 	m.explainQueue()
 	m.signal()
@@ -506,9 +537,16 @@ func (m *Manager) run(ctx context.Context, j *job) {
 	start := time.Now()
 	m.opts.Logger.Info("job started", "job_id", j.rec.ID, "task", j.rec.Task)
 	result, err := m.call(ctx, j)
+	// The final record is made on a copy and saved before it is applied:
+	// readers see the job running until its outcome is stored (and
+	// counted by OnFinish), and the lock is not held while it is saved.
 	m.mu.Lock()
+	j.ending = true
+	rec := j.rec
+	wasInterrupted, superseded := j.interrupted, j.superseded
+	m.mu.Unlock()
 	now := m.opts.Now().UTC()
-	j.rec.FinishedAt = &now
+	rec.FinishedAt = &now
 	switch {
 	case err == nil:
 		b, merr := marshal(result, "")
@@ -516,47 +554,62 @@ func (m *Manager) run(ctx context.Context, j *job) {
 			err = merr
 			break
 		}
-		j.rec.Status, j.rec.Progress, j.rec.Message, j.rec.Result = Succeeded, 100, "Job succeeded", b
-	case j.interrupted && m.shared != nil:
+		rec.Status, rec.Progress, rec.Message, rec.Result = Succeeded, 100, "Job succeeded", b
+	case wasInterrupted && m.shared != nil:
 		// Run again by any worker while it has attempts left (the
 		// runner cancelled its cluster shards when ctx ended).
-		m.settleInterrupted(&j.rec)
+		m.settleInterrupted(&rec)
 		err = nil
-	case j.interrupted:
-		j.rec.Status, j.rec.Message = Failed, "Job failed"
-		j.rec.Error = interrupted(InProgress)
+	case wasInterrupted:
+		rec.Status, rec.Message = Failed, "Job failed"
+		rec.Error = interrupted(InProgress)
 		err = nil
-	case ctx.Err() != nil && (j.rec.Status == Cancelling || errors.Is(err, context.Canceled)):
-		j.rec.Status, j.rec.Message = Cancelled, "Job cancelled"
+	case ctx.Err() != nil && (rec.Status == Cancelling || errors.Is(err, context.Canceled)):
+		rec.Status, rec.Message = Cancelled, "Job cancelled"
 	}
-	if err != nil && j.rec.Status != Cancelled {
-		j.rec.Status, j.rec.Message, j.rec.Progress = Failed, "Job failed", 100
-		j.rec.Error = toProblem(err)
+	if err != nil && rec.Status != Cancelled {
+		rec.Status, rec.Message, rec.Progress = Failed, "Job failed", 100
+		rec.Error = toProblem(err)
 		var pe *geostat.PanicError
 		if errors.As(err, &pe) {
 			// A bug: the stack goes to the log, never to the answer. The
 			// failure is recorded like any other, so the job is not run
 			// again.
-			m.opts.Logger.Error("job failed: internal error (panic)", "job_id", j.rec.ID, "task", j.rec.Task,
+			m.opts.Logger.Error("job failed: internal error (panic)", "job_id", rec.ID, "task", rec.Task,
 				"panic", fmt.Sprint(pe.Value), "stack", string(pe.Stack))
 		}
 	}
+	var rev uint64
 	switch {
 	case m.shared == nil:
-		if perr := m.persist(j.rec); perr != nil {
-			m.opts.Logger.Error("persisting job", "job_id", j.rec.ID, "err", perr)
+		if perr := m.store.Save(rec); perr != nil {
+			m.opts.Logger.Error("persisting job", "job_id", rec.ID, "err", perr)
 		}
-	case !j.superseded:
-		if held, perr := m.persistHeld(j); perr != nil {
-			m.opts.Logger.Error("persisting job", "job_id", j.rec.ID, "err", perr)
-		} else if !held {
-			j.superseded = true
-		}
+	case !superseded:
+		m.io.wait(context.Background(), func(ctx context.Context) {
+			held, r, perr := m.persistHeld(ctx, rec)
+			switch {
+			case perr != nil:
+				m.opts.Logger.Error("persisting job", "job_id", rec.ID, "err", perr)
+			case !held:
+				superseded = true
+			default:
+				rev = r
+			}
+		})
+	}
+	m.mu.Lock()
+	if j.superseded {
+		superseded = true
+	}
+	if !superseded {
+		j.rec = rec
+		j.rev = max(j.rev, rev)
 	}
 	j.dirty = false
-	if j.superseded {
+	if superseded {
+		j.superseded = true
 		m.dropSuperseded(j)
-		rec := j.rec
 		m.mu.Unlock()
 		m.opts.Logger.Warn("job taken over: this worker went silent past the ack deadline and another worker put the job back or runs it again; this run's outcome is dropped",
 			"job_id", rec.ID, "task", rec.Task, "seconds", time.Since(start).Seconds())
@@ -580,7 +633,6 @@ func (m *Manager) run(ctx context.Context, j *job) {
 		return
 	}
 	m.release(j)
-	rec := j.rec
 	if m.opts.OnFinish != nil {
 		m.opts.OnFinish(rec, time.Since(start))
 	}
@@ -709,7 +761,22 @@ func (m *Manager) Cancel(id string) bool {
 	j, ok := m.jobs[id]
 	if m.shared != nil && (!ok || !j.local) {
 		m.mu.Unlock()
-		return m.cancelShared(id)
+		if !ok {
+			return m.cancelShared(id)
+		}
+		// A job this worker knows: the answer does not wait on the store
+		// for more than cancelWait (the cancel goes on meanwhile and its
+		// outcome shows in the job's record).
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			m.cancelShared(id)
+		}()
+		select {
+		case <-done:
+		case <-time.After(cancelWait):
+		}
+		return true
 	}
 	defer m.mu.Unlock()
 	if !ok {
@@ -726,9 +793,7 @@ func (m *Manager) cancelLocal(j *job) {
 		now := m.opts.Now().UTC()
 		j.rec.Status, j.rec.Message, j.rec.FinishedAt = Cancelled, "Job cancelled", &now
 		j.closeDone()
-		if err := m.persist(j.rec); err != nil {
-			m.opts.Logger.Error("persisting job", "job_id", j.rec.ID, "err", err)
-		}
+		m.save(j.rec)
 		m.release(j)
 		if m.opts.OnFinish != nil {
 			m.opts.OnFinish(j.rec, 0)
@@ -737,9 +802,7 @@ func (m *Manager) cancelLocal(j *job) {
 	case InProgress:
 		j.rec.Status, j.rec.Message = Cancelling, "Job cancelling"
 		if m.shared != nil {
-			if err := m.persist(j.rec); err != nil {
-				m.opts.Logger.Error("persisting job", "job_id", j.rec.ID, "err", err)
-			}
+			m.save(j.rec)
 		}
 		j.cancel()
 	}
@@ -833,9 +896,7 @@ func (m *Manager) Shutdown(ctx context.Context) {
 			j.rec.Status, j.rec.FinishedAt, j.rec.Message = Failed, &now, "Job failed"
 			j.rec.Error = interrupted(Requested)
 			j.closeDone()
-			if err := m.persist(j.rec); err != nil {
-				m.opts.Logger.Error("persisting job", "job_id", j.rec.ID, "err", err)
-			}
+			m.save(j.rec)
 			queued = append(queued, j)
 		}
 	}
@@ -889,7 +950,16 @@ func (m *Manager) Shutdown(ctx context.Context) {
 	if !first {
 		return
 	}
+	// What the jobs' ends queued (records, acknowledgements, put-backs)
+	// is written before the background stops; a store that does not
+	// answer within ioDrain is given up on (the next start settles those
+	// jobs as after a crash).
+	if !m.io.drain(ioDrain) {
+		log.Error(fmt.Sprintf("shutdown: the job store did not take the last writes within %s; not waiting for it", ioDrain))
+	}
 	m.stopShared()
+	m.io.stop()
+	m.endLife()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, j := range running {
@@ -904,6 +974,14 @@ func (m *Manager) Shutdown(ctx context.Context) {
 		}
 	}
 }
+
+// ioDrain bounds how long Shutdown waits for the store to take the last
+// writes.
+const ioDrain = 10 * time.Second
+
+// cancelWait bounds how long Cancel waits on the shared store for a job
+// this worker knows but does not hold.
+const cancelWait = 2 * time.Second
 
 // cancelGrace bounds how long Shutdown waits for the jobs it cancelled at
 // its deadline.
@@ -930,7 +1008,27 @@ func marshal(v any, indent string) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-// persist saves a record in the store; m.mu is held.
-func (m *Manager) persist(r Record) error {
-	return m.store.Save(r)
+// save queues the saving of a record in the store (storeIO); m.mu is
+// held or not.
+func (m *Manager) save(r Record) {
+	write := func(context.Context) {
+		if err := m.store.Save(r); err != nil {
+			m.opts.Logger.Error("persisting job", "job_id", r.ID, "err", err)
+		}
+	}
+	if m.shared == nil {
+		// A directory on the local disk: written at once, in order.
+		write(nil)
+		return
+	}
+	m.io.do(write)
+}
+
+// launch starts a job whose slot is taken (m.running, m.memory and m.wg
+// counted); m.mu is held.
+func (m *Manager) launch(j *job) {
+	ctx, cancel := context.WithCancel(m.life)
+	j.cancel, j.ending = cancel, false
+	j.closeStarted()
+	go m.run(ctx, j)
 }

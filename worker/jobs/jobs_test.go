@@ -35,7 +35,7 @@ func wait(t *testing.T, m *Manager, id string) Record {
 func TestSubmitSucceedsAndFails(t *testing.T) {
 	m, err := NewManager(Options{Dir: t.TempDir()})
 	require.NoError(t, err)
-	r, err := m.Submit(Spec{Org: "org", Topic: "geostatistics", Task: "knn", User: "u1"}, func(ctx context.Context, progress func(int, string)) (any, error) {
+	r, err := m.Submit(context.Background(), Spec{Org: "org", Topic: "geostatistics", Task: "knn", User: "u1"}, func(ctx context.Context, progress func(int, string)) (any, error) {
 		progress(50, "half way")
 		return map[string]string{"message": "done"}, nil
 	})
@@ -46,19 +46,19 @@ func TestSubmitSucceedsAndFails(t *testing.T) {
 	assert.Equal(t, 100, got.Progress)
 	assert.JSONEq(t, `{"message": "done"}`, string(got.Result))
 
-	r, _ = m.Submit(Spec{Org: "org", Topic: "geostatistics", Task: "knn", User: "u1"}, func(context.Context, func(int, string)) (any, error) { return nil, teapot{} })
+	r, _ = m.Submit(context.Background(), Spec{Org: "org", Topic: "geostatistics", Task: "knn", User: "u1"}, func(context.Context, func(int, string)) (any, error) { return nil, teapot{} })
 	got = wait(t, m, r.ID)
 	assert.Equal(t, Failed, got.Status)
 	assert.Equal(t, 418, got.Error.Status)
 
-	r, _ = m.Submit(Spec{Org: "org", Topic: "geostatistics", Task: "knn", User: "u1"}, func(context.Context, func(int, string)) (any, error) { panic("boom") })
+	r, _ = m.Submit(context.Background(), Spec{Org: "org", Topic: "geostatistics", Task: "knn", User: "u1"}, func(context.Context, func(int, string)) (any, error) { panic("boom") })
 	got = wait(t, m, r.ID)
 	assert.Equal(t, Failed, got.Status)
 	assert.Equal(t, problem.ComputeInternal, got.Error.Type, "a panic is a fault of the worker")
 	assert.NotContains(t, got.Error.Detail, "boom", "neither the panic nor its stack is in the answer")
 	assert.Equal(t, 500, got.Error.Status)
 
-	r, _ = m.Submit(Spec{Org: "org", Topic: "geostatistics", Task: "knn", User: "u1"}, func(context.Context, func(int, string)) (any, error) { return nil, errors.New("plain") })
+	r, _ = m.Submit(context.Background(), Spec{Org: "org", Topic: "geostatistics", Task: "knn", User: "u1"}, func(context.Context, func(int, string)) (any, error) { return nil, errors.New("plain") })
 	got = wait(t, m, r.ID)
 	assert.Equal(t, "plain", got.Error.Detail)
 	assert.Len(t, m.List("org"), 4)
@@ -74,9 +74,9 @@ func TestQueueAndCancel(t *testing.T) {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}
-	a, _ := m.Submit(Spec{Org: "o", Topic: "t", Task: "x", User: ""}, long)
+	a, _ := m.Submit(context.Background(), Spec{Org: "o", Topic: "t", Task: "x", User: ""}, long)
 	<-started
-	b, _ := m.Submit(Spec{Org: "o", Topic: "t", Task: "x", User: ""}, func(context.Context, func(int, string)) (any, error) { return 1, nil })
+	b, _ := m.Submit(context.Background(), Spec{Org: "o", Topic: "t", Task: "x", User: ""}, func(context.Context, func(int, string)) (any, error) { return 1, nil })
 	rb, _ := m.Get(b.ID)
 	assert.Equal(t, Requested, rb.Status, "the second job waits for the slot")
 	ra, _ := m.Get(a.ID)
@@ -89,8 +89,8 @@ func TestQueueAndCancel(t *testing.T) {
 
 	// Cancelling a queued job.
 	block := make(chan struct{})
-	c, _ := m.Submit(Spec{Org: "o", Topic: "t", Task: "x", User: ""}, func(ctx context.Context, _ func(int, string)) (any, error) { <-block; return 1, nil })
-	d, _ := m.Submit(Spec{Org: "o", Topic: "t", Task: "x", User: ""}, func(context.Context, func(int, string)) (any, error) { return 1, nil })
+	c, _ := m.Submit(context.Background(), Spec{Org: "o", Topic: "t", Task: "x", User: ""}, func(ctx context.Context, _ func(int, string)) (any, error) { <-block; return 1, nil })
+	d, _ := m.Submit(context.Background(), Spec{Org: "o", Topic: "t", Task: "x", User: ""}, func(context.Context, func(int, string)) (any, error) { return 1, nil })
 	m.Cancel(d.ID)
 	assert.Equal(t, Cancelled, wait(t, m, d.ID).Status)
 	close(block)
@@ -101,10 +101,10 @@ func TestRestartKeepsRecordsAndInterruptsUnfinished(t *testing.T) {
 	dir := t.TempDir()
 	m, err := NewManager(Options{Dir: dir, MaxJobs: 1})
 	require.NoError(t, err)
-	done, _ := m.Submit(Spec{Org: "o", Topic: "t", Task: "x", User: ""}, func(context.Context, func(int, string)) (any, error) { return "ok", nil })
+	done, _ := m.Submit(context.Background(), Spec{Org: "o", Topic: "t", Task: "x", User: ""}, func(context.Context, func(int, string)) (any, error) { return "ok", nil })
 	wait(t, m, done.ID)
 	started := make(chan struct{})
-	running, _ := m.Submit(Spec{Org: "o", Topic: "t", Task: "x", User: ""}, func(ctx context.Context, _ func(int, string)) (any, error) {
+	running, _ := m.Submit(context.Background(), Spec{Org: "o", Topic: "t", Task: "x", User: ""}, func(ctx context.Context, _ func(int, string)) (any, error) {
 		close(started)
 		<-ctx.Done()
 		return nil, ctx.Err()
@@ -131,13 +131,13 @@ func TestShutdownInterruptsRunningJobs(t *testing.T) {
 	m, err := NewManager(Options{Dir: t.TempDir(), MaxJobs: 1})
 	require.NoError(t, err)
 	started := make(chan struct{})
-	a, _ := m.Submit(Spec{Org: "o", Topic: "t", Task: "x", User: ""}, func(ctx context.Context, _ func(int, string)) (any, error) {
+	a, _ := m.Submit(context.Background(), Spec{Org: "o", Topic: "t", Task: "x", User: ""}, func(ctx context.Context, _ func(int, string)) (any, error) {
 		close(started)
 		<-ctx.Done()
 		return nil, ctx.Err()
 	})
 	<-started
-	b, _ := m.Submit(Spec{Org: "o", Topic: "t", Task: "x", User: ""}, func(context.Context, func(int, string)) (any, error) { return 1, nil })
+	b, _ := m.Submit(context.Background(), Spec{Org: "o", Topic: "t", Task: "x", User: ""}, func(context.Context, func(int, string)) (any, error) { return 1, nil })
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	m.Shutdown(ctx)
@@ -148,7 +148,7 @@ func TestShutdownInterruptsRunningJobs(t *testing.T) {
 	rb, _ := m.Get(b.ID)
 	assert.Equal(t, Failed, rb.Status)
 	assert.Equal(t, 503, rb.Error.Status)
-	_, err = m.Submit(Spec{Org: "o", Topic: "t", Task: "x", User: ""}, nil)
+	_, err = m.Submit(context.Background(), Spec{Org: "o", Topic: "t", Task: "x", User: ""}, nil)
 	assert.ErrorIs(t, err, ErrClosed)
 	m.Shutdown(ctx) // idempotent
 }
@@ -186,7 +186,7 @@ func TestSubmittedIsLoggedBeforeStarted(t *testing.T) {
 	m, err := NewManager(Options{Dir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(sink, nil))})
 	require.NoError(t, err)
 	for range 20 {
-		r, err := m.Submit(Spec{Org: "org", Topic: "geostatistics", Task: "knn", User: "u"}, func(context.Context, func(int, string)) (any, error) { return 1, nil })
+		r, err := m.Submit(context.Background(), Spec{Org: "org", Topic: "geostatistics", Task: "knn", User: "u"}, func(context.Context, func(int, string)) (any, error) { return 1, nil })
 		require.NoError(t, err)
 		wait(t, m, r.ID)
 		out := sink.String()
@@ -202,19 +202,19 @@ func TestShutdownLogsWhatItWaitsForAndEachFate(t *testing.T) {
 	m, err := NewManager(Options{Dir: t.TempDir(), MaxJobs: 2, Logger: slog.New(slog.NewTextHandler(sink, nil))})
 	require.NoError(t, err)
 	startedA, startedB, release := make(chan struct{}), make(chan struct{}), make(chan struct{})
-	a, _ := m.Submit(Spec{Org: "o", Topic: "geostatistics", Task: "slow", User: ""}, func(ctx context.Context, _ func(int, string)) (any, error) {
+	a, _ := m.Submit(context.Background(), Spec{Org: "o", Topic: "geostatistics", Task: "slow", User: ""}, func(ctx context.Context, _ func(int, string)) (any, error) {
 		close(startedA)
 		<-ctx.Done() // ends only when Shutdown cancels it
 		return nil, ctx.Err()
 	})
-	b, _ := m.Submit(Spec{Org: "o", Topic: "geostatistics", Task: "quick", User: ""}, func(context.Context, func(int, string)) (any, error) {
+	b, _ := m.Submit(context.Background(), Spec{Org: "o", Topic: "geostatistics", Task: "quick", User: ""}, func(context.Context, func(int, string)) (any, error) {
 		close(startedB)
 		<-release
 		return 1, nil
 	})
 	<-startedA
 	<-startedB
-	c, _ := m.Submit(Spec{Org: "o", Topic: "geostatistics", Task: "queued", User: ""}, func(context.Context, func(int, string)) (any, error) { return 1, nil })
+	c, _ := m.Submit(context.Background(), Spec{Org: "o", Topic: "geostatistics", Task: "queued", User: ""}, func(context.Context, func(int, string)) (any, error) { return 1, nil })
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -246,7 +246,7 @@ func TestResultsAreNotHTMLEscaped(t *testing.T) {
 	m, err := NewManager(Options{Dir: dir})
 	require.NoError(t, err)
 	const u = "http://h/file?op=view&se=1&sig=<x>"
-	r, err := m.Submit(Spec{Org: "o", Topic: "geostatistics", Task: "x", User: ""}, func(context.Context, func(int, string)) (any, error) {
+	r, err := m.Submit(context.Background(), Spec{Org: "o", Topic: "geostatistics", Task: "x", User: ""}, func(context.Context, func(int, string)) (any, error) {
 		return map[string]string{"view": u}, nil
 	})
 	require.NoError(t, err)
@@ -278,13 +278,13 @@ func TestMemoryAdmissionCountsRunningJobs(t *testing.T) {
 	releaseA, releaseB := make(chan struct{}), make(chan struct{})
 	spec := Spec{Org: "o", Topic: "t", Task: "x"}
 	spec.Memory = 60
-	a, err := m.Submit(spec, blocker(started, releaseA, "a"))
+	a, err := m.Submit(context.Background(), spec, blocker(started, releaseA, "a"))
 	require.NoError(t, err)
 	require.Equal(t, "a", <-started)
 	// 60 + 50 > 100: b fits alone but not beside a, so it waits although
 	// slots are free, and says why.
 	spec.Memory = 50
-	b, err := m.Submit(spec, blocker(started, releaseB, "b"))
+	b, err := m.Submit(context.Background(), spec, blocker(started, releaseB, "b"))
 	require.NoError(t, err)
 	rb, _ := m.Get(b.ID)
 	assert.Equal(t, Requested, rb.Status)
@@ -293,13 +293,13 @@ func TestMemoryAdmissionCountsRunningJobs(t *testing.T) {
 	assert.Equal(t, [2]int{1, 1}, [2]int{running, queued})
 	// A small job behind b waits too (first in, first out).
 	spec.Memory = 10
-	c, err := m.Submit(spec, func(context.Context, func(int, string)) (any, error) { return "c", nil })
+	c, err := m.Submit(context.Background(), spec, func(context.Context, func(int, string)) (any, error) { return "c", nil })
 	require.NoError(t, err)
 	rc, _ := m.Get(c.ID)
 	assert.Equal(t, Requested, rc.Status)
 	// Never fits: refused.
 	spec.Memory = 101
-	_, err = m.Submit(spec, nil)
+	_, err = m.Submit(context.Background(), spec, nil)
 	assert.ErrorIs(t, err, ErrTooLarge)
 	// a ends: b starts, then c (50 + 10 fit).
 	close(releaseA)
@@ -319,13 +319,13 @@ func TestRetentionPrunesFinishedRecordsOnly(t *testing.T) {
 	m, err := NewManager(Options{Dir: dir, MaxJobs: 1, Retention: 30 * 24 * time.Hour, Now: clock})
 	require.NoError(t, err)
 	spec := Spec{Org: "o", Topic: "t", Task: "x"}
-	old, _ := m.Submit(spec, func(context.Context, func(int, string)) (any, error) { return 1, nil })
+	old, _ := m.Submit(context.Background(), spec, func(context.Context, func(int, string)) (any, error) { return 1, nil })
 	wait(t, m, old.ID)
 	started := make(chan string, 1)
 	release := make(chan struct{})
-	running, _ := m.Submit(spec, blocker(started, release, "r"))
+	running, _ := m.Submit(context.Background(), spec, blocker(started, release, "r"))
 	<-started
-	queued, _ := m.Submit(spec, func(context.Context, func(int, string)) (any, error) { return 1, nil })
+	queued, _ := m.Submit(context.Background(), spec, func(context.Context, func(int, string)) (any, error) { return 1, nil })
 	now = now.Add(31 * 24 * time.Hour)
 	m.Prune()
 	_, ok := m.Get(old.ID)
@@ -351,22 +351,22 @@ func TestMaxPerUserBoundsUnfinishedJobs(t *testing.T) {
 	release := make(chan struct{})
 	quick := func(context.Context, func(int, string)) (any, error) { return 1, nil }
 	a := Spec{Org: "o", Topic: "t", Task: "x", User: "a"}
-	first, err := m.Submit(a, blocker(started, release, "first"))
+	first, err := m.Submit(context.Background(), a, blocker(started, release, "first"))
 	require.NoError(t, err)
 	<-started
-	second, err := m.Submit(a, quick) // queued behind the first
+	second, err := m.Submit(context.Background(), a, quick) // queued behind the first
 	require.NoError(t, err)
-	_, err = m.Submit(a, quick)
+	_, err = m.Submit(context.Background(), a, quick)
 	assert.ErrorIs(t, err, ErrBusy, "a third unfinished job of the same user")
 	b := a
 	b.User = "b"
-	other, err := m.Submit(b, quick)
+	other, err := m.Submit(context.Background(), b, quick)
 	require.NoError(t, err, "another user is not held back")
 	close(release)
 	for _, id := range []string{first.ID, second.ID, other.ID} {
 		assert.Equal(t, Succeeded, wait(t, m, id).Status)
 	}
-	last, err := m.Submit(a, quick)
+	last, err := m.Submit(context.Background(), a, quick)
 	require.NoError(t, err, "finished jobs do not count")
 	assert.Equal(t, Succeeded, wait(t, m, last.ID).Status) // nothing writes to the directory after the test
 }
@@ -380,7 +380,7 @@ func TestShutdownDoesNotWaitForAJobIgnoringCancel(t *testing.T) {
 	require.NoError(t, err)
 	release := make(chan struct{})
 	started := make(chan struct{})
-	r, err := m.Submit(Spec{Org: "org", Topic: "geostatistics", Task: "knn", User: "u1"}, func(context.Context, func(int, string)) (any, error) {
+	r, err := m.Submit(context.Background(), Spec{Org: "org", Topic: "geostatistics", Task: "knn", User: "u1"}, func(context.Context, func(int, string)) (any, error) {
 		close(started)
 		<-release // ignores ctx
 		return nil, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -205,89 +206,143 @@ func (m *Manager) signal() {
 	}
 }
 
-// submitShared records a new job in the shared store and queues it; m.mu
-// is held.
-func (m *Manager) submitShared(j *job, request []byte) (Record, error) {
-	j.rec.Message = "Job requested: waiting for a free slot"
-	if err := m.persist(j.rec); err != nil {
-		return Record{}, err
-	}
-	m.jobs[j.rec.ID] = j
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+// submitShared records a new job in the shared store and queues it
+// (storeIO), waiting until then or until ctx ends (at most 30 s). j is in
+// m.jobs already; m.mu is not held. A job that could not be queued is
+// failed (and kept, so that its id answers).
+func (m *Manager) submitShared(ctx context.Context, j *job, request []byte) (Record, error) {
+	ctx, cancel := context.WithTimeout(ctx, ioTimeout)
 	defer cancel()
-	if err := m.shared.Publish(ctx, j.rec.ID, request); err != nil {
+	m.mu.Lock()
+	rec := j.rec
+	m.mu.Unlock()
+	var abandoned atomic.Bool
+	var qerr error
+	ran := m.io.wait(ctx, func(ictx context.Context) {
+		if abandoned.Load() {
+			qerr = ctx.Err()
+			return
+		}
+		if err := m.shared.Save(rec); err != nil {
+			qerr = err
+			return
+		}
+		qerr = m.shared.Publish(ictx, rec.ID, request)
+	})
+	if !ran {
+		abandoned.Store(true)
+		// The queued call skips the job if it has not started; else its
+		// own deadline ends it: wait for that rather than guess.
+		m.io.wait(context.Background(), func(context.Context) {})
+		if qerr == nil {
+			qerr = ctx.Err()
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if qerr != nil {
 		now := m.opts.Now().UTC()
 		j.rec.Status, j.rec.FinishedAt, j.rec.Message, j.rec.Progress = Failed, &now, "Job failed", 100
-		j.rec.Error = toProblem(fmt.Errorf("queueing the job: %w", err))
-		_ = m.persist(j.rec)
+		j.rec.Error = toProblem(fmt.Errorf("queueing the job: %w", qerr))
+		j.fn = nil
+		m.save(j.rec)
 		j.closeDone()
-		return Record{}, fmt.Errorf("jobs: queueing the job: %w", err)
+		return Record{}, fmt.Errorf("jobs: queueing the job: %w", qerr)
 	}
 	m.opts.Logger.Info("task submitted", "job_id", j.rec.ID, "topic", j.rec.Topic, "task", j.rec.Task, "org", j.rec.Org)
 	return j.rec, nil
 }
 
 // claim moves a job this worker took from "requested" to "in progress" in
-// the shared store, and reports whether it may run: a job cancelled
-// meanwhile is finished here instead. m.mu is held.
-func (m *Manager) claim(j *job, now time.Time) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	rec, rev, err := m.shared.Update(ctx, j.rec.ID, func(r *Record) error {
-		if r.Status != Requested {
-			return ErrUnchanged
+// the shared store (storeIO), then runs it, unless it was cancelled
+// meanwhile (then it is finished here instead) or the store refused (then
+// it goes back to the queue). Its slot (m.running, m.memory, m.wg) is held
+// until then. m.mu is held.
+func (m *Manager) claim(j *job, now time.Time) {
+	id := j.rec.ID
+	m.io.do(func(ctx context.Context) {
+		rec, rev, err := m.shared.Update(ctx, id, func(r *Record) error {
+			if r.Status != Requested {
+				return ErrUnchanged
+			}
+			r.Status, r.StartedAt, r.Message, r.Owner = InProgress, &now, "Job in progress", m.opts.ID
+			r.Attempts++
+			return nil
+		})
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		j.claiming = false
+		unslot := func() {
+			m.running--
+			m.memory -= j.rec.Memory
+			m.wg.Done()
+			m.schedule()
 		}
-		r.Status, r.StartedAt, r.Message, r.Owner = InProgress, &now, "Job in progress", m.opts.ID
-		r.Attempts++
-		return nil
+		switch {
+		case err != nil:
+			m.opts.Logger.Error("starting a job of the shared queue; putting it back", "job_id", id, "err", err)
+			if !j.rec.Status.Finished() {
+				m.putBack(j)
+			}
+			unslot()
+		case j.rec.Status.Finished():
+			// Cancelled here while it was being claimed: the cancelled
+			// record (saved after this claim) stands.
+			m.save(j.rec)
+			unslot()
+		case rec.Status != InProgress || rec.Owner != m.opts.ID:
+			// Cancelled (or taken) elsewhere while it waited here.
+			j.rec, j.rev = rec, max(j.rev, rev)
+			j.closeDone()
+			m.release(j)
+			unslot()
+		default:
+			j.rec, j.rev = rec, max(j.rev, rev)
+			m.launch(j)
+		}
 	})
-	if err != nil {
-		m.opts.Logger.Error("starting a job of the shared queue; putting it back", "job_id", j.rec.ID, "err", err)
-		m.putBack(j)
-		return false
-	}
-	j.rec, j.rev = rec, max(j.rev, rev)
-	if rec.Status != InProgress || rec.Owner != m.opts.ID {
-		// Cancelled while it waited here.
-		j.closeDone()
-		m.release(j)
-		return false
-	}
-	return true
 }
 
 // putBack returns a job this worker took but did not start to the shared
-// queue; m.mu is held.
+// queue (storeIO); m.mu is held.
 func (m *Manager) putBack(j *job) {
-	if j.d != nil {
-		if err := j.d.Nak(0); err != nil {
-			m.opts.Logger.Warn("putting a job back in the shared queue", "job_id", j.rec.ID, "err", err)
-		}
+	if d := j.d; d != nil {
+		id := j.rec.ID
+		m.io.do(func(context.Context) {
+			if err := d.Nak(0); err != nil {
+				m.opts.Logger.Warn("putting a job back in the shared queue", "job_id", id, "err", err)
+			}
+		})
 	}
 	j.d, j.local = nil, false
+	delete(m.held, j.rec.ID)
 	j.rec.Message = "Job requested: waiting for a free slot"
 }
 
 // release acknowledges a finished job's delivery and clears its cancel
-// request; m.mu is held.
+// request (storeIO); m.mu is held.
 func (m *Manager) release(j *job) {
 	if m.shared == nil {
 		return
 	}
-	if j.d != nil {
-		if err := j.d.Ack(); err != nil {
-			m.opts.Logger.Warn("acknowledging a finished job", "job_id", j.rec.ID, "err", err)
-		}
-		j.d = nil
+	d, id, clear := j.d, j.rec.ID, j.cancelAsked
+	j.d, j.fn = nil, nil
+	delete(m.held, id)
+	if d == nil && !clear {
+		return
 	}
-	j.fn = nil
-	if j.cancelAsked {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := m.shared.ClearCancel(ctx, j.rec.ID); err != nil {
-			m.opts.Logger.Warn("clearing a cancel request", "job_id", j.rec.ID, "err", err)
+	m.io.do(func(ctx context.Context) {
+		if d != nil {
+			if err := d.Ack(); err != nil {
+				m.opts.Logger.Warn("acknowledging a finished job", "job_id", id, "err", err)
+			}
 		}
-	}
+		if clear {
+			if err := m.shared.ClearCancel(ctx, id); err != nil {
+				m.opts.Logger.Warn("clearing a cancel request", "job_id", id, "err", err)
+			}
+		}
+	})
 }
 
 // cancelShared cancels a job this worker does not hold.
@@ -357,7 +412,7 @@ func (m *Manager) applyRecord(r Record, rev uint64) {
 		// queued that another worker cancelled, and a job it runs that
 		// another worker took over (this worker went silent past the ack
 		// deadline): that run stops, its outcome dropped (see run).
-		if (j.rec.Status == InProgress || j.rec.Status == Cancelling) && j.cancel != nil && !j.superseded &&
+		if (j.rec.Status == InProgress || j.rec.Status == Cancelling) && j.cancel != nil && !j.superseded && !j.ending &&
 			(r.Owner != m.opts.ID || r.Attempts != j.rec.Attempts || r.Status == Requested || r.Status.Finished()) {
 			j.superseded = true
 			j.cancel()
@@ -456,7 +511,20 @@ func (m *Manager) waiting() int {
 // worker that went silent past the ack deadline.
 func (m *Manager) take(ctx context.Context, d Delivery) {
 	id := d.JobID()
-	rec, ok, err := m.shared.Get(ctx, id)
+	// A job this worker submitted and still sees queued needs no read of
+	// its record: the claim's compare-and-set checks it anyway.
+	m.mu.Lock()
+	var rec Record
+	mine, ok := m.jobs[id]
+	known := ok && mine.fn != nil && mine.rec.Status == Requested && !mine.local
+	if known {
+		rec = mine.rec
+	}
+	m.mu.Unlock()
+	var err error
+	if !known {
+		rec, ok, err = m.shared.Get(ctx, id)
+	}
 	if err != nil {
 		m.opts.Logger.Warn("reading a job taken from the shared queue; putting it back", "job_id", id, "err", err)
 		_ = d.Nak(time.Second)
@@ -495,7 +563,7 @@ func (m *Manager) take(ctx context.Context, d Delivery) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
-		_ = d.Nak(0)
+		m.io.do(func(context.Context) { _ = d.Nak(0) })
 		return
 	}
 	j, ok := m.jobs[id]
@@ -504,10 +572,11 @@ func (m *Manager) take(ctx context.Context, d Delivery) {
 		m.jobs[id] = j
 	}
 	if j.rec.Status.Finished() {
-		_ = d.Ack()
+		m.io.do(func(context.Context) { _ = d.Ack() })
 		return
 	}
 	j.rec, j.local, j.d = rec, true, d
+	m.held[id] = j
 	if j.fn == nil {
 		j.fn = m.rebuild(rec, d.Request())
 	}
@@ -540,62 +609,96 @@ func (m *Manager) rebuild(r Record, request []byte) Func {
 }
 
 // tick keeps the held jobs' deliveries alive and saves the progress of
-// the running jobs, until ctx ends.
+// the running jobs, until ctx ends. It walks only the jobs this worker
+// holds (m.held) and hands the calls to storeIO; a round whose calls have
+// not run yet (the store is slow) is not followed by another.
 func (m *Manager) tick(ctx context.Context) {
 	defer m.bg.Done()
 	every := min(m.opts.ProgressEvery, m.shared.AckWait()/3)
 	t := time.NewTicker(max(every, 10*time.Millisecond))
 	defer t.Stop()
+	var pending atomic.Bool
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+		if pending.Load() {
+			continue
+		}
+		type beat struct {
+			j     *job
+			d     Delivery
+			rec   Record
+			dirty bool
+		}
 		m.mu.Lock()
-		for _, j := range m.jobs {
+		beats := make([]beat, 0, len(m.held))
+		for _, j := range m.held {
 			if !j.local || j.rec.Status.Finished() {
 				continue
 			}
-			if j.d != nil {
-				if err := j.d.InProgress(); err != nil {
-					m.opts.Logger.Warn("keeping a job held", "job_id", j.rec.ID, "err", err)
+			b := beat{j: j, d: j.d, rec: j.rec, dirty: j.dirty && !j.superseded && !j.claiming}
+			if b.dirty {
+				j.dirty = false
+			}
+			beats = append(beats, b)
+		}
+		if len(beats) > 0 {
+			pending.Store(true)
+			m.io.do(func(ictx context.Context) {
+				defer pending.Store(false)
+				for _, b := range beats {
+					m.beat(ictx, b.j, b.d, b.rec, b.dirty)
 				}
-			}
-			if !j.dirty {
-				continue
-			}
-			j.dirty = false
-			if j.rec.Status == Requested {
-				// Only the message of a job still queued: another worker
-				// may have cancelled it.
-				msg := j.rec.Message
-				uctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-				_, _, err := m.shared.Update(uctx, j.rec.ID, func(r *Record) error {
-					if r.Status != Requested || r.Message == msg {
-						return ErrUnchanged
-					}
-					r.Message = msg
-					return nil
-				})
-				cancel()
-				if err != nil {
-					m.opts.Logger.Warn("saving a queued job's message", "job_id", j.rec.ID, "err", err)
-				}
-				continue
-			}
-			if j.superseded {
-				continue
-			}
-			if held, err := m.persistHeld(j); err != nil {
-				m.opts.Logger.Warn("saving a job's progress", "job_id", j.rec.ID, "err", err)
-			} else if !held && j.cancel != nil {
-				// Another worker took the job over: stop this run.
-				j.superseded = true
-				j.cancel()
-			}
+			})
 		}
 		m.mu.Unlock()
+	}
+}
+
+// beat signals that a held job is alive and, when it changed, saves its
+// record (a queued job's message, a running job's progress); it runs on
+// storeIO's goroutine and applies what it learns under m.mu.
+func (m *Manager) beat(ctx context.Context, j *job, d Delivery, rec Record, dirty bool) {
+	if d != nil {
+		if err := d.InProgress(); err != nil {
+			m.opts.Logger.Warn("keeping a job held", "job_id", rec.ID, "err", err)
+		}
+	}
+	if !dirty {
+		return
+	}
+	if rec.Status == Requested {
+		// Only the message of a job still queued: another worker may
+		// have cancelled it.
+		msg := rec.Message
+		_, _, err := m.shared.Update(ctx, rec.ID, func(r *Record) error {
+			if r.Status != Requested || r.Message == msg {
+				return ErrUnchanged
+			}
+			r.Message = msg
+			return nil
+		})
+		if err != nil {
+			m.opts.Logger.Warn("saving a queued job's message", "job_id", rec.ID, "err", err)
+		}
+		return
+	}
+	held, rev, err := m.persistHeld(ctx, rec)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case err != nil:
+		m.opts.Logger.Warn("saving a job's progress", "job_id", rec.ID, "err", err)
+		j.dirty = true // saved at the next round
+	case held:
+		j.rev = max(j.rev, rev)
+	case j.local && j.cancel != nil && !j.ending && !j.rec.Status.Finished() && j.rec.Attempts == rec.Attempts:
+		// Another worker took the job over: stop this run.
+		j.superseded = true
+		j.cancel()
 	}
 }
 
@@ -603,12 +706,10 @@ func (m *Manager) tick(ctx context.Context) {
 // stored record shows that it no longer holds it: this worker went silent
 // past the ack deadline (a stall, a lost connection) and another worker
 // put the job back to run again, runs it, or failed it. It reports
-// whether the record was saved. m.mu is held.
-func (m *Manager) persistHeld(j *job) (bool, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+// whether the record was saved, and its revision. It is called on
+// storeIO's goroutine, without m.mu.
+func (m *Manager) persistHeld(ctx context.Context, want Record) (bool, uint64, error) {
 	held := true
-	want := j.rec
 	_, rev, err := m.shared.Update(ctx, want.ID, func(r *Record) error {
 		if r.Owner != m.opts.ID || r.Attempts != want.Attempts || (r.Status != InProgress && r.Status != Cancelling) {
 			held = false
@@ -618,12 +719,9 @@ func (m *Manager) persistHeld(j *job) (bool, error) {
 		return nil
 	})
 	if err != nil {
-		return true, err
+		return true, 0, err
 	}
-	if held {
-		j.rev = max(j.rev, rev)
-	}
-	return held, nil
+	return held, rev, nil
 }
 
 // dropSuperseded ends this worker's run of a job another worker took over:
@@ -632,13 +730,19 @@ func (m *Manager) persistHeld(j *job) (bool, error) {
 // m.mu is held.
 func (m *Manager) dropSuperseded(j *job) {
 	j.d, j.fn, j.local, j.rev = nil, nil, false, 0
+	delete(m.held, j.rec.ID)
 	j.cancel()
 	m.running--
 	m.memory -= j.rec.Memory
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if r, ok, err := m.shared.Get(ctx, j.rec.ID); err == nil && ok {
-		m.applyRecord(r, 0)
-	}
+	id := j.rec.ID
+	m.io.do(func(ctx context.Context) {
+		if r, ok, err := m.shared.Get(ctx, id); err == nil && ok {
+			m.mu.Lock()
+			if !j.local {
+				m.applyRecord(r, 0)
+			}
+			m.mu.Unlock()
+		}
+	})
 	m.schedule()
 }

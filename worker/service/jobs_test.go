@@ -233,7 +233,7 @@ func TestImportsRecordsOfAnEarlierWorker(t *testing.T) {
 	old, err := jobs.NewManager(jobs.Options{Dir: filepath.Join(dir, "jobs")})
 	require.NoError(t, err)
 	spec := jobs.Spec{Org: demo.Org, Topic: "geostatistics", Task: "knn", Workspace: demo.Workspace}
-	done, err := old.Submit(spec, func(context.Context, func(int, string)) (any, error) { return map[string]int{"answer": 42}, nil })
+	done, err := old.Submit(context.Background(), spec, func(context.Context, func(int, string)) (any, error) { return map[string]int{"answer": 42}, nil })
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

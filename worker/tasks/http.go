@@ -189,7 +189,7 @@ func (c *compute) submit(w http.ResponseWriter, r *http.Request, topic string) {
 		return
 	}
 	spec := jobs.Spec{Org: org, Topic: topic, Task: task, User: principal.User.ID, Workspace: workspace, Memory: needs.Memory, Request: queued}
-	rec, err := c.opts.Jobs.Submit(spec, func(ctx context.Context, progress func(int, string)) (any, error) {
+	rec, err := c.opts.Jobs.Submit(r.Context(), spec, func(ctx context.Context, progress func(int, string)) (any, error) {
 		out, err := plan.Run(geostat.WithWorkers(ctx, env.Threads), progress)
 		return out, runError(err)
 	})

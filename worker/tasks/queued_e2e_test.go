@@ -33,7 +33,7 @@ func TestQueuedTaskRunsOnAnotherWorker(t *testing.T) {
 
 	// The submitting worker's only slot is held by a job of its own.
 	release := make(chan struct{})
-	blocker, err := h.jobs.Submit(jobs.Spec{Org: org, Topic: "test", Task: "block", User: "blocker", Workspace: ws},
+	blocker, err := h.jobs.Submit(context.Background(), jobs.Spec{Org: org, Topic: "test", Task: "block", User: "blocker", Workspace: ws},
 		func(ctx context.Context, _ func(int, string)) (any, error) {
 			select {
 			case <-release:

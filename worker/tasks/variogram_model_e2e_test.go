@@ -424,7 +424,7 @@ func TestVariogramModelFailedWriteStoresNothing(t *testing.T) {
 	xyz, z, _ := vmGaussianField(t, 200)
 	h.put(b, "pts.json", b.Pointset("1.3.0", xyz, b.Scalar("g", "k-g", z)))
 	release := make(chan struct{})
-	_, err := h.jobs.Submit(jobs.Spec{Org: org, Topic: "test", Task: "block", User: "blocker", Workspace: ws},
+	_, err := h.jobs.Submit(context.Background(), jobs.Spec{Org: org, Topic: "test", Task: "block", User: "blocker", Workspace: ws},
 		func(ctx context.Context, _ func(int, string)) (any, error) {
 			select {
 			case <-release:

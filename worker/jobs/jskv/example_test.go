@@ -44,7 +44,7 @@ func ExampleOpen() {
 		return
 	}
 	defer m.Shutdown(ctx)
-	r, err := m.Submit(jobs.Spec{Org: "org", Topic: "geostatistics", Task: "double", Request: []byte("ab")}, double([]byte("ab")))
+	r, err := m.Submit(context.Background(), jobs.Spec{Org: "org", Topic: "geostatistics", Task: "double", Request: []byte("ab")}, double([]byte("ab")))
 	if err != nil {
 		fmt.Println(err)
 		return

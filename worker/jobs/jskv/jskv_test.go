@@ -200,7 +200,7 @@ func submit(t *testing.T, m *jobs.Manager, sp spec) jobs.Record {
 	require.NoError(t, err)
 	fn, err := rebuild(nil)(jobs.Record{}, req)
 	require.NoError(t, err)
-	r, err := m.Submit(jobs.Spec{Org: "o", Topic: "geostatistics", Task: "t", User: "u", Request: req}, fn)
+	r, err := m.Submit(context.Background(), jobs.Spec{Org: "o", Topic: "geostatistics", Task: "t", User: "u", Request: req}, fn)
 	require.NoError(t, err)
 	return r
 }
@@ -506,7 +506,7 @@ func BenchmarkJobOverhead(b *testing.B) {
 	run := func(b *testing.B, m *jobs.Manager) {
 		ctx := context.Background()
 		for b.Loop() {
-			r, err := m.Submit(jobs.Spec{Org: "o", Topic: "geostatistics", Task: "t", Request: []byte(`{}`)}, noop)
+			r, err := m.Submit(context.Background(), jobs.Spec{Org: "o", Topic: "geostatistics", Task: "t", Request: []byte(`{}`)}, noop)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -551,7 +551,7 @@ func TestJobTooLargeForAWorkerWaitsForALargerOne(t *testing.T) {
 	t.Cleanup(func() { small.Shutdown(context.Background()) })
 	req, _ := json.Marshal(spec{Result: "large"})
 	fn, _ := rebuild(nil)(jobs.Record{}, req)
-	large, err := big.Submit(jobs.Spec{Org: "o", Topic: "geostatistics", Task: "t", Memory: 80, Request: req}, fn)
+	large, err := big.Submit(context.Background(), jobs.Spec{Org: "o", Topic: "geostatistics", Task: "t", Memory: 80, Request: req}, fn)
 	require.NoError(t, err)
 	small2 := submit(t, big, spec{Result: "small"})
 	// The small worker skips the large job and runs the one behind it.
