@@ -654,7 +654,14 @@ func (m *Manager) call(ctx context.Context, j *job) (res any, err error) {
 		}
 	}()
 	id, task := j.rec.ID, j.rec.Task
-	return j.fn(context.WithValue(ctx, idKey{}, runOf{id, max(j.rec.Attempts, 1)}), func(pct int, msg string) {
+	note := func(msg string) {
+		m.mu.Lock()
+		if msg != "" && msg != j.rec.Message {
+			j.rec.Message, j.dirty = msg, true
+		}
+		m.mu.Unlock()
+	}
+	return j.fn(context.WithValue(ctx, idKey{}, runOf{id, max(j.rec.Attempts, 1), note}), func(pct int, msg string) {
 		if m.opts.OnProgress != nil {
 			m.opts.OnProgress(id, task, pct)
 		}
@@ -677,10 +684,22 @@ func (m *Manager) call(ctx context.Context, j *job) (res any, err error) {
 
 type idKey struct{}
 
-// runOf is the value of idKey: the job and its attempt.
+// runOf is the value of idKey: the job, its attempt and what sets its
+// message (Notify).
 type runOf struct {
 	id      string
 	attempt int
+	note    func(string)
+}
+
+// Notify sets the progress message of the job whose Func was given ctx (or
+// a context derived from it), keeping its percentage: news the job's work
+// learns outside its own progress reports, such as a cluster shard lost by
+// its compute worker. It does nothing when ctx is not a job's.
+func Notify(ctx context.Context, msg string) {
+	if r, ok := ctx.Value(idKey{}).(runOf); ok && r.note != nil {
+		r.note(msg)
+	}
 }
 
 // IDFrom returns the id of the job whose Func was given ctx (or a context

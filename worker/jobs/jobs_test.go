@@ -401,3 +401,28 @@ func TestShutdownDoesNotWaitForAJobIgnoringCancel(t *testing.T) {
 		t.Fatal("Shutdown waited for a job that ignores its cancel")
 	}
 }
+
+// Notify sets the message of the job whose context it is given, keeping
+// its progress; it does nothing outside a job.
+func TestNotifySetsMessage(t *testing.T) {
+	m, err := NewManager(Options{Dir: t.TempDir()})
+	require.NoError(t, err)
+	noted := make(chan struct{})
+	release := make(chan struct{})
+	r, err := m.Submit(context.Background(), Spec{Org: "o", Topic: "t", Task: "x"}, func(ctx context.Context, progress func(int, string)) (any, error) {
+		progress(40, "simulating")
+		Notify(ctx, "shard 2 of 3 lost: compute worker w silent since 12:00:00")
+		close(noted)
+		<-release
+		return 1, nil
+	})
+	require.NoError(t, err)
+	<-noted
+	got, ok := m.Get(r.ID)
+	require.True(t, ok)
+	assert.Equal(t, "shard 2 of 3 lost: compute worker w silent since 12:00:00", got.Message)
+	assert.Equal(t, 40, got.Progress)
+	close(release)
+	wait(t, m, r.ID)
+	Notify(context.Background(), "no job") // no effect, no panic
+}

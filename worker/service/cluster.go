@@ -21,6 +21,7 @@ import (
 	"github.com/geostat-engine/geostat/worker/cluster/shard"
 	"github.com/geostat-engine/geostat/worker/cluster/simjob"
 	"github.com/geostat-engine/geostat/worker/cluster/tilejob"
+	"github.com/geostat-engine/geostat/worker/jobs"
 )
 
 // Roles of a worker (-role).
@@ -312,15 +313,15 @@ func (m *clusterMember) shutdown() {
 }
 
 func (m *clusterMember) runner(o ClusterOptions) *simjob.Runner {
-	return &simjob.Runner{Queue: m.queue, Sizes: shard.Sizes{ShardBytes: o.ShardBytes}, MaxMemory: o.MaxMemory, Threads: o.Threads}
+	return &simjob.Runner{Queue: m.queue, Sizes: shard.Sizes{ShardBytes: o.ShardBytes}, MaxMemory: o.MaxMemory, Threads: o.Threads, Notice: jobs.Notify}
 }
 
 func (m *clusterMember) tiles(o ClusterOptions) *tilejob.Runner {
-	return &tilejob.Runner{Queue: m.queue, TileTargets: o.ShardCells}
+	return &tilejob.Runner{Queue: m.queue, TileTargets: o.ShardCells, Notice: jobs.Notify}
 }
 
 func (m *clusterMember) ensembles(o ClusterOptions) *lwjob.Runner {
-	return &lwjob.Runner{Queue: m.queue, Cells: o.ShardCells}
+	return &lwjob.Runner{Queue: m.queue, Cells: o.ShardCells, Notice: jobs.Notify}
 }
 
 // shardKind computes and sizes the shards of one kind of cluster job.
