@@ -219,6 +219,10 @@ type job struct {
 	// claiming is set while the job's start is being recorded in the
 	// shared store (its slot is held).
 	claiming bool
+	// stored is the record as this worker last wrote it, at storedRev
+	// (with Shared; 0: unknown): the base of its next compare-and-set.
+	stored    Record
+	storedRev uint64
 	// ending is set once the job's function has returned, while its
 	// final record is being saved: the watcher's and the ticker's views
 	// of that record must not be taken for another worker's takeover.
@@ -439,8 +443,9 @@ func (m *Manager) Submit(ctx context.Context, spec Spec, fn Func) (Record, error
 	// precedes "job started" in the log.
 	m.opts.Logger.Info("task submitted", "job_id", j.rec.ID, "topic", spec.Topic, "task", spec.Task, "org", spec.Org)
 	m.schedule()
+	rec := j.rec
 	m.mu.Unlock()
-	return j.rec, nil
+	return rec, nil
 }
 
 // unfinished counts the queued and running jobs of a user; m.mu is held.
@@ -587,7 +592,10 @@ func (m *Manager) run(ctx context.Context, j *job) {
 		}
 	case !superseded:
 		m.io.wait(context.Background(), func(ctx context.Context) {
-			held, r, perr := m.persistHeld(ctx, rec)
+			m.mu.Lock()
+			base, baseRev := j.stored, j.storedRev
+			m.mu.Unlock()
+			held, r, perr := m.persistHeld(ctx, rec, base, baseRev)
 			switch {
 			case perr != nil:
 				m.opts.Logger.Error("persisting job", "job_id", rec.ID, "err", perr)

@@ -44,6 +44,20 @@ type Shared interface {
 	AckWait() time.Duration
 }
 
+// revisionUpdater is implemented by a Shared store that can write a
+// record known at a revision without reading it first (jskv.Store): a
+// job's progress and final record cost one round trip instead of two.
+type revisionUpdater interface {
+	UpdateFrom(ctx context.Context, base Record, rev uint64, f func(*Record) error) (Record, uint64, error)
+}
+
+// revisionSaver is implemented by a Shared store whose Save can report
+// the revision written (jskv.Store): the claim of a job this worker
+// submitted then needs no read of its record.
+type revisionSaver interface {
+	SaveRev(ctx context.Context, r Record) (uint64, error)
+}
+
 // Delivery is a job taken from the shared queue: this worker holds it
 // (InProgress while it waits or runs) until Ack, or puts it back (Nak).
 type Delivery interface {
@@ -223,7 +237,18 @@ func (m *Manager) submitShared(ctx context.Context, j *job, request []byte) (Rec
 			qerr = ctx.Err()
 			return
 		}
-		if err := m.shared.Save(rec); err != nil {
+		if rs, ok := m.shared.(revisionSaver); ok {
+			rev, err := rs.SaveRev(ictx, rec)
+			if err != nil {
+				qerr = err
+				return
+			}
+			m.mu.Lock()
+			if j.storedRev == 0 {
+				j.stored, j.storedRev = rec, rev
+			}
+			m.mu.Unlock()
+		} else if err := m.shared.Save(rec); err != nil {
 			qerr = err
 			return
 		}
@@ -260,15 +285,26 @@ func (m *Manager) submitShared(ctx context.Context, j *job, request []byte) (Rec
 // until then. m.mu is held.
 func (m *Manager) claim(j *job, now time.Time) {
 	id := j.rec.ID
+	base, baseRev := j.stored, j.storedRev
 	m.io.do(func(ctx context.Context) {
-		rec, rev, err := m.shared.Update(ctx, id, func(r *Record) error {
+		f := func(r *Record) error {
 			if r.Status != Requested {
 				return ErrUnchanged
 			}
 			r.Status, r.StartedAt, r.Message, r.Owner = InProgress, &now, "Job in progress", m.opts.ID
 			r.Attempts++
 			return nil
-		})
+		}
+		var rec Record
+		var rev uint64
+		var err error
+		if ru, ok := m.shared.(revisionUpdater); ok && baseRev != 0 && base.ID == id {
+			// A job this worker submitted, stored as it saved it: no
+			// read before the compare-and-set.
+			rec, rev, err = ru.UpdateFrom(ctx, base, baseRev, f)
+		} else {
+			rec, rev, err = m.shared.Update(ctx, id, f)
+		}
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		j.claiming = false
@@ -298,6 +334,7 @@ func (m *Manager) claim(j *job, now time.Time) {
 			unslot()
 		default:
 			j.rec, j.rev = rec, max(j.rev, rev)
+			j.stored, j.storedRev = rec, rev
 			m.launch(j)
 		}
 	})
@@ -686,7 +723,10 @@ func (m *Manager) beat(ctx context.Context, j *job, d Delivery, rec Record, dirt
 		}
 		return
 	}
-	held, rev, err := m.persistHeld(ctx, rec)
+	m.mu.Lock()
+	base, baseRev := j.stored, j.storedRev
+	m.mu.Unlock()
+	held, rev, err := m.persistHeld(ctx, rec, base, baseRev)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	switch {
@@ -695,6 +735,9 @@ func (m *Manager) beat(ctx context.Context, j *job, d Delivery, rec Record, dirt
 		j.dirty = true // saved at the next round
 	case held:
 		j.rev = max(j.rev, rev)
+		if rev > j.storedRev {
+			j.stored, j.storedRev = rec, rev
+		}
 	case j.local && j.cancel != nil && !j.ending && !j.rec.Status.Finished() && j.rec.Attempts == rec.Attempts:
 		// Another worker took the job over: stop this run.
 		j.superseded = true
@@ -708,16 +751,27 @@ func (m *Manager) beat(ctx context.Context, j *job, d Delivery, rec Record, dirt
 // put the job back to run again, runs it, or failed it. It reports
 // whether the record was saved, and its revision. It is called on
 // storeIO's goroutine, without m.mu.
-func (m *Manager) persistHeld(ctx context.Context, want Record) (bool, uint64, error) {
+//
+// base and baseRev, when baseRev is not 0, are the record as this worker
+// last stored it: the write then needs no read first (revisionUpdater).
+func (m *Manager) persistHeld(ctx context.Context, want, base Record, baseRev uint64) (bool, uint64, error) {
 	held := true
-	_, rev, err := m.shared.Update(ctx, want.ID, func(r *Record) error {
+	f := func(r *Record) error {
+		held = true
 		if r.Owner != m.opts.ID || r.Attempts != want.Attempts || (r.Status != InProgress && r.Status != Cancelling) {
 			held = false
 			return ErrUnchanged
 		}
 		*r = want
 		return nil
-	})
+	}
+	var rev uint64
+	var err error
+	if ru, ok := m.shared.(revisionUpdater); ok && baseRev != 0 && base.ID == want.ID {
+		_, rev, err = ru.UpdateFrom(ctx, base, baseRev, f)
+	} else {
+		_, rev, err = m.shared.Update(ctx, want.ID, f)
+	}
 	if err != nil {
 		return true, 0, err
 	}

@@ -139,20 +139,27 @@ func (s *Store) Load() ([]jobs.Record, error) {
 
 // Save creates or replaces a record.
 func (s *Store) Save(r jobs.Record) error {
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	_, err := s.SaveRev(ctx, r)
+	return err
+}
+
+// SaveRev creates or replaces a record and returns the revision written.
+func (s *Store) SaveRev(ctx context.Context, r jobs.Record) (uint64, error) {
 	k, err := recKey(r.ID)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	b, err := json.Marshal(r)
 	if err != nil {
-		return fmt.Errorf("jskv: %w", err)
+		return 0, fmt.Errorf("jskv: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
-	if _, err := s.kv.Put(ctx, k, b); err != nil {
-		return fmt.Errorf("jskv: saving job %s: %w", r.ID, err)
+	rev, err := s.kv.Put(ctx, k, b)
+	if err != nil {
+		return 0, fmt.Errorf("jskv: saving job %s: %w", r.ID, err)
 	}
-	return nil
+	return rev, nil
 }
 
 // Delete removes a record (and its history) and any cancel request left
@@ -193,6 +200,35 @@ func (s *Store) get(ctx context.Context, id string) (jobs.Record, uint64, bool, 
 		return jobs.Record{}, 0, false, fmt.Errorf("jskv: record of job %s: %w", id, err)
 	}
 	return r, e.Revision(), true, nil
+}
+
+// UpdateFrom is Update for a caller that knows the record as stored at
+// revision rev: f is applied to base and written if the record is still at
+// rev, without reading it first (one round trip instead of two); when
+// another writer came in between, it falls back to Update.
+func (s *Store) UpdateFrom(ctx context.Context, base jobs.Record, rev uint64, f func(*jobs.Record) error) (jobs.Record, uint64, error) {
+	k, err := recKey(base.ID)
+	if err != nil {
+		return jobs.Record{}, 0, err
+	}
+	r := base
+	if err := f(&r); errors.Is(err, jobs.ErrUnchanged) {
+		return s.Update(ctx, base.ID, f) // unchanged at rev; read what is stored now
+	} else if err != nil {
+		return jobs.Record{}, 0, err
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return jobs.Record{}, 0, fmt.Errorf("jskv: %w", err)
+	}
+	nrev, err := s.kv.Update(ctx, k, b, rev)
+	if err == nil {
+		return r, nrev, nil
+	}
+	if !errors.Is(err, jetstream.ErrKeyExists) {
+		return jobs.Record{}, 0, fmt.Errorf("jskv: updating job %s: %w", base.ID, err)
+	}
+	return s.Update(ctx, base.ID, f)
 }
 
 // Update applies f to a record with compare and swap, retrying (at most
