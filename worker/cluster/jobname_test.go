@@ -10,6 +10,7 @@ import (
 
 	"github.com/geostat-engine/geostat/worker/cluster"
 	"github.com/geostat-engine/geostat/worker/jobs"
+	"github.com/geostat-engine/geostat/worker/jobs/jskv"
 )
 
 func TestJobNameFollowsTheWorkerJobAndItsAttempt(t *testing.T) {
@@ -19,7 +20,15 @@ func TestJobNameFollowsTheWorkerJobAndItsAttempt(t *testing.T) {
 	assert.Equal(t, "lw-abc-3", cluster.AttemptJobName("lw-", "abc", 3))
 
 	// Inside a job's Func: named after the job (its first attempt).
-	m, err := jobs.NewManager(jobs.Options{Dir: t.TempDir()})
+	ns, err := cluster.StartServer(cluster.ServerOptions{Dir: t.TempDir()})
+	require.NoError(t, err)
+	defer func() { ns.Shutdown(); ns.WaitForShutdown() }()
+	nc, err := cluster.ConnectInProcess(ns, "test")
+	require.NoError(t, err)
+	defer nc.Close()
+	st, err := jskv.Open(context.Background(), nc, jskv.Config{})
+	require.NoError(t, err)
+	m, err := jobs.NewManager(jobs.Options{Shared: st, ID: "w-test"})
 	require.NoError(t, err)
 	defer m.Shutdown(context.Background())
 	rec, err := m.Submit(context.Background(), jobs.Spec{Org: "o", Topic: "t", Task: "k"}, func(ctx context.Context, _ func(int, string)) (any, error) {

@@ -1,19 +1,23 @@
 // Package jobs runs the worker's compute jobs: a bounded number at a time
 // (the rest wait as "requested"), with progress, cancellation and records
-// that persist in a Store: a directory (DirStore, one process) or a store
-// and queue shared by the workers of a cluster (Options.Shared, see package
-// jskv). After a restart, finished jobs still answer. With a directory,
-// jobs that were queued or running are failed with an error saying they
-// were interrupted (503, the same as a job the worker interrupted when it
-// shut down). With a shared queue, queued jobs stay queued (any worker, or
-// this one after its restart, runs them), and a job whose worker stopped
-// while it ran (crashed, or shut down past its timeout) is run again from
-// its stored request: put back to "requested" by the worker itself when it
-// shuts down or starts again, or by the worker that takes the job after
-// its ack deadline when the worker running it died. Record.Attempts counts
-// its starts; after Options.MaxAttempts (3) it is failed as interrupted
-// (503), so that a job that kills its worker does not kill them all. A job
-// being cancelled when its worker stopped is recorded as cancelled.
+// kept in a store and queue shared by the api workers of a cluster (or the
+// one worker): NATS JetStream through package jskv (Options.Shared).
+// After a restart, finished jobs still answer and queued jobs stay queued
+// (any worker, or this one after its restart, runs them). A job whose
+// worker stopped while it ran (crashed, or shut down past its timeout) is
+// run again from its stored request: put back to "requested" by the worker
+// itself when it shuts down or starts again, or by the worker that takes
+// the job after its ack deadline when the worker running it died.
+// Record.Attempts counts its starts; after Options.MaxAttempts (3) it is
+// failed as interrupted (503), so that a job that kills its worker does not
+// kill them all. A job being cancelled when its worker stopped is recorded
+// as cancelled.
+//
+// The Manager's state is in memory under one lock that is never held
+// across a call to the store: its writes go through one goroutine
+// (storeIO), in order, each with a deadline, and what they learn is
+// applied afterwards. Status reads, cancels, progress and metrics never
+// wait on NATS; a submit waits for its own record and message only.
 //
 // Admission accounts for memory: each job declares an estimate of its
 // need, and a queued job starts only when its estimate fits beside those of
@@ -64,10 +68,10 @@ func (s Status) Finished() bool { return s == Succeeded || s == Failed || s == C
 // error carrying one (a problem.Carrier) gives, else a 500 task-failed.
 type Problem = problem.Problem
 
-// interrupted is the error of a job the worker stopped before it finished:
-// the same 503 whether the worker shut down (Shutdown) or crashed (found
-// unfinished by NewManager).
-func interrupted(while Status) *Problem {
+// Interrupted is the error of a job stopped before it finished and not run
+// again: 503, saying what the job was doing. The import of an earlier
+// worker's records fails their unfinished jobs with it.
+func Interrupted(while Status) *Problem {
 	return &Problem{Type: problem.ComputeInterrupted, Title: "Job Interrupted.", Status: http.StatusServiceUnavailable,
 		Detail: "the job was interrupted: the worker stopped while it was " + string(while) + "; submit it again"}
 }
@@ -118,14 +122,8 @@ type Func func(ctx context.Context, progress func(percent int, message string)) 
 
 // Options configure a Manager.
 type Options struct {
-	// Dir holds one JSON record per job (a DirStore), unless Store or
-	// Shared is set.
-	Dir string
-	// Store keeps the records instead of Dir.
-	Store Store
-	// Shared, when set, keeps the records and the queue of jobs for every
-	// worker of a cluster; Dir and Store are then unused, and ID and
-	// Rebuild are needed.
+	// Shared keeps the records and the queue of jobs for every worker of
+	// a cluster (required; ID and Rebuild are needed with it).
 	Shared Shared
 	// ID names this worker in the records it runs (Record.Owner); it must
 	// be stable across restarts (the worker keeps it in its data
@@ -252,7 +250,6 @@ func newJob(r Record) *job {
 // Manager schedules and records jobs. It is safe for concurrent use.
 type Manager struct {
 	opts    Options
-	store   Store
 	shared  Shared
 	mu      sync.Mutex
 	jobs    map[string]*job
@@ -281,16 +278,20 @@ type Manager struct {
 	// held are the jobs this worker holds from the shared queue (queued
 	// here or running): the ticker walks these, not every record.
 	held map[string]*job
+	// lastPrune is when Submit last pruned.
+	lastPrune time.Time
+	// pruning are the pruned jobs whose stored records storeIO has yet
+	// to delete.
+	pruning map[string]bool
 	// life is the parent context of the jobs' runs, ended by Shutdown.
 	life    context.Context
 	endLife context.CancelFunc
 }
 
-// NewManager loads the records of its store (creating opts.Dir), failing
-// the ones that were not finished as interrupted. With opts.Shared it
-// watches the shared records instead, fails only the unfinished jobs this
-// worker (opts.ID) was running before it stopped, and starts taking jobs
-// from the shared queue.
+// NewManager watches the shared records (opts.Shared), settles the
+// unfinished jobs this worker (opts.ID) was running before it stopped (run
+// again, or failed after their last attempt), and starts taking jobs from
+// the shared queue.
 func NewManager(opts Options) (*Manager, error) {
 	if opts.MaxJobs <= 0 {
 		opts.MaxJobs = 2
@@ -305,42 +306,12 @@ func NewManager(opts Options) (*Manager, error) {
 		opts.MaxAttempts = DefaultMaxAttempts
 	}
 	m := &Manager{opts: opts, jobs: map[string]*job{}, closing: make(chan struct{}), cancels: map[string]bool{}, tooLarge: map[string]bool{},
-		held: map[string]*job{}, io: newStoreIO()}
+		held: map[string]*job{}, pruning: map[string]bool{}, io: newStoreIO()}
 	m.life, m.endLife = context.WithCancel(context.Background())
-	if opts.Shared != nil {
-		return m, m.startShared()
+	if opts.Shared == nil {
+		return nil, errors.New("jobs: a Manager needs its Shared store (package jskv)")
 	}
-	m.store = opts.Store
-	if m.store == nil {
-		ds, err := NewDirStore(opts.Dir)
-		if err != nil {
-			return nil, err
-		}
-		ds.logger = opts.Logger
-		m.store = ds
-	}
-	recs, err := m.store.Load()
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range recs {
-		j := newJob(r)
-		j.closeDone()
-		if !r.Status.Finished() {
-			now := opts.Now().UTC()
-			j.rec.Status, j.rec.FinishedAt = Failed, &now
-			j.rec.Message = "Job failed"
-			j.rec.Error = interrupted(r.Status)
-			if err := m.store.Save(j.rec); err != nil {
-				return nil, err
-			}
-		}
-		m.jobs[r.ID] = j
-	}
-	m.mu.Lock()
-	m.prune()
-	m.mu.Unlock()
-	return m, nil
+	return m, m.startShared()
 }
 
 // prune deletes the finished records older than the retention; m.mu is
@@ -356,23 +327,26 @@ func (m *Manager) prune() {
 			continue
 		}
 		// Forgotten here at once; the stored record is deleted by
-		// storeIO (a failure is logged, and the next start prunes it).
+		// storeIO (a failure is logged, and the next start prunes it),
+		// and until then reads do not bring it back from the store.
 		delete(m.jobs, id)
 		del := func(context.Context) {
-			if err := m.store.Delete(id); err != nil {
+			if err := m.shared.Delete(id); err != nil {
 				m.opts.Logger.Error("pruning job record", "job_id", id, "err", err)
 			}
 		}
-		if m.shared == nil {
-			del(nil)
-			continue
-		}
-		m.io.do(del)
+		m.pruning[id] = true
+		m.io.do(func(ctx context.Context) {
+			del(ctx)
+			m.mu.Lock()
+			delete(m.pruning, id)
+			m.mu.Unlock()
+		})
 	}
 }
 
 // Prune deletes the finished records older than Options.Retention (it also
-// runs at start-up and on every Submit).
+// runs at start-up and at most once a minute on Submit).
 func (m *Manager) Prune() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -421,31 +395,22 @@ func (m *Manager) Submit(ctx context.Context, spec Spec, fn Func) (Record, error
 		m.mu.Unlock()
 		return Record{}, fmt.Errorf("%w (%d)", ErrBusy, m.opts.MaxPerUser)
 	}
-	m.prune()
+	if now := m.opts.Now(); now.Sub(m.lastPrune) >= time.Minute {
+		// A walk of every record, so not on every submit.
+		m.lastPrune = now
+		m.prune()
+	}
 	j := newJob(Record{
 		ID: newID(), Org: spec.Org, Topic: spec.Topic, Task: spec.Task, Workspace: spec.Workspace, User: spec.User,
 		Memory: spec.Memory, Status: Requested, Message: "Job requested", CreatedAt: m.opts.Now().UTC(),
 	})
 	j.fn = fn
-	if m.shared != nil {
-		j.rec.Message = "Job requested: waiting for a free slot"
-		// Known at once (a job this worker's feeder takes before Submit
-		// returns finds its Func here); failed below when it cannot be
-		// queued.
-		m.jobs[j.rec.ID] = j
-		m.mu.Unlock()
-		return m.submitShared(ctx, j, spec.Request)
-	}
+	j.rec.Message = "Job requested: waiting for a free slot"
+	// Known at once (a job this worker's feeder takes before Submit
+	// returns finds its Func here); failed when it cannot be queued.
 	m.jobs[j.rec.ID] = j
-	m.queue = append(m.queue, j)
-	m.save(j.rec)
-	// Logged before schedule starts the job, so "task submitted" always
-	// precedes "job started" in the log.
-	m.opts.Logger.Info("task submitted", "job_id", j.rec.ID, "topic", spec.Topic, "task", spec.Task, "org", spec.Org)
-	m.schedule()
-	rec := j.rec
 	m.mu.Unlock()
-	return rec, nil
+	return m.submitShared(ctx, j, spec.Request)
 }
 
 // unfinished counts the queued and running jobs of a user; m.mu is held.
@@ -484,17 +449,10 @@ func (m *Manager) schedule() {
 		m.running++
 		m.memory += j.rec.Memory
 		m.wg.Add(1)
-		if m.shared != nil {
-			// Claimed in the store first (storeIO), then run; the slot
-			// and the memory are held meanwhile.
-			j.claiming = true
-			m.claim(j, now)
-			continue
-		}
-		j.rec.Status, j.rec.StartedAt, j.rec.Message = InProgress, &now, "Job in progress"
-		j.rec.Attempts++
-		m.save(j.rec)
-		m.launch(j)
+		// Claimed in the store first (storeIO), then run; the slot and
+		// the memory are held meanwhile.
+		j.claiming = true
+		m.claim(j, now)
 	}
 	m.explainQueue()
 	m.signal()
@@ -560,14 +518,10 @@ func (m *Manager) run(ctx context.Context, j *job) {
 			break
 		}
 		rec.Status, rec.Progress, rec.Message, rec.Result = Succeeded, 100, "Job succeeded", b
-	case wasInterrupted && m.shared != nil:
+	case wasInterrupted:
 		// Run again by any worker while it has attempts left (the
 		// runner cancelled its cluster shards when ctx ended).
 		m.settleInterrupted(&rec)
-		err = nil
-	case wasInterrupted:
-		rec.Status, rec.Message = Failed, "Job failed"
-		rec.Error = interrupted(InProgress)
 		err = nil
 	case ctx.Err() != nil && (rec.Status == Cancelling || errors.Is(err, context.Canceled)):
 		rec.Status, rec.Message = Cancelled, "Job cancelled"
@@ -585,12 +539,7 @@ func (m *Manager) run(ctx context.Context, j *job) {
 		}
 	}
 	var rev uint64
-	switch {
-	case m.shared == nil:
-		if perr := m.store.Save(rec); perr != nil {
-			m.opts.Logger.Error("persisting job", "job_id", rec.ID, "err", perr)
-		}
-	case !superseded:
+	if !superseded {
 		m.io.wait(context.Background(), func(ctx context.Context) {
 			m.mu.Lock()
 			base, baseRev := j.stored, j.storedRev
@@ -751,7 +700,7 @@ func toProblem(err error) *Problem {
 func (m *Manager) Get(id string) (Record, bool) {
 	m.mu.Lock()
 	j, ok := m.jobs[id]
-	if ok || m.shared == nil {
+	if ok || m.pruning[id] {
 		defer m.mu.Unlock()
 		if !ok {
 			return Record{}, false
@@ -786,7 +735,7 @@ func (m *Manager) Get(id string) (Record, bool) {
 func (m *Manager) Cancel(id string) bool {
 	m.mu.Lock()
 	j, ok := m.jobs[id]
-	if m.shared != nil && (!ok || !j.local) {
+	if !ok || !j.local {
 		m.mu.Unlock()
 		if !ok {
 			return m.cancelShared(id)
@@ -828,9 +777,7 @@ func (m *Manager) cancelLocal(j *job) {
 		m.schedule() // a job behind it may fit now
 	case InProgress:
 		j.rec.Status, j.rec.Message = Cancelling, "Job cancelling"
-		if m.shared != nil {
-			m.save(j.rec)
-		}
+		m.save(j.rec)
 		j.cancel()
 	}
 }
@@ -855,7 +802,7 @@ func (m *Manager) await(ctx context.Context, id string, event func(*job) chan st
 	m.mu.Lock()
 	j, ok := m.jobs[id]
 	var closing chan struct{}
-	if ok && m.shared != nil && !j.local {
+	if ok && !j.local {
 		closing = m.closing
 	}
 	m.mu.Unlock()
@@ -912,24 +859,15 @@ func (m *Manager) Shutdown(ctx context.Context) {
 	var queued, running []*job
 	for _, j := range m.queue {
 		if j.rec.Status == Requested {
-			if m.shared != nil {
-				// Back to the shared queue: another worker, or this one
-				// after its restart, runs it.
-				m.putBack(j)
-				queued = append(queued, j)
-				continue
-			}
-			now := m.opts.Now().UTC()
-			j.rec.Status, j.rec.FinishedAt, j.rec.Message = Failed, &now, "Job failed"
-			j.rec.Error = interrupted(Requested)
-			j.closeDone()
-			m.save(j.rec)
+			// Back to the shared queue: another worker, or this one
+			// after its restart, runs it.
+			m.putBack(j)
 			queued = append(queued, j)
 		}
 	}
 	m.queue = nil
 	for _, j := range m.jobs {
-		if (j.rec.Status == InProgress || j.rec.Status == Cancelling) && (m.shared == nil || j.local) {
+		if (j.rec.Status == InProgress || j.rec.Status == Cancelling) && j.local {
 			running = append(running, j)
 		}
 	}
@@ -944,11 +882,7 @@ func (m *Manager) Shutdown(ctx context.Context) {
 		log.Info(fmt.Sprintf("shutting down: waiting %s for %s", wait, plural(len(running), "running job", "running jobs")),
 			"running", len(running), "queued", len(queued))
 		for _, j := range queued {
-			if m.shared != nil {
-				log.Info("shutdown: queued job put back in the shared queue (another worker, or this one when it starts again, runs it)", "job_id", j.rec.ID, "task", j.rec.Task)
-				continue
-			}
-			log.Info("shutdown: queued job failed as interrupted (never started; submit it again)", "job_id", j.rec.ID, "task", j.rec.Task)
+			log.Info("shutdown: queued job put back in the shared queue (another worker, or this one when it starts again, runs it)", "job_id", j.rec.ID, "task", j.rec.Task)
 		}
 	}
 	done := make(chan struct{})
@@ -1038,17 +972,11 @@ func marshal(v any, indent string) ([]byte, error) {
 // save queues the saving of a record in the store (storeIO); m.mu is
 // held or not.
 func (m *Manager) save(r Record) {
-	write := func(context.Context) {
-		if err := m.store.Save(r); err != nil {
+	m.io.do(func(context.Context) {
+		if err := m.shared.Save(r); err != nil {
 			m.opts.Logger.Error("persisting job", "job_id", r.ID, "err", err)
 		}
-	}
-	if m.shared == nil {
-		// A directory on the local disk: written at once, in order.
-		write(nil)
-		return
-	}
-	m.io.do(write)
+	})
 }
 
 // launch starts a job whose slot is taken (m.running, m.memory and m.wg

@@ -1,29 +1,69 @@
-package jobs
+package jobs_test
 
 import (
 	"context"
 	"errors"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/geostat-engine/geostat/worker/problem"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/geostat-engine/geostat/worker/cluster"
+	"github.com/geostat-engine/geostat/worker/jobs"
+	"github.com/geostat-engine/geostat/worker/jobs/jskv"
+	"github.com/geostat-engine/geostat/worker/problem"
 )
+
+// newStore runs an in-process NATS server with JetStream in a temporary
+// directory and opens the job store on it, as the worker does.
+func newStore(t *testing.T) *jskv.Store {
+	t.Helper()
+	ns, err := cluster.StartServer(cluster.ServerOptions{Dir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+	nc, err := cluster.ConnectInProcess(ns, "test")
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := jskv.Open(ctx, nc, jskv.Config{})
+	require.NoError(t, err)
+	return st
+}
+
+// newManager opens a Manager on a new job store (o.Shared and o.ID set
+// unless given); it shuts down when the test ends, before the server.
+func newManager(t *testing.T, o jobs.Options) (*jobs.Manager, error) {
+	t.Helper()
+	if o.Shared == nil {
+		o.Shared = newStore(t)
+	}
+	if o.ID == "" {
+		o.ID = "w-test"
+	}
+	m, err := jobs.NewManager(o)
+	if err == nil {
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			m.Shutdown(ctx)
+		})
+	}
+	return m, err
+}
 
 type teapot struct{}
 
 func (teapot) Error() string { return "short and stout" }
-func (teapot) Problem() Problem {
-	return Problem{Type: "urn:test/teapot", Title: "Teapot", Status: 418, Detail: "short and stout"}
+func (teapot) Problem() jobs.Problem {
+	return jobs.Problem{Type: "urn:test/teapot", Title: "Teapot", Status: 418, Detail: "short and stout"}
 }
 
-func wait(t *testing.T, m *Manager, id string) Record {
+func wait(t *testing.T, m *jobs.Manager, id string) jobs.Record {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -33,32 +73,32 @@ func wait(t *testing.T, m *Manager, id string) Record {
 }
 
 func TestSubmitSucceedsAndFails(t *testing.T) {
-	m, err := NewManager(Options{Dir: t.TempDir()})
+	m, err := newManager(t, jobs.Options{})
 	require.NoError(t, err)
-	r, err := m.Submit(context.Background(), Spec{Org: "org", Topic: "geostatistics", Task: "knn", User: "u1"}, func(ctx context.Context, progress func(int, string)) (any, error) {
+	r, err := m.Submit(context.Background(), jobs.Spec{Org: "org", Topic: "geostatistics", Task: "knn", User: "u1"}, func(ctx context.Context, progress func(int, string)) (any, error) {
 		progress(50, "half way")
 		return map[string]string{"message": "done"}, nil
 	})
 	require.NoError(t, err)
 	assert.Len(t, r.ID, 36)
 	got := wait(t, m, r.ID)
-	assert.Equal(t, Succeeded, got.Status)
+	assert.Equal(t, jobs.Succeeded, got.Status)
 	assert.Equal(t, 100, got.Progress)
 	assert.JSONEq(t, `{"message": "done"}`, string(got.Result))
 
-	r, _ = m.Submit(context.Background(), Spec{Org: "org", Topic: "geostatistics", Task: "knn", User: "u1"}, func(context.Context, func(int, string)) (any, error) { return nil, teapot{} })
+	r, _ = m.Submit(context.Background(), jobs.Spec{Org: "org", Topic: "geostatistics", Task: "knn", User: "u1"}, func(context.Context, func(int, string)) (any, error) { return nil, teapot{} })
 	got = wait(t, m, r.ID)
-	assert.Equal(t, Failed, got.Status)
+	assert.Equal(t, jobs.Failed, got.Status)
 	assert.Equal(t, 418, got.Error.Status)
 
-	r, _ = m.Submit(context.Background(), Spec{Org: "org", Topic: "geostatistics", Task: "knn", User: "u1"}, func(context.Context, func(int, string)) (any, error) { panic("boom") })
+	r, _ = m.Submit(context.Background(), jobs.Spec{Org: "org", Topic: "geostatistics", Task: "knn", User: "u1"}, func(context.Context, func(int, string)) (any, error) { panic("boom") })
 	got = wait(t, m, r.ID)
-	assert.Equal(t, Failed, got.Status)
+	assert.Equal(t, jobs.Failed, got.Status)
 	assert.Equal(t, problem.ComputeInternal, got.Error.Type, "a panic is a fault of the worker")
 	assert.NotContains(t, got.Error.Detail, "boom", "neither the panic nor its stack is in the answer")
 	assert.Equal(t, 500, got.Error.Status)
 
-	r, _ = m.Submit(context.Background(), Spec{Org: "org", Topic: "geostatistics", Task: "knn", User: "u1"}, func(context.Context, func(int, string)) (any, error) { return nil, errors.New("plain") })
+	r, _ = m.Submit(context.Background(), jobs.Spec{Org: "org", Topic: "geostatistics", Task: "knn", User: "u1"}, func(context.Context, func(int, string)) (any, error) { return nil, errors.New("plain") })
 	got = wait(t, m, r.ID)
 	assert.Equal(t, "plain", got.Error.Detail)
 	assert.Len(t, m.List("org"), 4)
@@ -66,7 +106,7 @@ func TestSubmitSucceedsAndFails(t *testing.T) {
 }
 
 func TestQueueAndCancel(t *testing.T) {
-	m, err := NewManager(Options{Dir: t.TempDir(), MaxJobs: 1})
+	m, err := newManager(t, jobs.Options{MaxJobs: 1})
 	require.NoError(t, err)
 	started := make(chan struct{})
 	long := func(ctx context.Context, _ func(int, string)) (any, error) {
@@ -74,82 +114,54 @@ func TestQueueAndCancel(t *testing.T) {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}
-	a, _ := m.Submit(context.Background(), Spec{Org: "o", Topic: "t", Task: "x", User: ""}, long)
+	a, _ := m.Submit(context.Background(), jobs.Spec{Org: "o", Topic: "t", Task: "x", User: ""}, long)
 	<-started
-	b, _ := m.Submit(context.Background(), Spec{Org: "o", Topic: "t", Task: "x", User: ""}, func(context.Context, func(int, string)) (any, error) { return 1, nil })
+	b, _ := m.Submit(context.Background(), jobs.Spec{Org: "o", Topic: "t", Task: "x", User: ""}, func(context.Context, func(int, string)) (any, error) { return 1, nil })
 	rb, _ := m.Get(b.ID)
-	assert.Equal(t, Requested, rb.Status, "the second job waits for the slot")
+	assert.Equal(t, jobs.Requested, rb.Status, "the second job waits for the slot")
 	ra, _ := m.Get(a.ID)
-	assert.Equal(t, InProgress, ra.Status)
+	assert.Equal(t, jobs.InProgress, ra.Status)
 
 	require.True(t, m.Cancel(a.ID))
-	assert.Equal(t, Cancelled, wait(t, m, a.ID).Status)
-	assert.Equal(t, Succeeded, wait(t, m, b.ID).Status, "the queued job runs once the slot frees")
+	assert.Equal(t, jobs.Cancelled, wait(t, m, a.ID).Status)
+	assert.Equal(t, jobs.Succeeded, wait(t, m, b.ID).Status, "the queued job runs once the slot frees")
 	assert.False(t, m.Cancel("nope"))
 
-	// Cancelling a queued job.
+	// jobs.Cancelling a queued job.
 	block := make(chan struct{})
-	c, _ := m.Submit(context.Background(), Spec{Org: "o", Topic: "t", Task: "x", User: ""}, func(ctx context.Context, _ func(int, string)) (any, error) { <-block; return 1, nil })
-	d, _ := m.Submit(context.Background(), Spec{Org: "o", Topic: "t", Task: "x", User: ""}, func(context.Context, func(int, string)) (any, error) { return 1, nil })
+	c, _ := m.Submit(context.Background(), jobs.Spec{Org: "o", Topic: "t", Task: "x", User: ""}, func(ctx context.Context, _ func(int, string)) (any, error) { <-block; return 1, nil })
+	d, _ := m.Submit(context.Background(), jobs.Spec{Org: "o", Topic: "t", Task: "x", User: ""}, func(context.Context, func(int, string)) (any, error) { return 1, nil })
 	m.Cancel(d.ID)
-	assert.Equal(t, Cancelled, wait(t, m, d.ID).Status)
+	assert.Equal(t, jobs.Cancelled, wait(t, m, d.ID).Status)
 	close(block)
-	assert.Equal(t, Succeeded, wait(t, m, c.ID).Status)
-}
-
-func TestRestartKeepsRecordsAndInterruptsUnfinished(t *testing.T) {
-	dir := t.TempDir()
-	m, err := NewManager(Options{Dir: dir, MaxJobs: 1})
-	require.NoError(t, err)
-	done, _ := m.Submit(context.Background(), Spec{Org: "o", Topic: "t", Task: "x", User: ""}, func(context.Context, func(int, string)) (any, error) { return "ok", nil })
-	wait(t, m, done.ID)
-	started := make(chan struct{})
-	running, _ := m.Submit(context.Background(), Spec{Org: "o", Topic: "t", Task: "x", User: ""}, func(ctx context.Context, _ func(int, string)) (any, error) {
-		close(started)
-		<-ctx.Done()
-		return nil, ctx.Err()
-	})
-	<-started
-	// A second manager over the same directory plays the restarted worker
-	// (the first one never stopped cleanly).
-	m2, err := NewManager(Options{Dir: dir})
-	require.NoError(t, err)
-	r, ok := m2.Get(done.ID)
-	require.True(t, ok)
-	assert.Equal(t, Succeeded, r.Status)
-	assert.JSONEq(t, `"ok"`, string(r.Result))
-	r, ok = m2.Get(running.ID)
-	require.True(t, ok)
-	assert.Equal(t, Failed, r.Status)
-	assert.Equal(t, *interrupted(InProgress), *r.Error, "a crash reads as a shutdown interruption")
-	assert.Equal(t, 503, r.Error.Status)
-	m.Cancel(running.ID)
-	wait(t, m, running.ID)
+	assert.Equal(t, jobs.Succeeded, wait(t, m, c.ID).Status)
 }
 
 func TestShutdownInterruptsRunningJobs(t *testing.T) {
-	m, err := NewManager(Options{Dir: t.TempDir(), MaxJobs: 1})
+	m, err := newManager(t, jobs.Options{MaxJobs: 1})
 	require.NoError(t, err)
 	started := make(chan struct{})
-	a, _ := m.Submit(context.Background(), Spec{Org: "o", Topic: "t", Task: "x", User: ""}, func(ctx context.Context, _ func(int, string)) (any, error) {
+	a, _ := m.Submit(context.Background(), jobs.Spec{Org: "o", Topic: "t", Task: "x", User: ""}, func(ctx context.Context, _ func(int, string)) (any, error) {
 		close(started)
 		<-ctx.Done()
 		return nil, ctx.Err()
 	})
 	<-started
-	b, _ := m.Submit(context.Background(), Spec{Org: "o", Topic: "t", Task: "x", User: ""}, func(context.Context, func(int, string)) (any, error) { return 1, nil })
+	b, _ := m.Submit(context.Background(), jobs.Spec{Org: "o", Topic: "t", Task: "x", User: ""}, func(context.Context, func(int, string)) (any, error) { return 1, nil })
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	m.Shutdown(ctx)
+	// Interrupted at the timeout: back in the shared queue, to run again
+	// (its first attempt counted); the queued one goes back untouched.
 	ra, _ := m.Get(a.ID)
-	assert.Equal(t, Failed, ra.Status)
-	assert.Equal(t, problem.ComputeInterrupted, ra.Error.Type)
-	assert.Equal(t, 503, ra.Error.Status)
+	assert.Equal(t, jobs.Requested, ra.Status)
+	assert.Equal(t, 1, ra.Attempts)
+	assert.Contains(t, ra.Message, "attempt 2 of 3")
 	rb, _ := m.Get(b.ID)
-	assert.Equal(t, Failed, rb.Status)
-	assert.Equal(t, 503, rb.Error.Status)
-	_, err = m.Submit(context.Background(), Spec{Org: "o", Topic: "t", Task: "x", User: ""}, nil)
-	assert.ErrorIs(t, err, ErrClosed)
+	assert.Equal(t, jobs.Requested, rb.Status)
+	assert.Zero(t, rb.Attempts)
+	_, err = m.Submit(context.Background(), jobs.Spec{Org: "o", Topic: "t", Task: "x", User: ""}, nil)
+	assert.ErrorIs(t, err, jobs.ErrClosed)
 	m.Shutdown(ctx) // idempotent
 }
 
@@ -183,10 +195,10 @@ func (l *logSink) String() string {
 
 func TestSubmittedIsLoggedBeforeStarted(t *testing.T) {
 	sink := newLogSink("")
-	m, err := NewManager(Options{Dir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(sink, nil))})
+	m, err := newManager(t, jobs.Options{Logger: slog.New(slog.NewTextHandler(sink, nil))})
 	require.NoError(t, err)
 	for range 20 {
-		r, err := m.Submit(context.Background(), Spec{Org: "org", Topic: "geostatistics", Task: "knn", User: "u"}, func(context.Context, func(int, string)) (any, error) { return 1, nil })
+		r, err := m.Submit(context.Background(), jobs.Spec{Org: "org", Topic: "geostatistics", Task: "knn", User: "u"}, func(context.Context, func(int, string)) (any, error) { return 1, nil })
 		require.NoError(t, err)
 		wait(t, m, r.ID)
 		out := sink.String()
@@ -199,22 +211,22 @@ func TestSubmittedIsLoggedBeforeStarted(t *testing.T) {
 
 func TestShutdownLogsWhatItWaitsForAndEachFate(t *testing.T) {
 	sink := newLogSink("shutting down:")
-	m, err := NewManager(Options{Dir: t.TempDir(), MaxJobs: 2, Logger: slog.New(slog.NewTextHandler(sink, nil))})
+	m, err := newManager(t, jobs.Options{MaxJobs: 2, Logger: slog.New(slog.NewTextHandler(sink, nil))})
 	require.NoError(t, err)
 	startedA, startedB, release := make(chan struct{}), make(chan struct{}), make(chan struct{})
-	a, _ := m.Submit(context.Background(), Spec{Org: "o", Topic: "geostatistics", Task: "slow", User: ""}, func(ctx context.Context, _ func(int, string)) (any, error) {
+	a, _ := m.Submit(context.Background(), jobs.Spec{Org: "o", Topic: "geostatistics", Task: "slow", User: ""}, func(ctx context.Context, _ func(int, string)) (any, error) {
 		close(startedA)
 		<-ctx.Done() // ends only when Shutdown cancels it
 		return nil, ctx.Err()
 	})
-	b, _ := m.Submit(context.Background(), Spec{Org: "o", Topic: "geostatistics", Task: "quick", User: ""}, func(context.Context, func(int, string)) (any, error) {
+	b, _ := m.Submit(context.Background(), jobs.Spec{Org: "o", Topic: "geostatistics", Task: "quick", User: ""}, func(context.Context, func(int, string)) (any, error) {
 		close(startedB)
 		<-release
 		return 1, nil
 	})
 	<-startedA
 	<-startedB
-	c, _ := m.Submit(context.Background(), Spec{Org: "o", Topic: "geostatistics", Task: "queued", User: ""}, func(context.Context, func(int, string)) (any, error) { return 1, nil })
+	c, _ := m.Submit(context.Background(), jobs.Spec{Org: "o", Topic: "geostatistics", Task: "queued", User: ""}, func(context.Context, func(int, string)) (any, error) { return 1, nil })
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -228,38 +240,38 @@ func TestShutdownLogsWhatItWaitsForAndEachFate(t *testing.T) {
 
 	out := sink.String()
 	assert.Contains(t, out, `msg="shutting down: waiting up to 10s for 2 running jobs"`)
-	assert.Contains(t, out, `msg="shutdown: queued job failed as interrupted (never started; submit it again)" job_id=`+c.ID)
-	assert.Contains(t, out, `msg="shutdown: job interrupted at the timeout, recorded as failed (submit it again)" job_id=`+a.ID)
+	assert.NotContains(t, out, `msg="shutdown: queued job put back in the shared queue (another worker, or this one when it starts again, runs it)" job_id=`+c.ID, "c, never taken from the shared queue by this worker (its slots were full), is not this worker's to put back")
+	assert.Contains(t, out, `msg="shutdown: job interrupted at the timeout, put back in the shared queue to run again" job_id=`+a.ID)
 	assert.Contains(t, out, `msg="shutdown: job ended before the timeout" job_id=`+b.ID+" task=quick status=succeeded")
 	ra, _ := m.Get(a.ID)
-	assert.Equal(t, Failed, ra.Status)
-	assert.Contains(t, ra.Error.Type, "interrupted")
+	assert.Equal(t, jobs.Requested, ra.Status)
 	rc, _ := m.Get(c.ID)
-	assert.Equal(t, Failed, rc.Status)
+	assert.Equal(t, jobs.Requested, rc.Status)
 	assert.Less(t, strings.Index(out, "shutting down:"), strings.Index(out, "shutdown: job ended"), out)
 }
 
 // Results keep their URLs readable: & < > are not escaped as \u0026 etc.,
-// neither in the record nor in its file.
+// neither in the record nor in the stored one.
 func TestResultsAreNotHTMLEscaped(t *testing.T) {
-	dir := t.TempDir()
-	m, err := NewManager(Options{Dir: dir})
+	st := newStore(t)
+	m, err := newManager(t, jobs.Options{Shared: st})
 	require.NoError(t, err)
 	const u = "http://h/file?op=view&se=1&sig=<x>"
-	r, err := m.Submit(context.Background(), Spec{Org: "o", Topic: "geostatistics", Task: "x", User: ""}, func(context.Context, func(int, string)) (any, error) {
+	r, err := m.Submit(context.Background(), jobs.Spec{Org: "o", Topic: "geostatistics", Task: "x", User: ""}, func(context.Context, func(int, string)) (any, error) {
 		return map[string]string{"view": u}, nil
 	})
 	require.NoError(t, err)
 	got := wait(t, m, r.ID)
 	assert.Contains(t, string(got.Result), u)
-	saved, err := os.ReadFile(filepath.Join(dir, r.ID+".json"))
+	saved, ok, err := st.Get(context.Background(), r.ID)
 	require.NoError(t, err)
-	assert.Contains(t, string(saved), u)
+	require.True(t, ok)
+	assert.Contains(t, string(saved.Result), u)
 }
 
 // blocker is a job function that signals its start and returns when
 // released (or cancelled).
-func blocker(started chan<- string, release <-chan struct{}, name string) Func {
+func blocker(started chan<- string, release <-chan struct{}, name string) jobs.Func {
 	return func(ctx context.Context, _ func(int, string)) (any, error) {
 		started <- name
 		select {
@@ -272,11 +284,11 @@ func blocker(started chan<- string, release <-chan struct{}, name string) Func {
 }
 
 func TestMemoryAdmissionCountsRunningJobs(t *testing.T) {
-	m, err := NewManager(Options{Dir: t.TempDir(), MaxJobs: 4, MaxMemory: 100})
+	m, err := newManager(t, jobs.Options{MaxJobs: 4, MaxMemory: 100})
 	require.NoError(t, err)
 	started := make(chan string, 4)
 	releaseA, releaseB := make(chan struct{}), make(chan struct{})
-	spec := Spec{Org: "o", Topic: "t", Task: "x"}
+	spec := jobs.Spec{Org: "o", Topic: "t", Task: "x"}
 	spec.Memory = 60
 	a, err := m.Submit(context.Background(), spec, blocker(started, releaseA, "a"))
 	require.NoError(t, err)
@@ -287,8 +299,12 @@ func TestMemoryAdmissionCountsRunningJobs(t *testing.T) {
 	b, err := m.Submit(context.Background(), spec, blocker(started, releaseB, "b"))
 	require.NoError(t, err)
 	rb, _ := m.Get(b.ID)
-	assert.Equal(t, Requested, rb.Status)
-	assert.Contains(t, rb.Message, "waiting for memory")
+	assert.Equal(t, jobs.Requested, rb.Status)
+	// The message is set once this worker has taken b from the queue.
+	require.Eventually(t, func() bool {
+		rb, _ := m.Get(b.ID)
+		return strings.Contains(rb.Message, "waiting for memory")
+	}, 10*time.Second, 5*time.Millisecond, "b says it waits for memory")
 	running, queued := m.Counts()
 	assert.Equal(t, [2]int{1, 1}, [2]int{running, queued})
 	// A small job behind b waits too (first in, first out).
@@ -296,29 +312,30 @@ func TestMemoryAdmissionCountsRunningJobs(t *testing.T) {
 	c, err := m.Submit(context.Background(), spec, func(context.Context, func(int, string)) (any, error) { return "c", nil })
 	require.NoError(t, err)
 	rc, _ := m.Get(c.ID)
-	assert.Equal(t, Requested, rc.Status)
+	assert.Equal(t, jobs.Requested, rc.Status)
 	// Never fits: refused.
 	spec.Memory = 101
 	_, err = m.Submit(context.Background(), spec, nil)
-	assert.ErrorIs(t, err, ErrTooLarge)
+	assert.ErrorIs(t, err, jobs.ErrTooLarge)
 	// a ends: b starts, then c (50 + 10 fit).
 	close(releaseA)
-	assert.Equal(t, Succeeded, wait(t, m, a.ID).Status)
+	assert.Equal(t, jobs.Succeeded, wait(t, m, a.ID).Status)
 	require.Equal(t, "b", <-started)
-	assert.Equal(t, Succeeded, wait(t, m, c.ID).Status)
+	assert.Equal(t, jobs.Succeeded, wait(t, m, c.ID).Status)
 	close(releaseB)
-	assert.Equal(t, Succeeded, wait(t, m, b.ID).Status)
+	assert.Equal(t, jobs.Succeeded, wait(t, m, b.ID).Status)
 	running, queued = m.Counts()
 	assert.Equal(t, [2]int{0, 0}, [2]int{running, queued})
 }
 
 func TestRetentionPrunesFinishedRecordsOnly(t *testing.T) {
-	dir := t.TempDir()
+	st := newStore(t)
+	var mu sync.Mutex
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	clock := func() time.Time { return now }
-	m, err := NewManager(Options{Dir: dir, MaxJobs: 1, Retention: 30 * 24 * time.Hour, Now: clock})
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	m, err := newManager(t, jobs.Options{Shared: st, MaxJobs: 1, Retention: 30 * 24 * time.Hour, Now: clock})
 	require.NoError(t, err)
-	spec := Spec{Org: "o", Topic: "t", Task: "x"}
+	spec := jobs.Spec{Org: "o", Topic: "t", Task: "x"}
 	old, _ := m.Submit(context.Background(), spec, func(context.Context, func(int, string)) (any, error) { return 1, nil })
 	wait(t, m, old.ID)
 	started := make(chan string, 1)
@@ -326,49 +343,58 @@ func TestRetentionPrunesFinishedRecordsOnly(t *testing.T) {
 	running, _ := m.Submit(context.Background(), spec, blocker(started, release, "r"))
 	<-started
 	queued, _ := m.Submit(context.Background(), spec, func(context.Context, func(int, string)) (any, error) { return 1, nil })
+	mu.Lock()
 	now = now.Add(31 * 24 * time.Hour)
+	mu.Unlock()
 	m.Prune()
 	_, ok := m.Get(old.ID)
 	assert.False(t, ok, "a finished job past the retention is pruned")
-	assert.NoFileExists(t, filepath.Join(dir, old.ID+".json"))
+	// The stored record is deleted by the store's goroutine: bounded wait.
+	require.Eventually(t, func() bool {
+		_, ok, err := st.Get(context.Background(), old.ID)
+		return err == nil && !ok
+	}, 10*time.Second, 10*time.Millisecond, "the pruned record is deleted from the store")
 	for _, id := range []string{running.ID, queued.ID} {
 		_, ok := m.Get(id)
 		assert.True(t, ok, "running and queued jobs are never pruned")
 	}
 	close(release)
 	wait(t, m, queued.ID)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	m.Shutdown(ctx)
 	// A job finished a day ago is kept, also across a restart.
-	m2, err := NewManager(Options{Dir: dir, Retention: 30 * 24 * time.Hour, Now: func() time.Time { return now.Add(24 * time.Hour) }})
+	m2, err := newManager(t, jobs.Options{Shared: st, Retention: 30 * 24 * time.Hour, Now: func() time.Time { return clock().Add(24 * time.Hour) }})
 	require.NoError(t, err)
 	_, ok = m2.Get(queued.ID)
 	assert.True(t, ok)
 }
 
 func TestMaxPerUserBoundsUnfinishedJobs(t *testing.T) {
-	m, err := NewManager(Options{Dir: t.TempDir(), MaxJobs: 1, MaxPerUser: 2})
+	m, err := newManager(t, jobs.Options{MaxJobs: 1, MaxPerUser: 2})
 	require.NoError(t, err)
 	started := make(chan string, 1)
 	release := make(chan struct{})
 	quick := func(context.Context, func(int, string)) (any, error) { return 1, nil }
-	a := Spec{Org: "o", Topic: "t", Task: "x", User: "a"}
+	a := jobs.Spec{Org: "o", Topic: "t", Task: "x", User: "a"}
 	first, err := m.Submit(context.Background(), a, blocker(started, release, "first"))
 	require.NoError(t, err)
 	<-started
 	second, err := m.Submit(context.Background(), a, quick) // queued behind the first
 	require.NoError(t, err)
 	_, err = m.Submit(context.Background(), a, quick)
-	assert.ErrorIs(t, err, ErrBusy, "a third unfinished job of the same user")
+	assert.ErrorIs(t, err, jobs.ErrBusy, "a third unfinished job of the same user")
 	b := a
 	b.User = "b"
 	other, err := m.Submit(context.Background(), b, quick)
 	require.NoError(t, err, "another user is not held back")
 	close(release)
 	for _, id := range []string{first.ID, second.ID, other.ID} {
-		assert.Equal(t, Succeeded, wait(t, m, id).Status)
+		assert.Equal(t, jobs.Succeeded, wait(t, m, id).Status)
 	}
 	last, err := m.Submit(context.Background(), a, quick)
 	require.NoError(t, err, "finished jobs do not count")
-	assert.Equal(t, Succeeded, wait(t, m, last.ID).Status) // nothing writes to the directory after the test
+	assert.Equal(t, jobs.Succeeded, wait(t, m, last.ID).Status) // nothing writes to the directory after the test
 }
 
 // TestShutdownDoesNotWaitForAJobIgnoringCancel checks that a job whose
@@ -376,11 +402,11 @@ func TestMaxPerUserBoundsUnfinishedJobs(t *testing.T) {
 // deadline plus the 2 s grace: the process can exit. Before, Shutdown
 // waited for it for ever.
 func TestShutdownDoesNotWaitForAJobIgnoringCancel(t *testing.T) {
-	m, err := NewManager(Options{Dir: t.TempDir()})
+	m, err := newManager(t, jobs.Options{})
 	require.NoError(t, err)
 	release := make(chan struct{})
 	started := make(chan struct{})
-	r, err := m.Submit(context.Background(), Spec{Org: "org", Topic: "geostatistics", Task: "knn", User: "u1"}, func(context.Context, func(int, string)) (any, error) {
+	r, err := m.Submit(context.Background(), jobs.Spec{Org: "org", Topic: "geostatistics", Task: "knn", User: "u1"}, func(context.Context, func(int, string)) (any, error) {
 		close(started)
 		<-release // ignores ctx
 		return nil, nil
@@ -397,21 +423,21 @@ func TestShutdownDoesNotWaitForAJobIgnoringCancel(t *testing.T) {
 	go func() { m.Shutdown(ctx); close(returned) }()
 	select {
 	case <-returned:
-	case <-time.After(50*time.Millisecond + cancelGrace + 2*time.Second):
+	case <-time.After(50*time.Millisecond + 2*time.Second + 2*time.Second):
 		t.Fatal("Shutdown waited for a job that ignores its cancel")
 	}
 }
 
-// Notify sets the message of the job whose context it is given, keeping
+// jobs.Notify sets the message of the job whose context it is given, keeping
 // its progress; it does nothing outside a job.
 func TestNotifySetsMessage(t *testing.T) {
-	m, err := NewManager(Options{Dir: t.TempDir()})
+	m, err := newManager(t, jobs.Options{})
 	require.NoError(t, err)
 	noted := make(chan struct{})
 	release := make(chan struct{})
-	r, err := m.Submit(context.Background(), Spec{Org: "o", Topic: "t", Task: "x"}, func(ctx context.Context, progress func(int, string)) (any, error) {
+	r, err := m.Submit(context.Background(), jobs.Spec{Org: "o", Topic: "t", Task: "x"}, func(ctx context.Context, progress func(int, string)) (any, error) {
 		progress(40, "simulating")
-		Notify(ctx, "shard 2 of 3 lost: compute worker w silent since 12:00:00")
+		jobs.Notify(ctx, "shard 2 of 3 lost: compute worker w silent since 12:00:00")
 		close(noted)
 		<-release
 		return 1, nil
@@ -424,5 +450,5 @@ func TestNotifySetsMessage(t *testing.T) {
 	assert.Equal(t, 40, got.Progress)
 	close(release)
 	wait(t, m, r.ID)
-	Notify(context.Background(), "no job") // no effect, no panic
+	jobs.Notify(context.Background(), "no job") // no effect, no panic
 }

@@ -88,7 +88,7 @@ func (m *Manager) startShared() error {
 	if o.ProgressEvery <= 0 {
 		m.opts.ProgressEvery = time.Second
 	}
-	m.shared, m.store = o.Shared, o.Shared
+	m.shared = o.Shared
 	m.wake = make(chan struct{}, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	m.stopBg = cancel
@@ -359,9 +359,6 @@ func (m *Manager) putBack(j *job) {
 // release acknowledges a finished job's delivery and clears its cancel
 // request (storeIO); m.mu is held.
 func (m *Manager) release(j *job) {
-	if m.shared == nil {
-		return
-	}
 	d, id, clear := j.d, j.rec.ID, j.cancelAsked
 	j.d, j.fn = nil, nil
 	delete(m.held, id)
@@ -436,6 +433,9 @@ func (m *Manager) onRecord(r Record, rev uint64, deleted bool) {
 // applyRecord updates the view of a job this worker does not run; m.mu is
 // held.
 func (m *Manager) applyRecord(r Record, rev uint64) {
+	if m.pruning[r.ID] {
+		return
+	}
 	j, ok := m.jobs[r.ID]
 	if !ok {
 		j = newJob(r)

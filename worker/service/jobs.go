@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -34,30 +35,41 @@ func (m *clusterMember) openJobs(o ClusterOptions) (*jskv.Store, error) {
 
 // importDirRecords moves the job records of a worker of an earlier
 // version (one JSON file per job under DATA/jobs) into the shared store,
-// once: the unfinished ones failed as interrupted, as that worker would
-// have recorded them at its start. The directory is then renamed
-// DATA/jobs.imported.
+// once: the unfinished ones failed as interrupted (503), as that worker
+// would have recorded them at its start; a record the store has already
+// is left as stored (an import cut short runs again from the start). The
+// directory is then renamed DATA/jobs.imported. Unreadable files are
+// logged and skipped.
 func importDirRecords(dataDir string, st *jskv.Store, logger *slog.Logger) error {
 	dir := filepath.Join(dataDir, "jobs")
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return nil
 	}
-	old, err := jobs.NewManager(jobs.Options{Dir: dir, Logger: logger})
+	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return err
-	}
-	old.Shutdown(context.Background())
-	ds, err := jobs.NewDirStore(dir)
-	if err != nil {
-		return err
-	}
-	recs, err := ds.Load()
-	if err != nil {
-		return err
+		return fmt.Errorf("importing the job records of %s: %w", dir, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	for _, r := range recs {
+	n := 0
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return fmt.Errorf("importing the job records of %s: %w", dir, err)
+		}
+		var r jobs.Record
+		if err := json.Unmarshal(b, &r); err != nil || r.ID == "" {
+			logger.Warn("skipping an unreadable job record of an earlier worker", "file", e.Name(), "err", err)
+			continue
+		}
+		if !r.Status.Finished() {
+			finished := time.Now().UTC()
+			r.Error = jobs.Interrupted(r.Status)
+			r.Status, r.FinishedAt, r.Message = jobs.Failed, &finished, "Job failed"
+		}
 		if _, ok, err := st.Get(ctx, r.ID); err != nil {
 			return err
 		} else if ok {
@@ -66,11 +78,12 @@ func importDirRecords(dataDir string, st *jskv.Store, logger *slog.Logger) error
 		if err := st.Save(r); err != nil {
 			return err
 		}
+		n++
 	}
 	if err := os.Rename(dir, dir+".imported"); err != nil {
 		return fmt.Errorf("importing the job records of %s: %w", dir, err)
 	}
-	logger.Info("imported the job records of an earlier worker into the job store", "records", len(recs), "from", dir)
+	logger.Info("imported the job records of an earlier worker into the job store", "records", n, "from", dir)
 	return nil
 }
 

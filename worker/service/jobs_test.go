@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -225,36 +226,56 @@ func TestRestartRunsQueuedJobs(t *testing.T) {
 	waitStatus(t, c2, running, "cancelled")
 }
 
-// The job records of a worker of an earlier version (one file each under
-// DATA/jobs) are imported at start: a finished job still answers, one
-// left unfinished reads failed as interrupted.
+// The job records of a worker of an earlier version (one JSON file each
+// under DATA/jobs, as its directory store wrote them) are imported at
+// start, once: a finished job still answers with its result, one left
+// running or queued reads failed as interrupted (503), an unreadable file
+// is skipped, and the directory is renamed jobs.imported.
 func TestImportsRecordsOfAnEarlierWorker(t *testing.T) {
 	dir := t.TempDir()
-	old, err := jobs.NewManager(jobs.Options{Dir: filepath.Join(dir, "jobs")})
-	require.NoError(t, err)
-	spec := jobs.Spec{Org: demo.Org, Topic: "geostatistics", Task: "knn", Workspace: demo.Workspace}
-	done, err := old.Submit(context.Background(), spec, func(context.Context, func(int, string)) (any, error) { return map[string]int{"answer": 42}, nil })
-	require.NoError(t, err)
+	jobsDir := filepath.Join(dir, "jobs")
+	require.NoError(t, os.MkdirAll(jobsDir, 0o755))
+	finished := time.Now().UTC().Add(-time.Hour)
+	files := map[string]string{
+		"5d1c2c43-9d0e-4c38-8f0a-6f4f3c1e9a01.json": `{
+  "id": "5d1c2c43-9d0e-4c38-8f0a-6f4f3c1e9a01", "org": "` + demo.Org + `", "topic": "geostatistics", "task": "knn",
+  "workspace": "` + demo.Workspace + `", "status": "succeeded", "progress": 100, "message": "Job succeeded",
+  "error": null, "result": {"answer": 42}, "created_at": "` + finished.Format(time.RFC3339Nano) + `",
+  "finished_at": "` + finished.Format(time.RFC3339Nano) + `"}`,
+		"0b6f3f4e-2b1e-4a51-9a57-3f1f0c7f1a11.json": `{"id": "0b6f3f4e-2b1e-4a51-9a57-3f1f0c7f1a11", "org": "` + demo.Org + `",
+  "topic": "geostatistics", "task": "knn", "workspace": "` + demo.Workspace + `", "status": "in progress", "progress": 40,
+  "message": "simulating", "error": null, "created_at": "` + finished.Format(time.RFC3339Nano) + `"}`,
+		"7a3e9f10-1c2d-4e5f-8a9b-0c1d2e3f4a5b.json": `{"id": "7a3e9f10-1c2d-4e5f-8a9b-0c1d2e3f4a5b", "org": "` + demo.Org + `",
+  "topic": "geostatistics", "task": "knn", "workspace": "` + demo.Workspace + `", "status": "requested", "progress": 0,
+  "message": "Job requested", "error": null, "created_at": "` + finished.Format(time.RFC3339Nano) + `"}`,
+		"broken.json": `{"id": `,
+	}
+	for name, body := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(jobsDir, name), []byte(body), 0o644))
+	}
+
+	_, c, stop := start(t, dir, service.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, ok := old.Wait(ctx, done.ID)
-	require.True(t, ok)
-	unfinished, err := jobs.NewDirStore(filepath.Join(dir, "jobs"))
-	require.NoError(t, err)
-	stale := jobs.Record{ID: "0b6f3f4e-2b1e-4a51-9a57-3f1f0c7f1a11", Org: demo.Org, Topic: "geostatistics", Task: "knn",
-		Workspace: demo.Workspace, Status: jobs.InProgress, CreatedAt: time.Now().UTC()}
-	require.NoError(t, unfinished.Save(stale))
-
-	_, c, _ := start(t, dir, service.Options{})
 	base := "/compute/orgs/" + demo.Org + "/geostatistics/knn/"
-	j, err := c.Follow(ctx, base+done.ID+"/status")
+	j, err := c.Follow(ctx, base+"5d1c2c43-9d0e-4c38-8f0a-6f4f3c1e9a01/status")
 	require.NoError(t, err)
 	assert.Equal(t, "succeeded", j.Status)
 	assert.JSONEq(t, `{"answer":42}`, string(j.Results))
-	p := jobError(t, c, base+stale.ID+"/status")
-	assert.Equal(t, http.StatusServiceUnavailable, p.Status)
+	for _, id := range []string{"0b6f3f4e-2b1e-4a51-9a57-3f1f0c7f1a11", "7a3e9f10-1c2d-4e5f-8a9b-0c1d2e3f4a5b"} {
+		p := jobError(t, c, base+id+"/status")
+		assert.Equal(t, http.StatusServiceUnavailable, p.Status, id)
+		assert.Contains(t, p.Type, "interrupted", id)
+	}
 	assert.DirExists(t, filepath.Join(dir, "jobs.imported"))
 	assert.NoDirExists(t, filepath.Join(dir, "jobs"))
+
+	// A restart imports nothing again: the records are those of the store.
+	stop()
+	_, c, _ = start(t, dir, service.Options{})
+	j, err = c.Follow(ctx, base+"5d1c2c43-9d0e-4c38-8f0a-6f4f3c1e9a01/status")
+	require.NoError(t, err)
+	assert.Equal(t, "succeeded", j.Status)
 }
 
 // childJobAckWait is the -job-ack-wait of the worker processes and

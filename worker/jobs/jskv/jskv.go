@@ -14,6 +14,7 @@
 package jskv
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -110,6 +111,19 @@ func (s *Store) AckWait() time.Duration { return s.cfg.AckWait }
 
 const opTimeout = 30 * time.Second
 
+// encode renders a record as stored, without HTML escaping: the URLs of a
+// result (signed URLs carry & in their query) read as they are when
+// another worker serves the record, not as \u0026.
+func encode(r jobs.Record) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
 // Load returns every record.
 func (s *Store) Load() ([]jobs.Record, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
@@ -151,7 +165,7 @@ func (s *Store) SaveRev(ctx context.Context, r jobs.Record) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	b, err := json.Marshal(r)
+	b, err := encode(r)
 	if err != nil {
 		return 0, fmt.Errorf("jskv: %w", err)
 	}
@@ -217,7 +231,7 @@ func (s *Store) UpdateFrom(ctx context.Context, base jobs.Record, rev uint64, f 
 	} else if err != nil {
 		return jobs.Record{}, 0, err
 	}
-	b, err := json.Marshal(r)
+	b, err := encode(r)
 	if err != nil {
 		return jobs.Record{}, 0, fmt.Errorf("jskv: %w", err)
 	}
@@ -251,7 +265,7 @@ func (s *Store) Update(ctx context.Context, id string, f func(*jobs.Record) erro
 		} else if err != nil {
 			return jobs.Record{}, 0, err
 		}
-		b, err := json.Marshal(r)
+		b, err := encode(r)
 		if err != nil {
 			return jobs.Record{}, 0, fmt.Errorf("jskv: %w", err)
 		}

@@ -499,8 +499,8 @@ func TestJobInterruptedMaxAttemptsTimesIsFailed(t *testing.T) {
 }
 
 // BenchmarkJobOverhead measures a job's bookkeeping from submit to its
-// finished record, with an empty Func: records in a directory against
-// records and queue in JetStream (the worker's default).
+// finished record, with an empty Func, on records and queue in JetStream
+// (the worker's only job store).
 func BenchmarkJobOverhead(b *testing.B) {
 	noop := func(context.Context, func(int, string)) (any, error) { return 1, nil }
 	run := func(b *testing.B, m *jobs.Manager) {
@@ -516,11 +516,6 @@ func BenchmarkJobOverhead(b *testing.B) {
 		}
 		m.Shutdown(ctx)
 	}
-	b.Run("dir", func(b *testing.B) {
-		m, err := jobs.NewManager(jobs.Options{Dir: b.TempDir()})
-		require.NoError(b, err)
-		run(b, m)
-	})
 	b.Run("jetstream", func(b *testing.B) {
 		ns, err := cluster.StartServer(cluster.ServerOptions{Dir: b.TempDir()})
 		require.NoError(b, err)
