@@ -87,9 +87,9 @@ func (r Rotation) ValidateSchema(v RotationSchema) error {
 // section 2. Its columns are the world directions of the major, semi-major and
 // minor axes.
 func (r Rotation) Matrix() Matrix3 {
-	sa, ca := sincosDeg(r.DipAzimuth)
-	sd, cd := sincosDeg(r.Dip)
-	sp, cp := sincosDeg(r.Pitch)
+	sa, ca := SinCosDeg(r.DipAzimuth)
+	sd, cd := SinCosDeg(r.Dip)
+	sp, cp := SinCosDeg(r.Pitch)
 	return Matrix3{
 		ca*cp - sa*cd*sp, ca*sp + sa*cd*cp, sa * sd,
 		-sa*cp - ca*cd*sp, -sa*sp + ca*cd*cp, ca * sd,
@@ -104,9 +104,9 @@ func (r Rotation) WorldToLocal() Matrix3 {
 	return m.Transpose()
 }
 
-// sincosDeg returns sin and cos of an angle in degrees, exact at multiples of
-// 90° so that axis-aligned rotations produce exact matrices.
-func sincosDeg(deg float64) (s, c float64) {
+// SinCosDeg returns the sine and cosine of an angle in degrees, exact at
+// multiples of 90° so that axis-aligned rotations produce exact matrices.
+func SinCosDeg(deg float64) (s, c float64) {
 	q := math.Mod(deg, 360)
 	if q < 0 {
 		q += 360

@@ -89,7 +89,7 @@ func DecodeRotation(raw json.RawMessage, prefix string) ([]RotationItem, error) 
 //
 // It panics on another axis (ValidateRotation refuses those first).
 func AxisMatrix(axis string, deg float64) geostat.Matrix3 {
-	s, c := sincosDeg(deg)
+	s, c := geostat.SinCosDeg(deg)
 	switch axis {
 	case "x":
 		return geostat.Matrix3{1, 0, 0, 0, c, s, 0, -s, c}
@@ -190,24 +190,4 @@ func reduceDeg(x float64) float64 {
 		return 0 // also turns −0 into 0
 	}
 	return x
-}
-
-// sincosDeg returns sin and cos of an angle in degrees, exact at multiples
-// of 90° (as geostat.Rotation does).
-func sincosDeg(deg float64) (s, c float64) {
-	q := math.Mod(deg, 360)
-	if q < 0 {
-		q += 360
-	}
-	switch q {
-	case 0:
-		return 0, 1
-	case 90:
-		return 1, 0
-	case 180:
-		return 0, -1
-	case 270:
-		return -1, 0
-	}
-	return math.Sincos(deg * math.Pi / 180)
 }

@@ -14,9 +14,8 @@
 // as cancelled.
 //
 // The Manager's state is in memory under one lock that is never held
-// across a call to the store: its writes go through one goroutine
-// (storeIO), in order, each with a deadline, and what they learn is
-// applied afterwards. Status reads, cancels, progress and metrics never
+// across a call to the store: its writes go through one goroutine, in
+// order, each with a deadline, and what they learn is applied afterwards. Status reads, cancels, progress and metrics never
 // wait on NATS; a submit waits for its own record and message only.
 //
 // Admission accounts for memory: each job declares an estimate of its

@@ -1,7 +1,7 @@
 package jobs
 
 // Store persists job records: the record half of Shared. The Manager calls
-// it from one goroutine at a time (storeIO), never with its lock held.
+// it from one goroutine at a time, never with its lock held.
 type Store interface {
 	// Load returns every stored record.
 	Load() ([]Record, error)

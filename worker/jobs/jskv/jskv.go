@@ -20,7 +20,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -282,7 +281,7 @@ func (s *Store) Update(ctx context.Context, id string, f func(*jobs.Record) erro
 
 // Watch passes every record, then every change, to f.
 func (s *Store) Watch(ctx context.Context, f func(r jobs.Record, revision uint64, deleted bool)) error {
-	return s.watch(ctx, "rec.*", func(e jetstream.KeyValueEntry) {
+	return s.wq.Watch(ctx, "rec.*", func(e jetstream.KeyValueEntry) {
 		id := e.Key()[len("rec."):]
 		if e.Operation() != jetstream.KeyValuePut {
 			f(jobs.Record{ID: id}, e.Revision(), true)
@@ -294,41 +293,4 @@ func (s *Store) Watch(ctx context.Context, f func(r jobs.Record, revision uint64
 		}
 		f(r, e.Revision(), false)
 	})
-}
-
-// watch runs f on the entries of a key filter, returning once the values
-// stored at the call have been passed.
-func (s *Store) watch(ctx context.Context, filter string, f func(jetstream.KeyValueEntry)) error {
-	w, err := s.kv.Watch(ctx, filter)
-	if err != nil {
-		return fmt.Errorf("jskv: watching %s: %w", filter, err)
-	}
-	ready := make(chan struct{})
-	markReady := sync.OnceFunc(func() { close(ready) })
-	go func() {
-		defer w.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				markReady()
-				return
-			case e, ok := <-w.Updates():
-				if !ok {
-					markReady()
-					return
-				}
-				if e == nil { // the stored values have all been passed
-					markReady()
-					continue
-				}
-				f(e)
-			}
-		}
-	}()
-	select {
-	case <-ready:
-		return ctx.Err()
-	case <-time.After(opTimeout):
-		return fmt.Errorf("jskv: watching %s: the stored values did not arrive in %s", filter, opTimeout)
-	}
 }
