@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/geostat-engine/geostat/worker/blockmodel"
 )
 
 // benchRows is 10,000,000 unless BMSTORE_BENCH_ROWS says otherwise (100,000
@@ -51,7 +53,7 @@ func peakHeap(f func()) uint64 {
 	return max(peak, ms.HeapInuse) - base
 }
 
-// BenchmarkAddFloat64Column commits a new Float64 column to an N-row model
+// BenchmarkAddFloat64Column commits a new blockmodel.Float64 column to an N-row model
 // from batches of 100,000 rows, then queries it to a Parquet file.
 func BenchmarkAddFloat64Column(b *testing.B) {
 	n := benchRows(b)
@@ -66,7 +68,7 @@ func BenchmarkAddFloat64Column(b *testing.B) {
 	if _, err := tx.Commit(Meta{}); err != nil {
 		b.Fatal(err)
 	}
-	batch := Column{Type: Float64, Floats: make([]float64, batchRows)}
+	batch := Column{Type: blockmodel.Float64, Floats: make([]float64, batchRows)}
 	for b.Loop() {
 		var ver *Version
 		addStart := nowSeconds()
@@ -76,7 +78,7 @@ func BenchmarkAddFloat64Column(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			w, err := tx.AddColumn(ColumnMeta{Title: NewUUID()[:8], DataType: Float64})
+			w, err := tx.AddColumn(ColumnMeta{Title: NewUUID()[:8], DataType: blockmodel.Float64})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -85,7 +87,7 @@ func BenchmarkAddFloat64Column(b *testing.B) {
 				for r := range k {
 					batch.Floats[r] = float64(lo+r) * 0.37
 				}
-				if err := w.Write(Column{Type: Float64, Floats: batch.Floats[:k]}); err != nil {
+				if err := w.Write(Column{Type: blockmodel.Float64, Floats: batch.Floats[:k]}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -109,7 +111,7 @@ func BenchmarkAddFloat64Column(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			q, err := NewQueryWriter(f, []string{col.Title}, []DataType{Float64}, QueryOptions{})
+			q, err := NewQueryWriter(f, []string{col.Title}, []DataType{blockmodel.Float64}, QueryOptions{})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -22,37 +22,19 @@
 // version_id is kept as a column file, or as a constant when every row was
 // written by one version.
 //
-// Float16 columns are stored with Float32 physical type (parquet-go has no
+// blockmodel.Float16 columns are stored with blockmodel.Float32 physical type (parquet-go has no
 // public FLOAT16 logical type); values are widened, not rounded.
 package bmstore
 
 import (
 	"fmt"
 	"math"
+
+	"github.com/geostat-engine/geostat/worker/blockmodel"
 )
 
 // DataType is a user column's data type (A.4.2).
-type DataType string
-
-// The data types of A.4.2. Timestamp is microseconds since the epoch, UTC;
-// Date32 is days since the epoch.
-const (
-	Boolean   DataType = "Boolean"
-	Int8      DataType = "Int8"
-	Int16     DataType = "Int16"
-	Int32     DataType = "Int32"
-	Int64     DataType = "Int64"
-	UInt8     DataType = "UInt8"
-	UInt16    DataType = "UInt16"
-	UInt32    DataType = "UInt32"
-	UInt64    DataType = "UInt64"
-	Float16   DataType = "Float16"
-	Float32   DataType = "Float32"
-	Float64   DataType = "Float64"
-	Utf8      DataType = "Utf8"
-	Date32    DataType = "Date32"
-	Timestamp DataType = "Timestamp"
-)
+type DataType = blockmodel.DataType
 
 // kind is the in-memory slice a data type uses.
 type kind int
@@ -65,29 +47,27 @@ const (
 	kString
 )
 
-func (t DataType) kind() (kind, error) {
+// kindOf is the in-memory slice of a data type.
+func kindOf(t DataType) (kind, error) {
 	switch t {
-	case Boolean:
+	case blockmodel.Boolean:
 		return kBool, nil
-	case Int8, Int16, Int32, Int64, Date32, Timestamp:
+	case blockmodel.Int8, blockmodel.Int16, blockmodel.Int32, blockmodel.Int64, blockmodel.Date32, blockmodel.Timestamp:
 		return kInt, nil
-	case UInt8, UInt16, UInt32, UInt64:
+	case blockmodel.UInt8, blockmodel.UInt16, blockmodel.UInt32, blockmodel.UInt64:
 		return kUint, nil
-	case Float16, Float32, Float64:
+	case blockmodel.Float16, blockmodel.Float32, blockmodel.Float64:
 		return kFloat, nil
-	case Utf8:
+	case blockmodel.Utf8:
 		return kString, nil
 	}
 	return 0, fmt.Errorf("unknown data type %q", string(t))
 }
 
-// Valid reports whether t is one of the known data types.
-func (t DataType) Valid() bool { _, err := t.kind(); return err == nil }
-
 // Column is a batch of values of one column in row order. Exactly one of the
-// typed slices is used, by Type: Bools (Boolean), Ints (signed integers,
-// Date32, Timestamp), Uints (unsigned integers), Floats (Float16/32/64) or
-// Strings (Utf8). Null[r], when Null is non-nil, marks row r as having no
+// typed slices is used, by Type: Bools (blockmodel.Boolean), Ints (signed integers,
+// blockmodel.Date32, blockmodel.Timestamp), Uints (unsigned integers), Floats (blockmodel.Float16/32/64) or
+// Strings (blockmodel.Utf8). Null[r], when Null is non-nil, marks row r as having no
 // value; a NaN in Floats is a null too. Given, when non-nil, marks the rows an
 // update supplies (absent rows keep their value with merge and become null
 // with replace); it is ignored elsewhere.
@@ -104,7 +84,7 @@ type Column struct {
 
 // Len is the number of rows of the batch.
 func (c *Column) Len() int {
-	switch k, _ := c.Type.kind(); k {
+	switch k, _ := kindOf(c.Type); k {
 	case kBool:
 		return len(c.Bools)
 	case kInt:
@@ -130,7 +110,7 @@ func (c *Column) IsNull(r int) bool {
 }
 
 func (c *Column) check() error {
-	if _, err := c.Type.kind(); err != nil {
+	if _, err := kindOf(c.Type); err != nil {
 		return err
 	}
 	n := c.Len()
@@ -146,7 +126,7 @@ func (c *Column) check() error {
 // newColumn returns an empty batch of type t with capacity n and a Null slice.
 func newColumn(t DataType, n int) Column {
 	c := Column{Type: t, Null: make([]bool, 0, n)}
-	switch k, _ := t.kind(); k {
+	switch k, _ := kindOf(t); k {
 	case kBool:
 		c.Bools = make([]bool, 0, n)
 	case kInt:
@@ -165,7 +145,7 @@ func newColumn(t DataType, n int) Column {
 func (c *Column) reset() {
 	c.Bools, c.Ints, c.Uints = c.Bools[:0], c.Ints[:0], c.Uints[:0]
 	c.Floats, c.Strings, c.Null = c.Floats[:0], c.Strings[:0], c.Null[:0]
-	if c.Bools == nil && c.Type == Boolean {
+	if c.Bools == nil && c.Type == blockmodel.Boolean {
 		c.Bools = []bool{}
 	}
 }
@@ -174,7 +154,7 @@ func (c *Column) reset() {
 func (c *Column) appendFrom(src *Column, r int) {
 	null := src.IsNull(r)
 	c.Null = append(c.Null, null)
-	switch k, _ := c.Type.kind(); k {
+	switch k, _ := kindOf(c.Type); k {
 	case kBool:
 		c.Bools = append(c.Bools, !null && src.Bools[r])
 	case kInt:
@@ -195,7 +175,7 @@ func (c *Column) appendFrom(src *Column, r int) {
 // appendNull appends a null row.
 func (c *Column) appendNull() {
 	c.Null = append(c.Null, true)
-	switch k, _ := c.Type.kind(); k {
+	switch k, _ := kindOf(c.Type); k {
 	case kBool:
 		c.Bools = append(c.Bools, false)
 	case kInt:

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"github.com/geostat-engine/geostat/worker/blockmodel/bmstore"
 )
 
@@ -20,9 +21,9 @@ func Example() {
 	v1, _ := tx.Commit(bmstore.Meta{CreatedBy: "alice"})
 
 	tx, _ = s.Begin("bm1")
-	w, _ := tx.AddColumn(bmstore.ColumnMeta{Title: "Au", DataType: bmstore.Float64})
-	_ = w.Write(bmstore.Column{Type: bmstore.Float64, Floats: []float64{1.5, 2}})
-	_ = w.Write(bmstore.Column{Type: bmstore.Float64, Floats: []float64{3, 4}, Null: []bool{true, false}})
+	w, _ := tx.AddColumn(bmstore.ColumnMeta{Title: "Au", DataType: blockmodel.Float64})
+	_ = w.Write(bmstore.Column{Type: blockmodel.Float64, Floats: []float64{1.5, 2}})
+	_ = w.Write(bmstore.Column{Type: blockmodel.Float64, Floats: []float64{3, 4}, Null: []bool{true, false}})
 	_ = w.Close()
 	v2, err := tx.Commit(bmstore.Meta{Comment: "add Au"})
 	if err != nil {

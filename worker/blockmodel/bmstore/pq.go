@@ -10,6 +10,8 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
+
+	"github.com/geostat-engine/geostat/worker/blockmodel"
 )
 
 // storeRowGroup is the row group size of the store's column files (bounds
@@ -22,33 +24,33 @@ var zstdCodec = &zstd.Codec{Level: zstd.SpeedFastest}
 func leaf(t DataType) (parquet.Node, error) {
 	var n parquet.Node
 	switch t {
-	case Boolean:
+	case blockmodel.Boolean:
 		n = parquet.Leaf(parquet.BooleanType)
-	case Int8:
+	case blockmodel.Int8:
 		n = parquet.Int(8)
-	case Int16:
+	case blockmodel.Int16:
 		n = parquet.Int(16)
-	case Int32:
+	case blockmodel.Int32:
 		n = parquet.Int(32)
-	case Int64:
+	case blockmodel.Int64:
 		n = parquet.Int(64)
-	case UInt8:
+	case blockmodel.UInt8:
 		n = parquet.Uint(8)
-	case UInt16:
+	case blockmodel.UInt16:
 		n = parquet.Uint(16)
-	case UInt32:
+	case blockmodel.UInt32:
 		n = parquet.Uint(32)
-	case UInt64:
+	case blockmodel.UInt64:
 		n = parquet.Uint(64)
-	case Float16, Float32:
+	case blockmodel.Float16, blockmodel.Float32:
 		n = parquet.Leaf(parquet.FloatType)
-	case Float64:
+	case blockmodel.Float64:
 		n = parquet.Leaf(parquet.DoubleType)
-	case Utf8:
+	case blockmodel.Utf8:
 		n = parquet.String()
-	case Date32:
+	case blockmodel.Date32:
 		n = parquet.Date()
-	case Timestamp:
+	case blockmodel.Timestamp:
 		n = parquet.Timestamp(parquet.Microsecond)
 	default:
 		return nil, fmt.Errorf("unknown data type %q", string(t))
@@ -58,7 +60,7 @@ func leaf(t DataType) (parquet.Node, error) {
 
 func is32(t DataType) bool {
 	switch t {
-	case Int8, Int16, Int32, UInt8, UInt16, UInt32, Date32:
+	case blockmodel.Int8, blockmodel.Int16, blockmodel.Int32, blockmodel.UInt8, blockmodel.UInt16, blockmodel.UInt32, blockmodel.Date32:
 		return true
 	}
 	return false
@@ -71,21 +73,21 @@ func toValue(c *Column, r, col int) parquet.Value {
 	}
 	var v parquet.Value
 	switch c.Type {
-	case Boolean:
+	case blockmodel.Boolean:
 		v = parquet.BooleanValue(c.Bools[r])
-	case Int8, Int16, Int32, Date32:
+	case blockmodel.Int8, blockmodel.Int16, blockmodel.Int32, blockmodel.Date32:
 		v = parquet.Int32Value(int32(c.Ints[r]))
-	case Int64, Timestamp:
+	case blockmodel.Int64, blockmodel.Timestamp:
 		v = parquet.Int64Value(c.Ints[r])
-	case UInt8, UInt16, UInt32:
+	case blockmodel.UInt8, blockmodel.UInt16, blockmodel.UInt32:
 		v = parquet.Int32Value(int32(uint32(c.Uints[r])))
-	case UInt64:
+	case blockmodel.UInt64:
 		v = parquet.Int64Value(int64(c.Uints[r]))
-	case Float16, Float32:
+	case blockmodel.Float16, blockmodel.Float32:
 		v = parquet.FloatValue(float32(c.Floats[r]))
-	case Float64:
+	case blockmodel.Float64:
 		v = parquet.DoubleValue(c.Floats[r])
-	case Utf8:
+	case blockmodel.Utf8:
 		v = parquet.ByteArrayValue([]byte(c.Strings[r]))
 	}
 	return v.Level(0, 1, col)
@@ -99,21 +101,21 @@ func appendValue(c *Column, v parquet.Value) {
 	}
 	c.Null = append(c.Null, false)
 	switch c.Type {
-	case Boolean:
+	case blockmodel.Boolean:
 		c.Bools = append(c.Bools, v.Boolean())
-	case Int8, Int16, Int32, Date32:
+	case blockmodel.Int8, blockmodel.Int16, blockmodel.Int32, blockmodel.Date32:
 		c.Ints = append(c.Ints, int64(v.Int32()))
-	case Int64, Timestamp:
+	case blockmodel.Int64, blockmodel.Timestamp:
 		c.Ints = append(c.Ints, v.Int64())
-	case UInt8, UInt16, UInt32:
+	case blockmodel.UInt8, blockmodel.UInt16, blockmodel.UInt32:
 		c.Uints = append(c.Uints, uint64(v.Uint32()))
-	case UInt64:
+	case blockmodel.UInt64:
 		c.Uints = append(c.Uints, v.Uint64())
-	case Float16, Float32:
+	case blockmodel.Float16, blockmodel.Float32:
 		c.Floats = append(c.Floats, float64(v.Float()))
-	case Float64:
+	case blockmodel.Float64:
 		c.Floats = append(c.Floats, v.Double())
-	case Utf8:
+	case blockmodel.Utf8:
 		c.Strings = append(c.Strings, string(v.ByteArray()))
 	}
 }
@@ -173,7 +175,7 @@ func (tw *tableWriter) write(cols []*Column) error {
 		hi := min(n, lo+tw.group-tw.inGroup, lo+8192)
 		for c, col := range cols {
 			tw.buf = tw.buf[:0]
-			if col.Type == Float64 && col.Null == nil {
+			if col.Type == blockmodel.Float64 && col.Null == nil {
 				// Fast path of the common type.
 				for _, f := range col.Floats[lo:hi] {
 					if f != f {
@@ -249,7 +251,7 @@ func (r *colReader) read(dst *Column, n int) (int, error) {
 	for got < n {
 		if r.pos < len(r.buf) {
 			k := min(n-got, len(r.buf)-r.pos)
-			if dst.Type == Float64 {
+			if dst.Type == blockmodel.Float64 {
 				// Fast path of the common type.
 				for _, v := range r.buf[r.pos : r.pos+k] {
 					null := v.IsNull()

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/geostat-engine/geostat/worker/blockmodel"
 )
 
 // QueryRowGroup is the row group size of query output files (A.8).
@@ -170,19 +172,19 @@ func appendCSV(b []byte, c *Column, r int, d rune) []byte {
 		return b
 	}
 	switch c.Type {
-	case Boolean:
+	case blockmodel.Boolean:
 		return strconv.AppendBool(b, c.Bools[r])
-	case Int8, Int16, Int32, Int64:
+	case blockmodel.Int8, blockmodel.Int16, blockmodel.Int32, blockmodel.Int64:
 		return strconv.AppendInt(b, c.Ints[r], 10)
-	case Date32:
+	case blockmodel.Date32:
 		return time.Unix(c.Ints[r]*86400, 0).UTC().AppendFormat(b, "2006-01-02")
-	case Timestamp:
+	case blockmodel.Timestamp:
 		return time.UnixMicro(c.Ints[r]).UTC().AppendFormat(b, "2006-01-02T15:04:05.999999Z")
-	case UInt8, UInt16, UInt32, UInt64:
+	case blockmodel.UInt8, blockmodel.UInt16, blockmodel.UInt32, blockmodel.UInt64:
 		return strconv.AppendUint(b, c.Uints[r], 10)
-	case Float16, Float32:
+	case blockmodel.Float16, blockmodel.Float32:
 		return strconv.AppendFloat(b, float64(float32(c.Floats[r])), 'g', -1, 32)
-	case Float64:
+	case blockmodel.Float64:
 		return strconv.AppendFloat(b, c.Floats[r], 'g', -1, 64)
 	default:
 		return append(b, csvField(c.Strings[r], d)...)

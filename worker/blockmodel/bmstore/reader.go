@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
+
+	"github.com/geostat-engine/geostat/worker/blockmodel"
 )
 
 // Scanner streams the requested columns of one version in row batches; only
@@ -37,7 +39,7 @@ func (s *Store) Scan(id string, n int, cols []string, from, to int64, batch int)
 		var file string
 		var typ DataType
 		if name == VersionIDColumn {
-			typ, file = Int64, v.VersionIDFile
+			typ, file = blockmodel.Int64, v.VersionIDFile
 		} else {
 			c, ok := v.Column(name)
 			if !ok {

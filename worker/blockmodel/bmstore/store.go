@@ -19,7 +19,7 @@ import (
 var ErrNotFound = errors.New("not found")
 
 // VersionIDColumn is the name of the per-row version_id system column the
-// store maintains (Int64: the version that last wrote a user value of the row).
+// store maintains (blockmodel.Int64: the version that last wrote a user value of the row).
 const VersionIDColumn = "version_id"
 
 // Store is the durable column store rooted at one directory. It is safe for

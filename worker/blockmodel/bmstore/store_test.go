@@ -15,6 +15,8 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/stretchr/testify/require"
+
+	"github.com/geostat-engine/geostat/worker/blockmodel"
 )
 
 // ref is the brute-force model: column title → full column.
@@ -29,35 +31,35 @@ func randColumn(rng *rand.Rand, t DataType, n int) Column {
 		}
 		c.Null = append(c.Null, false)
 		switch t {
-		case Boolean:
+		case blockmodel.Boolean:
 			c.Bools = append(c.Bools, rng.IntN(2) == 0)
-		case Int8:
+		case blockmodel.Int8:
 			c.Ints = append(c.Ints, int64(rng.IntN(256)-128))
-		case Int16, Int32, Date32:
+		case blockmodel.Int16, blockmodel.Int32, blockmodel.Date32:
 			c.Ints = append(c.Ints, int64(rng.Int32()))
-		case Int64, Timestamp:
+		case blockmodel.Int64, blockmodel.Timestamp:
 			c.Ints = append(c.Ints, rng.Int64()-math.MaxInt64/2)
-		case UInt8:
+		case blockmodel.UInt8:
 			c.Uints = append(c.Uints, uint64(rng.IntN(256)))
-		case UInt16, UInt32:
+		case blockmodel.UInt16, blockmodel.UInt32:
 			c.Uints = append(c.Uints, uint64(rng.Uint32()))
-		case UInt64:
+		case blockmodel.UInt64:
 			c.Uints = append(c.Uints, rng.Uint64())
-		case Float16, Float32:
+		case blockmodel.Float16, blockmodel.Float32:
 			c.Floats = append(c.Floats, float64(float32(rng.NormFloat64())))
-		case Float64:
+		case blockmodel.Float64:
 			c.Floats = append(c.Floats, rng.NormFloat64())
-		case Utf8:
+		case blockmodel.Utf8:
 			c.Strings = append(c.Strings, fmt.Sprintf("s%d,\"x", rng.IntN(1000)))
 		}
 	}
 	// narrow types hold values of their width
-	if t == Int16 {
+	if t == blockmodel.Int16 {
 		for i := range c.Ints {
 			c.Ints[i] = int64(int16(c.Ints[i]))
 		}
 	}
-	if t == UInt16 {
+	if t == blockmodel.UInt16 {
 		for i := range c.Uints {
 			c.Uints[i] = uint64(uint16(c.Uints[i]))
 		}
@@ -71,7 +73,7 @@ func slice(c *Column, lo, hi int) Column {
 	if c.Given != nil {
 		b.Given = c.Given[lo:hi]
 	}
-	switch k, _ := c.Type.kind(); k {
+	switch k, _ := kindOf(c.Type); k {
 	case kBool:
 		b.Bools = c.Bools[lo:hi]
 	case kInt:
@@ -103,7 +105,7 @@ func readAll(t *testing.T, s *Store, id string, v int, col string, batch int) Co
 	sc, err := s.Scan(id, v, []string{col}, 0, ver.Rows, batch)
 	require.NoError(t, err)
 	defer sc.Close()
-	var typ DataType = Int64
+	var typ DataType = blockmodel.Int64
 	if c, ok := ver.Column(col); ok {
 		typ = c.DataType
 	}
@@ -129,7 +131,7 @@ func requireSame(t *testing.T, want, got *Column, what string) {
 		if want.IsNull(r) {
 			continue
 		}
-		switch k, _ := want.Type.kind(); k {
+		switch k, _ := kindOf(want.Type); k {
 		case kBool:
 			require.Equal(t, want.Bools[r], got.Bools[r], "%s row %d", what, r)
 		case kInt:
@@ -144,7 +146,7 @@ func requireSame(t *testing.T, want, got *Column, what string) {
 	}
 }
 
-var allTypes = []DataType{Boolean, Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64, Float16, Float32, Float64, Utf8, Date32, Timestamp}
+var allTypes = []DataType{blockmodel.Boolean, blockmodel.Int8, blockmodel.Int16, blockmodel.Int32, blockmodel.Int64, blockmodel.UInt8, blockmodel.UInt16, blockmodel.UInt32, blockmodel.UInt64, blockmodel.Float16, blockmodel.Float32, blockmodel.Float64, blockmodel.Utf8, blockmodel.Date32, blockmodel.Timestamp}
 
 func TestVersionsAgainstBruteForce(t *testing.T) {
 	const n = 2345
@@ -156,8 +158,8 @@ func TestVersionsAgainstBruteForce(t *testing.T) {
 	// Version 1 with an internal column.
 	tx, err := s.Create(Model{ID: "m1", Data: []byte(`{"name":"a"}`)}, n)
 	require.NoError(t, err)
-	parent := randColumn(rng, UInt64, n)
-	w, err := tx.AddColumn(ColumnMeta{ColID: "_parent", Title: "_parent", DataType: UInt64, Internal: true})
+	parent := randColumn(rng, blockmodel.UInt64, n)
+	w, err := tx.AddColumn(ColumnMeta{ColID: "_parent", Title: "_parent", DataType: blockmodel.UInt64, Internal: true})
 	require.NoError(t, err)
 	writeAll(t, w, &parent, 1000)
 	v1, err := tx.Commit(Meta{CreatedBy: "u"})
@@ -188,12 +190,12 @@ func TestVersionsAgainstBruteForce(t *testing.T) {
 	}
 	want[2] = cloneRef(cur)
 
-	// Version 3: merge update of Float64 on some rows, replace of Int32 on some rows.
+	// Version 3: merge update of blockmodel.Float64 on some rows, replace of blockmodel.Int32 on some rows.
 	tx, err = s.Begin("m1")
 	require.NoError(t, err)
-	upd := randColumn(rng, Float64, n)
+	upd := randColumn(rng, blockmodel.Float64, n)
 	upd.Given = make([]bool, n)
-	rep := randColumn(rng, Int32, n)
+	rep := randColumn(rng, blockmodel.Int32, n)
 	rep.Given = make([]bool, n)
 	touched := make([]bool, n)
 	for r := 0; r < n; r++ {
@@ -209,8 +211,8 @@ func TestVersionsAgainstBruteForce(t *testing.T) {
 	writeAll(t, w, &rep, 500)
 	v3, err := tx.Commit(Meta{BBox: &BBox{I: MinMax{5, 6}}})
 	require.NoError(t, err)
-	f := newColumn(Float64, n)
-	i32 := newColumn(Int32, n)
+	f := newColumn(blockmodel.Float64, n)
+	i32 := newColumn(blockmodel.Int32, n)
 	for r := 0; r < n; r++ {
 		if upd.Given[r] {
 			f.appendFrom(&upd, r)
@@ -227,7 +229,7 @@ func TestVersionsAgainstBruteForce(t *testing.T) {
 	want[3] = cloneRef(cur)
 	require.ElementsMatch(t, []string{"c_Float64", "c_Int32"}, v3.Changes.Updated)
 
-	// Version 4: delete Utf8, rename Boolean (col_id kept), edit a unit.
+	// Version 4: delete blockmodel.Utf8, rename blockmodel.Boolean (col_id kept), edit a unit.
 	tx, err = s.Begin("m1")
 	require.NoError(t, err)
 	require.NoError(t, tx.DeleteColumn(ids["c_Utf8"]))
@@ -355,13 +357,13 @@ func TestConcurrentCommits(t *testing.T) {
 				errs <- err
 				return
 			}
-			w, err := tx.AddColumn(ColumnMeta{Title: fmt.Sprintf("g%d", g), DataType: Float64})
+			w, err := tx.AddColumn(ColumnMeta{Title: fmt.Sprintf("g%d", g), DataType: blockmodel.Float64})
 			if err != nil {
 				tx.Abort()
 				errs <- err
 				return
 			}
-			c := Column{Type: Float64, Floats: make([]float64, n)}
+			c := Column{Type: blockmodel.Float64, Floats: make([]float64, n)}
 			for r := range c.Floats {
 				c.Floats[r] = float64(g*n + r)
 			}
@@ -399,14 +401,14 @@ func TestWriterErrors(t *testing.T) {
 	newModel(t, s, "m", 10)
 	tx, err := s.Begin("m")
 	require.NoError(t, err)
-	w, err := tx.AddColumn(ColumnMeta{Title: "a", DataType: Float64})
+	w, err := tx.AddColumn(ColumnMeta{Title: "a", DataType: blockmodel.Float64})
 	require.NoError(t, err)
-	require.Error(t, w.Write(Column{Type: Int32, Ints: []int64{1}}), "wrong type")
-	require.NoError(t, w.Write(Column{Type: Float64, Floats: make([]float64, 4)}))
+	require.Error(t, w.Write(Column{Type: blockmodel.Int32, Ints: []int64{1}}), "wrong type")
+	require.NoError(t, w.Write(Column{Type: blockmodel.Float64, Floats: make([]float64, 4)}))
 	require.Error(t, w.Close(), "too few rows")
 	_, err = tx.AddColumn(ColumnMeta{Title: "b", DataType: "Decimal"})
 	require.Error(t, err)
-	_, err = tx.AddColumn(ColumnMeta{Title: "version_id", DataType: Int64})
+	_, err = tx.AddColumn(ColumnMeta{Title: "version_id", DataType: blockmodel.Int64})
 	require.Error(t, err)
 	tx.Abort()
 	l, _ := s.Latest("m")
@@ -444,11 +446,11 @@ func TestJobStateMachine(t *testing.T) {
 
 func TestQueryWriter(t *testing.T) {
 	names := []string{"x", "a", "s"}
-	types := []DataType{Float64, Int32, Utf8}
+	types := []DataType{blockmodel.Float64, blockmodel.Int32, blockmodel.Utf8}
 	cols := []Column{
-		{Type: Float64, Floats: []float64{1, 2, 3}},
-		{Type: Int32, Ints: []int64{5, 0, 7}, Null: []bool{false, true, false}},
-		{Type: Utf8, Strings: []string{"p", "", "a,b"}, Null: []bool{true, true, false}},
+		{Type: blockmodel.Float64, Floats: []float64{1, 2, 3}},
+		{Type: blockmodel.Int32, Ints: []int64{5, 0, 7}, Null: []bool{false, true, false}},
+		{Type: blockmodel.Utf8, Strings: []string{"p", "", "a,b"}, Null: []bool{true, true, false}},
 	}
 	var buf bytes.Buffer
 	q, err := NewQueryWriter(&buf, names, types, QueryOptions{Format: "csv", ExcludeNullRows: true, UserColumns: []bool{false, true, true}})
@@ -493,8 +495,8 @@ func TestCrashSafety(t *testing.T) {
 		if err != nil {
 			os.Exit(3)
 		}
-		w, _ := tx.AddColumn(ColumnMeta{Title: "new", DataType: Float64})
-		w.Write(Column{Type: Float64, Floats: make([]float64, 500)})
+		w, _ := tx.AddColumn(ColumnMeta{Title: "new", DataType: blockmodel.Float64})
+		w.Write(Column{Type: blockmodel.Float64, Floats: make([]float64, 500)})
 		w.Close()
 		tx.Commit(Meta{})
 		os.Exit(0)
@@ -532,9 +534,9 @@ func TestCrashSafety(t *testing.T) {
 			// The store works on: a commit after recovery.
 			tx, err := s.Begin("m")
 			require.NoError(t, err)
-			w, err := tx.AddColumn(ColumnMeta{Title: "after", DataType: Int8})
+			w, err := tx.AddColumn(ColumnMeta{Title: "after", DataType: blockmodel.Int8})
 			require.NoError(t, err)
-			require.NoError(t, w.Write(Column{Type: Int8, Ints: make([]int64, 500)}))
+			require.NoError(t, w.Write(Column{Type: blockmodel.Int8, Ints: make([]int64, 500)}))
 			require.NoError(t, w.Close())
 			nv, err := tx.Commit(Meta{})
 			require.NoError(t, err)
@@ -549,9 +551,9 @@ func TestGeometryChangeRewritesEveryColumn(t *testing.T) {
 	newModel(t, s, "m", 5)
 	tx, err := s.Begin("m")
 	require.NoError(t, err)
-	w, err := tx.AddColumn(ColumnMeta{Title: "a", DataType: Int16})
+	w, err := tx.AddColumn(ColumnMeta{Title: "a", DataType: blockmodel.Int16})
 	require.NoError(t, err)
-	require.NoError(t, w.Write(Column{Type: Int16, Ints: []int64{1, 2, 3, 4, 5}}))
+	require.NoError(t, w.Write(Column{Type: blockmodel.Int16, Ints: []int64{1, 2, 3, 4, 5}}))
 	require.NoError(t, w.Close())
 	v2, err := tx.Commit(Meta{})
 	require.NoError(t, err)
@@ -567,7 +569,7 @@ func TestGeometryChangeRewritesEveryColumn(t *testing.T) {
 	require.NoError(t, tx.SetRows(3))
 	w, err = tx.UpdateColumn(v2.Columns[0].ColID, false)
 	require.NoError(t, err)
-	require.NoError(t, w.Write(Column{Type: Int16, Ints: []int64{7, 8, 9}, Given: []bool{true, false, true}}))
+	require.NoError(t, w.Write(Column{Type: blockmodel.Int16, Ints: []int64{7, 8, 9}, Given: []bool{true, false, true}}))
 	require.NoError(t, w.Close())
 	v3, err := tx.Commit(Meta{})
 	require.NoError(t, err)
@@ -585,7 +587,7 @@ func TestNaNIsNull(t *testing.T) {
 	newModel(t, s, "m", 3)
 	tx, err := s.Begin("m")
 	require.NoError(t, err)
-	for _, typ := range []DataType{Float64, Float32} {
+	for _, typ := range []DataType{blockmodel.Float64, blockmodel.Float32} {
 		w, err := tx.AddColumn(ColumnMeta{Title: string(typ), DataType: typ})
 		require.NoError(t, err)
 		require.NoError(t, w.Write(Column{Type: typ, Floats: []float64{1, math.NaN(), 3}}))

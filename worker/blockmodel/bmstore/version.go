@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"github.com/geostat-engine/geostat/worker/internal/atomicfile"
 )
 
@@ -436,19 +437,19 @@ func allSet(bits []uint64, n int64) bool {
 // writeVersionIDs writes the merged per-row version_id column of v.
 func (t *Tx) writeVersionIDs(v *Version) error {
 	name := fmt.Sprintf("%d-%s.parquet", v.VersionID, VersionIDColumn)
-	cw, err := t.newFileWriter(name, Int64)
+	cw, err := t.newFileWriter(name, blockmodel.Int64)
 	if err != nil {
 		return err
 	}
 	var old *colReader
 	if t.base.VersionIDFile != "" {
-		if old, err = openColReader(t.s.colPath(t.id, t.base.VersionIDFile), Int64); err != nil {
+		if old, err = openColReader(t.s.colPath(t.id, t.base.VersionIDFile), blockmodel.Int64); err != nil {
 			cw.abort()
 			return err
 		}
 		defer old.close()
 	}
-	batch := newColumn(Int64, batchRows)
+	batch := newColumn(blockmodel.Int64, batchRows)
 	for lo := int64(0); lo < t.rows; lo += batchRows {
 		hi := min(t.rows, lo+batchRows)
 		batch.reset()
