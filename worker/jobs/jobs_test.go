@@ -452,3 +452,60 @@ func TestNotifySetsMessage(t *testing.T) {
 	wait(t, m, r.ID)
 	jobs.Notify(context.Background(), "no job") // no effect, no panic
 }
+
+// blockingStore is a job store whose record writes wait until released:
+// a slow NATS, as the Manager's store goroutine sees it.
+type blockingStore struct {
+	*jskv.Store
+	release chan struct{}
+}
+
+func (b blockingStore) SaveRev(ctx context.Context, r jobs.Record) (uint64, error) {
+	select {
+	case <-b.release:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	return b.Store.SaveRev(ctx, r)
+}
+
+// A submit whose context ends while the store is still busy with an
+// earlier write answers an error at once and its job is failed, never run;
+// status reads answer meanwhile; the earlier submit completes once the
+// store does.
+func TestSubmitGivesUpWhenTheStoreIsSlow(t *testing.T) {
+	st := blockingStore{Store: newStore(t), release: make(chan struct{})}
+	m, err := newManager(t, jobs.Options{Shared: st})
+	require.NoError(t, err)
+	quick := func(context.Context, func(int, string)) (any, error) { return 1, nil }
+	first := make(chan error, 1)
+	var firstRec jobs.Record
+	go func() {
+		var err error
+		firstRec, err = m.Submit(context.Background(), jobs.Spec{Org: "o", Topic: "t", Task: "x"}, quick)
+		first <- err
+	}()
+	// The first write holds the store; wait until it does (the job is
+	// listed as soon as Submit took it).
+	require.Eventually(t, func() bool { return len(m.List("o")) == 1 }, 10*time.Second, time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	t0 := time.Now()
+	_, err = m.Submit(ctx, jobs.Spec{Org: "o", Topic: "t", Task: "y"}, quick)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Less(t, time.Since(t0), 2*time.Second, "the submit answers when its context ends")
+	var given jobs.Record
+	for _, r := range m.List("o") {
+		if r.Task == "y" {
+			given = r
+		}
+	}
+	assert.Equal(t, jobs.Failed, given.Status, "the job given up is failed")
+	close(st.release)
+	require.NoError(t, <-first)
+	assert.Equal(t, jobs.Succeeded, wait(t, m, firstRec.ID).Status)
+	got, ok := m.Get(given.ID)
+	require.True(t, ok)
+	assert.Equal(t, jobs.Failed, got.Status, "and never runs")
+}

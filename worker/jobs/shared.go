@@ -230,17 +230,18 @@ func (m *Manager) submitShared(ctx context.Context, j *job, request []byte) (Rec
 	m.mu.Lock()
 	rec := j.rec
 	m.mu.Unlock()
-	var abandoned atomic.Bool
-	var qerr error
-	ran := m.io.wait(ctx, func(ictx context.Context) {
-		if abandoned.Load() {
-			qerr = ctx.Err()
+	// state: 0 queued, 1 started, 2 given up by this Submit (its ctx
+	// ended first): the call then skips the job, which is failed here.
+	var state atomic.Int32
+	done := make(chan error, 1)
+	m.io.do(func(ictx context.Context) {
+		if !state.CompareAndSwap(0, 1) {
 			return
 		}
 		if rs, ok := m.shared.(revisionSaver); ok {
 			rev, err := rs.SaveRev(ictx, rec)
 			if err != nil {
-				qerr = err
+				done <- err
 				return
 			}
 			m.mu.Lock()
@@ -249,18 +250,19 @@ func (m *Manager) submitShared(ctx context.Context, j *job, request []byte) (Rec
 			}
 			m.mu.Unlock()
 		} else if err := m.shared.Save(rec); err != nil {
-			qerr = err
+			done <- err
 			return
 		}
-		qerr = m.shared.Publish(ictx, rec.ID, request)
+		done <- m.shared.Publish(ictx, rec.ID, request)
 	})
-	if !ran {
-		abandoned.Store(true)
-		// The queued call skips the job if it has not started; else its
-		// own deadline ends it: wait for that rather than guess.
-		m.io.wait(context.Background(), func(context.Context) {})
-		if qerr == nil {
-			qerr = ctx.Err()
+	var qerr error
+	select {
+	case qerr = <-done:
+	case <-ctx.Done():
+		if state.CompareAndSwap(0, 2) {
+			qerr = fmt.Errorf("the job store did not take the job in time: %w", ctx.Err())
+		} else {
+			qerr = <-done // started: its own deadline ends it
 		}
 	}
 	m.mu.Lock()
