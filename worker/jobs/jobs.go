@@ -734,6 +734,10 @@ func (m *Manager) Get(id string) (Record, bool) {
 func (m *Manager) Cancel(id string) bool {
 	m.mu.Lock()
 	j, ok := m.jobs[id]
+	if ok && j.rec.Status.Finished() {
+		m.mu.Unlock()
+		return true // left as it is
+	}
 	if !ok || !j.local {
 		m.mu.Unlock()
 		if !ok {
@@ -754,9 +758,6 @@ func (m *Manager) Cancel(id string) bool {
 		return true
 	}
 	defer m.mu.Unlock()
-	if !ok {
-		return false
-	}
 	m.cancelLocal(j)
 	return true
 }
