@@ -2,8 +2,6 @@ package blockmodel
 
 import (
 	"fmt"
-	"net/http"
-	"strings"
 
 	"github.com/geostat-engine/geostat/worker/problem"
 )
@@ -14,10 +12,7 @@ const TypeValidation = problem.Base + "/block-model-service/validation"
 
 // InvalidParam names one invalid request member and why, in the shape of
 // the problem-details `invalid-params` member.
-type InvalidParam struct {
-	Name   string `json:"name"`
-	Reason string `json:"reason"`
-}
+type InvalidParam = problem.InvalidParam
 
 // ValidationError is input that failed validation: every invalid member with
 // its reason, in the order found. The route layer answers it with Problem, a
@@ -28,24 +23,11 @@ type ValidationError struct {
 }
 
 // Error lists the invalid members.
-func (e *ValidationError) Error() string {
-	var b strings.Builder
-	b.WriteString("invalid parameters: ")
-	for i, p := range e.Params {
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		fmt.Fprintf(&b, "%s: %s", p.Name, p.Reason)
-	}
-	return b.String()
-}
+func (e *ValidationError) Error() string { return problem.InvalidParamsDetail(e.Params) }
 
 // Problem is the 422 block-model-service/validation document listing the
 // invalid members under invalid-params.
-func (e *ValidationError) Problem() problem.Problem {
-	return problem.Problem{Type: TypeValidation, Title: "Validation Error.", Status: http.StatusUnprocessableEntity,
-		Detail: e.Error(), Extra: map[string]any{"invalid-params": e.Params}}
-}
+func (e *ValidationError) Problem() problem.Problem { return problem.Invalid(TypeValidation, e.Params) }
 
 // Add appends an invalid member and its reason (a format and its
 // arguments).

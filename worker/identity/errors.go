@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/geostat-engine/geostat/worker/problem"
 )
 
 // Kind classifies the errors of the package for the route layer.
@@ -47,10 +49,7 @@ var (
 
 // InvalidParam names a bad input field and why (a problem document's
 // invalid-params member).
-type InvalidParam struct {
-	Name   string `json:"name"`
-	Reason string `json:"reason"`
-}
+type InvalidParam = problem.InvalidParam
 
 // Error is an error of the identity store the route layer maps to a
 // problem document: Kind.ProblemType and Kind.Status.

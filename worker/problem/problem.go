@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -327,4 +328,32 @@ func Write(w http.ResponseWriter, p Problem) {
 	h.Set("Content-Type", "application/problem+json")
 	w.WriteHeader(p.Status)
 	w.Write(append(data, '\n'))
+}
+
+// InvalidParam names one invalid request member and why: an item of the
+// problem-details `invalid-params` extension member of a 422.
+type InvalidParam struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
+}
+
+// InvalidParamsDetail lists invalid members as the detail of a 422:
+// "invalid parameters: a: why; b: why".
+func InvalidParamsDetail(params []InvalidParam) string {
+	var b strings.Builder
+	b.WriteString("invalid parameters: ")
+	for i, p := range params {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%s: %s", p.Name, p.Reason)
+	}
+	return b.String()
+}
+
+// Invalid is the 422 document of the problem type typ listing params under
+// invalid-params.
+func Invalid(typ string, params []InvalidParam) Problem {
+	return Problem{Type: typ, Title: "Validation Error.", Status: http.StatusUnprocessableEntity,
+		Detail: InvalidParamsDetail(params), Extra: map[string]any{"invalid-params": params}}
 }

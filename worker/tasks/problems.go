@@ -3,17 +3,13 @@ package tasks
 import (
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/geostat-engine/geostat/worker/problem"
 )
 
 // InvalidParam names one invalid request field and why, as in the
 // problem-details `invalid-params` member.
-type InvalidParam struct {
-	Name   string `json:"name"`
-	Reason string `json:"reason"`
-}
+type InvalidParam = problem.InvalidParam
 
 // ValidationError is a request that failed validation: every invalid field
 // with its reason. The HTTP layer answers it with 422.
@@ -22,22 +18,11 @@ type ValidationError struct {
 }
 
 // Error lists the invalid fields.
-func (e *ValidationError) Error() string {
-	var b strings.Builder
-	b.WriteString("invalid parameters: ")
-	for i, p := range e.Params {
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		fmt.Fprintf(&b, "%s: %s", p.Name, p.Reason)
-	}
-	return b.String()
-}
+func (e *ValidationError) Error() string { return problem.InvalidParamsDetail(e.Params) }
 
 // Problem is the 422 document listing the invalid parameters.
 func (e *ValidationError) Problem() problem.Problem {
-	return problem.Problem{Type: problem.ComputeValidation, Title: "Validation Error.", Status: http.StatusUnprocessableEntity,
-		Detail: e.Error(), Extra: map[string]any{"invalid-params": e.Params}}
+	return problem.Invalid(problem.ComputeValidation, e.Params)
 }
 
 // problems accumulates invalid fields while a request is decoded.
