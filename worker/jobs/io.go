@@ -44,11 +44,15 @@ func (s *storeIO) do(f func(context.Context)) {
 	s.mu.Lock()
 	if s.stopped {
 		s.mu.Unlock()
-		// After stop (the Manager has shut down): run it here, so that
-		// nothing asked for is lost.
-		ctx, cancel := context.WithTimeout(context.Background(), ioTimeout)
-		defer cancel()
-		f(ctx)
+		// After stop (the Manager has shut down; a run left behind ends):
+		// run it on its own goroutine, so that nothing asked for is lost
+		// and a caller holding the Manager's lock is not made to wait
+		// (f may take that lock).
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), ioTimeout)
+			defer cancel()
+			f(ctx)
+		}()
 		return
 	}
 	s.items = append(s.items, f)
@@ -123,7 +127,7 @@ func (s *storeIO) drain(d time.Duration) bool {
 }
 
 // stop ends the goroutine once the queue is empty; later calls of do run
-// in their caller.
+// each on a goroutine of its own.
 func (s *storeIO) stop() {
 	s.mu.Lock()
 	s.stopped = true

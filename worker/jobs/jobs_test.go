@@ -509,3 +509,34 @@ func TestSubmitGivesUpWhenTheStoreIsSlow(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, jobs.Failed, got.Status, "and never runs")
 }
+
+// After Shutdown, a prune (its store deletion queued behind the shut
+// store goroutine) neither deadlocks nor loses the deletion.
+func TestPruneAfterShutdown(t *testing.T) {
+	st := newStore(t)
+	var mu sync.Mutex
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	m, err := newManager(t, jobs.Options{Shared: st, Retention: time.Hour, Now: clock})
+	require.NoError(t, err)
+	r, err := m.Submit(context.Background(), jobs.Spec{Org: "o", Topic: "t", Task: "x"}, func(context.Context, func(int, string)) (any, error) { return 1, nil })
+	require.NoError(t, err)
+	wait(t, m, r.ID)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	m.Shutdown(ctx)
+	mu.Lock()
+	now = now.Add(2 * time.Hour)
+	mu.Unlock()
+	pruned := make(chan struct{})
+	go func() { m.Prune(); close(pruned) }()
+	select {
+	case <-pruned:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Prune after Shutdown did not return")
+	}
+	require.Eventually(t, func() bool {
+		_, ok, err := st.Get(context.Background(), r.ID)
+		return err == nil && !ok
+	}, 10*time.Second, 10*time.Millisecond, "the pruned record is deleted")
+}
