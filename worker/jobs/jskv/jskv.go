@@ -218,28 +218,16 @@ func (s *Store) get(ctx context.Context, id string) (jobs.Record, uint64, bool, 
 // UpdateFrom is Update for a caller that knows the record as stored at
 // revision rev: f is applied to base and written if the record is still at
 // rev, without reading it first (one round trip instead of two); when
-// another writer came in between, it falls back to Update.
+// another writer came in between, or f leaves base unchanged (base may be
+// stale), it falls back to Update.
 func (s *Store) UpdateFrom(ctx context.Context, base jobs.Record, rev uint64, f func(*jobs.Record) error) (jobs.Record, uint64, error) {
 	k, err := recKey(base.ID)
 	if err != nil {
 		return jobs.Record{}, 0, err
 	}
-	r := base
-	if err := f(&r); errors.Is(err, jobs.ErrUnchanged) {
-		return s.Update(ctx, base.ID, f) // unchanged at rev; read what is stored now
-	} else if err != nil {
-		return jobs.Record{}, 0, err
-	}
-	b, err := encode(r)
-	if err != nil {
-		return jobs.Record{}, 0, fmt.Errorf("jskv: %w", err)
-	}
-	nrev, err := s.kv.Update(ctx, k, b, rev)
-	if err == nil {
-		return r, nrev, nil
-	}
-	if !errors.Is(err, jetstream.ErrKeyExists) {
-		return jobs.Record{}, 0, fmt.Errorf("jskv: updating job %s: %w", base.ID, err)
+	r, nrev, ok, err := s.casWrite(ctx, k, base, rev, f, false)
+	if err != nil || ok {
+		return r, nrev, err
 	}
 	return s.Update(ctx, base.ID, f)
 }
@@ -252,31 +240,43 @@ func (s *Store) Update(ctx context.Context, id string, f func(*jobs.Record) erro
 		return jobs.Record{}, 0, err
 	}
 	for range 100 {
-		r, rev, ok, err := s.get(ctx, id)
+		r, rev, found, err := s.get(ctx, id)
 		if err != nil {
 			return jobs.Record{}, 0, err
 		}
-		if !ok {
+		if !found {
 			return jobs.Record{}, 0, fmt.Errorf("%w: %s", jobs.ErrNotFound, id)
 		}
-		if err := f(&r); errors.Is(err, jobs.ErrUnchanged) {
-			return r, rev, nil
-		} else if err != nil {
-			return jobs.Record{}, 0, err
-		}
-		b, err := encode(r)
-		if err != nil {
-			return jobs.Record{}, 0, fmt.Errorf("jskv: %w", err)
-		}
-		nrev, err := s.kv.Update(ctx, k, b, rev)
-		if err == nil {
-			return r, nrev, nil
-		}
-		if !errors.Is(err, jetstream.ErrKeyExists) {
-			return jobs.Record{}, 0, fmt.Errorf("jskv: updating job %s: %w", id, err)
+		r, nrev, ok, err := s.casWrite(ctx, k, r, rev, f, true)
+		if err != nil || ok {
+			return r, nrev, err
 		}
 	}
 	return jobs.Record{}, 0, fmt.Errorf("jskv: updating job %s: too many concurrent writers", id)
+}
+
+// casWrite applies f to r, the record stored under k at revision rev, and
+// writes the result if the record is still at rev. ok is false when
+// another writer came in between, and when f leaves r unchanged unless
+// unchangedOK (r then is the stored record, at rev).
+func (s *Store) casWrite(ctx context.Context, k string, r jobs.Record, rev uint64, f func(*jobs.Record) error, unchangedOK bool) (_ jobs.Record, _ uint64, ok bool, _ error) {
+	if err := f(&r); errors.Is(err, jobs.ErrUnchanged) {
+		return r, rev, unchangedOK, nil
+	} else if err != nil {
+		return jobs.Record{}, 0, false, err
+	}
+	b, err := encode(r)
+	if err != nil {
+		return jobs.Record{}, 0, false, fmt.Errorf("jskv: %w", err)
+	}
+	nrev, err := s.kv.Update(ctx, k, b, rev)
+	if errors.Is(err, jetstream.ErrKeyExists) {
+		return jobs.Record{}, 0, false, nil
+	}
+	if err != nil {
+		return jobs.Record{}, 0, false, fmt.Errorf("jskv: updating job %s: %w", r.ID, err)
+	}
+	return r, nrev, true, nil
 }
 
 // Watch passes every record, then every change, to f.
