@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,7 +21,10 @@ import (
 
 // newStore runs an in-process NATS server with JetStream in a temporary
 // directory and opens the job store on it, as the worker does.
-func newStore(t *testing.T) *jskv.Store {
+func newStore(t *testing.T) *jskv.Store { return newStoreAckWait(t, 0) }
+
+// newStoreAckWait is newStore with the queue's ack deadline.
+func newStoreAckWait(t *testing.T, ackWait time.Duration) *jskv.Store {
 	t.Helper()
 	ns, err := cluster.StartServer(cluster.ServerOptions{Dir: t.TempDir()})
 	require.NoError(t, err)
@@ -30,7 +34,7 @@ func newStore(t *testing.T) *jskv.Store {
 	t.Cleanup(nc.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	st, err := jskv.Open(ctx, nc, jskv.Config{})
+	st, err := jskv.Open(ctx, nc, jskv.Config{AckWait: ackWait})
 	require.NoError(t, err)
 	return st
 }
@@ -539,4 +543,77 @@ func TestPruneAfterShutdown(t *testing.T) {
 		_, ok, err := st.Get(context.Background(), r.ID)
 		return err == nil && !ok
 	}, 10*time.Second, 10*time.Millisecond, "the pruned record is deleted")
+}
+
+// gatedStore is a job store whose record updates wait while closed: a
+// record write stuck on a slow server while a job runs.
+type gatedStore struct {
+	*jskv.Store
+	closed  atomic.Bool
+	release chan struct{}
+}
+
+func (g *gatedStore) wait(ctx context.Context) error {
+	if !g.closed.Load() {
+		return nil
+	}
+	select {
+	case <-g.release:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (g *gatedStore) Update(ctx context.Context, id string, f func(*jobs.Record) error) (jobs.Record, uint64, error) {
+	if err := g.wait(ctx); err != nil {
+		return jobs.Record{}, 0, err
+	}
+	return g.Store.Update(ctx, id, f)
+}
+
+func (g *gatedStore) UpdateFrom(ctx context.Context, base jobs.Record, rev uint64, f func(*jobs.Record) error) (jobs.Record, uint64, error) {
+	if err := g.wait(ctx); err != nil {
+		return jobs.Record{}, 0, err
+	}
+	return g.Store.UpdateFrom(ctx, base, rev, f)
+}
+
+// A running job whose progress saves are stuck on the store for several
+// ack deadlines keeps its queue message alive all along: it is neither
+// redelivered nor run a second time, and its progress is saved when the
+// store comes back.
+func TestHeartbeatsDoNotWaitBehindStuckSaves(t *testing.T) {
+	const ackWait = 600 * time.Millisecond
+	st := &gatedStore{Store: newStoreAckWait(t, ackWait), release: make(chan struct{})}
+	m, err := newManager(t, jobs.Options{Shared: st, ProgressEvery: 50 * time.Millisecond})
+	require.NoError(t, err)
+	var starts atomic.Int32
+	running := make(chan struct{})
+	finish := make(chan struct{})
+	r, err := m.Submit(context.Background(), jobs.Spec{Org: "o", Topic: "t", Task: "x"}, func(ctx context.Context, progress func(int, string)) (any, error) {
+		if starts.Add(1) == 1 {
+			close(running)
+		}
+		for i := 1; ; i++ {
+			select {
+			case <-finish:
+				return "done", nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(20 * time.Millisecond):
+				progress(i%99, "working")
+			}
+		}
+	})
+	require.NoError(t, err)
+	<-running
+	st.closed.Store(true)   // record writes now wait
+	time.Sleep(4 * ackWait) // the state under test lasts several ack deadlines
+	close(st.release)
+	close(finish)
+	got := wait(t, m, r.ID)
+	assert.Equal(t, jobs.Succeeded, got.Status)
+	assert.Equal(t, int32(1), starts.Load(), "the job ran once")
+	assert.Equal(t, 1, got.Attempts)
 }

@@ -297,16 +297,9 @@ func (m *Manager) claim(j *job, now time.Time) {
 			r.Attempts++
 			return nil
 		}
-		var rec Record
-		var rev uint64
-		var err error
-		if ru, ok := m.shared.(revisionUpdater); ok && baseRev != 0 && base.ID == id {
-			// A job this worker submitted, stored as it saved it: no
-			// read before the compare-and-set.
-			rec, rev, err = ru.UpdateFrom(ctx, base, baseRev, f)
-		} else {
-			rec, rev, err = m.shared.Update(ctx, id, f)
-		}
+		// A job this worker submitted is known as it saved it: no read
+		// before the compare-and-set.
+		rec, rev, err := m.update(ctx, id, base, baseRev, f)
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		j.claiming = false
@@ -649,8 +642,7 @@ func (m *Manager) rebuild(r Record, request []byte) Func {
 
 // tick keeps the held jobs' deliveries alive and saves the progress of
 // the running jobs, until ctx ends. It walks only the jobs this worker
-// holds (m.held) and hands the calls to storeIO; a round whose calls have
-// not run yet (the store is slow) is not followed by another.
+// holds (m.held); the saves go through storeIO.
 func (m *Manager) tick(ctx context.Context) {
 	defer m.bg.Done()
 	every := min(m.opts.ProgressEvery, m.shared.AckWait()/3)
@@ -663,52 +655,59 @@ func (m *Manager) tick(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if pending.Load() {
-			continue
-		}
+		// A round of record saves still waiting on the store is not
+		// followed by another (the changes are saved by the next round
+		// after it); the signals of life go out every tick regardless.
+		saving := pending.Load()
 		type beat struct {
 			j     *job
 			d     Delivery
 			rec   Record
 			dirty bool
 		}
+		var beats []beat
 		m.mu.Lock()
-		beats := make([]beat, 0, len(m.held))
 		for _, j := range m.held {
 			if !j.local || j.rec.Status.Finished() {
 				continue
 			}
-			b := beat{j: j, d: j.d, rec: j.rec, dirty: j.dirty && !j.superseded && !j.claiming}
+			b := beat{j: j, d: j.d, rec: j.rec, dirty: !saving && j.dirty && !j.superseded && !j.claiming}
 			if b.dirty {
 				j.dirty = false
 			}
 			beats = append(beats, b)
 		}
-		if len(beats) > 0 {
+		m.mu.Unlock()
+		// The signals of life go out at once, not behind store writes
+		// that wait on a slow server: a held job must not reach its ack
+		// deadline because a record write is slow.
+		var saves []beat
+		for _, b := range beats {
+			if b.d != nil {
+				if err := b.d.InProgress(); err != nil {
+					m.opts.Logger.Warn("keeping a job held", "job_id", b.rec.ID, "err", err)
+				}
+			}
+			if b.dirty {
+				saves = append(saves, b)
+			}
+		}
+		if len(saves) > 0 {
 			pending.Store(true)
 			m.io.do(func(ictx context.Context) {
 				defer pending.Store(false)
-				for _, b := range beats {
-					m.beat(ictx, b.j, b.d, b.rec, b.dirty)
+				for _, b := range saves {
+					m.saveHeld(ictx, b.j, b.rec)
 				}
 			})
 		}
-		m.mu.Unlock()
 	}
 }
 
-// beat signals that a held job is alive and, when it changed, saves its
-// record (a queued job's message, a running job's progress); it runs on
-// storeIO's goroutine and applies what it learns under m.mu.
-func (m *Manager) beat(ctx context.Context, j *job, d Delivery, rec Record, dirty bool) {
-	if d != nil {
-		if err := d.InProgress(); err != nil {
-			m.opts.Logger.Warn("keeping a job held", "job_id", rec.ID, "err", err)
-		}
-	}
-	if !dirty {
-		return
-	}
+// saveHeld saves the changed record of a held job (a queued job's message,
+// a running job's progress); it runs on storeIO's goroutine and applies
+// what it learns under m.mu.
+func (m *Manager) saveHeld(ctx context.Context, j *job, rec Record) {
 	if rec.Status == Requested {
 		// Only the message of a job still queued: another worker may
 		// have cancelled it.
@@ -767,17 +766,22 @@ func (m *Manager) persistHeld(ctx context.Context, want, base Record, baseRev ui
 		*r = want
 		return nil
 	}
-	var rev uint64
-	var err error
-	if ru, ok := m.shared.(revisionUpdater); ok && baseRev != 0 && base.ID == want.ID {
-		_, rev, err = ru.UpdateFrom(ctx, base, baseRev, f)
-	} else {
-		_, rev, err = m.shared.Update(ctx, want.ID, f)
-	}
+	_, rev, err := m.update(ctx, want.ID, base, baseRev, f)
 	if err != nil {
 		return true, 0, err
 	}
 	return held, rev, nil
+}
+
+// update applies f to the stored record of job id with compare and set:
+// from base, the record as this worker last stored it at baseRev, without
+// reading it first when the store allows (revisionUpdater) and baseRev is
+// known; else read, then written.
+func (m *Manager) update(ctx context.Context, id string, base Record, baseRev uint64, f func(*Record) error) (Record, uint64, error) {
+	if ru, ok := m.shared.(revisionUpdater); ok && baseRev != 0 && base.ID == id {
+		return ru.UpdateFrom(ctx, base, baseRev, f)
+	}
+	return m.shared.Update(ctx, id, f)
 }
 
 // dropSuperseded ends this worker's run of a job another worker took over:
