@@ -96,6 +96,13 @@ func (c *countingHasher) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// OrderedSchema is the Parquet schema of group with its columns in the
+// order of names (parquet.Group sorts its fields by name; a file's column
+// order is the caller's).
+func OrderedSchema(group parquet.Group, names []string) *parquet.Schema {
+	return parquet.NewSchema("schema", orderedGroup{Group: group, order: slices.Clone(names)})
+}
+
 // orderedGroup is a Parquet group node whose fields keep the given order
 // (parquet.Group sorts fields by name, but column order is normative).
 type orderedGroup struct {
@@ -179,7 +186,7 @@ func NewTableWriter(w io.Writer, types []DataType, names []string, opts *WriteOp
 		}
 		group[names[i]] = parquet.Compressed(node, codec)
 	}
-	schema := parquet.NewSchema("schema", orderedGroup{Group: group, order: slices.Clone(names)})
+	schema := OrderedSchema(group, names)
 	out := &countingHasher{w: w, h: sha256.New()}
 	pw := parquet.NewWriter(out, schema,
 		parquet.Compression(codec),

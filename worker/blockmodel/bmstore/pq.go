@@ -6,12 +6,12 @@ import (
 	"io"
 	"math"
 	"os"
-	"slices"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
 
 	"github.com/geostat-engine/geostat/worker/blockmodel"
+	"github.com/geostat-engine/geostat/worker/objects"
 )
 
 // storeRowGroup is the row group size of the store's column files (bounds
@@ -141,25 +141,9 @@ func newTableWriter(w io.Writer, names []string, types []DataType, group int) (*
 		}
 		g[n] = l
 	}
-	schema := parquet.NewSchema("schema", orderedGroup{Group: g, order: names})
+	schema := objects.OrderedSchema(g, names)
 	pw := parquet.NewWriter(w, schema, parquet.Compression(zstdCodec), parquet.CreatedBy("geostat", "1", ""))
 	return &tableWriter{pw: pw, group: group}, nil
-}
-
-// orderedGroup keeps the caller's column order (parquet.Group sorts names).
-type orderedGroup struct {
-	parquet.Group
-	order []string
-}
-
-func (g orderedGroup) Fields() []parquet.Field {
-	fields := g.Group.Fields()
-	rank := make(map[string]int, len(g.order))
-	for i, n := range g.order {
-		rank[n] = i
-	}
-	slices.SortStableFunc(fields, func(a, b parquet.Field) int { return rank[a.Name()] - rank[b.Name()] })
-	return fields
 }
 
 // write appends a batch: cols in schema order, equal lengths.
