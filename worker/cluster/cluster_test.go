@@ -345,10 +345,7 @@ func TestCollectOrphans(t *testing.T) {
 	stop()
 	<-done
 	require.NoError(t, err)
-	for i := 0; i < 3; i++ { // chunks of a put that never finished
-		require.NoError(t, nc.Publish("$O."+cluster.ObjectBucket+".C.orphanNUID", []byte("chunk")))
-	}
-	require.NoError(t, nc.Flush())
+	publishOrphanChunks(t, ctx, nc, 3)
 	// Younger than the ack deadline (60 s): maybe a put in progress, kept.
 	n, err := q.CollectOrphans(ctx)
 	require.NoError(t, err)
@@ -378,10 +375,7 @@ func TestForgetCollectsOrphans(t *testing.T) {
 	defer cancel()
 	const ackWait = 50 * time.Millisecond
 	q, nc := clustertest.QueueConfig(t, ctx, cluster.Config{AckWait: ackWait})
-	for i := 0; i < 2; i++ { // chunks of a put that never finished
-		require.NoError(t, nc.Publish("$O."+cluster.ObjectBucket+".C.orphanNUID", []byte("chunk")))
-	}
-	require.NoError(t, nc.Flush())
+	publishOrphanChunks(t, ctx, nc, 2)
 	require.Equal(t, 1, chunkSubjects(t, ctx, nc))
 	time.Sleep(2 * ackWait) // the chunks are now older than the ack deadline
 	require.NoError(t, q.Forget(ctx, "job-gone"))
@@ -729,6 +723,18 @@ func objectNames(t *testing.T, ctx context.Context, nc *nats.Conn) []string {
 
 // chunkSubjects counts the chunk subjects with messages in the result
 // store's stream.
+// publishOrphanChunks stores n chunks of a put that never finished, each
+// acknowledged by the stream: a core publish and a flush only say the server
+// received them, not that the stream holds them yet.
+func publishOrphanChunks(t *testing.T, ctx context.Context, nc *nats.Conn, n int) {
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	for i := 0; i < n; i++ {
+		_, err := js.Publish(ctx, "$O."+cluster.ObjectBucket+".C.orphanNUID", []byte("chunk"))
+		require.NoError(t, err)
+	}
+}
+
 func chunkSubjects(t *testing.T, ctx context.Context, nc *nats.Conn) int {
 	js, err := jetstream.New(nc)
 	require.NoError(t, err)
