@@ -85,6 +85,49 @@ func routes() map[string]route {
 		"GET /file/v2/content/{org_id}/{workspace_id}/{file_id}/{version_id}":  {summary: "Signed download of a file version (Range honoured; HEAD too)", tag: "files", public: true},
 		"HEAD /file/v2/content/{org_id}/{workspace_id}/{file_id}/{version_id}": {summary: "Size and type of a file version (signed)", tag: "files", public: true},
 	}
+	const (
+		wsOrg   = "/workspace/orgs/{org_id}"
+		wsAdmin = "/workspace/admin/orgs/{org_id}"
+		ws      = wsOrg + "/workspaces/{workspace_id}"
+		aws     = wsAdmin + "/workspaces/{workspace_id}"
+		js      = "application/json"
+	)
+	for pattern, rt := range map[string]route{
+		"GET /workspace/platform/identity/v1/token":                {summary: "Token check: 200 without a body for a valid bearer token (tokens are issued by the admin token routes)"},
+		"GET /workspace/evo/identity/v1/token":                     {summary: "Token check (the client's path)"},
+		"GET " + ws:                                                {summary: "A workspace with the caller's role (deleted=true reads a deleted one)"},
+		"POST " + ws:                                               {summary: "Restore a deleted workspace (?deleted=false); owner or instance admin"},
+		"GET " + ws + "/users":                                     {summary: "The workspace's users and roles (user_id or filter[user_id] keeps one)"},
+		"GET " + wsOrg + "/members/users":                          {summary: "The organisation's instance users (limit, offset)"},
+		"DELETE " + wsOrg + "/members/invitations/{invitation_id}": {summary: "Delete an invitation; instance admin"},
+		"POST " + wsOrg + "/workspaces":                            {summary: "Create a workspace; the creator becomes its owner", body: js},
+		"GET " + wsOrg + "/workspaces":                             {summary: "The workspaces where the caller has a role (limit, offset, order_by, deleted, name, filter[name], created_by, user_id)"},
+		"GET " + wsOrg + "/workspaces/summary":                     {summary: "The caller's workspaces as {id, name}"},
+		"PATCH " + ws:                                              {summary: "Update a workspace; owner", body: js},
+		"DELETE " + ws:                                             {summary: "Soft-delete a workspace (every area then answers 410); owner"},
+		"GET " + ws + "/current-user-role":                         {summary: "The caller's role in the workspace"},
+		"POST " + ws + "/users":                                    {summary: "Give a user (user_id or email) a role in the workspace; owner", body: js},
+		"DELETE " + ws + "/users/{user_id}":                        {summary: "Remove a user's role; owner, or the user itself"},
+		"POST " + wsOrg + "/members/users":                         {summary: "Add users by email (unknown emails are invited); instance admin", body: js},
+		"PATCH " + wsOrg + "/members/users/{user_id}":              {summary: "Set a user's instance role; instance admin", body: js},
+		"DELETE " + wsOrg + "/members/users/{user_id}":             {summary: "Remove a user from the organisation (its grants, and with its last organisation its tokens); instance admin"},
+		"GET " + wsOrg + "/members/roles":                          {summary: "The instance roles admin and member"},
+		"GET " + wsOrg + "/members/invitations":                    {summary: "The organisation's invitations; instance admin"},
+		"GET " + wsAdmin + "/workspaces":                           {summary: "Every workspace of the organisation; instance admin"},
+		"GET " + aws:                                               {summary: "A workspace, whatever the caller's role in it; instance admin"},
+		"GET " + aws + "/users":                                    {summary: "A workspace's users; instance admin"},
+		"POST " + aws + "/users":                                   {summary: "Give a user a role in a workspace; instance admin", body: js},
+		"DELETE " + aws + "/users/{user_id}":                       {summary: "Remove a user's role in a workspace; instance admin"},
+		"GET " + wsAdmin + "/users/{user_id}/workspaces":           {summary: "A user's workspaces with user_role; instance admin"},
+		"POST " + wsAdmin + "/action/bulk_assign_roles":            {summary: "Up to 100 role assignments {user_id, workspace_id, role}; instance admin", body: js},
+		"POST " + wsAdmin + "/users":                               {summary: "Create an instance user {email, full_name, roles?}; instance admin", body: js},
+		"POST " + wsAdmin + "/users/{user_id}/tokens":              {summary: "Issue an API token {name, expires_at?}: the token is in this answer only; instance admin", body: js},
+		"GET " + wsAdmin + "/users/{user_id}/tokens":               {summary: "A user's tokens (never their secrets); instance admin"},
+		"DELETE " + wsAdmin + "/users/{user_id}/tokens/{token_id}": {summary: "Revoke a token (refused at the next request); instance admin"},
+	} {
+		rt.tag = "workspaces"
+		out[pattern] = rt
+	}
 	return out
 }
 
@@ -188,7 +231,7 @@ func operation(method, path string, rt route, task string, statuses []problem.St
 		case rt.json[code] != "":
 			r["content"] = jsonContent("application/json", rt.json[code])
 		case code == "303":
-			r["headers"] = map[string]any{"Location": map[string]any{"description": "the job status URL", "schema": map[string]any{"type": "string"}}}
+			r["headers"] = map[string]any{"Location": map[string]any{"description": "the job status URL (compute), or the workspace (restore)", "schema": map[string]any{"type": "string"}}}
 		case code == "422" && rt.topic != "":
 			r["content"] = jsonContent("application/problem+json", "ValidationProblem")
 		case status >= 400:

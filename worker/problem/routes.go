@@ -18,8 +18,9 @@ type Status struct {
 // Route statuses shared by many routes.
 var (
 	statusUnauthenticated = Status{http.StatusUnauthorized, "missing or unknown bearer token", []string{ObjectMissingToken, ObjectInvalidToken}}
-	statusInternal        = Status{http.StatusInternalServerError, "the worker failed (logged); the detail says no more", []string{ObjectInternal, FileInternal, ComputeTaskFailed}}
+	statusInternal        = Status{http.StatusInternalServerError, "the worker failed (logged); the detail says no more", []string{ObjectInternal, FileInternal, ComputeTaskFailed, WorkspaceInternal}}
 	objectFull            = Status{http.StatusInsufficientStorage, "the worker's disk is full; the detail names the operation, nothing is kept", []string{ObjectInsufficientStorage}}
+	statusGone            = Status{http.StatusGone, "the workspace is deleted (restore it with POST /workspace/orgs/{org_id}/workspaces/{workspace_id}?deleted=false)", []string{WorkspaceGone}}
 	fileFull              = Status{http.StatusInsufficientStorage, "the worker's disk is full; the detail names the operation, nothing is kept", []string{FileInsufficientStorage}}
 )
 
@@ -30,6 +31,7 @@ func workspaceBase(write bool) []Status {
 		statusUnauthenticated,
 		{http.StatusNotFound, "the organisation or workspace does not exist for the caller (no role in it), or the object or file does not", []string{ObjectNotFound, FileNotFound}},
 		{http.StatusUnprocessableEntity, "invalid parameters: an id that is not a UUID, an invalid query parameter", []string{ObjectValidation}},
+		statusGone,
 	}
 	if write {
 		out = append(out, Status{http.StatusForbidden, "the caller's role in the workspace does not allow writing (insufficient-role)", []string{ObjectInsufficient}})
@@ -134,7 +136,8 @@ func RouteStatuses() map[string][]Status {
 		"GET /compute/orgs/{org_id}/reports/{workspace_id}/{file_id}": with(
 			[]Status{statusUnauthenticated,
 				{http.StatusNotFound, "no such report file, or no role in the workspace", []string{ObjectNotFound, FileNotFound}},
-				{http.StatusUnprocessableEntity, "an id that is not a UUID", []string{ObjectValidation, FileValidation}}},
+				{http.StatusUnprocessableEntity, "an id that is not a UUID", []string{ObjectValidation, FileValidation}},
+				statusGone},
 			Status{http.StatusOK, "text/html", nil}),
 		"PUT " + filePrefix + "/files/path/{file_path...}": with(edit, Status{http.StatusOK, "upload response", nil},
 			Status{http.StatusBadRequest, "invalid path", []string{FileInvalidPath}}, fileFull),
@@ -155,6 +158,9 @@ func RouteStatuses() map[string][]Status {
 		"HEAD /file/v2/content/{org_id}/{workspace_id}/{file_id}/{version_id}": {
 			{http.StatusOK, "headers only", nil},
 			{http.StatusForbidden, "bad or expired signature", nil}},
+	}
+	for pattern, list := range workspaceStatuses() {
+		out[pattern] = list
 	}
 	// What every route but the liveness probe may answer: the request
 	// limits of the server (worker/server/app.go) and a failure of the
@@ -227,4 +233,63 @@ func Undocumented(method, pattern string, code int) bool {
 	}
 	list, ok := documented()[pattern]
 	return ok && !slices.ContainsFunc(list, func(s Status) bool { return s.Code == code })
+}
+
+// workspaceStatuses are the statuses of the workspace area's routes
+// (worker/workspaces).
+func workspaceStatuses() map[string][]Status {
+	const (
+		org   = "/workspace/orgs/{org_id}"
+		admin = "/workspace/admin/orgs/{org_id}"
+		ws    = org + "/workspaces/{workspace_id}"
+		aws   = admin + "/workspaces/{workspace_id}"
+	)
+	var (
+		auth     = Status{http.StatusUnauthorized, "missing or unknown bearer token (a revoked or expired one too)", []string{WorkspaceMissingToken, WorkspaceInvalidToken}}
+		invalid  = Status{http.StatusUnprocessableEntity, "invalid parameters: an id that is not a UUID, a bad query parameter or body member (invalid-params names each)", []string{WorkspaceValidation}}
+		noOrg    = Status{http.StatusNotFound, "the organisation does not exist for the caller (no instance role in it), or the user, token or invitation named does not exist", []string{WorkspaceNotFound}}
+		noWS     = Status{http.StatusNotFound, "the workspace does not exist for the caller (unknown, or no role in it), or the user named has no role in it", []string{WorkspaceNotFound}}
+		low      = Status{http.StatusForbidden, "the caller's role is too low (insufficient-role, with your_role and permitted_roles)", []string{WorkspaceInsufficient}}
+		notAdmin = Status{http.StatusForbidden, "the caller is not an instance admin of the organisation (insufficient-role)", []string{WorkspaceInsufficient}}
+		large    = Status{http.StatusRequestEntityTooLarge, "the body is over 1 MiB", []string{PayloadTooLarge}}
+		name     = Status{http.StatusConflict, "another workspace of the organisation has the name (case-insensitively)", []string{WorkspaceNameConflict}}
+		lastOwn  = Status{http.StatusConflict, "the change would leave the workspace without an owner (last-owner)", []string{WorkspaceLastOwner}}
+		exists   = Status{http.StatusConflict, "the email is a user of the organisation already", []string{WorkspaceUserExists}}
+		ok       = func(meaning string) Status { return Status{http.StatusOK, meaning, nil} }
+		created  = func(meaning string) Status { return Status{http.StatusCreated, meaning, nil} }
+		done     = Status{http.StatusNoContent, "done", nil}
+	)
+	return map[string][]Status{
+		"GET /workspace/platform/identity/v1/token":              {auth, ok("the token is valid (no body; tokens are issued by the admin token routes)")},
+		"GET /workspace/evo/identity/v1/token":                   {auth, ok("the token is valid (no body; tokens are issued by the admin token routes)")},
+		"GET " + ws:                                              {auth, ok("the workspace with current_user_role"), noWS, statusGone, invalid},
+		"POST " + ws:                                             {auth, done, {http.StatusSeeOther, "the workspace is not deleted: see it (Location, problem body not-deleted)", []string{WorkspaceNotDeleted}}, {http.StatusBadRequest, "deleted=false is missing", []string{WorkspaceBadRequest}}, low, noWS, invalid},
+		"GET " + ws + "/users":                                   {auth, ok("{links, results: [{user_id, role, email, full_name}]}"), noWS, statusGone, invalid},
+		"GET " + org + "/members/users":                          {auth, ok("{links: {count, first, next, previous}, results: [instance user]}"), noOrg, invalid},
+		"DELETE " + org + "/members/invitations/{invitation_id}": {auth, done, notAdmin, noOrg, invalid},
+		"POST " + org + "/workspaces":                            {auth, created("the workspace; the creator (a stored user) is its owner"), noOrg, name, large, invalid},
+		"GET " + org + "/workspaces":                             {auth, ok("{links: {count, first, last, next, previous, total}, results: [workspace]}"), noOrg, invalid},
+		"GET " + org + "/workspaces/summary":                     {auth, ok("{links, results: [{id, name}]}"), noOrg, invalid},
+		"PATCH " + ws:                                            {auth, ok("the workspace"), low, noWS, name, statusGone, large, invalid},
+		"DELETE " + ws:                                           {auth, done, low, noWS, statusGone, invalid},
+		"GET " + ws + "/current-user-role":                       {auth, ok("{user_id, role}"), noWS, statusGone, invalid},
+		"POST " + ws + "/users":                                  {auth, created("{user_id, role}"), low, noWS, lastOwn, statusGone, large, invalid},
+		"DELETE " + ws + "/users/{user_id}":                      {auth, done, low, noWS, lastOwn, statusGone, invalid},
+		"POST " + org + "/members/users":                         {auth, created("{members, invitations}"), notAdmin, noOrg, exists, large, invalid},
+		"PATCH " + org + "/members/users/{user_id}":              {auth, ok("{id, roles}"), notAdmin, noOrg, large, invalid},
+		"DELETE " + org + "/members/users/{user_id}":             {auth, done, notAdmin, noOrg, invalid},
+		"GET " + org + "/members/roles":                          {auth, ok("{roles: [{id, name, description, permissions}]}"), noOrg, invalid},
+		"GET " + org + "/members/invitations":                    {auth, ok("{links, results: [invitation]}"), notAdmin, noOrg, invalid},
+		"GET " + admin + "/workspaces":                           {auth, ok("every workspace of the organisation"), notAdmin, noOrg, invalid},
+		"GET " + aws:                                             {auth, ok("the workspace"), notAdmin, noWS, statusGone, invalid},
+		"GET " + aws + "/users":                                  {auth, ok("{links, results}"), notAdmin, noWS, statusGone, invalid},
+		"POST " + aws + "/users":                                 {auth, created("{user_id, role}"), notAdmin, noWS, statusGone, large, invalid},
+		"DELETE " + aws + "/users/{user_id}":                     {auth, done, notAdmin, noWS, statusGone, invalid},
+		"GET " + admin + "/users/{user_id}/workspaces":           {auth, ok("{results: [workspace with user_role]}"), notAdmin, noOrg, invalid},
+		"POST " + admin + "/action/bulk_assign_roles":            {auth, ok("{role_assignments}"), notAdmin, noOrg, large, invalid},
+		"POST " + admin + "/users":                               {auth, created("the instance user"), notAdmin, noOrg, exists, large, invalid},
+		"POST " + admin + "/users/{user_id}/tokens":              {auth, created("{id, name, token, created_at, expires_at}: the token is shown this once"), notAdmin, noOrg, large, invalid},
+		"GET " + admin + "/users/{user_id}/tokens":               {auth, ok("{results: [{id, name, created_at, expires_at, last_used_at}]}"), notAdmin, noOrg, invalid},
+		"DELETE " + admin + "/users/{user_id}/tokens/{token_id}": {auth, done, notAdmin, noOrg, invalid},
+	}
 }

@@ -107,6 +107,13 @@ type Options struct {
 	// the method, the route pattern that served it ("" when none matched),
 	// the status and the duration (for metrics; never the raw path).
 	OnRequest func(method, pattern string, status int, d time.Duration)
+	// Identity, when set, builds the authenticator of every request from
+	// the static entries of the configuration (TokensFile, GEOSTAT_TOKEN or
+	// the development token, already checked): the worker's identity store,
+	// which also knows the tokens issued over HTTP and answers every role
+	// question live. Without it the static entries alone authenticate, and
+	// any UUID is a workspace.
+	Identity func(static []TokenEntry) (Authenticator, error)
 	// ExtraRoutes, when set, registers more routes (the compute tasks) on the
 	// worker's mux after the built-in ones; deps gives the store, the
 	// authenticator and helpers. Use Auth.RequireOrg or
@@ -344,6 +351,12 @@ func (a *App) setupAuth() error {
 	if err != nil {
 		return err
 	}
+	auth.logger = a.logger
+	if a.opts.Identity != nil {
+		if auth.ext, err = a.opts.Identity(entries); err != nil {
+			return err
+		}
+	}
 	a.auth = auth
 	return nil
 }
@@ -503,7 +516,11 @@ func (a *App) routeMiss(w http.ResponseWriter, r *http.Request, mux *http.ServeM
 	switch cap.status {
 	case http.StatusMethodNotAllowed:
 		w.Header().Set("Allow", cap.header.Get("Allow"))
-		problem.Write(w, problem.Problem{Type: problem.MethodNotAllowed, Title: "Method Not Allowed.", Status: http.StatusMethodNotAllowed,
+		typ := problem.MethodNotAllowed
+		if strings.HasPrefix(r.URL.Path, "/workspace/") {
+			typ = problem.WorkspaceMethodNotAllowed // the seed's type of the area
+		}
+		problem.Write(w, problem.Problem{Type: typ, Title: "Method Not Allowed.", Status: http.StatusMethodNotAllowed,
 			Detail: fmt.Sprintf("%s is not allowed here; allowed: %s", r.Method, cap.header.Get("Allow"))})
 	case http.StatusNotFound:
 		problem.Write(w, problem.Problem{Type: problem.RouteNotFound, Title: "Not Found.", Status: http.StatusNotFound,

@@ -8,11 +8,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -70,9 +72,14 @@ type TokenEntry struct {
 
 // Auth authenticates bearer tokens and answers role questions. Tokens are
 // kept as SHA-256 digests and compared in constant time; they are never
-// logged.
+// logged. With an Authenticator (the worker's identity store, see
+// Options.Identity) every token is authenticated by it and every role
+// question answered by the principal's live Roles; without one, by the
+// static entries alone (any UUID is then a workspace).
 type Auth struct {
 	entries []authEntry
+	ext     Authenticator
+	logger  *slog.Logger
 }
 
 type authEntry struct {
@@ -80,29 +87,111 @@ type authEntry struct {
 	p      *Principal
 }
 
-// Principal is an authenticated caller.
-type Principal struct {
-	User store.User
-	orgs map[string]map[string]Role
+// Authenticator turns a bearer token into a principal: the worker's
+// identity store, which knows the static entries of the configuration and
+// the tokens issued over HTTP alike. ok is false for a token it does not
+// know (unknown, revoked or expired: 401).
+type Authenticator interface {
+	Authenticate(token string) (p *Principal, ok bool)
 }
 
-// Role returns the caller's role in a workspace.
-func (p *Principal) Role(org, ws string) (Role, bool) {
+// WorkspaceState is a workspace's state as a role question sees it.
+type WorkspaceState int
+
+// Workspace states.
+const (
+	// WorkspaceUnknown: no such workspace (404).
+	WorkspaceUnknown WorkspaceState = iota
+	// WorkspaceActive: the workspace exists.
+	WorkspaceActive
+	// WorkspaceDeleted: the workspace is soft-deleted (410).
+	WorkspaceDeleted
+)
+
+// Access is the answer to a role question: the caller's role in a
+// workspace ("" for none) and the workspace's state.
+type Access struct {
+	Role  Role
+	State WorkspaceState
+}
+
+// Roles is a live source of one principal's roles (the identity store): its
+// answers follow every grant and revoke at the next call.
+type Roles interface {
+	// Resolve returns the principal's role in workspace ws of org and the
+	// workspace's state; it may write (a static "*" principal's first use
+	// of a workspace id registers it), hence ctx and the error.
+	Resolve(ctx context.Context, org, ws string) (Access, error)
+	// InOrg reports whether the principal belongs to org.
+	InOrg(org string) bool
+	// OwnsAnOrg reports whether the principal is an instance admin of some
+	// organisation (an operator of the worker).
+	OwnsAnOrg() bool
+	// Grants returns a snapshot of the principal's roles, organisation ->
+	// workspace (or * for every one) -> role, for PrincipalOf.
+	Grants() map[string]map[string]Role
+}
+
+// Principal is an authenticated caller: its user and either static grants
+// (a tokens-file entry, or a caller rebuilt by PrincipalOf) or live Roles.
+type Principal struct {
+	User  store.User
+	orgs  map[string]map[string]Role
+	roles Roles
+}
+
+// NewPrincipal returns a caller whose roles are answered by roles (an
+// Authenticator builds these).
+func NewPrincipal(user store.User, roles Roles) *Principal {
+	return &Principal{User: user, roles: roles}
+}
+
+// Roles returns the live source of the caller's roles (nil for a caller of
+// static grants): the identity store's handle, for the workspace routes.
+func (p *Principal) Roles() Roles { return p.roles }
+
+// roleTimeout bounds a role question asked without a context (Role), which
+// writes only when it registers a workspace.
+const roleTimeout = 10 * time.Second
+
+// Resolve returns the caller's role in a workspace and the workspace's
+// state: with live Roles, theirs; with static grants, the granted role and
+// an active workspace (any UUID is a workspace), or no role and an unknown
+// one.
+func (p *Principal) Resolve(ctx context.Context, org, ws string) (Access, error) {
+	if p.roles != nil {
+		return p.roles.Resolve(ctx, org, ws)
+	}
 	org, ws = strings.ToLower(org), strings.ToLower(ws)
 	for _, o := range []string{org, Any} {
 		m := p.orgs[o]
 		for _, w := range []string{ws, Any} {
 			if r, ok := m[w]; ok {
-				return r, true
+				return Access{Role: r, State: WorkspaceActive}, nil
 			}
 		}
 	}
-	return "", false
+	return Access{}, nil
+}
+
+// Role returns the caller's role in a workspace; ok is false when it has
+// none there or the workspace is unknown or deleted.
+func (p *Principal) Role(org, ws string) (Role, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), roleTimeout)
+	defer cancel()
+	a, err := p.Resolve(ctx, org, ws)
+	if err != nil || a.Role == "" || a.State != WorkspaceActive {
+		return "", false
+	}
+	return a.Role, true
 }
 
 // OwnsAnOrg reports whether the caller is owner of every workspace of some
 // organisation (an operator of the worker).
 func (p *Principal) OwnsAnOrg() bool {
+	if p.roles != nil {
+		return p.roles.OwnsAnOrg()
+	}
 	for _, m := range p.orgs {
 		if m[Any] == RoleOwner {
 			return true
@@ -113,8 +202,12 @@ func (p *Principal) OwnsAnOrg() bool {
 
 // Grants returns a copy of the caller's roles, organisation -> workspace
 // (or * for every one) -> role: with User, what PrincipalOf needs to
-// rebuild the caller, e.g. to run a queued job on another worker.
+// rebuild the caller, e.g. to run a queued job on another worker. With live
+// Roles it is a snapshot of them.
 func (p *Principal) Grants() map[string]map[string]Role {
+	if p.roles != nil {
+		return p.roles.Grants()
+	}
 	out := make(map[string]map[string]Role, len(p.orgs))
 	for o, m := range p.orgs {
 		out[o] = maps.Clone(m)
@@ -138,6 +231,9 @@ func PrincipalOf(user store.User, grants map[string]map[string]Role) *Principal 
 
 // InOrg reports whether the caller has a role in any workspace of org.
 func (p *Principal) InOrg(org string) bool {
+	if p.roles != nil {
+		return p.roles.InOrg(org)
+	}
 	return len(p.orgs[strings.ToLower(org)]) > 0 || len(p.orgs[Any]) > 0
 }
 
@@ -250,6 +346,13 @@ func (a *Auth) Authenticate(r *http.Request) (*Principal, error) {
 		return nil, store.NewError(http.StatusUnauthorized, store.TypeMissingToken, "Access Denied.",
 			"an Authorization: Bearer <token> header is required")
 	}
+	if a.ext != nil {
+		p, ok := a.ext.Authenticate(token)
+		if !ok {
+			return nil, store.NewError(http.StatusUnauthorized, store.TypeInvalidToken, "Access Denied.", "the token is not valid")
+		}
+		return p, nil
+	}
 	d := sha256.Sum256([]byte(token))
 	var found *Principal
 	// Compare against every entry, without an early exit.
@@ -323,9 +426,10 @@ func (a *Auth) RequireOrg(h http.Handler) http.Handler {
 }
 
 // RequireWorkspace wraps h: a valid token (401), UUID {org_id} and
-// {workspace_id} path values (422), a role in the workspace (404 otherwise)
-// and at least role min (403 insufficient-role with your_role and
-// permitted_roles otherwise).
+// {workspace_id} path values (422), a role in a workspace that exists (404
+// otherwise), a workspace not deleted (410 workspace-service/gone) and at
+// least role min (403 insufficient-role with your_role and permitted_roles
+// otherwise).
 func (a *Auth) RequireWorkspace(min Role, h http.Handler) http.Handler {
 	return a.Authenticated(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		org, ws := r.PathValue("org_id"), r.PathValue("workspace_id")
@@ -335,9 +439,18 @@ func (a *Auth) RequireWorkspace(min Role, h http.Handler) http.Handler {
 				return
 			}
 		}
-		role, ok := PrincipalFrom(r.Context()).Role(org, ws)
-		if !ok {
+		acc, err := PrincipalFrom(r.Context()).Resolve(r.Context(), org, ws)
+		if err != nil {
+			WriteProblem(w, r, a.logger, fmt.Errorf("resolving the role in workspace %s: %w", ws, err))
+			return
+		}
+		role := acc.Role
+		if role == "" || acc.State == WorkspaceUnknown {
 			problem.Write(w, authProblem(r, store.ErrNotFound("", fmt.Sprintf("workspace %s not found", ws))))
+			return
+		}
+		if acc.State == WorkspaceDeleted {
+			problem.Write(w, WorkspaceGone(ws))
 			return
 		}
 		if !role.AtLeast(min) {
@@ -355,4 +468,11 @@ func (a *Auth) RequireWorkspace(min Role, h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	}))
+}
+
+// WorkspaceGone is the 410 of a route on a soft-deleted workspace, the
+// same in every area.
+func WorkspaceGone(ws string) problem.Problem {
+	return problem.Problem{Type: problem.WorkspaceGone, Title: "Gone.", Status: http.StatusGone,
+		Detail: fmt.Sprintf("workspace %s is deleted", ws)}
 }

@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -25,12 +26,15 @@ import (
 
 	"github.com/geostat-engine/geostat/worker/demo"
 	"github.com/geostat-engine/geostat/worker/files"
+	"github.com/geostat-engine/geostat/worker/identity"
 	"github.com/geostat-engine/geostat/worker/jobs"
 	"github.com/geostat-engine/geostat/worker/metrics"
+	"github.com/geostat-engine/geostat/worker/objects"
 	"github.com/geostat-engine/geostat/worker/openapi"
 	"github.com/geostat-engine/geostat/worker/server"
 	"github.com/geostat-engine/geostat/worker/store"
 	"github.com/geostat-engine/geostat/worker/tasks"
+	"github.com/geostat-engine/geostat/worker/workspaces"
 )
 
 // Version is the worker's version, shown in the OpenAPI document.
@@ -101,6 +105,10 @@ type Service struct {
 	openapi []byte
 	lock    *server.DataDirLock
 	cluster *clusterMember // the NATS connection (and shard queue in a cluster)
+	// identity is the one identity store (users, workspaces, roles,
+	// tokens) in the NATS server's identity bucket, set when server.New
+	// builds the authenticator.
+	identity *workspaces.Identity
 	// rebuilder makes the Func of a job from its queued request; it is set
 	// when the compute routes are registered (then registered is closed).
 	rebuilder  func(jobs.Record, []byte) (jobs.Func, error)
@@ -187,6 +195,7 @@ func New(opts Options) (_ *Service, err error) {
 	}
 	defer func() {
 		if err != nil {
+			s.closeIdentity()
 			s.cluster.close()
 		}
 	}()
@@ -231,6 +240,19 @@ func New(opts Options) (_ *Service, err error) {
 			extra(mux, deps)
 		}
 	}
+	// Users, workspaces and roles live in the identity bucket of the same
+	// NATS server, shared by every api worker of a cluster; the static
+	// entries of the configuration are its read-only principals.
+	so.Identity = func(entries []server.TokenEntry) (server.Authenticator, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), identityOpenTimeout)
+		defer cancel()
+		st, err := identity.Open(ctx, s.cluster.nc, identity.Config{Static: workspaces.StaticOf(entries), Replicas: opts.Cluster.Replicas})
+		if err != nil {
+			return nil, err
+		}
+		s.identity = workspaces.NewIdentity(st, entries, logger)
+		return s.identity, nil
+	}
 	so.Listener, so.DataDirLock = ln, lock
 	if s.files != nil {
 		so.URLSigner = s.files.URLSigner() // one key file, read once
@@ -239,6 +261,11 @@ func New(opts Options) (_ *Service, err error) {
 	if s.app, err = server.New(so); err != nil {
 		s.jobs.Shutdown(context.Background())
 		return nil, err
+	}
+	if err := s.registerExisting(); err != nil {
+		s.app.Stop(context.Background())
+		s.jobs.Shutdown(context.Background())
+		return nil, fmt.Errorf("service: %w", err)
 	}
 	s.routes = s.app.Routes()
 	doc, err := openapi.Document(s.routes, Version)
@@ -281,6 +308,7 @@ func (s *Service) register(mux server.Router, deps server.Deps) {
 	s.rebuilder = tasks.Rebuilder(co)
 	close(s.registered)
 	files.Register(mux, deps, s.files, files.Options{URLExpiry: s.opts.URLExpiry, MaxUploadBytes: s.opts.MaxBlobBytes})
+	workspaces.Register(mux, deps, s.identity)
 	mux.Handle("GET /compute/orgs/{org_id}/reports/{workspace_id}/{file_id}", deps.Auth.RequireWorkspace(server.RoleViewer, http.HandlerFunc(s.dashboard)))
 	mux.Handle("GET /metrics", s.metricsAccess(deps.Auth, s.metrics.Handler()))
 	mux.Handle("GET /openapi.json", deps.Auth.Authenticated(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -324,6 +352,67 @@ func (s *Service) metricsAccess(auth *server.Auth, h http.Handler) http.Handler 
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// identityOpenTimeout bounds the opening of the identity store (creating
+// its bucket and loading it).
+const identityOpenTimeout = 30 * time.Second
+
+// closeIdentity stops the identity store's watch (its connection is the
+// cluster member's).
+func (s *Service) closeIdentity() {
+	if s.identity != nil {
+		s.identity.Store().Close()
+	}
+}
+
+// registerExisting registers, on the first start with the identity store,
+// every workspace id found in the object store, the file area, the job
+// records and the tokens file, so that existing data keeps working (later
+// starts do nothing: a workspace is then created over HTTP, or registered
+// by a static "*" principal's first use of it).
+func (s *Service) registerExisting() error {
+	st := s.identity.Store()
+	if !st.NeedsRegistration() {
+		return nil
+	}
+	ids := s.identity.StaticWorkspaces()
+	add := func(wss []store.Workspace) {
+		for _, w := range wss {
+			ids[w.Org] = append(ids[w.Org], w.ID)
+		}
+	}
+	if e, ok := s.app.Store().(*store.Embedded); ok {
+		add(e.Workspaces())
+	}
+	if s.files != nil {
+		add(s.files.Workspaces())
+	}
+	orgs := make([]string, 0, len(ids))
+	for org := range ids {
+		orgs = append(orgs, org)
+	}
+	for _, org := range orgs { // a job's org holds its input objects
+		for _, r := range s.jobs.List(org) {
+			if r.Workspace != "" {
+				ids[org] = append(ids[org], r.Workspace)
+			}
+		}
+	}
+	for org, wss := range ids { // ids of other shapes are not workspaces
+		ids[org] = slices.DeleteFunc(wss, func(w string) bool { return !objects.IsUUID(w) })
+		if !objects.IsUUID(org) || len(ids[org]) == 0 {
+			delete(ids, org)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), identityOpenTimeout)
+	defer cancel()
+	done, err := st.RegisterExisting(ctx, ids)
+	if err != nil {
+		return fmt.Errorf("registering the existing workspaces: %w", err)
+	}
+	s.opts.Logger.Info("identity store: registered the workspaces of the existing data (first start)", "workspaces", len(done))
+	return nil
 }
 
 func (s *Service) tmpDir() string { return filepath.Join(s.opts.DataDir, "tmp") }
@@ -391,6 +480,7 @@ func (s *Service) Run(ctx context.Context) error {
 		sctx, cancel := context.WithTimeout(context.Background(), s.shutdownTimeout())
 		defer cancel()
 		s.jobs.Shutdown(sctx)
+		s.closeIdentity()
 		s.cluster.close()
 		s.lock.Release()
 		return err
@@ -402,6 +492,7 @@ func (s *Service) Run(ctx context.Context) error {
 	defer cancel()
 	s.jobs.Shutdown(sctx)
 	err := <-errc
+	s.closeIdentity()
 	s.cluster.close()
 	// The data directory is released only once no job can write to it.
 	s.lock.Release()
@@ -419,6 +510,7 @@ func (s *Service) shutdownTimeout() time.Duration {
 func (s *Service) Stop(ctx context.Context) error {
 	err := s.app.Stop(ctx)
 	s.jobs.Shutdown(ctx)
+	s.closeIdentity()
 	s.cluster.close()
 	s.lock.Release()
 	return err
