@@ -1,0 +1,158 @@
+package service_test
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/geostat-engine/geostat/worker/files"
+	"github.com/geostat-engine/geostat/worker/service"
+	"github.com/geostat-engine/geostat/worker/store"
+	"github.com/geostat-engine/geostat/worker/workertest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const identityOrg = "4f0c2a52-1b7e-4c36-9a0d-0d4b5e8f1a02"
+
+// jsonCall sends body as JSON and requires the status.
+func jsonCall(t *testing.T, c *workertest.Client, method, path string, body any, want int) *workertest.Response {
+	t.Helper()
+	var data []byte
+	if body != nil {
+		var err error
+		data, err = json.Marshal(body)
+		require.NoError(t, err)
+	}
+	r, err := c.Do(context.Background(), method, path, data)
+	require.NoError(t, err)
+	require.Equal(t, want, r.Status, "%s %s: %s", method, path, r.Body)
+	return r
+}
+
+// userWithToken creates a user of identityOrg and a token for it through
+// the admin routes of the worker c talks to.
+func userWithToken(t *testing.T, admin *workertest.Client, email string) (userID, tokenID string, c *workertest.Client) {
+	t.Helper()
+	var u struct {
+		ID string `json:"id"`
+	}
+	require.NoError(t, jsonCall(t, admin, http.MethodPost, "/workspace/admin/orgs/"+identityOrg+"/users", map[string]string{"email": email}, http.StatusCreated).JSON(&u))
+	var tok struct {
+		ID    string `json:"id"`
+		Token string `json:"token"`
+	}
+	require.NoError(t, jsonCall(t, admin, http.MethodPost, "/workspace/admin/orgs/"+identityOrg+"/users/"+u.ID+"/tokens", map[string]string{"name": "t"}, http.StatusCreated).JSON(&tok))
+	return u.ID, tok.ID, &workertest.Client{Base: admin.Base, Token: tok.Token, NoRetry: true}
+}
+
+// eventually polls check every 10 ms until it holds, at most within.
+func eventually(t *testing.T, within time.Duration, check func() bool, msg string) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !check() {
+		if time.Since(start) > within {
+			t.Fatalf("%s: not within %v", msg, within)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return time.Since(start)
+}
+
+// Two api workers on one NATS server share one identity store: a user, a
+// token, a workspace and a grant made on one hold on the other, and a
+// revoke or a removed grant on one is refused on the other within 1 s.
+func TestTwoAPIWorkersShareIdentity(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	natsAddr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	creds := natsCredentials(t)
+	optsA := service.Options{Cluster: service.ClusterOptions{Listen: natsAddr, Users: creds.Users}}
+	_, ca, _ := start(t, t.TempDir(), optsA)
+	optsB := service.Options{Cluster: service.ClusterOptions{NATS: "nats://" + natsAddr, Credentials: creds.API}}
+	_, cb, _ := start(t, t.TempDir(), optsB)
+
+	anaID, anaToken, anaA := userWithToken(t, ca, "ana@mine.example")
+	anaB := &workertest.Client{Base: cb.Base, Token: anaA.Token, NoRetry: true}
+	bobID, _, bobA := userWithToken(t, ca, "bob@mine.example")
+	bobB := &workertest.Client{Base: cb.Base, Token: bobA.Token, NoRetry: true}
+	var ws struct {
+		ID string `json:"id"`
+	}
+	require.NoError(t, jsonCall(t, anaA, http.MethodPost, "/workspace/orgs/"+identityOrg+"/workspaces", map[string]string{"name": "shared"}, http.StatusCreated).JSON(&ws))
+	jsonCall(t, anaA, http.MethodPost, "/workspace/orgs/"+identityOrg+"/workspaces/"+ws.ID+"/users", map[string]string{"user_id": bobID, "role": "viewer"}, http.StatusCreated)
+	files := "/file/v2/orgs/" + identityOrg + "/workspaces/" + ws.ID + "/files"
+	status := func(c *workertest.Client, path string) int {
+		r, err := c.Do(context.Background(), http.MethodGet, path, nil)
+		require.NoError(t, err)
+		return r.Status
+	}
+	// Made on a, in effect on b (the watch brings it within milliseconds).
+	eventually(t, time.Second, func() bool { return status(bobB, files) == http.StatusOK }, "b sees the grant made on a")
+	require.Equal(t, http.StatusOK, status(anaB, "/workspace/orgs/"+identityOrg+"/workspaces/"+ws.ID))
+
+	// A grant removed on b is refused on a within 1 s.
+	jsonCall(t, anaB, http.MethodDelete, "/workspace/orgs/"+identityOrg+"/workspaces/"+ws.ID+"/users/"+bobID, nil, http.StatusNoContent)
+	took := eventually(t, time.Second, func() bool { return status(bobA, files) == http.StatusNotFound }, "a refuses the removed grant")
+	t.Logf("grant removal seen by the other worker after %v", took)
+
+	// A token revoked on b is refused on a within 1 s.
+	jsonCall(t, cb, http.MethodDelete, "/workspace/admin/orgs/"+identityOrg+"/users/"+anaID+"/tokens/"+anaToken, nil, http.StatusNoContent)
+	require.Equal(t, http.StatusUnauthorized, status(anaB, files), "refused at once on the worker that revoked it")
+	took = eventually(t, time.Second, func() bool { return status(anaA, files) == http.StatusUnauthorized }, "a refuses the revoked token")
+	t.Logf("revoke seen by the other worker after %v", took)
+}
+
+// Users, tokens, workspaces and grants created over HTTP survive a restart
+// of the worker over the same data directory; the first start registered
+// the workspaces of the data already there, and later starts do not
+// register more.
+func TestIdentitySurvivesRestart(t *testing.T) {
+	dir := t.TempDir()
+	// Data of a worker from before the identity store: a file in one
+	// workspace, written straight into the file area.
+	const oldWS = "7a1d3c5e-9b2f-4d6a-8c0e-1f3a5b7d9e02"
+	putFile(t, dir, oldWS)
+
+	_, admin, stop := start(t, dir, service.Options{})
+	userID, _, user := userWithToken(t, admin, "eve@mine.example")
+	jsonCall(t, admin, http.MethodPatch, "/workspace/orgs/"+identityOrg+"/members/users/"+userID, map[string][]string{"roles": {"admin"}}, http.StatusOK)
+	// The old workspace was registered on the first start: the stored
+	// admin sees it and its object.
+	r := jsonCall(t, user, http.MethodGet, "/workspace/orgs/"+identityOrg+"/workspaces/"+oldWS, nil, http.StatusOK)
+	assert.Contains(t, string(r.Body), "workspace-"+oldWS[:8])
+	jsonCall(t, user, http.MethodGet, "/file/v2/orgs/"+identityOrg+"/workspaces/"+oldWS+"/files/path/old.txt", nil, http.StatusOK)
+	var ws struct {
+		ID string `json:"id"`
+	}
+	require.NoError(t, jsonCall(t, user, http.MethodPost, "/workspace/orgs/"+identityOrg+"/workspaces", map[string]string{"name": "kept"}, http.StatusCreated).JSON(&ws))
+	stop()
+
+	// Another file written while no worker runs, in a new workspace: not
+	// registered by the second start.
+	const laterWS = "7a1d3c5e-9b2f-4d6a-8c0e-1f3a5b7d9e03"
+	putFile(t, dir, laterWS)
+
+	_, admin, _ = start(t, dir, service.Options{})
+	user.Base = admin.Base
+	r = jsonCall(t, user, http.MethodGet, "/workspace/orgs/"+identityOrg+"/workspaces/"+ws.ID, nil, http.StatusOK)
+	assert.Contains(t, string(r.Body), `"name":"kept"`)
+	assert.Contains(t, string(r.Body), `"current_user_role":"owner"`)
+	jsonCall(t, user, http.MethodGet, "/workspace/orgs/"+identityOrg+"/workspaces/"+laterWS, nil, http.StatusNotFound)
+	jsonCall(t, user, http.MethodGet, "/file/v2/orgs/"+identityOrg+"/workspaces/"+laterWS+"/files", nil, http.StatusNotFound)
+}
+
+// putFile writes old.txt into a workspace of the file area in dir, with no
+// worker running.
+func putFile(t *testing.T, dir, ws string) {
+	t.Helper()
+	fs, err := files.Open(dir)
+	require.NoError(t, err)
+	_, err = fs.Put(context.Background(), identityOrg, ws, "old.txt", strings.NewReader("old"), "text/plain", store.User{ID: "someone"})
+	require.NoError(t, err)
+}
