@@ -136,6 +136,9 @@ func TestEveryDocumentedStatusIsAnswered(t *testing.T) {
 	ws := workertest.WorkspacePrefix(demo.Org, demo.Workspace)
 	badWS := "/geoscience-object/orgs/" + demo.Org + "/workspaces/not-a-uuid"
 	noSuchID := "00000000-0000-4000-8000-00000000beef"
+	// A deleted workspace: every workspace route of every area answers 410.
+	goneWS := deletedWorkspace(t, do)
+	gone := workertest.WorkspacePrefix(demo.Org, goneWS)
 
 	// Operations.
 	do("owner", http.MethodGet, "/healthz", nil)
@@ -185,6 +188,7 @@ func TestEveryDocumentedStatusIsAnswered(t *testing.T) {
 		do("anonymous", rt.method, ws+rt.path, rt.body)
 		do("stranger", rt.method, ws+rt.path, rt.body)
 		do("owner", rt.method, badWS+rt.path, rt.body)
+		do("owner", rt.method, gone+rt.path, rt.body)
 		if rt.write {
 			do("viewer", rt.method, ws+rt.path, rt.body)
 		}
@@ -291,6 +295,7 @@ func TestEveryDocumentedStatusIsAnswered(t *testing.T) {
 		do("anonymous", rt.method, rt.path, nil)
 		do("stranger", rt.method, rt.path, nil)
 		do("owner", rt.method, strings.Replace(rt.path, demo.Workspace, "not-a-uuid", 1), nil)
+		do("owner", rt.method, strings.Replace(rt.path, demo.Workspace, goneWS, 1), nil)
 		if rt.write {
 			do("viewer", rt.method, rt.path, nil)
 		}
@@ -300,6 +305,9 @@ func TestEveryDocumentedStatusIsAnswered(t *testing.T) {
 	require.NoError(t, r.JSON(&fr))
 	do("anonymous", http.MethodPut, fr.UploadURL, []byte("two"))
 	do("owner", http.MethodDelete, files+"/"+fr.FileID, nil)
+
+	// The workspace area.
+	walkWorkspaces(t, do, as, goneWS)
 
 	// Compute: both topics.
 	seedCall, currentCall := breakTiesCalls(t, c.Base)
