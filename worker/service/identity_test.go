@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/geostat-engine/geostat/worker/demo"
 	"github.com/geostat-engine/geostat/worker/files"
 	"github.com/geostat-engine/geostat/worker/service"
 	"github.com/geostat-engine/geostat/worker/store"
@@ -155,4 +156,46 @@ func putFile(t *testing.T, dir, ws string) {
 	require.NoError(t, err)
 	_, err = fs.Put(context.Background(), identityOrg, ws, "old.txt", strings.NewReader("old"), "text/plain", store.User{ID: "someone"})
 	require.NoError(t, err)
+}
+
+// A stored user's roles hold in the compute area as in the others: a
+// viewer of the demo workspace may not submit a task writing to it (403),
+// an editor may, and the job runs with the editor's roles; a workspace
+// deleted meanwhile is refused at the next submit; /metrics is for
+// instance admins.
+func TestStoredUsersInComputeAndMetrics(t *testing.T) {
+	s, admin, _ := start(t, t.TempDir(), service.Options{})
+	ctx := context.Background()
+	_, err := s.SeedDemo(ctx)
+	require.NoError(t, err)
+	// The static owner's first use registers the demo workspace.
+	jsonCall(t, admin, http.MethodGet, workertest.WorkspacePrefix(demo.Org, demo.Workspace)+"/objects", nil, http.StatusOK)
+	var u struct {
+		ID string `json:"id"`
+	}
+	require.NoError(t, jsonCall(t, admin, http.MethodPost, "/workspace/admin/orgs/"+demo.Org+"/users", map[string]string{"email": "gil@mine.example"}, http.StatusCreated).JSON(&u))
+	var tok struct {
+		Token string `json:"token"`
+	}
+	require.NoError(t, jsonCall(t, admin, http.MethodPost, "/workspace/admin/orgs/"+demo.Org+"/users/"+u.ID+"/tokens", map[string]string{"name": "t"}, http.StatusCreated).JSON(&tok))
+	gil := &workertest.Client{Base: admin.Base, Token: tok.Token}
+	grants := "/workspace/admin/orgs/" + demo.Org + "/workspaces/" + demo.Workspace + "/users"
+	knn := demoCall(t, admin.Base, "geostatistics", "knn")
+
+	jsonCall(t, gil, http.MethodPost, knn.Path(), json.RawMessage(knn.Body), http.StatusNotFound)
+	jsonCall(t, admin, http.MethodPost, grants, map[string]string{"user_id": u.ID, "role": "viewer"}, http.StatusCreated)
+	jsonCall(t, gil, http.MethodPost, knn.Path(), json.RawMessage(knn.Body), http.StatusForbidden)
+	jsonCall(t, admin, http.MethodPost, grants, map[string]string{"user_id": u.ID, "role": "editor"}, http.StatusCreated)
+	status := submit(t, gil, knn.Topic, knn.Task, knn.Body)
+	job, err := gil.Follow(ctx, status)
+	require.NoError(t, err)
+	require.Equal(t, "succeeded", job.Status, "%s", job.Error)
+
+	jsonCall(t, gil, http.MethodGet, "/metrics", nil, http.StatusForbidden)
+	jsonCall(t, admin, http.MethodPatch, "/workspace/orgs/"+demo.Org+"/members/users/"+u.ID, map[string][]string{"roles": {"admin"}}, http.StatusOK)
+	jsonCall(t, gil, http.MethodGet, "/metrics", nil, http.StatusOK)
+
+	jsonCall(t, admin, http.MethodDelete, "/workspace/orgs/"+demo.Org+"/workspaces/"+demo.Workspace, nil, http.StatusNoContent)
+	jsonCall(t, gil, http.MethodPost, knn.Path(), json.RawMessage(knn.Body), http.StatusNotFound)
+	jsonCall(t, gil, http.MethodGet, workertest.WorkspacePrefix(demo.Org, demo.Workspace)+"/objects", nil, http.StatusGone)
 }
