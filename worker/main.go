@@ -47,7 +47,7 @@ func run(args []string) int {
 	}
 	fs.StringVar(&opts.Addr, "addr", server.DefaultAddr, "listen address host:port")
 	fs.StringVar(&opts.DataDir, "data", server.DefaultDataDir, "data directory of the embedded store, jobs and files (one worker per directory)")
-	fs.StringVar(&opts.TokensFile, "tokens", "", "JSON tokens file (default: $GEOSTAT_TOKEN, else a generated development token)")
+	fs.StringVar(&opts.TokensFile, "tokens", "", "JSON tokens file of read-only static principals, besides the users and tokens managed under /workspace (default: $GEOSTAT_TOKEN, else a generated development token)")
 	fs.StringVar(&opts.ObjectsURL, "objects-url", "", "base URL of a remote Geoscience Object API to use instead of the embedded store")
 	fs.StringVar(&opts.ObjectsToken, "objects-token", "", "bearer token for -objects-url")
 	fs.StringVar(&opts.SchemasDir, "schemas", "", "evo schema directory overriding the schemas built into the worker (default: $GEOSTAT_SCHEMAS_DIR, else the built-in set)")
@@ -57,7 +57,7 @@ func run(args []string) int {
 	fs.StringVar(&maxMemory, "max-memory", "", "estimated memory the running jobs may need together, e.g. 8GiB or 512MiB (default: 75% of the machine's memory)")
 	fs.IntVar(&opts.MaxPerPrincipal, "max-requests-per-token", server.DefaultMaxPerPrincipal, "in-flight requests of one token (429 above); waiting for a job does not count")
 	fs.IntVar(&opts.MaxJobsPerUser, "max-jobs-per-user", service.DefaultMaxJobsPerUser, "queued and running jobs of one user (429 above)")
-	fs.StringVar(&opts.MetricsToken, "metrics-token", "", "bearer token that may read /metrics (owner tokens always may)")
+	fs.StringVar(&opts.MetricsToken, "metrics-token", "", "bearer token that may read /metrics (instance admins always may)")
 	fs.IntVar(&opts.JobMaxAttempts, "job-max-attempts", jobs.DefaultMaxAttempts, "how many times a job whose api worker stops while it runs (crash, or shutdown past -shutdown-timeout) is started in all: it runs again from its request until then, and is failed as interrupted (503) after")
 	fs.DurationVar(&opts.JobRetention, "job-retention", service.DefaultJobRetention, "how long finished job records are kept (queued and running jobs never expire)")
 	fs.DurationVar(&opts.SyncWait, "sync-wait", service.DefaultSyncWait, "how long a /geostat submit waits for its job before answering 303")

@@ -29,12 +29,17 @@
 // # Auth
 //
 // Every route but /healthz and the signed blob URLs needs
-// "Authorization: Bearer <token>". Tokens come from Options.TokensFile (see
-// TokenEntry), else the GEOSTAT_TOKEN environment variable (owner of every
-// workspace), else a random development token generated in DATA/dev-token
-// (mode 0600) whose location, never its value, is printed. A missing or
-// unknown token is 401, a workspace without a role 404, a viewer writing 403
-// insufficient-role with your_role and permitted_roles.
+// "Authorization: Bearer <token>". The static tokens come from
+// Options.TokensFile (see TokenEntry), else the GEOSTAT_TOKEN environment
+// variable (owner of every workspace), else a random development token
+// generated in DATA/dev-token (mode 0600) whose location, never its value,
+// is printed. With Options.Identity (the worker's identity store, see
+// worker/workspaces) an Authenticator built from them authenticates every
+// token, stored ones too, and each principal's live Roles answer the role
+// questions; without it the static entries alone do, and any UUID is a
+// workspace. A missing or unknown token is 401, a workspace unknown or
+// without a role 404, a deleted one 410 workspace-service/gone, a viewer
+// writing 403 insufficient-role with your_role and permitted_roles.
 //
 // # Errors
 //
