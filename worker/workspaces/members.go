@@ -488,7 +488,7 @@ type tokenDoc struct {
 
 // createToken serves POST …/users/{user_id}/tokens {name, expires_at?}:
 // 201 {id, name, token, created_at, expires_at}, the token shown this
-// once; instance admin of an organisation of the user.
+// once; instance admin of every organisation of the user.
 func (a *api) createToken(w http.ResponseWriter, r *http.Request, c *caller) {
 	if !a.admin(w, r, c) {
 		return
@@ -496,6 +496,16 @@ func (a *api) createToken(w http.ResponseWriter, r *http.Request, c *caller) {
 	u, ok := a.orgUser(w, r, c, strings.ToLower(r.PathValue("user_id")))
 	if !ok {
 		return
+	}
+	// A token acts in every organisation of its user: only an admin of
+	// each of them may issue one (else an admin of one organisation could
+	// act as the user in another, as its admin perhaps).
+	for org := range u.Orgs {
+		if role, _ := a.st.InstanceRoleOf(c.p, org); role != identity.InstanceAdmin {
+			a.write(w, r, insufficient("the user belongs to an organisation the caller does not administer: only an admin of each of the user's organisations may issue it a token",
+				role, []identity.InstanceRole{identity.InstanceAdmin}))
+			return
+		}
 	}
 	var body struct {
 		Name      string     `json:"name"`

@@ -297,3 +297,21 @@ func TestInvitationsAndMembers(t *testing.T) {
 	r = call(t, admin, http.MethodPut, members+"/roles", nil, http.StatusMethodNotAllowed)
 	assert.Equal(t, problem.WorkspaceMethodNotAllowed, problemType(t, r))
 }
+
+// An admin of one organisation cannot issue a token to a user who also
+// belongs to another organisation it does not administer (the token would
+// act there too, with the user's role in it).
+func TestTokensOnlyFromAnAdminOfEveryOrganisation(t *testing.T) {
+	s, _ := startWorker(t, t.TempDir())
+	admin := &workertest.Client{Base: s.URL(), Token: adminToken, NoRetry: true}
+	const other = "4f0c2a52-1b7e-4c36-9a0d-0d4b5e8f1a09"
+	ivyID, ivy, _ := newUser(t, admin, "ivy@mine.example")
+	call(t, admin, http.MethodPatch, "/workspace/orgs/"+org+"/members/users/"+ivyID, map[string][]string{"roles": {"admin"}}, http.StatusOK)
+	// Jon: a member of org and an admin of other.
+	jonID, _, _ := newUser(t, admin, "jon@mine.example")
+	call(t, admin, http.MethodPost, "/workspace/admin/orgs/"+other+"/users", map[string]any{"email": "jon@mine.example", "roles": []string{"admin"}}, http.StatusCreated)
+	r := call(t, ivy, http.MethodPost, "/workspace/admin/orgs/"+org+"/users/"+jonID+"/tokens", map[string]string{"name": "x"}, http.StatusForbidden)
+	assert.Equal(t, problem.WorkspaceInsufficient, problemType(t, r))
+	call(t, admin, http.MethodPost, "/workspace/admin/orgs/"+org+"/users/"+jonID+"/tokens", map[string]string{"name": "x"}, http.StatusCreated)
+	call(t, ivy, http.MethodPost, "/workspace/admin/orgs/"+org+"/users/"+ivyID+"/tokens", map[string]string{"name": "x"}, http.StatusCreated)
+}
