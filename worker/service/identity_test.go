@@ -11,6 +11,7 @@ import (
 
 	"github.com/geostat-engine/geostat/worker/demo"
 	"github.com/geostat-engine/geostat/worker/files"
+	"github.com/geostat-engine/geostat/worker/jobs"
 	"github.com/geostat-engine/geostat/worker/service"
 	"github.com/geostat-engine/geostat/worker/store"
 	"github.com/geostat-engine/geostat/worker/workertest"
@@ -198,4 +199,77 @@ func TestStoredUsersInComputeAndMetrics(t *testing.T) {
 	jsonCall(t, admin, http.MethodDelete, "/workspace/orgs/"+demo.Org+"/workspaces/"+demo.Workspace, nil, http.StatusNoContent)
 	jsonCall(t, gil, http.MethodPost, knn.Path(), json.RawMessage(knn.Body), http.StatusNotFound)
 	jsonCall(t, gil, http.MethodGet, workertest.WorkspacePrefix(demo.Org, demo.Workspace)+"/objects", nil, http.StatusGone)
+}
+
+// latestVersion returns the version id of the latest version of the object
+// at path in the demo workspace.
+func latestVersion(t *testing.T, c *workertest.Client, path string) string {
+	t.Helper()
+	var rec struct {
+		VersionID string `json:"version_id"`
+	}
+	require.NoError(t, jsonCall(t, c, http.MethodGet, workertest.WorkspacePrefix(demo.Org, demo.Workspace)+"/objects/path/"+path, nil, http.StatusOK).JSON(&rec))
+	require.NotEmpty(t, rec.VersionID)
+	return rec.VersionID
+}
+
+// A job resolves its submitter's roles again when it starts, from the
+// identity store rather than from grants carried with the request: a
+// grant lowered to viewer while the job waits for the only slot fails it
+// with 403, and a workspace deleted while the next one waits fails that one
+// with 410; neither target gets a version. Before, both jobs ran with the
+// roles of their submit.
+func TestQueuedJobsRecheckRoles(t *testing.T) {
+	s, admin, _ := start(t, t.TempDir(), service.Options{MaxJobs: 1, Threads: 2})
+	ctx := context.Background()
+	_, err := s.SeedDemo(ctx)
+	require.NoError(t, err)
+	jsonCall(t, admin, http.MethodGet, workertest.WorkspacePrefix(demo.Org, demo.Workspace)+"/objects", nil, http.StatusOK)
+	var u struct {
+		ID string `json:"id"`
+	}
+	require.NoError(t, jsonCall(t, admin, http.MethodPost, "/workspace/admin/orgs/"+demo.Org+"/users", map[string]string{"email": "ana@mine.example"}, http.StatusCreated).JSON(&u))
+	var tok struct {
+		Token string `json:"token"`
+	}
+	require.NoError(t, jsonCall(t, admin, http.MethodPost, "/workspace/admin/orgs/"+demo.Org+"/users/"+u.ID+"/tokens", map[string]string{"name": "t"}, http.StatusCreated).JSON(&tok))
+	ana := &workertest.Client{Base: admin.Base, Token: tok.Token}
+	grants := "/workspace/admin/orgs/" + demo.Org + "/workspaces/" + demo.Workspace + "/users"
+	jsonCall(t, admin, http.MethodPost, grants, map[string]string{"user_id": u.ID, "role": "editor"}, http.StatusCreated)
+	knn := demoCall(t, admin.Base, "geostatistics", "knn")
+	before := latestVersion(t, admin, demo.MaskedGridPath)
+
+	// Revoked while queued: 403 at the start.
+	blocker := startHeavy(t, s, admin)
+	queued := submit(t, ana, knn.Topic, knn.Task, knn.Body)
+	rec, ok := s.Jobs().Get(jobID(queued))
+	require.True(t, ok)
+	require.Equal(t, jobs.Requested, rec.Status, "the only slot is taken: the job must wait")
+	jsonCall(t, admin, http.MethodPost, grants, map[string]string{"user_id": u.ID, "role": "viewer"}, http.StatusCreated)
+	jsonCall(t, admin, http.MethodDelete, jobURL(blocker), nil, http.StatusNoContent)
+	job, err := ana.Follow(ctx, queued)
+	require.NoError(t, err)
+	require.Equal(t, "failed", job.Status, "%s", job.Results)
+	var p struct {
+		Status int    `json:"status"`
+		Detail string `json:"detail"`
+	}
+	require.NoError(t, json.Unmarshal(job.Error, &p))
+	assert.Equal(t, http.StatusForbidden, p.Status, "%s", job.Error)
+	assert.Contains(t, p.Detail, "nothing was written")
+	assert.Equal(t, before, latestVersion(t, admin, demo.MaskedGridPath), "the target got a version")
+
+	// Workspace deleted while queued: 410 at the start.
+	jsonCall(t, admin, http.MethodPost, grants, map[string]string{"user_id": u.ID, "role": "editor"}, http.StatusCreated)
+	blocker = startHeavy(t, s, admin)
+	queued = submit(t, ana, knn.Topic, knn.Task, knn.Body)
+	jsonCall(t, admin, http.MethodDelete, "/workspace/orgs/"+demo.Org+"/workspaces/"+demo.Workspace, nil, http.StatusNoContent)
+	require.True(t, s.Jobs().Cancel(jobID(blocker)), "the blocker's workspace is deleted: its route answers 404, the manager cancels")
+	final, finished := s.Jobs().Wait(ctx, jobID(queued))
+	require.True(t, finished)
+	require.Equal(t, jobs.Failed, final.Status)
+	require.NotNil(t, final.Error)
+	assert.Equal(t, http.StatusGone, final.Error.Status, "%+v", final.Error)
+	jsonCall(t, admin, http.MethodPost, "/workspace/orgs/"+demo.Org+"/workspaces/"+demo.Workspace+"?deleted=false", nil, http.StatusNoContent)
+	assert.Equal(t, before, latestVersion(t, admin, demo.MaskedGridPath), "the target got a version")
 }

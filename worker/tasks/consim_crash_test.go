@@ -65,8 +65,9 @@ func serveOver(t *testing.T, dir, natsDir string, adjust func(*tasks.Env)) *harn
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	tj := startJobs(t, natsDir, 1, logger)
 	mgr := tj.mgr
-	tokens, err := json.Marshal([]server.TokenEntry{{Token: token, User: store.User{ID: "00000000-0000-4000-8000-0000000000aa", Name: "Owner"},
-		Orgs: map[string]map[string]server.Role{org: {server.Any: server.RoleOwner}}}})
+	entries := []server.TokenEntry{{Token: token, User: store.User{ID: "00000000-0000-4000-8000-0000000000aa", Name: "Owner"},
+		Orgs: map[string]map[string]server.Role{org: {server.Any: server.RoleOwner}}}}
+	tokens, err := json.Marshal(entries)
 	require.NoError(t, err)
 	tokensFile := filepath.Join(t.TempDir(), "tokens.json")
 	require.NoError(t, os.WriteFile(tokensFile, tokens, 0o600))
@@ -80,7 +81,7 @@ func serveOver(t *testing.T, dir, natsDir string, adjust func(*tasks.Env)) *harn
 			if adjust != nil {
 				adjust(env)
 			}
-			co := tasks.ComputeOptions{Env: env, Jobs: mgr, SyncWait: time.Minute}
+			co := tasks.ComputeOptions{Env: env, Jobs: mgr, SyncWait: time.Minute, Roles: staticRoles(entries)}
 			tasks.Register(mux, deps, co)
 			tj.register(co)
 			files.Register(mux, deps, fs, files.Options{})

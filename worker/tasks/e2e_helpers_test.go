@@ -47,10 +47,11 @@ func start(t testing.TB, maxJobs int) *harness {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	tj := startJobs(t, filepath.Join(dir, "nats"), maxJobs, logger)
 	mgr := tj.mgr
-	tokens, err := json.Marshal([]server.TokenEntry{
+	entries := []server.TokenEntry{
 		{Token: token, User: store.User{ID: "00000000-0000-4000-8000-0000000000aa", Name: "Owner"}, Orgs: map[string]map[string]server.Role{org: {server.Any: server.RoleOwner}}},
 		{Token: viewerToken, User: store.User{ID: "00000000-0000-4000-8000-0000000000bb", Name: "Viewer"}, Orgs: map[string]map[string]server.Role{org: {server.Any: server.RoleViewer}}},
-	})
+	}
+	tokens, err := json.Marshal(entries)
 	require.NoError(t, err)
 	tokensFile := filepath.Join(dir, "tokens.json")
 	require.NoError(t, os.WriteFile(tokensFile, tokens, 0o600))
@@ -59,7 +60,7 @@ func start(t testing.TB, maxJobs int) *harness {
 		DataDir: dir, Logger: logger, TokensFile: tokensFile,
 		ExtraRoutes: func(mux server.Router, deps server.Deps) {
 			env = &tasks.Env{Store: &tasks.StoreAdapter{Store: deps.Store, TempDir: dir}, Logger: logger}
-			co := tasks.ComputeOptions{Env: env, Jobs: mgr, SyncWait: 30 * time.Second}
+			co := tasks.ComputeOptions{Env: env, Jobs: mgr, SyncWait: 30 * time.Second, Roles: staticRoles(entries)}
 			tasks.Register(mux, deps, co)
 			tj.register(co)
 		},
@@ -115,4 +116,29 @@ func (h *harness) column(obj *objects.Object, blobs *objecttest.Blobs, expr stri
 	cols, err := obj.ReadContinuous(h.ctx, blobs, a)
 	require.NoError(h.t, err)
 	return cols[0]
+}
+
+// staticRoles answers the jobs' role re-checks from the harness's static
+// token entries, as the worker's identity store answers them for static
+// principals (by user id, from the configured grants).
+func staticRoles(entries []server.TokenEntry) tasks.JobRoles {
+	r := staticRoleTable{}
+	for _, e := range entries {
+		r[e.User.ID] = server.PrincipalOf(e.User, e.Orgs)
+	}
+	return r
+}
+
+type staticRoleTable map[string]*server.Principal
+
+func (r staticRoleTable) RoleOfUser(userID, org, ws string) server.Access {
+	p, ok := r[userID]
+	if !ok {
+		return server.Access{}
+	}
+	a, err := p.Resolve(context.Background(), org, ws)
+	if err != nil {
+		return server.Access{}
+	}
+	return a
 }

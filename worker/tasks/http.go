@@ -76,6 +76,11 @@ type ComputeOptions struct {
 	SyncWait time.Duration
 	// OnSubmit, when set, is told of each accepted or refused submission.
 	OnSubmit func(topic, task string, status int)
+	// Roles re-checks a job's submitter's roles when the job starts and
+	// before it writes its results (the worker's identity store). Without
+	// it a job runs on the roles checked at submit, and a job queued by
+	// another worker cannot run here.
+	Roles JobRoles
 }
 
 type compute struct {
@@ -163,7 +168,13 @@ func (c *compute) submit(w http.ResponseWriter, r *http.Request, topic string) {
 	// The job belongs to the workspace of its target: the first workspace
 	// the task is allowed to write to.
 	var workspace string
-	access := accessFor(principal)
+	access := accessFor(r.Context(), principal)
+	var rc *roleCheck
+	if c.opts.Roles != nil {
+		rc = &roleCheck{roles: c.opts.Roles, user: principal.User.ID}
+		access = rc.record(access)
+		rc.guard(&env)
+	}
 	var needs Needs
 	req := Request{Org: org, Shape: shape, Body: body, User: principal.User, Needs: &needs,
 		Access: func(org, ws string, write bool) error {
@@ -183,13 +194,18 @@ func (c *compute) submit(w http.ResponseWriter, r *http.Request, topic string) {
 		return
 	}
 	queued, err := json.Marshal(queuedRequest{Org: org, Topic: topic, Task: task, Body: body, User: principal.User,
-		Grants: principal.Grants(), PublicURL: env.PublicURL})
+		PublicURL: env.PublicURL})
 	if err != nil {
 		fail(err)
 		return
 	}
 	spec := jobs.Spec{Org: org, Topic: topic, Task: task, User: principal.User.ID, Workspace: workspace, Memory: needs.Memory, Request: queued}
 	rec, err := c.opts.Jobs.Submit(r.Context(), spec, func(ctx context.Context, progress func(int, string)) (any, error) {
+		if rc != nil {
+			if err := rc.atStart(); err != nil {
+				return nil, err
+			}
+		}
 		out, err := plan.Run(geostat.WithWorkers(ctx, env.Threads), progress)
 		return out, runError(err)
 	})
@@ -253,12 +269,21 @@ func preferAsync(r *http.Request) bool {
 }
 
 // accessFor checks workspace roles for a principal, answering as the object
-// API does: no role → 404, too low a role → 403 insufficient-role.
-func accessFor(p *server.Principal) Access {
+// API does: no role → 404, a deleted workspace → 410 workspace-service/gone,
+// too low a role → 403 insufficient-role.
+func accessFor(ctx context.Context, p *server.Principal) Access {
 	return func(org, ws string, write bool) error {
-		role, ok := p.Role(org, ws)
-		if !ok {
+		acc, err := p.Resolve(ctx, org, ws)
+		if err != nil {
+			return fmt.Errorf("resolving the role in workspace %s: %w", ws, err)
+		}
+		role := acc.Role
+		if role == "" || acc.State == server.WorkspaceUnknown {
 			return store.ErrNotFound("", fmt.Sprintf("workspace %s not found", ws))
+		}
+		if acc.State == server.WorkspaceDeleted {
+			g := server.WorkspaceGone(ws)
+			return problem.New(g.Status, g.Type, g.Title, g.Detail)
 		}
 		min := server.RoleViewer
 		if write {

@@ -7,22 +7,22 @@ import (
 
 	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/worker/jobs"
-	"github.com/geostat-engine/geostat/worker/server"
 	"github.com/geostat-engine/geostat/worker/store"
 )
 
 // queuedRequest is what a job keeps in a shared job queue (jobs.Spec.Request)
 // so that any api worker, or this one after a restart, can run it: the
 // route, the body and the caller as they were at submit. It is never
-// logged; the caller's token is not part of it, only its user and roles.
+// logged. It names the caller (its user) but carries neither its token nor
+// its roles: the worker that runs the job resolves the user's roles then,
+// from its own identity view, so a request in the queue grants nothing.
 type queuedRequest struct {
-	Org       string                            `json:"org"`
-	Topic     string                            `json:"topic"`
-	Task      string                            `json:"task"`
-	Body      json.RawMessage                   `json:"body"`
-	User      store.User                        `json:"user"`
-	Grants    map[string]map[string]server.Role `json:"grants"`
-	PublicURL string                            `json:"public_url,omitempty"`
+	Org       string          `json:"org"`
+	Topic     string          `json:"topic"`
+	Task      string          `json:"task"`
+	Body      json.RawMessage `json:"body"`
+	User      store.User      `json:"user"`
+	PublicURL string          `json:"public_url,omitempty"`
 }
 
 // shapeOf is the request shape of a topic's routes: the seed's for
@@ -38,8 +38,9 @@ func shapeOf(topic string) Shape {
 // Register added with the same opts: it makes a job's Func from the
 // request it was queued with. The Func prepares the task again when the
 // job starts (the objects the request names are read then, with the
-// caller's roles of the submit), then runs it as a job submitted here
-// would.
+// roles the caller holds then, opts.Roles), then runs it as a job
+// submitted here would, re-checking the role of each workspace it writes
+// to just before the write.
 func Rebuilder(opts ComputeOptions) func(rec jobs.Record, request []byte) (jobs.Func, error) {
 	return func(rec jobs.Record, request []byte) (jobs.Func, error) {
 		var q queuedRequest
@@ -53,15 +54,19 @@ func Rebuilder(opts ComputeOptions) func(rec jobs.Record, request []byte) (jobs.
 		if !ok {
 			return nil, fmt.Errorf("job %s: this worker has no task %q under /%s", rec.ID, q.Task, q.Topic)
 		}
+		if opts.Roles == nil {
+			return nil, fmt.Errorf("job %s was queued by another worker and this worker has no role resolver to check its submitter's roles", rec.ID)
+		}
 		shape := shapeOf(q.Topic)
 		return func(ctx context.Context, progress func(int, string)) (any, error) {
 			env := *opts.Env
 			if q.PublicURL != "" {
 				env.PublicURL = q.PublicURL
 			}
-			p := server.PrincipalOf(q.User, q.Grants)
+			rc := &roleCheck{roles: opts.Roles, user: q.User.ID}
+			rc.guard(&env)
 			progress(0, "preparing the job (reading its objects)")
-			plan, err := prep(ctx, &env, Request{Org: q.Org, Shape: shape, Body: q.Body, User: p.User, Needs: &Needs{}, Access: accessFor(p)})
+			plan, err := prep(ctx, &env, Request{Org: q.Org, Shape: shape, Body: q.Body, User: q.User, Needs: &Needs{}, Access: rc.check})
 			if err != nil {
 				return nil, err
 			}

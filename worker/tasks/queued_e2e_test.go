@@ -18,7 +18,7 @@ import (
 // TestQueuedTaskRunsOnAnotherWorker submits an idw task to a worker whose
 // only slot is taken, so that a second api worker on the same job queue
 // takes it: that worker never saw the submit and runs the task from its
-// queued request (tasks.Rebuilder: the body, the caller's roles). The job
+// queued request (tasks.Rebuilder: the body and the caller, whose roles it resolves then). The job
 // answers through the worker it was submitted to, owned by the other, and
 // writes the same values as the same task run by the submitting worker.
 func TestQueuedTaskRunsOnAnotherWorker(t *testing.T) {

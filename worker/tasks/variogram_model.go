@@ -353,7 +353,11 @@ func (a *StoreAdapter) ObjectHead(ctx context.Context, ref ObjectRef) (id, versi
 }
 
 func variogramStoreOf(env *Env) (variogramObjectStore, error) {
-	h, ok := env.Store.(variogramObjectStore)
+	s := env.Store
+	if c, ok := s.(checkedStore); ok { // reads and clean-ups of the store behind a job's role checks
+		s = c.ObjectStore
+	}
+	h, ok := s.(variogramObjectStore)
 	if !ok {
 		return nil, fmt.Errorf("the object store cannot create objects")
 	}

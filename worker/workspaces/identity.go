@@ -186,3 +186,12 @@ func (r *roles) Grants() map[string]map[string]server.Role {
 	}
 	return out
 }
+
+// RoleOfUser implements tasks.JobRoles: a user id's role in a workspace
+// now and the workspace's state, as a job re-checks its submitter's roles
+// when it starts and before it writes (a static principal's user id by its
+// configured grants). It never registers a workspace.
+func (i *Identity) RoleOfUser(userID, org, ws string) server.Access {
+	res := i.store.RoleOfUser(userID, org, ws)
+	return server.Access{Role: server.Role(res.Role), State: stateOf(res.State)}
+}
