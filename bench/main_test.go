@@ -127,7 +127,7 @@ func TestListingNamesEveryScenario(t *testing.T) {
 	a := &app{stdout: &out, stderr: &out, scenarios: scenarios.All()}
 	require.Equal(t, exitOK, a.main(context.Background(), []string{"list"}))
 	for _, n := range []string{"knn", "idw", "declustering", "declus-cell", "normal-score", "kriging-sk", "kriging-ok", "kriging-block", "tbsim-uncond", "tbsim-cond",
-		"tbsim-cond-block", "break-ties", "variogram-experimental", "variogram-fit", "location-wise", "report", "parquet-write", "parquet-read", "worker-e2e", "jobs-overhead", "consim", "cluster-two-computes"} {
+		"tbsim-cond-block", "break-ties", "variogram-experimental", "variogram-fit", "location-wise", "report", "parquet-write", "parquet-read", "worker-e2e", "jobs-overhead", "auth-lookup", "consim", "cluster-two-computes"} {
 		assert.Contains(t, out.String(), n+" ")
 	}
 }

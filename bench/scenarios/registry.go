@@ -29,6 +29,7 @@ func All() []harness.Scenario {
 		locationWise(),
 		workerE2E(),
 		jobsOverhead(),
+		authLookup(),
 		consimScenario(),
 		clusterQueue(),
 		clusterAssemble(),
