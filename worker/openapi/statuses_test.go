@@ -325,6 +325,7 @@ func TestEveryDocumentedStatusIsAnswered(t *testing.T) {
 		do("anonymous", http.MethodPost, path, call.Body)
 		do("viewer", http.MethodPost, path, call.Body)
 		do("stranger", http.MethodPost, path, call.Body)
+		do("owner", http.MethodPost, path, []byte(strings.ReplaceAll(string(call.Body), demo.Workspace, goneWS)))
 		do("owner", http.MethodPost, strings.Replace(path, "break-ties", "no-such-task", 1), call.Body)
 		do("owner", http.MethodPost, path, []byte(`{"pad": "`+strings.Repeat("x", tasks.MaxRequestBytes)+`"}`))
 		do("owner", http.MethodPost, path, []byte(`{"parameters": {"bogus": 1}}`))

@@ -62,6 +62,7 @@ func RouteStatuses() map[string][]Status {
 			{http.StatusBadRequest, "the body is not JSON (the detail gives the line and column)", []string{ComputeBadJSON}},
 			{http.StatusForbidden, "the caller may read but not write the target's workspace (insufficient-role)", []string{ObjectInsufficient}},
 			{http.StatusNotFound, "no such task, or a workspace the request names where the caller has no role", []string{ComputeUnknownTask, ObjectNotFound}},
+			statusGone,
 			{http.StatusRequestEntityTooLarge, "the body is over 1 MiB", []string{ComputePayloadTooLarge}},
 			{http.StatusUnprocessableEntity, "invalid parameters (invalid-params names each: unknown member, wrong type, out of range, missing or unusable object or attribute), or stored data the task cannot use", []string{ComputeValidation, ComputeInvalidData}},
 			{http.StatusTooManyRequests, "the caller has too many jobs queued or running (Retry-After)", []string{TooManyRequests}},

@@ -197,7 +197,7 @@ func TestStoredUsersInComputeAndMetrics(t *testing.T) {
 	jsonCall(t, gil, http.MethodGet, "/metrics", nil, http.StatusOK)
 
 	jsonCall(t, admin, http.MethodDelete, "/workspace/orgs/"+demo.Org+"/workspaces/"+demo.Workspace, nil, http.StatusNoContent)
-	jsonCall(t, gil, http.MethodPost, knn.Path(), json.RawMessage(knn.Body), http.StatusNotFound)
+	jsonCall(t, gil, http.MethodPost, knn.Path(), json.RawMessage(knn.Body), http.StatusGone)
 	jsonCall(t, gil, http.MethodGet, workertest.WorkspacePrefix(demo.Org, demo.Workspace)+"/objects", nil, http.StatusGone)
 }
 
