@@ -186,7 +186,7 @@ func joinCluster(ctx context.Context, o ClusterOptions, dataDir, name string, sh
 				so.Users = append(so.Users, natsauth.User{Name: "local", Role: natsauth.RoleAPI, NKey: key.Public})
 				local = append(local, key.Option())
 			} else {
-				logger.Warn("INSECURE: -nats-insecure-no-auth: the NATS port accepts anyone who reaches it; they can read every queued request (user, grants, body), run any job and delete the queues. Use -nats-users on any network but a private laptop.", "nats_listen", o.Listen)
+				logger.Warn("INSECURE: -nats-insecure-no-auth: the NATS port accepts anyone who reaches it; they can read every queued request (user, body), queue jobs in any user's name, run any job and delete the queues. Use -nats-users on any network but a private laptop.", "nats_listen", o.Listen)
 			}
 			if o.TLSCert != "" {
 				if so.TLS, err = natsauth.ServerTLS(o.TLSCert, o.TLSKey); err != nil {
