@@ -88,9 +88,9 @@ func importDirRecords(dataDir string, st *jskv.Store, logger *slog.Logger) error
 }
 
 // rebuild is the jobs.Options.Rebuild of the worker: the Func it returns
-// waits until the compute routes are registered and the identity store is
-// open (a job may be taken from the queue while the worker starts), then
-// prepares and runs the task from its queued request.
+// waits until the compute routes are registered (a job may be taken from
+// the queue while the worker starts), then prepares and runs the task
+// from its queued request.
 func (s *Service) rebuild(rec jobs.Record, request []byte) (jobs.Func, error) {
 	return func(ctx context.Context, progress func(int, string)) (any, error) {
 		select {

@@ -110,8 +110,7 @@ type Service struct {
 	// builds the authenticator.
 	identity *workspaces.Identity
 	// rebuilder makes the Func of a job from its queued request; it is set
-	// when the compute routes are registered, and registered is closed once
-	// the identity store the jobs' role checks read is open too.
+	// when the compute routes are registered (then registered is closed).
 	rebuilder  func(jobs.Record, []byte) (jobs.Func, error)
 	registered chan struct{}
 }
@@ -252,7 +251,6 @@ func New(opts Options) (_ *Service, err error) {
 			return nil, err
 		}
 		s.identity = workspaces.NewIdentity(st, entries, logger)
-		close(s.registered) // the routes are registered and roles can be checked: queued jobs may run
 		return s.identity, nil
 	}
 	so.Listener, so.DataDirLock = ln, lock
@@ -305,9 +303,10 @@ func (s *Service) register(mux server.Router, deps server.Deps) {
 		env.Tiles = s.cluster.tiles(s.opts.Cluster)
 		env.Ensembles = s.cluster.ensembles(s.opts.Cluster)
 	}
-	co := tasks.ComputeOptions{Env: env, Jobs: s.jobs, SyncWait: s.opts.SyncWait, OnSubmit: s.metrics.Submitted, Roles: jobRoles{s}}
+	co := tasks.ComputeOptions{Env: env, Jobs: s.jobs, SyncWait: s.opts.SyncWait, OnSubmit: s.metrics.Submitted, Roles: s.identity}
 	tasks.Register(mux, deps, co)
 	s.rebuilder = tasks.Rebuilder(co)
+	close(s.registered)
 	files.Register(mux, deps, s.files, files.Options{URLExpiry: s.opts.URLExpiry, MaxUploadBytes: s.opts.MaxBlobBytes})
 	workspaces.Register(mux, deps, s.identity)
 	mux.Handle("GET /compute/orgs/{org_id}/reports/{workspace_id}/{file_id}", deps.Auth.RequireWorkspace(server.RoleViewer, http.HandlerFunc(s.dashboard)))
@@ -358,19 +357,6 @@ func (s *Service) metricsAccess(auth *server.Auth, h http.Handler) http.Handler 
 // identityOpenTimeout bounds the opening of the identity store (creating
 // its bucket and loading it).
 const identityOpenTimeout = 30 * time.Second
-
-// jobRoles answers the compute jobs' role re-checks from the identity
-// store, which the server opens after the routes are registered.
-type jobRoles struct{ s *Service }
-
-// RoleOfUser implements tasks.JobRoles; before the identity store is open
-// nobody holds a role.
-func (r jobRoles) RoleOfUser(userID, org, ws string) server.Access {
-	if r.s.identity == nil {
-		return server.Access{}
-	}
-	return r.s.identity.RoleOfUser(userID, org, ws)
-}
 
 // closeIdentity stops the identity store's watch (its connection is the
 // cluster member's).
