@@ -23,7 +23,8 @@ type dense struct {
 	count int64 // rows given
 }
 
-// newDense allocates a column of n rows of type t, nothing given.
+// newDense allocates a column of n rows of type t, every row null and
+// (with track) none given.
 func newDense(t blockmodel.DataType, n int64, track bool) *dense {
 	d := &dense{col: bmstore.Column{Type: t}}
 	switch familyOf(t) {
@@ -44,6 +45,9 @@ func newDense(t blockmodel.DataType, n int64, track bool) *dense {
 	default:
 		d.col.Strings = make([]string, n)
 		d.col.Null = make([]bool, n)
+	}
+	for i := range d.col.Null {
+		d.col.Null[i] = true
 	}
 	if track {
 		d.given = make([]bool, n)
