@@ -211,10 +211,28 @@ func (s *scatter) Batch(b *bmwire.Batch) error {
 		return err
 	}
 	for c, d := range s.cols {
-		v := &b.Values[c]
-		for r, row := range b.Rows {
-			d.set(row, v, r)
-		}
+		d.setBatch(b.Rows, &b.Values[c])
 	}
 	return nil
+}
+
+// setBatch stores the values v of the model rows rows (one type switch a
+// batch; the common case, a float column, in a tight loop).
+func (d *dense) setBatch(rows []int64, v *bmwire.Values) {
+	if familyOf(d.col.Type) == famFloat && v.Valid == nil {
+		f := d.col.Floats
+		for r, row := range rows {
+			f[row] = v.Float[r]
+		}
+		if d.given != nil {
+			for _, row := range rows {
+				d.given[row] = true
+			}
+		}
+		d.count += int64(len(rows))
+		return
+	}
+	for r, row := range rows {
+		d.set(row, v, r)
+	}
 }
