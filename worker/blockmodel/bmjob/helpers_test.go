@@ -130,13 +130,7 @@ func splitBlocks(t testing.TB, g *blockmodel.Geometry) *blockmodel.Blocks {
 // column; sub-blocked rows that are not all whole as internal columns.
 func createModel(t testing.TB, s *bmstore.Store, id string, b *blockmodel.Blocks) *bmstore.Version {
 	t.Helper()
-	tx, err := s.Create(bmstore.Model{ID: id}, b.NumRows())
-	require.NoError(t, err)
-	if !b.Whole() {
-		parent, start, end := b.Columns()
-		require.NoError(t, writeIdentity(context.Background(), tx, &bmstore.Version{}, parent, start, end, 7))
-	}
-	v, err := tx.Commit(bmstore.Meta{CreatedBy: "u"})
+	v, err := CreateModel(context.Background(), s, bmstore.Model{ID: id}, b, bmstore.Meta{CreatedBy: "u"})
 	require.NoError(t, err)
 	return v
 }
