@@ -176,6 +176,9 @@ func writeNew(ctx context.Context, tx *bmstore.Tx, spec bmstore.ColumnMeta, d *d
 // writeUpdate writes d over an existing column of tx: the given rows, the
 // others kept (merge) or null (replace).
 func writeUpdate(ctx context.Context, tx *bmstore.Tx, col bmstore.ColumnMeta, d *dense, replace bool, batch int) error {
+	// Every row given: merge and replace are the same, and replace spares
+	// the store reading the old values.
+	replace = replace || d.given == nil || d.count == tx.Rows()
 	w, err := tx.UpdateColumn(col.ColID, replace)
 	if err != nil {
 		return fmt.Errorf("bmjob: update column %q: %w", col.Title, err)
