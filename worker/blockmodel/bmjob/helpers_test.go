@@ -395,8 +395,9 @@ func writeCSVFile(cols []fileCol, rows []map[string]any) []byte {
 	return []byte(b.String())
 }
 
-// updateFile writes the file of an update: the rows in a scrambled order,
-// identity form index or coordinates, value columns vals.
+// updateFile writes the file of an update: the rows scrambled by rng (nil:
+// in the order given), identity form index or coordinates, value columns
+// vals.
 func updateFile(t testing.TB, b *blockmodel.Blocks, rows []fileRow, vals []fileCol, index, csv bool, rng *rand.Rand) []byte {
 	t.Helper()
 	cols := append(identityCols(b.Geometry().Type(), index), vals...)
@@ -408,7 +409,9 @@ func updateFile(t testing.TB, b *blockmodel.Blocks, rows []fileRow, vals []fileC
 		}
 		cells = append(cells, m)
 	}
-	rng.Shuffle(len(cells), func(i, j int) { cells[i], cells[j] = cells[j], cells[i] })
+	if rng != nil {
+		rng.Shuffle(len(cells), func(i, j int) { cells[i], cells[j] = cells[j], cells[i] })
+	}
 	if csv {
 		return writeCSVFile(cols, cells)
 	}
