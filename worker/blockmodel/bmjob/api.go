@@ -100,7 +100,7 @@ type UpdateInput struct {
 	BatchRows int
 }
 
-// QueryResult describes a query output ApplyQuery wrote.
+// QueryResult describes a query output Query wrote.
 type QueryResult struct {
 	// Rows is the number of data rows written.
 	Rows int64
