@@ -247,6 +247,19 @@ func TestApplyUpdateFailuresLeaveLatest(t *testing.T) {
 			fileErr(updCSV, bad, "cu")
 			fileErr(upd, writeParquetFile(t, append(identityCols(kind, true), fileCol{"cu", blockmodel.Utf8}),
 				[]map[string]any{mergeCells(identity(b, 0, true), map[string]any{"cu": "abc"})}), "cu")
+			// two columns of wrong types in a file in row order: both
+			// reported (the columns are streamed one at a time, the report
+			// is the whole file's)
+			two := decodeUpdate(t, s, "m", g, `{"columns": {"new": [{"title": "a", "data_type": "Float64"}, {"title": "n", "data_type": "Int32"}]}}`)
+			var cells2 []map[string]any
+			for r := range b.NumRows() {
+				cells2 = append(cells2, mergeCells(identity(b, r, true), map[string]any{"a": "x", "n": "y"}))
+			}
+			_, err = apply(t, s, "m", g, two, writeParquetFile(t, append(identityCols(kind, true), fileCol{"a", blockmodel.Utf8}, fileCol{"n", blockmodel.Utf8}), cells2))
+			var fe2 *bmwire.FileError
+			require.ErrorAs(t, err, &fe2)
+			require.Contains(t, fe2.Detail(), `"a"`)
+			require.Contains(t, fe2.Detail(), `"n"`)
 			// missing column
 			fileErr(upd, writeParquetFile(t, identityCols(kind, true), []map[string]any{identity(b, 0, true)}), "cu")
 			// a column deleted by another job after this one was accepted
