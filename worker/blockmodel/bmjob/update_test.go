@@ -210,7 +210,8 @@ func TestApplyUpdateReservedUUIDAndFilePath(t *testing.T) {
 func TestApplyUpdateFailuresLeaveLatest(t *testing.T) {
 	for _, kind := range kinds {
 		t.Run(string(kind), func(t *testing.T) {
-			s, err := bmstore.Open(t.TempDir())
+			root := t.TempDir()
+			s, err := bmstore.Open(root)
 			require.NoError(t, err)
 			g := geometry(t, kind)
 			b := splitBlocks(t, g)
@@ -222,6 +223,7 @@ func TestApplyUpdateFailuresLeaveLatest(t *testing.T) {
 			v2, err := apply(t, s, "m", g, u, updateFile(t, b, good, vals, true, false, rng))
 			require.NoError(t, err)
 			before := readAll(t, s, "m", v2, "cu")
+			files := modelFiles(t, root)
 			upd := decodeUpdate(t, s, "m", g, `{"columns": {"update": ["cu"]}, "update_type": "replace"}`)
 			updCSV := decodeUpdate(t, s, "m", g, `{"columns": {"update": ["cu"]}, "input_options": {"file_format": "csv"}}`)
 			fileErr := func(u *bmwire.Update, file []byte, want string) {
@@ -234,6 +236,7 @@ func TestApplyUpdateFailuresLeaveLatest(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, 2, n)
 				require.Equal(t, before, readAll(t, s, "m", v2, "cu"))
+				require.Equal(t, files, modelFiles(t, root), "files of the model after a failed update")
 			}
 			// duplicate row
 			dup := append([]fileRow{good[1]}, good...)
