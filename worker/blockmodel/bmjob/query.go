@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 
 	"github.com/geostat-engine/geostat/worker/blockmodel"
@@ -102,19 +103,69 @@ func Query(ctx context.Context, s *bmstore.Store, modelID string, g *blockmodel.
 	return res, nil
 }
 
-// rowRange is the range of rows a bbox can select: for an IJK box, the rows
-// of the parents from its first to its last corner; else every row.
+// rowRange is the range of rows a bbox can select: the rows of the
+// parents from the box's first to its last corner, for an IJK box, or for
+// an XYZ box the parents its world corners reach in the model frame (a
+// conservative range; rows are then selected by centroid); else every row.
 func rowRange(b *blockmodel.Blocks, box bmwire.BBox) (int64, int64) {
 	n := b.NumRows()
-	if box.IJK == nil {
+	g := b.Geometry()
+	var lo, hi [3]int64
+	switch {
+	case box.IJK != nil:
+		for a, m := range box.IJK.Axes() {
+			lo[a], hi[a] = m.Min, m.Max
+		}
+	case box.XYZ != nil:
+		var ok bool
+		if lo, hi, ok = parentsOfBox(g, box.XYZ); !ok {
+			return 0, 0
+		}
+	default:
 		return 0, n
 	}
-	g := b.Geometry()
-	lo := g.ParentIndex(uint32(box.IJK.IMinMax.Min), uint32(box.IJK.JMinMax.Min), uint32(box.IJK.KMinMax.Min))
-	hi := g.ParentIndex(uint32(box.IJK.IMinMax.Max), uint32(box.IJK.JMinMax.Max), uint32(box.IJK.KMinMax.Max))
-	first := sort.Search(int(n), func(r int) bool { return b.Parent(int64(r)) >= lo })
-	last := sort.Search(int(n), func(r int) bool { return b.Parent(int64(r)) > hi })
+	plo := g.ParentIndex(uint32(lo[0]), uint32(lo[1]), uint32(lo[2]))
+	phi := g.ParentIndex(uint32(hi[0]), uint32(hi[1]), uint32(hi[2]))
+	first := sort.Search(int(n), func(r int) bool { return b.Parent(int64(r)) >= plo })
+	last := sort.Search(int(n), func(r int) bool { return b.Parent(int64(r)) > phi })
 	return int64(first), int64(last)
+}
+
+// parentsOfBox returns the parent-index box holding every parent whose
+// centroid may lie in a world box (one parent of margin), false when none
+// can.
+func parentsOfBox(g *blockmodel.Geometry, box *blockmodel.BBox) (lo, hi [3]int64, ok bool) {
+	size, np := g.ParentSize(), g.Parents()
+	f := [3]float64{math.Inf(1), math.Inf(1), math.Inf(1)}
+	t := [3]float64{math.Inf(-1), math.Inf(-1), math.Inf(-1)}
+	for c := range 8 {
+		x, y, z := box.XMinMax.Min, box.YMinMax.Min, box.ZMinMax.Min
+		if c&1 != 0 {
+			x = box.XMinMax.Max
+		}
+		if c&2 != 0 {
+			y = box.YMinMax.Max
+		}
+		if c&4 != 0 {
+			z = box.ZMinMax.Max
+		}
+		l := g.WorldToLocal(x, y, z)
+		for a := range 3 {
+			u := l[a] / size[a]
+			f[a], t[a] = min(f[a], u), max(t[a], u)
+		}
+	}
+	for a := range 3 {
+		if math.IsNaN(f[a]) || math.IsNaN(t[a]) {
+			return lo, hi, false
+		}
+		l, h := math.Floor(f[a])-1, math.Floor(t[a])+1
+		if h < 0 || l > float64(np[a]-1) {
+			return lo, hi, false
+		}
+		lo[a], hi[a] = int64(max(l, 0)), int64(min(h, float64(np[a]-1)))
+	}
+	return lo, hi, true
 }
 
 // qslot is one batch of a query's output with the buffers it owns: the
