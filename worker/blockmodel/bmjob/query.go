@@ -13,9 +13,24 @@ import (
 	"github.com/geostat-engine/geostat/worker/blockmodel/bmwire"
 )
 
-// derivationUser is the sub_block_derivation of every row the engine emits
-// (A.4.1).
-const derivationUser = "user specified"
+// The values of sub_block_derivation (A.4.1).
+const (
+	derivationUser    = "user specified"
+	derivationParent  = "derived from parent"
+	derivationSomeCol = "some columns derived"
+)
+
+// derivation is the sub_block_derivation of a row from its ColFilled and
+// version_id values.
+func derivation(filled, versionID int64) string {
+	switch {
+	case filled == 0:
+		return derivationUser
+	case filled == versionID:
+		return derivationParent
+	}
+	return derivationSomeCol
+}
 
 // outCol is one column of a query's output: where its values come from.
 type outCol struct {
@@ -69,7 +84,13 @@ func Query(ctx context.Context, s *bmstore.Store, modelID string, g *blockmodel.
 			cols = append(cols, outCol{header: name, typ: blockmodel.Int64, system: name, scan: len(scan)})
 			scan = append(scan, bmstore.VersionIDColumn)
 		case blockmodel.ColSubBlockDerivation:
-			cols = append(cols, outCol{header: name, typ: blockmodel.Utf8, system: name, scan: -1})
+			oc := outCol{header: name, typ: blockmodel.Utf8, system: name, scan: -1}
+			if c, ok := v.Column(ColFilled); ok && c.Internal {
+				// read ColFilled and version_id, then derive
+				oc.scan = len(scan)
+				scan = append(scan, ColFilled, bmstore.VersionIDColumn)
+			}
+			cols = append(cols, oc)
 		default:
 			t, ok := blockmodel.SystemColumnType(name)
 			if !ok {
@@ -252,16 +273,21 @@ func queryRows(ctx context.Context, s *bmstore.Store, modelID string, v *bmstore
 			for i, c := range cols {
 				dst := &sl.out[i]
 				switch {
-				case c.scan >= 0:
-					selectInto(dst, &scanned[c.scan], sl.sel)
 				case c.system == blockmodel.ColSubBlockDerivation:
 					sl.deriv = sl.deriv[:0]
-					for _, ok := range sl.sel {
-						if ok {
-							sl.deriv = append(sl.deriv, derivationUser)
+					for r, ok := range sl.sel {
+						if !ok {
+							continue
 						}
+						d := derivationUser
+						if c.scan >= 0 {
+							d = derivation(scanned[c.scan].Ints[r], scanned[c.scan+1].Ints[r])
+						}
+						sl.deriv = append(sl.deriv, d)
 					}
 					dst.Strings = sl.deriv
+				case c.scan >= 0:
+					selectInto(dst, &scanned[c.scan], sl.sel)
 				default:
 					systemInto(dst, &sl.sys, c.system, sl.sel)
 				}
