@@ -9,7 +9,7 @@ import (
 // discard is a Sink that keeps nothing.
 type discard struct{}
 
-func (discard) Start(int64) error  { return nil }
+func (discard) Start(int64) error { return nil }
 func (discard) Batch(*Batch) error { return nil }
 
 // TestReadAllocationsDoNotGrowWithRows: matching a row allocates nothing
