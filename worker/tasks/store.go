@@ -29,6 +29,12 @@ func (a *StoreAdapter) Get(ctx context.Context, ref ObjectRef) (*Version, error)
 		}
 		return nil, err
 	}
+	if obj, bm, ok, err := decodeBlockModelObject(v.Object); ok {
+		if err != nil {
+			return nil, err
+		}
+		return &Version{Object: obj, ObjectID: v.ObjectID, Path: v.Path, VersionID: v.VersionID, BlockModel: bm}, nil
+	}
 	obj, err := objects.Decode(v.Object)
 	if err != nil {
 		return nil, &objects.DataError{Err: err}
