@@ -352,7 +352,13 @@ func TestBlockModelAsSource(t *testing.T) {
 		values[r] = 1 + math.Sin(cents[3*r]/20) + 0.3*math.Cos(cents[3*r+1]/15)
 	}
 	values[3], values[17] = math.NaN(), math.NaN()
-	bmID, objID := c.area.createModel("src", g, b, floatColumn("cu", values))
+	dom := domains(b.NumRows())
+	hi := make([]bool, b.NumRows())
+	for r := range hi {
+		hi[r] = r%3 != 0
+	}
+	bmID, objID := c.area.createModel("src", g, b, floatColumn("cu", values), stringColumn("domain", dom),
+		bmColumn{"hi", bmstore.Column{Type: blockmodel.Boolean, Bools: hi}})
 	v1, _ := latestDoc(t, h, objID)
 	// A later version changes cu: the object version pinned below still
 	// reads version 1, which it mirrors.
@@ -386,8 +392,33 @@ func TestBlockModelAsSource(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, "succeeded", job.Status, "%s", job.Error)
 	}
+	// A source filter on the model's columns: a Utf8 column as categories
+	// and a Boolean as 1/0; the samples filtered out are missing.
+	masked := append([]float64(nil), values...)
+	for r := range masked {
+		if dom[r] != "LMS1" || !hi[r] {
+			masked[r] = math.NaN()
+		}
+	}
+	h.put(c.b, "mpts.json", c.b.Pointset("1.3.0", cents, c.b.Scalar("cu", "k-cu", masked)))
+	for i, src := range []map[string]any{
+		{"object": c.objectURL(objID) + "?version=" + v1, "attribute": "attributes[?name=='cu']", "filter": map[string]any{"where": map[string]any{
+			"type": "all_of", "filters": []any{
+				map[string]any{"type": "condition", "attribute": "attributes[?name=='domain']", "operator": "in", "values": []any{"LMS1"}},
+				map[string]any{"type": "condition", "attribute": "attributes[?name=='hi']", "operator": "equal", "threshold": 1}}}}},
+		{"object": h.url("mpts.json"), "attribute": "locations.attributes[?name=='cu']"},
+	} {
+		job, err := h.c.RunTask(h.ctx, org, "knn", map[string]any{
+			"source":       src,
+			"target":       map[string]any{"object": h.url("tgrid.json"), "attribute": map[string]any{"operation": "create", "name": fmt.Sprintf("f_%d", i)}},
+			"neighborhood": neighbourhood(12),
+		})
+		require.NoError(t, err)
+		require.Equal(t, "succeeded", job.Status, "%s", job.Error)
+	}
 	obj, blobs := h.latest(gid)
 	sameBits(t, h.column(obj, blobs, "cu_1"), h.column(obj, blobs, "cu_0"), "kriging from the model and from the point set")
+	sameBits(t, h.column(obj, blobs, "f_1"), h.column(obj, blobs, "f_0"), "a filtered model source and the point set of the kept samples")
 	_, d0 := readDistribution(t, h, objectIDOf(t, h, "dist-0.json"))
 	_, d1 := readDistribution(t, h, objectIDOf(t, h, "dist-1.json"))
 	sameDistribution(t, d1, d0)
@@ -595,4 +626,61 @@ func TestConcurrentKrigingOntoOneBlockModel(t *testing.T) {
 		sameBits(t, want, c.area.column(bmID, name), name)
 		assert.True(t, strings.Contains(fmt.Sprint(doc["attributes"]), name), "the object lists %s", name)
 	}
+}
+
+// A sub-block set changed between the job's read and its write (a
+// geometry-change update of the model meanwhile) fails the job with 422
+// invalid-data "block model geometry changed", and nothing is written.
+func TestBlockModelGeometryChangedWhileRunning(t *testing.T) {
+	c := newBMCase(t, 1)
+	h := c.h
+	g, b := subBlocked(t)
+	bmID, objID := c.area.createModel("geo", g, b)
+	c.area.beforeWrite = func() {
+		// Parent 1 was split in two along x: split it along y instead.
+		parent, start, end := b.Columns()
+		s, e := append([]uint8(nil), start...), append([]uint8(nil), end...)
+		for r := range parent {
+			if parent[r] == 1 {
+				lo := s[3*r] == 0
+				s[3*r], e[3*r] = 0, 2
+				if lo {
+					s[3*r+1], e[3*r+1] = 0, 1
+				} else {
+					s[3*r+1], e[3*r+1] = 1, 2
+				}
+			}
+		}
+		_, err := blockmodel.NewBlocks(g, parent, s, e)
+		require.NoError(t, err)
+		tx, err := c.area.store.Begin(bmID)
+		require.NoError(t, err)
+		for i, title := range bmjob.InternalColumns()[1:] {
+			src, axis := s, i
+			if i >= 3 {
+				src, axis = e, i-3
+			}
+			u := make([]uint64, len(parent))
+			for r := range u {
+				u[r] = uint64(src[3*r+axis])
+			}
+			meta, _ := tx.Base().Column(title)
+			w, err := tx.UpdateColumn(meta.ColID, true)
+			require.NoError(t, err)
+			require.NoError(t, w.Write(bmstore.Column{Type: blockmodel.UInt8, Uints: u}))
+			require.NoError(t, w.Close())
+		}
+		_, err = tx.Commit(bmstore.Meta{Comment: "geometry change"})
+		require.NoError(t, err)
+	}
+	p := runFails(t, h, "kriging", mustJSON(map[string]any{"parameters": map[string]any{
+		"source":       map[string]any{"object": h.url("pts.json"), "attribute": "au"},
+		"target":       map[string]any{"object": c.objectURL(objID), "attribute": map[string]any{"operation": "create", "name": "late"}},
+		"variogram":    h.url("vario.json"),
+		"neighborhood": neighbourhood(8)}}))
+	invalidData(t, p, "geo", "block model geometry changed")
+	latest := c.area.latest(bmID)
+	assert.Equal(t, 2, latest.VersionID, "only the geometry change")
+	_, has := latest.Column("late")
+	assert.False(t, has)
 }

@@ -35,6 +35,9 @@ type testBlockModels struct {
 	objects store.Store
 	mu      sync.Mutex
 	models  map[string]*testModel
+	// beforeWrite, when set, runs at the start of WriteColumn (a change of
+	// the model by someone else while a task ran).
+	beforeWrite func()
 }
 
 // testModel is a model of the test area: its workspace, geometry and
@@ -68,6 +71,9 @@ func (a *testBlockModels) WriteColumn(ctx context.Context, bm *tasks.BlockModel,
 	a.mu.Unlock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if a.beforeWrite != nil {
+		a.beforeWrite()
+	}
 	v, err := bmjob.WriteColumn(ctx, a.store, w)
 	if err != nil {
 		return nil, err
