@@ -551,6 +551,14 @@ func TestBlockModelValidation(t *testing.T) {
 		"variogram": h.url("vario.json"), "neighborhood": neighbourhood(8), "outputs": []string{"variance"}}}), http.StatusUnprocessableEntity, "/compute/validation")
 	assert.Contains(t, params(p), "name:outputs")
 
+	// A viewer may read a block model, not write one (A.14.3 step 1).
+	viewer := *h.c
+	viewer.Token = viewerToken
+	r, err := viewer.Do(h.ctx, http.MethodPost, base+"kriging", kr(h.url("pts.json"), "au", create("v")))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
+	assert.Contains(t, string(r.Body), "insufficient-role")
+
 	// Nothing was written.
 	assert.Equal(t, 1, c.area.latest(bmID).VersionID)
 

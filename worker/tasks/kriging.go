@@ -176,6 +176,7 @@ func (pl *krigingPlan) runBlockModel(ctx context.Context, in *estimation, kp kri
 	out := make([]float64, in.n)
 	groups := extentGroups(in.blocks, kp.Discretisation.Count() > 1)
 	if in.tiled && len(groups) == 1 {
+		kp.CellSize = groups[0].extent
 		cols, err := in.estimateTiles(ctx, pl.env, tilejob.Estimation{Kind: tilejob.Kriging, Kriging: kp}, progress)
 		if err != nil {
 			return nil, err
