@@ -21,6 +21,7 @@ import (
 	"github.com/geostat-engine/geostat/worker/blockmodel/bmstore"
 	"github.com/geostat-engine/geostat/worker/objects"
 	"github.com/geostat-engine/geostat/worker/objects/objecttest"
+	"github.com/geostat-engine/geostat/worker/store"
 )
 
 // bmCase is the data of the block model tests: a point set with "au"
@@ -581,7 +582,11 @@ func TestBlockModelNeedsEmbeddedArea(t *testing.T) {
 	require.NoError(t, err)
 	m := &testModel{name: "bm", geometry: g}
 	doc := objectDoc("aaaaaaaa-0000-4000-8000-000000000001", m, &bmstore.Version{VersionUUID: "aaaaaaaa-0000-4000-8000-000000000002"})
-	h.put(b, "bm.json", doc)
+	// Stored as the block model area stores it (not through the object
+	// routes, which keep such objects for the area).
+	_, err = h.app.Store().PutObject(h.ctx, store.Workspace{Org: org, ID: ws}, store.PutRequest{Path: "bm.json", Object: objecttest.JSON(doc),
+		By: store.User{ID: "00000000-0000-4000-8000-0000000000aa", Name: "Owner"}})
+	require.NoError(t, err)
 	p := problem(t, h, "/compute/orgs/"+org+"/geostatistics/knn", mustJSON(map[string]any{"parameters": map[string]any{
 		"source":       map[string]any{"object": h.url("pts.json"), "attribute": "au"},
 		"target":       map[string]any{"object": h.url("bm.json"), "attribute": map[string]any{"operation": "create", "name": "x"}},
