@@ -16,6 +16,7 @@ import (
 	"github.com/geostat-engine/geostat/worker/jobs"
 	"github.com/geostat-engine/geostat/worker/objects"
 	"github.com/geostat-engine/geostat/worker/problem"
+	"github.com/geostat-engine/geostat/worker/store"
 )
 
 // KindBlockModel is the kind of a block model's geoscience object
@@ -51,7 +52,9 @@ type BlockModels interface {
 	// and says where both went. On error nothing is written (a failure
 	// after the model version is committed is the implementation's to
 	// repair, as for any model version whose object version is missing).
-	WriteColumn(ctx context.Context, m *BlockModel, w bmjob.ColumnWrite) (*BlockModelWrite, error)
+	// by is the job's submitter (w.CreatedBy is its id), the author of both
+	// versions.
+	WriteColumn(ctx context.Context, m *BlockModel, w bmjob.ColumnWrite, by store.User) (*BlockModelWrite, error)
 }
 
 // BlockModel is an open block model: the store holding it, its id there
@@ -397,7 +400,7 @@ func (e *bmEnd) commit(ctx context.Context, env *Env, req Request, task string, 
 		ModelID: e.model.ModelID, Rows: rows, Operation: op, Title: e.title, Values: values, Selected: keep,
 		Comment:   fmt.Sprintf("%s (compute job %s): %s column %s", task, id, verb, e.title),
 		CreatedBy: req.User.ID,
-	})
+	}, req.User)
 	switch {
 	case errors.Is(err, bmjob.ErrGeometryChanged):
 		return nil, bmInvalidData("target", "geometry", e.object, "block model geometry changed while the task ran: nothing was written")

@@ -369,7 +369,7 @@ func TestBlockModelAsSource(t *testing.T) {
 	}
 	bm, err := c.area.Open(h.ctx, org, ws, bmID)
 	require.NoError(t, err)
-	_, err = c.area.WriteColumn(h.ctx, bm, bmjob.ColumnWrite{ModelID: bmID, Rows: b, Operation: bmjob.OpUpdate, Title: "cu", Values: shifted, Comment: "shift"})
+	_, err = c.area.WriteColumn(h.ctx, bm, bmjob.ColumnWrite{ModelID: bmID, Rows: b, Operation: bmjob.OpUpdate, Title: "cu", Values: shifted, Comment: "shift"}, store.User{ID: "00000000-0000-4000-8000-0000000000aa", Name: "Owner"})
 	require.NoError(t, err)
 	require.Equal(t, 2, c.area.latest(bmID).VersionID)
 	h.put(c.b, "cpts.json", c.b.Pointset("1.3.0", cents, c.b.Scalar("cu", "k-cu", values)))

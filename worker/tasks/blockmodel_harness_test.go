@@ -65,7 +65,7 @@ func (a *testBlockModels) Open(ctx context.Context, org, workspace, modelUUID st
 
 // WriteColumn implements tasks.BlockModels: the model version through
 // bmjob.WriteColumn, then the object version mirroring it.
-func (a *testBlockModels) WriteColumn(ctx context.Context, bm *tasks.BlockModel, w bmjob.ColumnWrite) (*tasks.BlockModelWrite, error) {
+func (a *testBlockModels) WriteColumn(ctx context.Context, bm *tasks.BlockModel, w bmjob.ColumnWrite, by store.User) (*tasks.BlockModelWrite, error) {
 	a.mu.Lock()
 	m := a.models[bm.ModelID]
 	a.mu.Unlock()
@@ -78,7 +78,7 @@ func (a *testBlockModels) WriteColumn(ctx context.Context, bm *tasks.BlockModel,
 	if err != nil {
 		return nil, err
 	}
-	vid, err := a.putObject(ctx, bm.ModelID, m, v)
+	vid, err := a.putObject(ctx, bm.ModelID, m, v, by)
 	if err != nil {
 		return nil, err
 	}
@@ -114,9 +114,9 @@ func objectDoc(modelID string, m *testModel, v *bmstore.Version) map[string]any 
 
 // putObject writes the object version of model version v (the first one
 // creates the object at <name>.json).
-func (a *testBlockModels) putObject(ctx context.Context, modelID string, m *testModel, v *bmstore.Version) (string, error) {
+func (a *testBlockModels) putObject(ctx context.Context, modelID string, m *testModel, v *bmstore.Version, by store.User) (string, error) {
 	doc := objecttest.JSON(objectDoc(modelID, m, v))
-	req := store.PutRequest{Object: doc, By: store.User{ID: "00000000-0000-4000-8000-0000000000aa", Name: "Owner"}}
+	req := store.PutRequest{Object: doc, By: by}
 	if m.objectID == "" {
 		req.Path = m.name + ".json"
 	} else {
@@ -193,7 +193,7 @@ func (a *testBlockModels) createModel(name string, g *blockmodel.Geometry, b *bl
 	v, err := tx.Commit(bmstore.Meta{CreatedBy: "00000000-0000-4000-8000-0000000000aa", Comment: "created"})
 	require.NoError(t, err)
 	m := &testModel{org: org, ws: ws, name: name, geometry: g}
-	_, err = a.putObject(context.Background(), id, m, v)
+	_, err = a.putObject(context.Background(), id, m, v, store.User{ID: "00000000-0000-4000-8000-0000000000aa", Name: "Owner"})
 	require.NoError(t, err)
 	a.mu.Lock()
 	a.models[id] = m

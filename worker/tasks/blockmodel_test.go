@@ -11,6 +11,7 @@ import (
 	"github.com/geostat-engine/geostat/worker/blockmodel/bmjob"
 	"github.com/geostat-engine/geostat/worker/blockmodel/bmstore"
 	"github.com/geostat-engine/geostat/worker/problem"
+	"github.com/geostat-engine/geostat/worker/store"
 )
 
 // oneModel is a BlockModels of one regular model (writes unused).
@@ -23,7 +24,7 @@ func (o oneModel) Open(ctx context.Context, org, ws, id string) (*BlockModel, er
 	return o.m, nil
 }
 
-func (o oneModel) WriteColumn(context.Context, *BlockModel, bmjob.ColumnWrite) (*BlockModelWrite, error) {
+func (o oneModel) WriteColumn(context.Context, *BlockModel, bmjob.ColumnWrite, store.User) (*BlockModelWrite, error) {
 	panic("not used")
 }
 
