@@ -184,10 +184,10 @@ func (pl *krigingPlan) runBlockModel(ctx context.Context, in *estimation, kp kri
 		out = cols[0]
 	} else {
 		var systems, done int
+		progress(8, "preparing the kriging systems")
 		for _, grp := range groups {
 			gp := kp
 			gp.CellSize = grp.extent
-			progress(8, "preparing the kriging systems")
 			k, err := kriging.NewContext(ctx, in.coords, in.values, gp)
 			if err != nil {
 				return nil, err
