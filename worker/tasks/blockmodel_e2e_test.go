@@ -697,3 +697,29 @@ func TestBlockModelGeometryChangedWhileRunning(t *testing.T) {
 	_, has := latest.Column("late")
 	assert.False(t, has)
 }
+
+// Memory admission counts a block model target's rows: kriging onto a
+// regular model of 8,000,000 blocks is refused under a 64 MiB limit at
+// submit, and onto a small one it runs.
+func TestBlockModelAdmissionCountsRows(t *testing.T) {
+	c := newBMCase(t, 1)
+	h := c.h
+	h.env.MaxMemory = 64 << 20
+	big, err := blockmodel.NewGeometry(blockmodel.XYZ{}, nil, blockmodel.RegularSize(blockmodel.Size3D{NX: 200, NY: 200, NZ: 200}, blockmodel.XYZ{X: 1, Y: 1, Z: 1}))
+	require.NoError(t, err)
+	_, bigObj := c.area.createModel("big", big, nil)
+	small, err := blockmodel.NewGeometry(blockmodel.XYZ{}, nil, blockmodel.RegularSize(blockmodel.Size3D{NX: 10, NY: 10, NZ: 2}, blockmodel.XYZ{X: 10, Y: 10, Z: 10}))
+	require.NoError(t, err)
+	_, smallObj := c.area.createModel("small", small, nil)
+	body := func(obj string) []byte {
+		return mustJSON(map[string]any{"parameters": map[string]any{
+			"source":       map[string]any{"object": h.url("pts.json"), "attribute": "au"},
+			"target":       map[string]any{"object": c.objectURL(obj), "attribute": map[string]any{"operation": "create", "name": "est"}},
+			"variogram":    h.url("vario.json"),
+			"neighborhood": neighbourhood(8)}})
+	}
+	p := problem(t, h, "/compute/orgs/"+org+"/geostatistics/kriging", body(bigObj), http.StatusUnprocessableEntity, "/compute/validation")
+	assert.Contains(t, p["detail"], "GiB of memory")
+	assert.Empty(t, h.jobs.List(org), "no job was created")
+	c.krige(t, c.objectURL(smallObj), "est", nil, nil)
+}
