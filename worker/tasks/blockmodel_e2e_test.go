@@ -417,7 +417,25 @@ func TestBlockModelAsSource(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, "succeeded", job.Status, "%s", job.Error)
 	}
+	// The seed topic, from the object's latest version (which mirrors the
+	// model's version 2: the shifted values).
+	h.put(c.b, "spts.json", c.b.Pointset("1.3.0", cents, c.b.Scalar("cu", "k-cu", shifted)))
+	for i, src := range []string{c.objectURL(objID), h.url("spts.json")} {
+		path := "/attributes/@name=cu"
+		if i == 1 {
+			path = "/locations/attributes/@name=cu"
+		}
+		r, err := h.c.Do(h.ctx, http.MethodPost, "/compute/orgs/"+org+"/geostat/knn", mustJSON(map[string]any{
+			"source": map[string]any{"type": "geoscience-object-reference", "object_reference": src,
+				"object_element": []any{map[string]any{"type": "element", "path": path}}},
+			"target": map[string]any{"object_reference": h.url("tgrid.json"), "object_element": []any{map[string]any{"path": fmt.Sprintf("/cell_attributes/@name=s_%d", i)}}},
+			"neighborhood": map[string]any{"max-samples": 6, "anisotropy": map[string]any{
+				"ellipsoid_ranges": map[string]any{"major": 60, "semi_major": 40, "minor": 15}}}}))
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	}
 	obj, blobs := h.latest(gid)
+	sameBits(t, h.column(obj, blobs, "s_1"), h.column(obj, blobs, "s_0"), "seed knn from the model's latest version")
 	sameBits(t, h.column(obj, blobs, "cu_1"), h.column(obj, blobs, "cu_0"), "kriging from the model and from the point set")
 	sameBits(t, h.column(obj, blobs, "f_1"), h.column(obj, blobs, "f_0"), "a filtered model source and the point set of the kept samples")
 	_, d0 := readDistribution(t, h, objectIDOf(t, h, "dist-0.json"))
