@@ -23,14 +23,18 @@ type dense struct {
 	count int64 // rows given
 }
 
-// newDense allocates a column of n rows of type t, nothing given.
+// newDense allocates a column of n rows of type t: with track, no row
+// given (the values of rows not given are never read); without, every row
+// null.
 func newDense(t blockmodel.DataType, n int64, track bool) *dense {
 	d := &dense{col: bmstore.Column{Type: t}}
 	switch familyOf(t) {
 	case famFloat:
 		d.col.Floats = make([]float64, n)
-		for i := range d.col.Floats {
-			d.col.Floats[i] = math.NaN()
+		if !track { // a tracked column's rows not given are never read
+			for i := range d.col.Floats {
+				d.col.Floats[i] = math.NaN()
+			}
 		}
 	case famInt:
 		d.col.Ints = make([]int64, n)
@@ -44,6 +48,11 @@ func newDense(t blockmodel.DataType, n int64, track bool) *dense {
 	default:
 		d.col.Strings = make([]string, n)
 		d.col.Null = make([]bool, n)
+	}
+	if !track {
+		for i := range d.col.Null {
+			d.col.Null[i] = true
+		}
 	}
 	if track {
 		d.given = make([]bool, n)
@@ -172,6 +181,9 @@ func writeNew(ctx context.Context, tx *bmstore.Tx, spec bmstore.ColumnMeta, d *d
 // writeUpdate writes d over an existing column of tx: the given rows, the
 // others kept (merge) or null (replace).
 func writeUpdate(ctx context.Context, tx *bmstore.Tx, col bmstore.ColumnMeta, d *dense, replace bool, batch int) error {
+	// Every row given: merge and replace are the same, and replace spares
+	// the store reading the old values.
+	replace = replace || d.given == nil || d.count == tx.Rows()
 	w, err := tx.UpdateColumn(col.ColID, replace)
 	if err != nil {
 		return fmt.Errorf("bmjob: update column %q: %w", col.Title, err)
@@ -207,10 +219,28 @@ func (s *scatter) Batch(b *bmwire.Batch) error {
 		return err
 	}
 	for c, d := range s.cols {
-		v := &b.Values[c]
-		for r, row := range b.Rows {
-			d.set(row, v, r)
-		}
+		d.setBatch(b.Rows, &b.Values[c])
 	}
 	return nil
+}
+
+// setBatch stores the values v of the model rows rows (one type switch a
+// batch; the common case, a float column, in a tight loop).
+func (d *dense) setBatch(rows []int64, v *bmwire.Values) {
+	if familyOf(d.col.Type) == famFloat && v.Valid == nil {
+		f := d.col.Floats
+		for r, row := range rows {
+			f[row] = v.Float[r]
+		}
+		if d.given != nil {
+			for _, row := range rows {
+				d.given[row] = true
+			}
+		}
+		d.count += int64(len(rows))
+		return
+	}
+	for r, row := range rows {
+		d.set(row, v, r)
+	}
 }

@@ -372,6 +372,7 @@ func writeIdentity(ctx context.Context, tx *bmstore.Tx, base *bmstore.Version, p
 			typ = blockmodel.UInt32
 		}
 		d := newDense(typ, n, false)
+		d.col.Null = nil // every row has a value
 		for r := range n {
 			switch {
 			case c == 0:
