@@ -152,33 +152,28 @@ func openBlockModel(ctx context.Context, env *Env, field string, v *Version, ref
 		return nil, fmt.Errorf("%s: block model %s: %w", field, v.BlockModel.ModelUUID, err)
 	}
 	e.model = m
-	if target || v.BlockModel.VersionUUID == "" {
+	if target {
 		return e, e.latest()
 	}
-	versions, err := m.Store.Versions(m.ModelID)
+	return e, e.find(v.BlockModel.VersionUUID)
+}
+
+// find sets the version read: the one of version_uuid uuid, the latest
+// when uuid is empty.
+func (e *bmEnd) find(uuid string) error {
+	bv, err := bmjob.FindVersion(e.model.Store, e.model.ModelID, uuid)
+	if uuid != "" && errors.Is(err, bmstore.ErrNotFound) {
+		return bmInvalidData(e.field, "block_model_version_uuid", e.object, "block model %s has no version %s", e.model.ModelID, uuid)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: versions of block model %s: %w", field, m.ModelID, err)
+		return fmt.Errorf("%s: version of block model %s: %w", e.field, e.model.ModelID, err)
 	}
-	for _, bv := range versions {
-		if bv.VersionUUID == v.BlockModel.VersionUUID {
-			e.version = bv
-			return e, nil
-		}
-	}
-	return nil, bmInvalidData(field, "block_model_version_uuid", v, "block model %s has no version %s", m.ModelID, v.BlockModel.VersionUUID)
+	e.version = bv
+	return nil
 }
 
 // latest sets the model's latest version as the one read.
-func (e *bmEnd) latest() error {
-	n, err := e.model.Store.Latest(e.model.ModelID)
-	if err == nil {
-		e.version, err = e.model.Store.Version(e.model.ModelID, n)
-	}
-	if err != nil {
-		return fmt.Errorf("%s: latest version of block model %s: %w", e.field, e.model.ModelID, err)
-	}
-	return nil
-}
+func (e *bmEnd) latest() error { return e.find("") }
 
 // rows returns the number of rows of the version read.
 func (e *bmEnd) rows() int64 { return e.version.Rows }

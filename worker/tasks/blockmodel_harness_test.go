@@ -151,8 +151,9 @@ func stringColumn(title string, v []string) bmColumn {
 }
 
 // createModel stores version 1 of a model of geometry g in the test
-// workspace with rows b (nil: every parent whole) and columns, writes its
-// object at <name>.json, and returns the model's uuid and the object id.
+// workspace with rows b (nil: every parent whole), and with columns
+// version 2, writes the object version of each at <name>.json, and
+// returns the model's uuid and the object id.
 func (a *testBlockModels) createModel(name string, g *blockmodel.Geometry, b *blockmodel.Blocks, cols ...bmColumn) (string, string) {
 	t := a.t
 	t.Helper()
@@ -160,41 +161,27 @@ func (a *testBlockModels) createModel(name string, g *blockmodel.Geometry, b *bl
 		b = g.WholeBlocks()
 	}
 	id := bmstore.NewUUID()
-	tx, err := a.store.Create(bmstore.Model{ID: id}, b.NumRows())
-	require.NoError(t, err)
-	write := func(meta bmstore.ColumnMeta, c bmstore.Column) {
-		w, err := tx.AddColumn(meta)
-		require.NoError(t, err)
-		require.NoError(t, w.Write(c))
-		require.NoError(t, w.Close())
-	}
-	if !b.Whole() {
-		parent, start, end := b.Columns()
-		p := make([]uint64, len(parent))
-		for i, x := range parent {
-			p[i] = uint64(x)
-		}
-		write(bmstore.ColumnMeta{Title: bmjob.ColParent, DataType: blockmodel.UInt32, Internal: true}, bmstore.Column{Type: blockmodel.UInt32, Uints: p})
-		for i, title := range bmjob.InternalColumns()[1:] {
-			src, axis := start, i
-			if i >= 3 {
-				src, axis = end, i-3
-			}
-			u := make([]uint64, b.NumRows())
-			for r := range u {
-				u[r] = uint64(src[3*r+axis])
-			}
-			write(bmstore.ColumnMeta{Title: title, DataType: blockmodel.UInt8, Internal: true}, bmstore.Column{Type: blockmodel.UInt8, Uints: u})
-		}
-	}
-	for _, c := range cols {
-		write(bmstore.ColumnMeta{Title: c.title, DataType: c.col.Type}, c.col)
-	}
-	v, err := tx.Commit(bmstore.Meta{CreatedBy: "00000000-0000-4000-8000-0000000000aa", Comment: "created"})
+	owner := store.User{ID: "00000000-0000-4000-8000-0000000000aa", Name: "Owner"}
+	v, err := bmjob.CreateModel(context.Background(), a.store, bmstore.Model{ID: id}, b, bmstore.Meta{CreatedBy: owner.ID, Comment: "created"})
 	require.NoError(t, err)
 	m := &testModel{org: org, ws: ws, name: name, geometry: g}
-	_, err = a.putObject(context.Background(), id, m, v, store.User{ID: "00000000-0000-4000-8000-0000000000aa", Name: "Owner"})
+	_, err = a.putObject(context.Background(), id, m, v, owner)
 	require.NoError(t, err)
+	if len(cols) > 0 {
+		// The columns: version 2, as an update job would add them.
+		tx, err := a.store.Begin(id)
+		require.NoError(t, err)
+		for _, c := range cols {
+			w, err := tx.AddColumn(bmstore.ColumnMeta{Title: c.title, DataType: c.col.Type})
+			require.NoError(t, err)
+			require.NoError(t, w.Write(c.col))
+			require.NoError(t, w.Close())
+		}
+		v, err = tx.Commit(bmstore.Meta{CreatedBy: owner.ID, Comment: "columns"})
+		require.NoError(t, err)
+		_, err = a.putObject(context.Background(), id, m, v, owner)
+		require.NoError(t, err)
+	}
 	a.mu.Lock()
 	a.models[id] = m
 	a.mu.Unlock()
