@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/geostat-engine/geostat/worker/blockmodel/bmjob"
 	"github.com/geostat-engine/geostat/worker/problem"
 	"github.com/geostat-engine/geostat/worker/server"
 	"github.com/geostat-engine/geostat/worker/store"
@@ -96,6 +97,9 @@ func (c *roleCheck) guard(env *Env) {
 	if env.Files != nil {
 		env.Files = checkedFiles{ReportFiles: env.Files, c: c}
 	}
+	if env.BlockModels != nil {
+		env.BlockModels = &checkedBlockModels{BlockModels: env.BlockModels, c: c, where: map[*BlockModel]access{}}
+	}
 }
 
 // checkedStore is an ObjectStore whose writes of object versions re-check
@@ -134,4 +138,38 @@ func (f checkedFiles) PutFile(ctx context.Context, org, ws, path string, content
 		return "", "", err
 	}
 	return f.ReportFiles.PutFile(ctx, org, ws, path, content, contentType, by)
+}
+
+// checkedBlockModels is a block model area whose column writes re-check
+// the job's role in the model's workspace first.
+type checkedBlockModels struct {
+	BlockModels
+	c     *roleCheck
+	mu    sync.Mutex
+	where map[*BlockModel]access // the workspace each opened model is in
+}
+
+// Open implements BlockModels.
+func (b *checkedBlockModels) Open(ctx context.Context, org, workspace, modelUUID string) (*BlockModel, error) {
+	m, err := b.BlockModels.Open(ctx, org, workspace, modelUUID)
+	if err == nil {
+		b.mu.Lock()
+		b.where[m] = access{org: org, ws: workspace}
+		b.mu.Unlock()
+	}
+	return m, err
+}
+
+// WriteColumn implements BlockModels.
+func (b *checkedBlockModels) WriteColumn(ctx context.Context, m *BlockModel, w bmjob.ColumnWrite, by store.User) (*BlockModelWrite, error) {
+	b.mu.Lock()
+	at, ok := b.where[m]
+	b.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("block model %s was not opened through this job's area", m.ModelID)
+	}
+	if err := b.c.check(at.org, at.ws, true); err != nil {
+		return nil, err
+	}
+	return b.BlockModels.WriteColumn(ctx, m, w, by)
 }

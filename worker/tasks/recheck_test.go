@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/geostat-engine/geostat/worker/blockmodel/bmjob"
 	"github.com/geostat-engine/geostat/worker/problem"
 	"github.com/geostat-engine/geostat/worker/server"
 	"github.com/geostat-engine/geostat/worker/store"
@@ -35,6 +36,20 @@ func (s *countingStore) CreateObject(context.Context, string, string, string, []
 	return "o", "v", nil
 }
 
+type countingModels struct {
+	BlockModels
+	writes int
+}
+
+func (m *countingModels) Open(_ context.Context, _, _, id string) (*BlockModel, error) {
+	return &BlockModel{ModelID: id}, nil
+}
+
+func (m *countingModels) WriteColumn(context.Context, *BlockModel, bmjob.ColumnWrite, store.User) (*BlockModelWrite, error) {
+	m.writes++
+	return &BlockModelWrite{}, nil
+}
+
 type countingFiles struct {
 	ReportFiles
 	writes int
@@ -56,16 +71,20 @@ func TestRoleCheckBeforeEachWrite(t *testing.T) {
 		"u/o/rd": {Role: server.RoleViewer, State: server.WorkspaceActive},
 	}
 	rc := &roleCheck{roles: roles, user: "u"}
-	objs, files := &countingStore{}, &countingFiles{}
-	env := &Env{Store: objs, Files: files}
+	objs, files, models := &countingStore{}, &countingFiles{}, &countingModels{}
+	env := &Env{Store: objs, Files: files, BlockModels: models}
 	rc.guard(env)
+	bm, err := env.BlockModels.Open(ctx, "o", "ws", "m")
+	require.NoError(t, err)
 
 	allow := rc.record(func(string, string, bool) error { return nil })
 	require.NoError(t, allow("o", "rd", false))
 	require.NoError(t, allow("o", "ws", true))
 	require.NoError(t, rc.atStart())
 
-	_, err := env.Store.PutVersion(ctx, "o", "ws", "id", "v0", nil, store.User{})
+	_, err = env.Store.PutVersion(ctx, "o", "ws", "id", "v0", nil, store.User{})
+	require.NoError(t, err)
+	_, err = env.BlockModels.WriteColumn(ctx, bm, bmjob.ColumnWrite{}, store.User{})
 	require.NoError(t, err)
 	_, _, err = env.Files.PutFile(ctx, "o", "ws", "r.html", strings.NewReader(""), "text/html", store.User{})
 	require.NoError(t, err)
@@ -79,6 +98,8 @@ func TestRoleCheckBeforeEachWrite(t *testing.T) {
 	assert.Equal(t, http.StatusForbidden, problem.StatusOf(err), "%v", err)
 	_, _, err = env.Files.PutFile(ctx, "o", "ws", "r.html", strings.NewReader(""), "text/html", store.User{})
 	assert.Equal(t, http.StatusForbidden, problem.StatusOf(err), "%v", err)
+	_, err = env.BlockModels.WriteColumn(ctx, bm, bmjob.ColumnWrite{}, store.User{})
+	assert.Equal(t, http.StatusForbidden, problem.StatusOf(err), "%v", err)
 	assert.Error(t, rc.atStart(), "the start check sees the lowered role too")
 
 	roles["u/o/ws"] = server.Access{Role: server.RoleEditor, State: server.WorkspaceDeleted}
@@ -90,4 +111,5 @@ func TestRoleCheckBeforeEachWrite(t *testing.T) {
 	assert.Equal(t, http.StatusForbidden, problem.StatusOf(rc.atStart()))
 	assert.Equal(t, 1, objs.writes, "no refused write reached the store")
 	assert.Equal(t, 1, files.writes)
+	assert.Equal(t, 1, models.writes)
 }
