@@ -29,6 +29,7 @@ package bmstore
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/geostat-engine/geostat/worker/blockmodel"
 )
@@ -169,6 +170,31 @@ func (c *Column) appendFrom(src *Column, r int) {
 		c.Floats = append(c.Floats, v)
 	default:
 		c.Strings = append(c.Strings, zeroIf(null, src.Strings, r))
+	}
+}
+
+// appendRange appends rows [lo, hi) of src (same type) to c, in bulk; c's
+// Null flags are always kept (false where src has none). NaN floats are
+// copied as they are (they read as null).
+func (c *Column) appendRange(src *Column, lo, hi int) {
+	if src.Null != nil {
+		c.Null = append(c.Null, src.Null[lo:hi]...)
+	} else {
+		at := len(c.Null)
+		c.Null = slices.Grow(c.Null, hi-lo)[:at+hi-lo]
+		clear(c.Null[at:])
+	}
+	switch k, _ := kindOf(c.Type); k {
+	case kBool:
+		c.Bools = append(c.Bools, src.Bools[lo:hi]...)
+	case kInt:
+		c.Ints = append(c.Ints, src.Ints[lo:hi]...)
+	case kUint:
+		c.Uints = append(c.Uints, src.Uints[lo:hi]...)
+	case kFloat:
+		c.Floats = append(c.Floats, src.Floats[lo:hi]...)
+	default:
+		c.Strings = append(c.Strings, src.Strings[lo:hi]...)
 	}
 }
 

@@ -184,6 +184,7 @@ func (w *ColumnWriter) abort() {
 	if w.tw == nil {
 		return
 	}
+	w.tw.discard()
 	w.tw = nil
 	w.f.Close()
 	os.Remove(w.f.Name())
