@@ -10,8 +10,8 @@ import (
 	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/encoding"
 	"github.com/parquet-go/parquet-go/compress/zstd"
+	"github.com/parquet-go/parquet-go/encoding"
 
 	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"github.com/geostat-engine/geostat/worker/objects"
@@ -68,7 +68,6 @@ func is32(t DataType) bool {
 	}
 	return false
 }
-
 
 // encodeWorkers bounds the row groups of one tableWriter encoded at once.
 const encodeWorkers = 2
