@@ -17,9 +17,11 @@ import (
 	"github.com/geostat-engine/geostat/worker/objects"
 )
 
-// storeRowGroup is the row group size of the store's column files (bounds
-// the pages parquet-go buffers while writing to one row group).
-const storeRowGroup = 1 << 20
+// storeRowGroup is the row group size of the store's column files. It
+// bounds the rows a tableWriter holds (a row group being filled and
+// encodeWorkers being encoded) and the pages parquet-go buffers per row
+// group.
+const storeRowGroup = 1 << 18
 
 var zstdCodec = &zstd.Codec{Level: zstd.SpeedFastest}
 
@@ -87,6 +89,9 @@ type tableWriter struct {
 	pw    *parquet.Writer
 	types []DataType
 	group int
+	// rowsHint, when positive, is the number of rows the caller will
+	// write (sizes the buffers of a small table).
+	rowsHint int64
 	cur   []Column // rows of the row group being filled
 	rows  int64
 	// free holds idle slots (a row group writer and its column buffers);
@@ -133,7 +138,11 @@ func (tw *tableWriter) take() {
 	if s == nil {
 		s = &groupSlot{rg: tw.pw.BeginRowGroup(), buf: make([]parquet.Value, 0, valueChunk)}
 		for _, t := range tw.types {
-			s.cols = append(s.cols, newColumn(t, min(tw.group, batchRows)))
+			size := tw.group
+			if tw.rowsHint > 0 {
+				size = int(min(int64(size), tw.rowsHint))
+			}
+			s.cols = append(s.cols, newColumn(t, size))
 		}
 	}
 	for i := range s.cols {

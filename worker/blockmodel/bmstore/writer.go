@@ -44,6 +44,7 @@ func (t *Tx) newFileWriter(name string, typ DataType) (*ColumnWriter, error) {
 		os.Remove(f.Name())
 		return nil, err
 	}
+	tw.rowsHint = t.rows
 	return &ColumnWriter{t: t, f: f, bw: bw, tw: tw, name: name}, nil
 }
 
