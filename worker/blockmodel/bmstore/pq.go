@@ -92,8 +92,8 @@ type tableWriter struct {
 	// rowsHint, when positive, is the number of rows the caller will
 	// write (sizes the buffers of a small table).
 	rowsHint int64
-	cur   []Column // rows of the row group being filled
-	rows  int64
+	cur      []Column // rows of the row group being filled
+	rows     int64
 	// free holds idle slots (a row group writer and its column buffers);
 	// a slot is taken to fill a row group and returned after its commit.
 	free chan *groupSlot
