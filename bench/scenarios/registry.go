@@ -33,6 +33,9 @@ func All() []harness.Scenario {
 		clusterQueue(),
 		clusterAssemble(),
 		clusterTwoComputes(),
+		bmCreate(),
+		bmAddColumn(),
+		bmQuery(),
 	}
 }
 
