@@ -84,7 +84,8 @@ const valueChunk = 8192
 // and encodes and compresses its pages on a parquet.ConcurrentRowGroupWriter
 // while the caller fills the next one. Row groups are committed in order,
 // so the bytes do not depend on the schedule. At most encodeWorkers row
-// groups are encoded at once, which bounds memory to a few row groups.
+// groups are encoded at once while the caller fills one more, which bounds
+// memory to encodeWorkers+1 row groups.
 type tableWriter struct {
 	pw    *parquet.Writer
 	types []DataType
@@ -92,14 +93,13 @@ type tableWriter struct {
 	// rowsHint, when positive, is the number of rows the caller will
 	// write (sizes the buffers of a small table).
 	rowsHint int64
-	cur      []Column // rows of the row group being filled
-	rows     int64
-	// free holds idle slots (a row group writer and its column buffers);
-	// a slot is taken to fill a row group and returned after its commit.
+	// free holds idle slots (a row group writer and its column buffers),
+	// encodeWorkers+1 of them; a slot is taken to fill a row group and
+	// returned after its commit.
 	free chan *groupSlot
 	slot *groupSlot
-	// prev is closed-or-sent when the previously dispatched row group is
-	// committed (nil before the first).
+	// prev receives the outcome of the previously dispatched row group
+	// once it is committed (nil before the first).
 	prev chan error
 	err  error
 }
@@ -125,8 +125,8 @@ func newTableWriter(w io.Writer, names []string, types []DataType, group int) (*
 	}
 	schema := objects.OrderedSchema(g, names)
 	pw := parquet.NewWriter(w, schema, parquet.Compression(zstdCodec), parquet.CreatedBy("geostat", "1", ""))
-	tw := &tableWriter{pw: pw, types: types, group: group, free: make(chan *groupSlot, encodeWorkers)}
-	for range encodeWorkers {
+	tw := &tableWriter{pw: pw, types: types, group: group, free: make(chan *groupSlot, encodeWorkers+1)}
+	for range encodeWorkers + 1 {
 		tw.free <- nil // slots are made on first use
 	}
 	return tw, nil
@@ -172,7 +172,6 @@ func (tw *tableWriter) write(cols []*Column) error {
 		for c, col := range cols {
 			s.cols[c].appendRange(col, lo, hi)
 		}
-		tw.rows += int64(hi - lo)
 		if in+(hi-lo) == tw.group {
 			tw.dispatch()
 		}
