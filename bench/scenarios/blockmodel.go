@@ -314,8 +314,8 @@ func setupBMAddColumn(_ context.Context, cfg harness.Config) (*harness.Workload,
 	runs := 0
 	var ver *bmstore.Version
 	w := &harness.Workload{
-		Info:   fmt.Sprintf("%d blocks, upload of %d bytes (zstd, i j k uint32 + grade)", e.rows, size),
-		Items:  e.rows, Unit: "blocks",
+		Info:  fmt.Sprintf("%d blocks, upload of %d bytes (zstd, i j k uint32 + grade)", e.rows, size),
+		Items: e.rows, Unit: "blocks",
 		Counts: columnData(e.rows),
 		Close:  e.close,
 	}
@@ -410,8 +410,8 @@ func setupBMQuery(_ context.Context, cfg harness.Config) (*harness.Workload, err
 	out := filepath.Join(e.dir, "query.parquet")
 	var outSize int64
 	w := &harness.Workload{
-		Info:   fmt.Sprintf("%d blocks, one Float64 column to Parquet", e.rows),
-		Items:  e.rows, Unit: "blocks",
+		Info:  fmt.Sprintf("%d blocks, one Float64 column to Parquet", e.rows),
+		Items: e.rows, Unit: "blocks",
 		Counts: columnData(e.rows),
 		Close:  e.close,
 	}
