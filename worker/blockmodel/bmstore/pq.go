@@ -111,7 +111,9 @@ type groupSlot struct {
 	buf  []parquet.Value
 }
 
-func newTableWriter(w io.Writer, names []string, types []DataType, group int) (*tableWriter, error) {
+// newTableWriter starts a Parquet stream of the named columns with row
+// groups of group rows; opts are further parquet-go writer options.
+func newTableWriter(w io.Writer, names []string, types []DataType, group int, opts ...parquet.WriterOption) (*tableWriter, error) {
 	g := parquet.Group{}
 	for i, n := range names {
 		l, err := leaf(types[i])
@@ -124,7 +126,8 @@ func newTableWriter(w io.Writer, names []string, types []DataType, group int) (*
 		g[n] = l
 	}
 	schema := objects.OrderedSchema(g, names)
-	pw := parquet.NewWriter(w, schema, parquet.Compression(zstdCodec), parquet.CreatedBy("geostat", "1", ""))
+	opts = append([]parquet.WriterOption{schema, parquet.Compression(zstdCodec), parquet.CreatedBy("geostat", "1", "")}, opts...)
+	pw := parquet.NewWriter(w, opts...)
 	tw := &tableWriter{pw: pw, types: types, group: group, free: make(chan *groupSlot, encodeWorkers+1)}
 	for range encodeWorkers + 1 {
 		tw.free <- nil // slots are made on first use

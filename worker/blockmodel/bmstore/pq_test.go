@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 	"github.com/stretchr/testify/require"
 
 	"github.com/geostat-engine/geostat/worker/blockmodel"
@@ -137,7 +138,8 @@ func scanRange(t *testing.T, s *Store, v int, col string, typ DataType, from, to
 // the Parquet query writer and reads the file back with parquet-go's
 // generic row reader: the physical and logical types are those of the
 // store's schema, nulls are definition levels, every value is the one
-// written, and row groups hold QueryRowGroup rows.
+// written, row groups hold QueryRowGroup rows and data pages are v1 (as
+// the client's query documentation says).
 func TestQueryParquetEveryType(t *testing.T) {
 	n := QueryRowGroup + 1234
 	rng := rand.New(rand.NewPCG(3, 5))
@@ -166,6 +168,14 @@ func TestQueryParquetEveryType(t *testing.T) {
 	require.Equal(t, int64(n), f.NumRows())
 	require.Len(t, f.RowGroups(), 2)
 	require.Equal(t, int64(QueryRowGroup), f.RowGroups()[0].NumRows())
+	for _, rg := range f.Metadata().RowGroups {
+		for _, cc := range rg.Columns {
+			require.NotEmpty(t, cc.MetaData.EncodingStats)
+			for _, st := range cc.MetaData.EncodingStats {
+				require.Equal(t, format.DataPage, st.PageType, "query output has data pages v1")
+			}
+		}
+	}
 	fields := f.Schema().Fields()
 	require.Len(t, fields, len(allTypes))
 	physical := map[DataType]parquet.Kind{
