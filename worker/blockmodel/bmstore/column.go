@@ -22,6 +22,14 @@
 // version_id is kept as a column file, or as a constant when every row was
 // written by one version.
 //
+// A column file is a Parquet file of one OPTIONAL column named "v" (a null
+// is a definition level 0, a NaN float is stored as a null), zstd, in row
+// groups of 262,144 rows; any Parquet reader reads it. Files are written
+// and read a page of typed values at a time (no parquet.Value a row on the
+// read side; on the write side parquet-go takes values, built in bulk with
+// their levels set in place), and a column's row groups are encoded and
+// compressed by two goroutines while the writer's caller fills the next.
+//
 // blockmodel.Float16 columns are stored with blockmodel.Float32 physical type (parquet-go has no
 // public FLOAT16 logical type); values are widened, not rounded.
 package bmstore
