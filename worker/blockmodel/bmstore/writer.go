@@ -69,7 +69,9 @@ func (t *Tx) newWriter(meta ColumnMeta, old *colReader, replace, isNew bool) (*C
 
 // Write appends a batch of rows (in row order, of the column's type). Rows
 // whose Given flag is false are not supplied (merge keeps the old value,
-// replace and new columns write null).
+// replace and new columns write null). The batch is copied: the caller may
+// reuse it when Write returns. Row groups are encoded in the background, so
+// a failure to write the file may be returned by a later Write or by Close.
 func (w *ColumnWriter) Write(b Column) error {
 	if w.tw == nil {
 		return errors.New("bmstore: column writer closed")
