@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
@@ -102,6 +103,9 @@ type tableWriter struct {
 	// once it is committed (nil before the first).
 	prev chan error
 	err  error
+	// failed holds the first error of an encoding goroutine, so that the
+	// next write fails at once.
+	failed atomic.Pointer[error]
 }
 
 // groupSlot is the state of one row group in flight.
@@ -159,6 +163,9 @@ func (tw *tableWriter) write(cols []*Column) error {
 	if tw.err != nil {
 		return tw.err
 	}
+	if p := tw.failed.Load(); p != nil {
+		return *p
+	}
 	n := cols[0].Len()
 	for i := range cols {
 		if cols[i].Len() != n {
@@ -198,6 +205,9 @@ func (tw *tableWriter) dispatch() {
 			if _, cerr := s.rg.Commit(); cerr != nil {
 				err = fmt.Errorf("parquet commit: %w", cerr)
 			}
+		}
+		if err != nil {
+			tw.failed.CompareAndSwap(nil, &err)
 		}
 		done <- err
 		tw.free <- s
