@@ -420,46 +420,9 @@ func setupBMQuery(_ context.Context, cfg harness.Config) (*harness.Workload, err
 		Close:  e.close,
 	}
 	w.Run = func(ctx context.Context, _ func(done, total int)) error {
-		return e.measured(func() error {
-			f, err := os.Create(out)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			bw := bufio.NewWriterSize(f, 1<<20)
-			sc, err := e.store.Scan("m", ver.VersionID, []string{col.ColID}, 0, e.rows, 0)
-			if err != nil {
-				return err
-			}
-			defer sc.Close()
-			q, err := bmstore.NewQueryWriter(bw, []string{col.Title}, []bmstore.DataType{blockmodel.Float64}, bmstore.QueryOptions{})
-			if err != nil {
-				return err
-			}
-			for {
-				b, err := sc.Next()
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				if err != nil {
-					return err
-				}
-				if err := q.Write(b); err != nil {
-					return err
-				}
-			}
-			if err := q.Close(); err != nil {
-				return err
-			}
-			if err := bw.Flush(); err != nil {
-				return err
-			}
-			st, err := f.Stat()
-			if err != nil {
-				return err
-			}
-			outSize = st.Size()
-			return f.Close()
+		return e.measured(func() (err error) {
+			outSize, err = queryToFile(e, ver.VersionID, col, out)
+			return err
 		})
 	}
 	w.Check = func() error { return checkQueryFile(out, e.rows, cfg.Seed) }
@@ -470,6 +433,50 @@ func setupBMQuery(_ context.Context, cfg harness.Config) (*harness.Workload, err
 		return m
 	}
 	return w, nil
+}
+
+// queryToFile writes one column of a version of the model to a Parquet
+// file through the store's scanner and query writer; it returns the file's
+// size.
+func queryToFile(e *bmEnv, version int, col bmstore.ColumnMeta, out string) (int64, error) {
+	f, err := os.Create(out)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	sc, err := e.store.Scan("m", version, []string{col.ColID}, 0, e.rows, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer sc.Close()
+	q, err := bmstore.NewQueryWriter(bw, []string{col.Title}, []bmstore.DataType{col.DataType}, bmstore.QueryOptions{})
+	if err != nil {
+		return 0, err
+	}
+	for {
+		b, err := sc.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return 0, err
+		}
+		if err := q.Write(b); err != nil {
+			return 0, err
+		}
+	}
+	if err := q.Close(); err != nil {
+		return 0, err
+	}
+	if err := bw.Flush(); err != nil {
+		return 0, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return st.Size(), f.Close()
 }
 
 // writeGrades adds the grade column to the model through the store.
