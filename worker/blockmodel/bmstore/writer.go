@@ -94,16 +94,26 @@ func (w *ColumnWriter) Write(b Column) error {
 				return fmt.Errorf("bmstore: column %q: read old values: %v", w.meta.Title, err)
 			}
 		}
+		// Runs of supplied rows come from the batch, the others from the
+		// old file or null.
 		w.out.reset()
-		for r := 0; r < n; r++ {
-			switch {
-			case b.Given == nil || b.Given[r]:
-				w.out.appendFrom(&b, r)
-			case w.old != nil:
-				w.out.appendFrom(&w.oldBuf, r)
-			default:
-				w.out.appendNull()
+		for r := 0; r < n; {
+			given := b.Given == nil || b.Given[r]
+			e := r + 1
+			for e < n && (b.Given == nil || b.Given[e]) == given {
+				e++
 			}
+			switch {
+			case given:
+				w.out.appendRange(&b, r, e)
+			case w.old != nil:
+				w.out.appendRange(&w.oldBuf, r, e)
+			default:
+				for range e - r {
+					w.out.appendNull()
+				}
+			}
+			r = e
 		}
 		src = &w.out
 	}
