@@ -122,6 +122,9 @@ type Meta struct {
 	CreatedAt      time.Time // zero: now
 	BlocksUploaded *int64
 	UpdateType     *string
+	// VersionUUID is the new version's uuid (empty: a fresh one), so that
+	// an update job's version gets the uuid reserved when it was started.
+	VersionUUID string
 }
 
 // Tx is an open change to one model: it holds the model's lock until Commit
@@ -287,8 +290,10 @@ func (t *Tx) DeleteColumn(colID string) error {
 	if i < 0 {
 		return fmt.Errorf("bmstore: delete column %s: %w", colID, ErrNotFound)
 	}
-	t.changes.Deleted = append(t.changes.Deleted, t.cols[i].Title)
-	t.changes.DeletedIDs = append(t.changes.DeletedIDs, colID)
+	if !t.cols[i].Internal {
+		t.changes.Deleted = append(t.changes.Deleted, t.cols[i].Title)
+		t.changes.DeletedIDs = append(t.changes.DeletedIDs, colID)
+	}
 	t.cols = append(t.cols[:i], t.cols[i+1:]...)
 	return nil
 }
@@ -337,6 +342,20 @@ func (t *Tx) SetColumnMeta(colID string, unitID *string, tags json.RawMessage) e
 	return nil
 }
 
+// ClearUnit removes a column's unit (update_metadata with unit_id null).
+func (t *Tx) ClearUnit(colID string) error {
+	if err := t.usable(); err != nil {
+		return err
+	}
+	i := t.find(colID)
+	if i < 0 {
+		return fmt.Errorf("bmstore: column %s: %w", colID, ErrNotFound)
+	}
+	t.cols[i].UnitID = nil
+	t.changes.MetadataUpdated = append(t.changes.MetadataUpdated, MetaUpdated{Title: t.cols[i].Title, Values: map[string]any{"unit_id": nil}})
+	return nil
+}
+
 // Abort drops the change: its files are removed and the lock released.
 func (t *Tx) Abort() {
 	if t.done {
@@ -368,7 +387,10 @@ func (t *Tx) Commit(meta Meta) (*Version, error) {
 			}
 		}
 	}
-	v := &Version{VersionID: n, VersionUUID: NewUUID(), CreatedBy: meta.CreatedBy, Comment: meta.Comment,
+	if meta.VersionUUID == "" {
+		meta.VersionUUID = NewUUID()
+	}
+	v := &Version{VersionID: n, VersionUUID: meta.VersionUUID, CreatedBy: meta.CreatedBy, Comment: meta.Comment,
 		BBox: meta.BBox, Rows: t.rows, Columns: t.cols, Changes: t.changes, CreatedAt: meta.CreatedAt}
 	if v.CreatedAt.IsZero() {
 		v.CreatedAt = time.Now().UTC()

@@ -1,0 +1,455 @@
+package bmjob
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+
+	"github.com/geostat-engine/geostat/worker/blockmodel"
+	"github.com/geostat-engine/geostat/worker/blockmodel/bmstore"
+	"github.com/geostat-engine/geostat/worker/blockmodel/bmwire"
+)
+
+// The values of sub_block_derivation (A.4.1).
+const (
+	derivationUser    = "user specified"
+	derivationParent  = "derived from parent"
+	derivationSomeCol = "some columns derived"
+)
+
+// derivation is the sub_block_derivation of a row from its ColFilled and
+// version_id values.
+func derivation(filled, versionID int64) string {
+	switch {
+	case filled == 0:
+		return derivationUser
+	case filled == versionID:
+		return derivationParent
+	}
+	return derivationSomeCol
+}
+
+// outCol is one column of a query's output: where its values come from.
+type outCol struct {
+	header string
+	typ    blockmodel.DataType
+	system string // system column name, or "" for a user column
+	scan   int    // index among the scanned columns (user columns, version_id)
+	user   bool
+}
+
+// Query writes the result of query q on version v of a model to w (A.8)
+// and describes it. The output starts with the geometry columns
+// (indices or coordinates), then the resolved columns (titles or col_ids
+// as headers per column_headers; version_id and sub_block_derivation when
+// named); rows are in canonical order, restricted to the parents of an IJK
+// bbox or to the rows whose centroid lies in an XYZ bbox (world
+// coordinates, bounds inclusive), without the rows whose queried user
+// columns are all null when exclude_null_rows is set. It reads only the
+// queried columns' files and only the row range the bbox can select, in
+// batches, and generates the system columns batch by batch: the model is
+// never held whole in memory (the rows of a sub-blocked version are, about
+// 13 bytes a row).
+func Query(ctx context.Context, s *bmstore.Store, modelID string, g *blockmodel.Geometry, v *bmstore.Version, q *bmwire.Query, w io.Writer) (QueryResult, error) {
+	info := ModelInfo(g, v)
+	resolved, err := q.ResolveColumns(info)
+	if err != nil {
+		return QueryResult{}, err
+	}
+	blocks, err := Rows(ctx, s, modelID, v, g)
+	if err != nil {
+		return QueryResult{}, err
+	}
+	var cols []outCol
+	var scan []string
+	for _, name := range q.GeometrySet(g.Type()) {
+		t, _ := blockmodel.SystemColumnType(name)
+		cols = append(cols, outCol{header: name, typ: t, system: name, scan: -1})
+	}
+	for _, name := range resolved {
+		if c, ok := v.Column(name); ok && !c.Internal && !blockmodel.IsSystemColumn(name) {
+			h := c.Title
+			if q.Output.ColumnHeaders == "id" {
+				h = c.ColID
+			}
+			cols = append(cols, outCol{header: h, typ: c.DataType, scan: len(scan), user: true})
+			scan = append(scan, c.ColID)
+			continue
+		}
+		switch name {
+		case blockmodel.ColVersionID:
+			cols = append(cols, outCol{header: name, typ: blockmodel.Int64, system: name, scan: len(scan)})
+			scan = append(scan, bmstore.VersionIDColumn)
+		case blockmodel.ColSubBlockDerivation:
+			oc := outCol{header: name, typ: blockmodel.Utf8, system: name, scan: -1}
+			if c, ok := v.Column(ColFilled); ok && c.Internal {
+				// read ColFilled and version_id, then derive
+				oc.scan = len(scan)
+				scan = append(scan, ColFilled, bmstore.VersionIDColumn)
+			}
+			cols = append(cols, oc)
+		default:
+			t, ok := blockmodel.SystemColumnType(name)
+			if !ok {
+				return QueryResult{}, fmt.Errorf("bmjob: query: unknown column %q", name)
+			}
+			cols = append(cols, outCol{header: name, typ: t, system: name, scan: -1})
+		}
+	}
+	headers := make([]string, len(cols))
+	types := make([]blockmodel.DataType, len(cols))
+	userFlags := make([]bool, len(cols))
+	for i, c := range cols {
+		headers[i], types[i], userFlags[i] = c.header, c.typ, c.user
+	}
+	res := QueryResult{Headers: headers, Columns: resolved}
+	qw, err := bmstore.NewQueryWriter(w, headers, types, bmstore.QueryOptions{Format: q.Output.Format,
+		Delimiter: rune(q.Output.Delimiter), ExcludeNullRows: q.Output.ExcludeNullRows, UserColumns: userFlags})
+	if err != nil {
+		return res, fmt.Errorf("bmjob: query: %w", err)
+	}
+	from, to := rowRange(blocks, q.BBox)
+	if from < to {
+		if err := queryRows(ctx, s, modelID, v, blocks, q.BBox, cols, scan, from, to, qw); err != nil {
+			return res, err
+		}
+	}
+	if err := qw.Close(); err != nil {
+		return res, fmt.Errorf("bmjob: query: %w", err)
+	}
+	res.Rows = qw.Rows()
+	return res, nil
+}
+
+// rowRange is the range of rows a bbox can select: the rows of the
+// parents from the box's first to its last corner, for an IJK box, or for
+// an XYZ box the parents its world corners reach in the model frame (a
+// conservative range; rows are then selected by centroid); else every row.
+func rowRange(b *blockmodel.Blocks, box bmwire.BBox) (int64, int64) {
+	n := b.NumRows()
+	g := b.Geometry()
+	var lo, hi [3]int64
+	switch {
+	case box.IJK != nil:
+		for a, m := range box.IJK.Axes() {
+			lo[a], hi[a] = m.Min, m.Max
+		}
+	case box.XYZ != nil:
+		var ok bool
+		if lo, hi, ok = parentsOfBox(g, box.XYZ); !ok {
+			return 0, 0
+		}
+	default:
+		return 0, n
+	}
+	plo := g.ParentIndex(uint32(lo[0]), uint32(lo[1]), uint32(lo[2]))
+	phi := g.ParentIndex(uint32(hi[0]), uint32(hi[1]), uint32(hi[2]))
+	first := sort.Search(int(n), func(r int) bool { return b.Parent(int64(r)) >= plo })
+	last := sort.Search(int(n), func(r int) bool { return b.Parent(int64(r)) > phi })
+	return int64(first), int64(last)
+}
+
+// parentsOfBox returns the parent-index box holding every parent whose
+// centroid may lie in a world box (one parent of margin), false when none
+// can.
+func parentsOfBox(g *blockmodel.Geometry, box *blockmodel.BBox) (lo, hi [3]int64, ok bool) {
+	size, np := g.ParentSize(), g.Parents()
+	f := [3]float64{math.Inf(1), math.Inf(1), math.Inf(1)}
+	t := [3]float64{math.Inf(-1), math.Inf(-1), math.Inf(-1)}
+	for c := range 8 {
+		x, y, z := box.XMinMax.Min, box.YMinMax.Min, box.ZMinMax.Min
+		if c&1 != 0 {
+			x = box.XMinMax.Max
+		}
+		if c&2 != 0 {
+			y = box.YMinMax.Max
+		}
+		if c&4 != 0 {
+			z = box.ZMinMax.Max
+		}
+		l := g.WorldToLocal(x, y, z)
+		for a := range 3 {
+			u := l[a] / size[a]
+			f[a], t[a] = min(f[a], u), max(t[a], u)
+		}
+	}
+	for a := range 3 {
+		if math.IsNaN(f[a]) || math.IsNaN(t[a]) {
+			return lo, hi, false
+		}
+		l, h := math.Floor(f[a])-1, math.Floor(t[a])+1
+		if h < 0 || l > float64(np[a]-1) {
+			return lo, hi, false
+		}
+		lo[a], hi[a] = int64(max(l, 0)), int64(min(h, float64(np[a]-1)))
+	}
+	return lo, hi, true
+}
+
+// qslot is one batch of a query's output with the buffers it owns: the
+// producer fills a slot while the writer writes the other.
+type qslot struct {
+	sys   blockmodel.SystemBatch
+	sel   []bool
+	out   []bmstore.Column
+	deriv []string
+}
+
+// queryRows streams rows [from, to) to qw: one goroutine reads the
+// columns and generates the system columns of a batch while another
+// writes the previous batch.
+func queryRows(ctx context.Context, s *bmstore.Store, modelID string, v *bmstore.Version, blocks *blockmodel.Blocks,
+	box bmwire.BBox, cols []outCol, scan []string, from, to int64, qw *bmstore.QueryWriter) error {
+	const batch = bmstore.QueryRowGroup
+	var sc *bmstore.Scanner
+	if len(scan) > 0 {
+		var err error
+		if sc, err = s.Scan(modelID, v.VersionID, scan, from, to, batch); err != nil {
+			return fmt.Errorf("bmjob: query: %w", err)
+		}
+		defer sc.Close()
+	}
+	// Centroids and extents cost most of the system columns: computed only
+	// when an output column or an XYZ box needs them.
+	needCoords := box.XYZ != nil
+	for _, c := range cols {
+		switch c.system {
+		case blockmodel.ColX, blockmodel.ColY, blockmodel.ColZ, blockmodel.ColDX, blockmodel.ColDY, blockmodel.ColDZ:
+			needCoords = true
+		}
+	}
+	free := make(chan *qslot, 2)
+	for range 2 {
+		sl := &qslot{out: make([]bmstore.Column, len(cols))}
+		for i, c := range cols {
+			sl.out[i].Type = c.typ
+		}
+		free <- sl
+	}
+	work := make(chan *qslot)
+	werr := make(chan error, 1)
+	go func() {
+		var err error
+		for sl := range work {
+			if err == nil {
+				if err = qw.Write(sl.out); err != nil {
+					err = fmt.Errorf("bmjob: query: %w", err)
+				}
+			}
+			free <- sl
+		}
+		werr <- err
+	}()
+	err := func() error {
+		for lo := from; lo < to; lo += batch {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			hi := min(to, lo+batch)
+			n := int(hi - lo)
+			var scanned []bmstore.Column
+			if sc != nil {
+				var err error
+				if scanned, err = sc.Next(); err != nil {
+					if errors.Is(err, io.EOF) {
+						err = io.ErrUnexpectedEOF
+					}
+					return fmt.Errorf("bmjob: query: %w", err)
+				}
+			}
+			sl := <-free
+			if needCoords {
+				if err := blocks.FillSystem(lo, hi, &sl.sys); err != nil {
+					free <- sl
+					return fmt.Errorf("bmjob: query: %w", err)
+				}
+			} else {
+				fillIndices(blocks, lo, hi, &sl.sys)
+			}
+			sl.sel = selectRows(sl.sel[:0], &sl.sys, box, n)
+			for i, c := range cols {
+				dst := &sl.out[i]
+				switch {
+				case c.system == blockmodel.ColSubBlockDerivation:
+					sl.deriv = sl.deriv[:0]
+					for r, ok := range sl.sel {
+						if !ok {
+							continue
+						}
+						d := derivationUser
+						if c.scan >= 0 {
+							d = derivation(scanned[c.scan].Ints[r], scanned[c.scan+1].Ints[r])
+						}
+						sl.deriv = append(sl.deriv, d)
+					}
+					dst.Strings = sl.deriv
+				case c.scan >= 0:
+					selectInto(dst, &scanned[c.scan], sl.sel)
+				default:
+					systemInto(dst, &sl.sys, c.system, sl.sel)
+				}
+			}
+			work <- sl
+		}
+		return nil
+	}()
+	close(work)
+	if e := <-werr; err == nil {
+		err = e
+	}
+	return err
+}
+
+// selectRows flags the rows of a batch a bbox selects: an IJK box by the
+// parent's indices, an XYZ box by the centroid (bounds inclusive).
+func selectRows(sel []bool, sys *blockmodel.SystemBatch, box bmwire.BBox, n int) []bool {
+	for r := range n {
+		ok := true
+		switch {
+		case box.IJK != nil:
+			b := box.IJK
+			in := func(v uint32, m blockmodel.IndexMinMax) bool { return int64(v) >= m.Min && int64(v) <= m.Max }
+			ok = in(sys.I[r], b.IMinMax) && in(sys.J[r], b.JMinMax) && in(sys.K[r], b.KMinMax)
+		case box.XYZ != nil:
+			b := box.XYZ
+			in := func(v float64, m blockmodel.MinMax) bool { return v >= m.Min && v <= m.Max }
+			ok = in(sys.X[r], b.XMinMax) && in(sys.Y[r], b.YMinMax) && in(sys.Z[r], b.ZMinMax)
+		}
+		sel = append(sel, ok)
+	}
+	return sel
+}
+
+// systemInto writes the selected rows of a system column of a batch into
+// dst (reusing its storage), unsigned integers widened.
+func systemInto(dst *bmstore.Column, sys *blockmodel.SystemBatch, name string, sel []bool) {
+	var u32 []uint32
+	var u8 []uint8
+	var f []float64
+	switch name {
+	case blockmodel.ColI:
+		u32 = sys.I
+	case blockmodel.ColJ:
+		u32 = sys.J
+	case blockmodel.ColK:
+		u32 = sys.K
+	case blockmodel.ColSidx:
+		u32 = sys.Sidx
+	case blockmodel.ColStartSI:
+		u8 = sys.StartSI
+	case blockmodel.ColStartSJ:
+		u8 = sys.StartSJ
+	case blockmodel.ColStartSK:
+		u8 = sys.StartSK
+	case blockmodel.ColEndSI:
+		u8 = sys.EndSI
+	case blockmodel.ColEndSJ:
+		u8 = sys.EndSJ
+	case blockmodel.ColEndSK:
+		u8 = sys.EndSK
+	case blockmodel.ColX:
+		f = sys.X
+	case blockmodel.ColY:
+		f = sys.Y
+	case blockmodel.ColZ:
+		f = sys.Z
+	case blockmodel.ColDX:
+		f = sys.DX
+	case blockmodel.ColDY:
+		f = sys.DY
+	default:
+		f = sys.DZ
+	}
+	switch {
+	case u32 != nil:
+		dst.Uints = widen(dst.Uints[:0], u32, sel)
+	case u8 != nil:
+		dst.Uints = widen(dst.Uints[:0], u8, sel)
+	default:
+		dst.Floats = pick(dst.Floats[:0], f, sel)
+	}
+}
+
+func widen[T uint8 | uint32](dst []uint64, src []T, sel []bool) []uint64 {
+	for r, x := range src {
+		if sel[r] {
+			dst = append(dst, uint64(x))
+		}
+	}
+	return dst
+}
+
+// selectInto writes the selected rows of a scanned column into dst
+// (reusing its storage).
+func selectInto(dst *bmstore.Column, src *bmstore.Column, sel []bool) {
+	if src.Null != nil {
+		dst.Null = pick(dst.Null[:0], src.Null, sel)
+	} else {
+		dst.Null = nil
+	}
+	switch familyOf(src.Type) {
+	case famFloat:
+		dst.Floats = pick(dst.Floats[:0], src.Floats, sel)
+	case famInt:
+		dst.Ints = pick(dst.Ints[:0], src.Ints, sel)
+	case famUint:
+		dst.Uints = pick(dst.Uints[:0], src.Uints, sel)
+	case famBool:
+		dst.Bools = pick(dst.Bools[:0], src.Bools, sel)
+	default:
+		dst.Strings = pick(dst.Strings[:0], src.Strings, sel)
+	}
+}
+
+// pick appends the selected elements of s to dst.
+func pick[T any](dst, s []T, sel []bool) []T {
+	for r, x := range s {
+		if sel[r] {
+			dst = append(dst, x)
+		}
+	}
+	return dst
+}
+
+// fillIndices writes the index system columns of rows [from, to) into dst
+// (i, j, k and the kind's sub-block columns), not the centroids and extents.
+func fillIndices(b *blockmodel.Blocks, from, to int64, dst *blockmodel.SystemBatch) {
+	n := int(to - from)
+	g := b.Geometry()
+	kind := g.Type()
+	dst.I, dst.J, dst.K = resize(dst.I, n), resize(dst.J, n), resize(dst.K, n)
+	sidx := kind == blockmodel.FullySubBlocked || kind == blockmodel.VariableOctree
+	corners := kind == blockmodel.Flexible
+	if sidx {
+		dst.Sidx = resize(dst.Sidx, n)
+	}
+	if corners {
+		for _, p := range []*[]uint8{&dst.StartSI, &dst.StartSJ, &dst.StartSK, &dst.EndSI, &dst.EndSJ, &dst.EndSK} {
+			*p = resize(*p, n)
+		}
+	}
+	for r := range n {
+		row := from + int64(r)
+		dst.I[r], dst.J[r], dst.K[r] = g.ParentIJK(b.Parent(row))
+		if !sidx && !corners {
+			continue
+		}
+		s, e := b.Corners(row)
+		if sidx {
+			dst.Sidx[r] = g.Sidx(s)
+			continue
+		}
+		dst.StartSI[r], dst.StartSJ[r], dst.StartSK[r] = s[0], s[1], s[2]
+		dst.EndSI[r], dst.EndSJ[r], dst.EndSK[r] = e[0], e[1], e[2]
+	}
+}
+
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
