@@ -64,14 +64,6 @@ func leaf(t DataType) (parquet.Node, error) {
 	return parquet.Compressed(parquet.Optional(n), zstdCodec), nil
 }
 
-func is32(t DataType) bool {
-	switch t {
-	case blockmodel.Int8, blockmodel.Int16, blockmodel.Int32, blockmodel.UInt8, blockmodel.UInt16, blockmodel.UInt32, blockmodel.Date32:
-		return true
-	}
-	return false
-}
-
 // encodeWorkers bounds the row groups of one tableWriter encoded at once.
 const encodeWorkers = 2
 
