@@ -70,6 +70,29 @@ const encodeWorkers = 2
 // valueChunk is the number of parquet.Values built per column write.
 const valueChunk = 8192
 
+// slotBudget bounds the bytes of rows a tableWriter copies for its row
+// groups in flight. A table whose row groups are too wide for two slots
+// (a query of many columns) is written directly from the caller's batches,
+// one row group at a time, as parquet-go buffers it.
+const slotBudget = 64 << 20
+
+// rowBytes estimates the bytes of one row of the given types in a Column
+// (value and null flag; a string's header and some of its bytes).
+func rowBytes(types []DataType) int {
+	n := 0
+	for _, t := range types {
+		switch k, _ := kindOf(t); k {
+		case kBool:
+			n += 2
+		case kString:
+			n += 33
+		default:
+			n += 9
+		}
+	}
+	return n
+}
+
 // tableWriter writes batches of several named columns to one Parquet stream.
 //
 // Rows are copied (typed, in bulk) into the current row group's columns;
@@ -78,7 +101,9 @@ const valueChunk = 8192
 // while the caller fills the next one. Row groups are committed in order,
 // so the bytes do not depend on the schedule. At most encodeWorkers row
 // groups are encoded at once while the caller fills one more, which bounds
-// memory to encodeWorkers+1 row groups.
+// memory to encodeWorkers+1 row groups, and to slotBudget: a table whose row
+// groups are wider is written directly, batch by batch, to one row group
+// writer.
 type tableWriter struct {
 	pw    *parquet.Writer
 	types []DataType
@@ -87,10 +112,16 @@ type tableWriter struct {
 	// write (sizes the buffers of a small table).
 	rowsHint int64
 	// free holds idle slots (a row group writer and its column buffers),
-	// encodeWorkers+1 of them; a slot is taken to fill a row group and
-	// returned after its commit.
+	// up to encodeWorkers+1 of them; a slot is taken to fill a row group
+	// and returned after its commit.
 	free chan *groupSlot
 	slot *groupSlot
+	// direct, for a table too wide for two slots, writes batches straight
+	// to one row group writer (no copy, no goroutine); inGroup counts its
+	// rows.
+	direct  *parquet.ConcurrentRowGroupWriter
+	inGroup int
+	buf     []parquet.Value
 	// prev receives the outcome of the previously dispatched row group
 	// once it is committed (nil before the first).
 	prev chan error
@@ -124,11 +155,58 @@ func newTableWriter(w io.Writer, names []string, types []DataType, group int, op
 	schema := objects.OrderedSchema(g, names)
 	opts = append([]parquet.WriterOption{schema, parquet.Compression(zstdCodec), parquet.CreatedBy("geostat", "1", "")}, opts...)
 	pw := parquet.NewWriter(w, opts...)
-	tw := &tableWriter{pw: pw, types: types, group: group, free: make(chan *groupSlot, encodeWorkers+1)}
-	for range encodeWorkers + 1 {
+	tw := &tableWriter{pw: pw, types: types, group: group}
+	slots := min(encodeWorkers+1, slotBudget/max(1, group*rowBytes(types)))
+	if slots < 2 {
+		tw.direct = pw.BeginRowGroup()
+		return tw, nil
+	}
+	tw.free = make(chan *groupSlot, slots)
+	for range slots {
 		tw.free <- nil // slots are made on first use
 	}
 	return tw, nil
+}
+
+// writeDirect writes a batch straight to the row group writer, committing
+// each full row group.
+func (tw *tableWriter) writeDirect(cols []*Column, n int) error {
+	cws := tw.direct.ColumnWriters()
+	for lo := 0; lo < n; {
+		hi := min(n, lo+tw.group-tw.inGroup)
+		for c, col := range cols {
+			for a := lo; a < hi; a += valueChunk {
+				b := min(hi, a+valueChunk)
+				tw.buf = appendValues(tw.buf[:0], col, a, b, c)
+				if _, err := cws[c].WriteRowValues(tw.buf); err != nil {
+					tw.err = fmt.Errorf("parquet write: %w", err)
+					return tw.err
+				}
+			}
+		}
+		tw.inGroup += hi - lo
+		lo = hi
+		if tw.inGroup == tw.group {
+			if err := tw.commitDirect(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// commitDirect writes the direct row group to the file.
+func (tw *tableWriter) commitDirect() error {
+	if err := tw.direct.Flush(); err != nil {
+		tw.err = fmt.Errorf("parquet flush: %w", err)
+		return tw.err
+	}
+	if _, err := tw.direct.Commit(); err != nil {
+		tw.err = fmt.Errorf("parquet commit: %w", err)
+		return tw.err
+	}
+	tw.inGroup = 0
+	return nil
 }
 
 // take makes the next slot current, waiting for one to be free.
@@ -163,6 +241,9 @@ func (tw *tableWriter) write(cols []*Column) error {
 		if cols[i].Len() != n {
 			return fmt.Errorf("column %d has %d rows, column 0 has %d", i, cols[i].Len(), n)
 		}
+	}
+	if tw.direct != nil {
+		return tw.writeDirect(cols, n)
 	}
 	for lo := 0; lo < n; {
 		if tw.slot == nil {
@@ -218,6 +299,11 @@ func (tw *tableWriter) wait() error {
 }
 
 func (tw *tableWriter) close() error {
+	if tw.direct != nil && tw.err == nil && tw.inGroup > 0 {
+		if err := tw.commitDirect(); err != nil {
+			return err
+		}
+	}
 	if tw.slot != nil && tw.slot.cols[0].Len() > 0 {
 		tw.dispatch()
 	}

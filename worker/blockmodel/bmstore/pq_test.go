@@ -408,3 +408,62 @@ func TestColReaderReadsOtherLayouts(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryWriterWideTable writes a query too wide for row groups in
+// flight (38 Float64 columns of QueryRowGroup rows exceed slotBudget
+// twice): it is written directly from the batches, and every value reads
+// back.
+func TestQueryWriterWideTable(t *testing.T) {
+	const width = 38
+	n := QueryRowGroup + 777
+	rng := rand.New(rand.NewPCG(4, 4))
+	names := make([]string, width)
+	types := make([]DataType, width)
+	want := make([]Column, width)
+	for i := range width {
+		names[i], types[i] = fmt.Sprintf("c%d", i), blockmodel.Float64
+		want[i] = randColumn(rng, blockmodel.Float64, n)
+	}
+	var buf bytes.Buffer
+	q, err := NewQueryWriter(&buf, names, types, QueryOptions{})
+	require.NoError(t, err)
+	require.NotNil(t, q.tw.direct, "a table this wide is written directly")
+	for lo := 0; lo < n; lo += 40_000 {
+		batch := make([]Column, width)
+		for i := range want {
+			batch[i] = slice(&want[i], lo, min(n, lo+40_000))
+		}
+		require.NoError(t, q.Write(batch))
+	}
+	require.NoError(t, q.Close())
+
+	f, err := parquet.OpenFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	require.NoError(t, err)
+	require.Equal(t, int64(n), f.NumRows())
+	require.Len(t, f.RowGroups(), 2)
+	for c := range width {
+		got := newColumn(blockmodel.Float64, n)
+		for _, rg := range f.RowGroups() {
+			pages := rg.ColumnChunks()[c].Pages()
+			for {
+				p, err := pages.ReadPage()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				require.NoError(t, err)
+				vals, v := p.Data(), 0
+				for _, l := range p.DefinitionLevels() {
+					if l == 0 {
+						got.appendNull()
+						continue
+					}
+					got.Floats = append(got.Floats, vals.Double()[v])
+					got.Null = append(got.Null, false)
+					v++
+				}
+			}
+			require.NoError(t, pages.Close())
+		}
+		requireSameFast(t, &want[c], &got, names[c])
+	}
+}
