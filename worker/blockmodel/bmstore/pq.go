@@ -24,7 +24,7 @@ import (
 // group.
 const storeRowGroup = 1 << 18
 
-var zstdCodec = &zstd.Codec{Level: zstd.SpeedFastest}
+var zstdCodec = &pageZstd{Codec: zstd.Codec{Level: zstd.SpeedFastest}}
 
 // leaf returns the Parquet node of a data type, optional and zstd-compressed.
 func leaf(t DataType) (parquet.Node, error) {
