@@ -34,6 +34,9 @@ func All() []harness.Scenario {
 		clusterQueue(),
 		clusterAssemble(),
 		clusterTwoComputes(),
+		bmCreate(),
+		bmAddColumn(),
+		bmQuery(),
 	}
 }
 

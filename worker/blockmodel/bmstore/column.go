@@ -22,6 +22,14 @@
 // version_id is kept as a column file, or as a constant when every row was
 // written by one version.
 //
+// A column file is a Parquet file of one OPTIONAL column named "v" (a null
+// is a definition level 0, a NaN float is stored as a null), zstd, in row
+// groups of 262,144 rows; any Parquet reader reads it. Files are written
+// and read a page of typed values at a time (no parquet.Value a row on the
+// read side; on the write side parquet-go takes values, built in bulk with
+// their levels set in place), and a column's row groups are encoded and
+// compressed by two goroutines while the writer's caller fills the next.
+//
 // blockmodel.Float16 columns are stored with blockmodel.Float32 physical type (parquet-go has no
 // public FLOAT16 logical type); values are widened, not rounded.
 package bmstore
@@ -29,6 +37,7 @@ package bmstore
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/geostat-engine/geostat/worker/blockmodel"
 )
@@ -169,6 +178,31 @@ func (c *Column) appendFrom(src *Column, r int) {
 		c.Floats = append(c.Floats, v)
 	default:
 		c.Strings = append(c.Strings, zeroIf(null, src.Strings, r))
+	}
+}
+
+// appendRange appends rows [lo, hi) of src (same type) to c, in bulk; c's
+// Null flags are always kept (false where src has none). NaN floats are
+// copied as they are (they read as null).
+func (c *Column) appendRange(src *Column, lo, hi int) {
+	if src.Null != nil {
+		c.Null = append(c.Null, src.Null[lo:hi]...)
+	} else {
+		at := len(c.Null)
+		c.Null = slices.Grow(c.Null, hi-lo)[:at+hi-lo]
+		clear(c.Null[at:])
+	}
+	switch k, _ := kindOf(c.Type); k {
+	case kBool:
+		c.Bools = append(c.Bools, src.Bools[lo:hi]...)
+	case kInt:
+		c.Ints = append(c.Ints, src.Ints[lo:hi]...)
+	case kUint:
+		c.Uints = append(c.Uints, src.Uints[lo:hi]...)
+	case kFloat:
+		c.Floats = append(c.Floats, src.Floats[lo:hi]...)
+	default:
+		c.Strings = append(c.Strings, src.Strings[lo:hi]...)
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/parquet-go/parquet-go"
+
 	"github.com/geostat-engine/geostat/worker/blockmodel"
 )
 
@@ -52,7 +54,8 @@ func NewQueryWriter(w io.Writer, names []string, types []DataType, opts QueryOpt
 	q := &QueryWriter{names: names, types: types, opts: opts}
 	switch opts.Format {
 	case "", "parquet":
-		tw, err := newTableWriter(w, names, types, QueryRowGroup)
+		// Data pages v1, as the client's query documentation says.
+		tw, err := newTableWriter(w, names, types, QueryRowGroup, parquet.DataPageVersion(1))
 		if err != nil {
 			return nil, fmt.Errorf("bmstore: query writer: %w", err)
 		}

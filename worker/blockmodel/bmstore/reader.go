@@ -61,18 +61,13 @@ func (s *Store) Scan(id string, n int, cols []string, from, to int64, batch int)
 		sc.out = append(sc.out, newColumn(typ, batch))
 	}
 	// Skip to from.
-	for i, r := range sc.readers {
+	for _, r := range sc.readers {
 		if r == nil {
 			continue
 		}
-		for left := from; left > 0; {
-			k := min(left, int64(batch))
-			tmp := newColumn(sc.types[i], int(k))
-			if _, err := r.read(&tmp, int(k)); err != nil {
-				sc.Close()
-				return nil, err
-			}
-			left -= k
+		if err := r.skip(from); err != nil {
+			sc.Close()
+			return nil, err
 		}
 	}
 	return sc, nil

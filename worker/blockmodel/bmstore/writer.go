@@ -44,6 +44,7 @@ func (t *Tx) newFileWriter(name string, typ DataType) (*ColumnWriter, error) {
 		os.Remove(f.Name())
 		return nil, err
 	}
+	tw.rowsHint = t.rows
 	return &ColumnWriter{t: t, f: f, bw: bw, tw: tw, name: name}, nil
 }
 
@@ -68,7 +69,9 @@ func (t *Tx) newWriter(meta ColumnMeta, old *colReader, replace, isNew bool) (*C
 
 // Write appends a batch of rows (in row order, of the column's type). Rows
 // whose Given flag is false are not supplied (merge keeps the old value,
-// replace and new columns write null).
+// replace and new columns write null). The batch is copied: the caller may
+// reuse it when Write returns. Row groups are encoded in the background, so
+// a failure to write the file may be returned by a later Write or by Close.
 func (w *ColumnWriter) Write(b Column) error {
 	if w.tw == nil {
 		return errors.New("bmstore: column writer closed")
@@ -91,16 +94,26 @@ func (w *ColumnWriter) Write(b Column) error {
 				return fmt.Errorf("bmstore: column %q: read old values: %v", w.meta.Title, err)
 			}
 		}
+		// Runs of supplied rows come from the batch, the others from the
+		// old file or null.
 		w.out.reset()
-		for r := 0; r < n; r++ {
-			switch {
-			case b.Given == nil || b.Given[r]:
-				w.out.appendFrom(&b, r)
-			case w.old != nil:
-				w.out.appendFrom(&w.oldBuf, r)
-			default:
-				w.out.appendNull()
+		for r := 0; r < n; {
+			given := b.Given == nil || b.Given[r]
+			e := r + 1
+			for e < n && (b.Given == nil || b.Given[e]) == given {
+				e++
 			}
+			switch {
+			case given:
+				w.out.appendRange(&b, r, e)
+			case w.old != nil:
+				w.out.appendRange(&w.oldBuf, r, e)
+			default:
+				for range e - r {
+					w.out.appendNull()
+				}
+			}
+			r = e
 		}
 		src = &w.out
 	}
@@ -187,6 +200,7 @@ func (w *ColumnWriter) abort() {
 	if w.tw == nil {
 		return
 	}
+	w.tw.discard()
 	w.tw = nil
 	w.f.Close()
 	os.Remove(w.f.Name())

@@ -9,6 +9,7 @@ import (
 	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
+	"github.com/parquet-go/parquet-go/encoding"
 	"github.com/parquet-go/parquet-go/format"
 )
 
@@ -122,6 +123,7 @@ type pqColumn struct {
 	page  parquet.Page
 	vr    parquet.ValueReader
 	left  int64 // values left in the current page
+	val   int   // next of the current page's values (typed nullable reads)
 	buf   []parquet.Value
 	i32   []int32
 	i64   []int64
@@ -263,7 +265,7 @@ func (p *pqColumn) nextPage(f *parquet.File) (bool, error) {
 			parquet.Release(pg)
 			continue
 		}
-		p.page, p.vr, p.left = pg, pg.Values(), pg.NumValues()
+		p.page, p.vr, p.left, p.val = pg, pg.Values(), pg.NumValues(), 0
 		return true, nil
 	}
 }
@@ -353,6 +355,11 @@ func (p *pqColumn) readSome(v *Values, n int, first int64, c *collector) (int, e
 			}
 		}
 	}
+	if !noNulls && p.class == srcFloat && v.Type == blockmodel.Float64 {
+		if k, ok := p.readNullableDoubles(v, n); ok {
+			return k, nil
+		}
+	}
 	p.buf = grow(p.buf[:0], min(n, 4096))
 	k, err := p.vr.ReadValues(p.buf)
 	for x, val := range p.buf[:k] {
@@ -362,6 +369,52 @@ func (p *pqColumn) readSome(v *Values, n int, first int64, c *collector) (int, e
 		}
 	}
 	return k, err
+}
+
+// readNullableDoubles decodes the next n values of a page of an optional
+// DOUBLE column with nulls from its typed values and definition levels
+// (the value reader would box every value); false, reading nothing, when
+// the page has no such view (dictionary-encoded, nested). The choice is
+// the same for every read of a page, so the value reader's position and
+// p.val never both move in one page.
+func (p *pqColumn) readNullableDoubles(v *Values, n int) (int, bool) {
+	if p.page.Dictionary() != nil {
+		return 0, false
+	}
+	data := p.page.Data()
+	levels := p.page.DefinitionLevels()
+	if data.Kind() != encoding.Double || int64(len(levels)) != p.page.NumValues() {
+		return 0, false
+	}
+	vals := data.Double()
+	if int64(len(vals)) != p.page.NumValues()-p.page.NumNulls() {
+		return 0, false
+	}
+	row := int(p.page.NumValues() - p.left)
+	at := len(v.Float)
+	if v.Valid == nil {
+		v.Valid = make([]bool, at, max(at+n, 64))
+		for r := range v.Valid {
+			v.Valid[r] = true
+		}
+	}
+	v.Float = grow(v.Float, n)
+	v.Valid = grow(v.Valid, n)
+	fs, ok := v.Float[at:], v.Valid[at:]
+	for i, l := range levels[row : row+n] {
+		f := 0.0
+		if l == 1 {
+			f = vals[p.val]
+			p.val++
+		}
+		// A null, or a NaN (a null too, OPEN-19), is a zero marked invalid.
+		ok[i] = l == 1 && f == f
+		if !ok[i] {
+			f = 0
+		}
+		fs[i] = f
+	}
+	return n, true
 }
 
 // settle completes the append of the value of a file row: a value that
