@@ -23,8 +23,9 @@
 // written by one version.
 //
 // A column file is a Parquet file of one OPTIONAL column named "v" (a null
-// is a definition level 0, a NaN float is stored as a null), zstd, in row
-// groups of 262,144 rows; any Parquet reader reads it. Files are written
+// is a definition level 0, a NaN float is stored as a null), Snappy (zstd
+// in files written before; either is read), in row groups of 262,144 rows;
+// any Parquet reader reads it. Files are written
 // and read a page of typed values at a time (no parquet.Value a row on the
 // read side; on the write side parquet-go takes values, built in bulk with
 // their levels set in place), and a column's row groups are encoded and

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/compress/zstd"
 	"github.com/parquet-go/parquet-go/encoding"
 
@@ -24,9 +25,21 @@ import (
 // group.
 const storeRowGroup = 1 << 18
 
+// zstdCodec is the codec the store's pages had before pageCodec: column
+// files written then keep it (the codec is recorded per column chunk, and
+// parquet-go decodes any), and it stays for tests of reading them.
 var zstdCodec = &pageZstd{Codec: zstd.Codec{Level: zstd.SpeedFastest}}
 
-// leaf returns the Parquet node of a data type, optional and zstd-compressed.
+// pageCodec is the codec of the pages of the store's column files and of
+// query outputs: Snappy, encoded by s2's fast Snappy encoder (pageSnappy).
+// On a page of grades with three decimals (256 KiB) it encodes at about
+// twice zstd SpeedFastest's speed (460 against 210 MB/s on one core) for
+// pages 0.49 of raw against 0.34; decoding is as fast. Snappy is Parquet's
+// most widely read codec (pyarrow's default).
+var pageCodec compress.Codec = &pageSnappy{}
+
+// leaf returns the Parquet node of a data type, optional and compressed
+// with pageCodec.
 func leaf(t DataType) (parquet.Node, error) {
 	var n parquet.Node
 	switch t {
@@ -61,7 +74,7 @@ func leaf(t DataType) (parquet.Node, error) {
 	default:
 		return nil, fmt.Errorf("unknown data type %q", string(t))
 	}
-	return parquet.Compressed(parquet.Optional(n), zstdCodec), nil
+	return parquet.Compressed(parquet.Optional(n), pageCodec), nil
 }
 
 // encodeWorkers bounds the row groups of one tableWriter encoded at once.
@@ -153,7 +166,7 @@ func newTableWriter(w io.Writer, names []string, types []DataType, group int, op
 		g[n] = l
 	}
 	schema := objects.OrderedSchema(g, names)
-	opts = append([]parquet.WriterOption{schema, parquet.Compression(zstdCodec), parquet.CreatedBy("geostat", "1", "")}, opts...)
+	opts = append([]parquet.WriterOption{schema, parquet.Compression(pageCodec), parquet.CreatedBy("geostat", "1", "")}, opts...)
 	pw := parquet.NewWriter(w, opts...)
 	tw := &tableWriter{pw: pw, types: types, group: group}
 	slots := min(encodeWorkers+1, slotBudget/max(1, group*rowBytes(types)))

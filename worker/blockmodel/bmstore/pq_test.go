@@ -80,6 +80,7 @@ func TestEveryTypeRoundTripAtBoundaries(t *testing.T) {
 		col, ok := v.Column(string(typ))
 		require.True(t, ok)
 
+		requireCodec(t, s.colPath("m", col.File), format.Snappy, string(typ))
 		got := readAll(t, s, "m", v.VersionID, col.ColID, 0)
 		requireSameFast(t, &want, &got, string(typ))
 		got = readAll(t, s, "m", v.VersionID, col.ColID, 4099)
@@ -111,6 +112,27 @@ func TestEveryTypeRoundTripAtBoundaries(t *testing.T) {
 		require.NoError(t, err)
 		got = readAll(t, s, "m", v.VersionID, col.ColID, 0)
 		requireSameFast(t, &merged, &got, string(typ)+" merged")
+	}
+}
+
+// requireCodec checks that every column chunk of a Parquet file is
+// compressed with codec.
+func requireCodec(t *testing.T, path string, codec format.CompressionCodec, msg string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	requireCodecOf(t, data, codec, msg)
+}
+
+func requireCodecOf(t *testing.T, data []byte, codec format.CompressionCodec, msg string) {
+	t.Helper()
+	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	require.NoError(t, err, msg)
+	require.NotEmpty(t, f.Metadata().RowGroups, msg)
+	for _, rg := range f.Metadata().RowGroups {
+		for _, cc := range rg.Columns {
+			require.Equal(t, codec, cc.MetaData.Codec, msg)
+		}
 	}
 }
 
@@ -168,6 +190,7 @@ func TestQueryParquetEveryType(t *testing.T) {
 	require.Equal(t, int64(n), f.NumRows())
 	require.Len(t, f.RowGroups(), 2)
 	require.Equal(t, int64(QueryRowGroup), f.RowGroups()[0].NumRows())
+	requireCodecOf(t, buf.Bytes(), format.Snappy, "query output")
 	for _, rg := range f.Metadata().RowGroups {
 		for _, cc := range rg.Columns {
 			require.NotEmpty(t, cc.MetaData.EncodingStats)
@@ -326,13 +349,14 @@ func valueMismatch(c *Column, r, i int, v parquet.Value) string {
 
 // TestColReaderReadsOtherLayouts reads column files of layouts the store
 // does not write itself (dictionary-encoded pages, data pages v1, small
-// pages and row groups, a REQUIRED column) through the value-by-value path
+// pages and row groups, a REQUIRED column, zstd pages as the store wrote
+// before Snappy) through the value-by-value path
 // and the typed one, with a skip, and compares every row.
 func TestColReaderReadsOtherLayouts(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	const n = 5000
 	for _, typ := range []DataType{blockmodel.Float64, blockmodel.Utf8, blockmodel.Int32, blockmodel.Boolean} {
-		for _, layout := range []string{"dictionary", "v1", "required"} {
+		for _, layout := range []string{"dictionary", "v1", "required", "zstd"} {
 			want := randColumn(rng, typ, n)
 			if layout == "required" {
 				for r := range want.Null {
@@ -367,6 +391,8 @@ func TestColReaderReadsOtherLayouts(t *testing.T) {
 				opts = append(opts, parquet.DataPageVersion(1))
 			case "required":
 				node = parquet.Required(node)
+			case "zstd": // as the store wrote its pages before Snappy
+				node = parquet.Compressed(node, zstdCodec)
 			}
 			schema := parquet.NewSchema("t", parquet.Group{"v": node})
 			path := t.TempDir() + "/c.parquet"
@@ -387,6 +413,9 @@ func TestColReaderReadsOtherLayouts(t *testing.T) {
 			}
 			require.NoError(t, pw.Close())
 			require.NoError(t, f.Close())
+			if layout == "zstd" {
+				requireCodec(t, path, format.Zstd, "zstd layout")
+			}
 
 			for _, from := range []int{0, 1777} {
 				cr, err := openColReader(path, typ)
