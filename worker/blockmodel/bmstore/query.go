@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -40,6 +41,7 @@ type QueryWriter struct {
 	tw    *tableWriter
 	bw    *bufio.Writer
 	sel   []Column
+	keep  []bool // rows of the current batch kept (ExcludeNullRows)
 	rows  int64
 }
 
@@ -100,27 +102,28 @@ func (q *QueryWriter) Write(cols []Column) error {
 		ptrs[i] = &cols[i]
 	}
 	if q.opts.ExcludeNullRows && q.opts.UserColumns != nil && hasTrue(q.opts.UserColumns) {
-		for i := range q.sel {
-			q.sel[i].reset()
-		}
-		for r := 0; r < n; r++ {
-			keep := false
-			for i, u := range q.opts.UserColumns {
-				if u && !cols[i].IsNull(r) {
-					keep = true
-					break
+		kept := q.keepRows(cols, n)
+		if kept < n {
+			// Runs of kept rows copied in bulk, column by column.
+			for i := range q.sel {
+				q.sel[i].reset()
+				for lo := 0; lo < n; {
+					for lo < n && !q.keep[lo] {
+						lo++
+					}
+					hi := lo
+					for hi < n && q.keep[hi] {
+						hi++
+					}
+					if lo < hi {
+						q.sel[i].appendRange(&cols[i], lo, hi)
+					}
+					lo = hi
 				}
+				ptrs[i] = &q.sel[i]
 			}
-			if keep {
-				for i := range cols {
-					q.sel[i].appendFrom(&cols[i], r)
-				}
-			}
+			n = kept
 		}
-		for i := range q.sel {
-			ptrs[i] = &q.sel[i]
-		}
-		n = ptrs[0].Len()
 	}
 	if n == 0 {
 		return nil
@@ -152,6 +155,31 @@ func (q *QueryWriter) Close() error {
 		return q.tw.close()
 	}
 	return q.bw.Flush()
+}
+
+// keepRows sets q.keep[r] for the rows of a batch of n rows with a value
+// in at least one user column, and returns their number.
+func (q *QueryWriter) keepRows(cols []Column, n int) int {
+	q.keep = slices.Grow(q.keep[:0], n)[:n]
+	clear(q.keep)
+	for i, u := range q.opts.UserColumns {
+		if !u {
+			continue
+		}
+		c := &cols[i]
+		for r := range n {
+			if !q.keep[r] && !c.IsNull(r) {
+				q.keep[r] = true
+			}
+		}
+	}
+	kept := 0
+	for _, k := range q.keep {
+		if k {
+			kept++
+		}
+	}
+	return kept
 }
 
 func hasTrue(b []bool) bool {
