@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"syscall"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
@@ -78,7 +79,9 @@ type bmEnv struct {
 	geom  *blockmodel.Geometry
 	size  blockmodel.SizeOptions
 	rows  int64
-	peak  uint64 // largest heap peak above idle of the runs
+	peak  uint64        // largest heap peak above idle of the runs
+	cpu   time.Duration // process CPU time (user and system) of the runs
+	runs  int
 }
 
 func newBMEnv(cfg harness.Config, withModel bool) (*bmEnv, error) {
@@ -134,6 +137,7 @@ func (e *bmEnv) measured(f func() error) error {
 	}
 	base := inuse()
 	peak := base
+	cpu0 := processCPU()
 	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(stopped)
@@ -149,15 +153,32 @@ func (e *bmEnv) measured(f func() error) error {
 		}
 	}()
 	err := f()
+	e.cpu += processCPU() - cpu0
+	e.runs++
 	close(done)
 	<-stopped
 	e.peak = max(e.peak, max(peak, inuse())-base)
 	return err
 }
 
+// processCPU is the CPU time (user and system) the process has used so
+// far: with other processes on the cores, the cost of a run that its wall
+// time does not show.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 func (e *bmEnv) details(more map[string]float64) func() map[string]float64 {
 	return func() map[string]float64 {
 		d := map[string]float64{"peak_heap_above_idle_mib": float64(e.peak) / (1 << 20)}
+		if e.runs > 0 {
+			// CPU seconds a run (warm-up included) over both cores
+			d["cpu_seconds_per_run"] = e.cpu.Seconds() / float64(e.runs)
+		}
 		for k, v := range more {
 			d[k] = v
 		}

@@ -24,6 +24,7 @@ func TestBlockModelScenariosSmall(t *testing.T) {
 		}
 		d := w.Details()
 		require.Contains(t, d, "peak_heap_above_idle_mib", s.Name)
+		require.Positive(t, d["cpu_seconds_per_run"], s.Name)
 		require.Positive(t, w.Items, s.Name)
 		w.Close()
 	}
