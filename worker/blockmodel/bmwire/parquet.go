@@ -118,8 +118,8 @@ type pqColumn struct {
 	// errs collects the file's problems.
 	errs *collector
 	// state
-	rg    int
-	pages parquet.Pages
+	ahead chan pageAhead // pages read ahead (readAhead), nil before the first
+	stop  chan struct{}
 	page  parquet.Page
 	vr    parquet.ValueReader
 	left  int64 // values left in the current page
@@ -194,12 +194,7 @@ func ReadParquet(r io.ReaderAt, size int64, spec FileSpec, loc blockmodel.Locato
 
 func (s *pqSource) close() {
 	for _, c := range s.cols {
-		if c.page != nil {
-			parquet.Release(c.page)
-		}
-		if c.pages != nil {
-			c.pages.Close()
-		}
+		c.close()
 	}
 }
 
@@ -236,6 +231,58 @@ func (s *pqSource) fill(b *rawBatch, max int, c *collector) error {
 	return nil
 }
 
+// pageAhead is a page read ahead, the end of a row group's pages (done:
+// closed by the reader, after it released their pages) or an error.
+type pageAhead struct {
+	page parquet.Page
+	done parquet.Pages
+	err  error
+}
+
+// readAhead reads and decompresses the column's pages, across row groups,
+// into p.ahead, up to two ahead of the reader, until the end, an error or
+// p.stop. It runs in a goroutine of its own, so that the columns of a file
+// are decompressed in parallel with each other and with the matching of
+// rows; closing p.ahead marks the end.
+func (p *pqColumn) readAhead(f *parquet.File) {
+	defer close(p.ahead)
+	send := func(a pageAhead) bool {
+		select {
+		case p.ahead <- a:
+			return true
+		case <-p.stop:
+			return false
+		}
+	}
+	for _, rg := range f.RowGroups() {
+		pages := rg.ColumnChunks()[p.leaf].Pages()
+		for {
+			pg, err := pages.ReadPage()
+			if errors.Is(err, io.EOF) {
+				if !send(pageAhead{done: pages}) {
+					pages.Close()
+					return
+				}
+				break
+			}
+			if err != nil {
+				pages.Close()
+				send(pageAhead{err: err})
+				return
+			}
+			if pg.NumValues() == 0 {
+				parquet.Release(pg)
+				continue
+			}
+			if !send(pageAhead{page: pg}) {
+				parquet.Release(pg)
+				pages.Close()
+				return
+			}
+		}
+	}
+}
+
 // nextPage moves to the next page with values, across row groups; false
 // at the end of the column.
 func (p *pqColumn) nextPage(f *parquet.File) (bool, error) {
@@ -243,31 +290,44 @@ func (p *pqColumn) nextPage(f *parquet.File) (bool, error) {
 		parquet.Release(p.page)
 		p.page = nil
 	}
-	for {
-		if p.pages == nil {
-			rgs := f.RowGroups()
-			if p.rg >= len(rgs) {
-				return false, nil
-			}
-			p.pages = rgs[p.rg].ColumnChunks()[p.leaf].Pages()
-			p.rg++
-		}
-		pg, err := p.pages.ReadPage()
-		if errors.Is(err, io.EOF) {
-			p.pages.Close()
-			p.pages = nil
-			continue
-		}
-		if err != nil {
-			return false, err
-		}
-		if pg.NumValues() == 0 {
-			parquet.Release(pg)
-			continue
-		}
-		p.page, p.vr, p.left, p.val = pg, pg.Values(), pg.NumValues(), 0
-		return true, nil
+	if p.ahead == nil {
+		p.ahead, p.stop = make(chan pageAhead, 2), make(chan struct{})
+		go p.readAhead(f)
 	}
+	for a := range p.ahead {
+		switch {
+		case a.err != nil:
+			return false, a.err
+		case a.done != nil:
+			a.done.Close()
+		default:
+			p.page, p.vr, p.left, p.val = a.page, a.page.Values(), a.page.NumValues(), 0
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// close releases the current page and stops the read-ahead, releasing
+// what it had read.
+func (p *pqColumn) close() {
+	if p.page != nil {
+		parquet.Release(p.page)
+		p.page = nil
+	}
+	if p.ahead == nil {
+		return
+	}
+	close(p.stop)
+	for a := range p.ahead {
+		if a.page != nil {
+			parquet.Release(a.page)
+		}
+		if a.done != nil {
+			a.done.Close()
+		}
+	}
+	p.ahead = nil
 }
 
 // read appends up to max values to v; it returns how many.
