@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -438,4 +439,34 @@ func TestParquetRowGroups(t *testing.T) {
 			assert.Equal(t, float64(r), col.Values[0].Float[r])
 		}
 	}
+}
+
+// A read ended early (here by its sink, at the first batch of a file of
+// many row groups and pages) stops the columns' read-ahead goroutines.
+func TestEarlyEndStopsReadAhead(t *testing.T) {
+	var rows []ijkCu
+	for r := range int64(24) {
+		rows = append(rows, ijkCu{uint32(r % 4), uint32(r / 4 % 3), uint32(r / 12), fp(float64(r))})
+	}
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[ijkCu](&buf, parquet.MaxRowsPerRowGroup(3), parquet.PageBufferSize(16))
+	for _, row := range rows {
+		_, err := w.Write([]ijkCu{row})
+		require.NoError(t, err)
+	}
+	require.NoError(t, w.Close())
+	f := bytes.NewReader(buf.Bytes())
+	spec := cuSpec
+	spec.BatchRows = 2
+	before := runtime.NumGoroutine()
+	for range 20 {
+		_, err := Read(f, f.Size(), spec, grid, &failingSink{})
+		require.EqualError(t, err, "disk full")
+	}
+	// The goroutines have sent their last page or closed their channel;
+	// give them the moment to return, a bounded number of times.
+	for i := 0; i < 10_000 && runtime.NumGoroutine() > before; i++ {
+		runtime.Gosched()
+	}
+	require.LessOrEqual(t, runtime.NumGoroutine(), before, "read-ahead goroutines left running")
 }
