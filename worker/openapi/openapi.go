@@ -128,6 +128,9 @@ func routes() map[string]route {
 		rt.tag = "workspaces"
 		out[pattern] = rt
 	}
+	for pattern, rt := range blockModelRoutes() {
+		out[pattern] = rt
+	}
 	return out
 }
 

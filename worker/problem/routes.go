@@ -18,7 +18,7 @@ type Status struct {
 // Route statuses shared by many routes.
 var (
 	statusUnauthenticated = Status{http.StatusUnauthorized, "missing or unknown bearer token", []string{ObjectMissingToken, ObjectInvalidToken}}
-	statusInternal        = Status{http.StatusInternalServerError, "the worker failed (logged); the detail says no more", []string{ObjectInternal, FileInternal, ComputeTaskFailed, WorkspaceInternal}}
+	statusInternal        = Status{http.StatusInternalServerError, "the worker failed (logged); the detail says no more", []string{ObjectInternal, FileInternal, ComputeTaskFailed, WorkspaceInternal, BlockModelService}}
 	objectFull            = Status{http.StatusInsufficientStorage, "the worker's disk is full; the detail names the operation, nothing is kept", []string{ObjectInsufficientStorage}}
 	statusGone            = Status{http.StatusGone, "the workspace is deleted (restore it with POST /workspace/orgs/{org_id}/workspaces/{workspace_id}?deleted=false)", []string{WorkspaceGone}}
 	fileFull              = Status{http.StatusInsufficientStorage, "the worker's disk is full; the detail names the operation, nothing is kept", []string{FileInsufficientStorage}}
@@ -160,6 +160,9 @@ func RouteStatuses() map[string][]Status {
 			{http.StatusForbidden, "bad or expired signature", nil}},
 	}
 	for pattern, list := range workspaceStatuses() {
+		out[pattern] = list
+	}
+	for pattern, list := range blockModelStatuses() {
 		out[pattern] = list
 	}
 	// What every route but the liveness probe may answer: the request

@@ -24,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/geostat-engine/geostat/worker/blockmodel/bmapi"
 	"github.com/geostat-engine/geostat/worker/demo"
 	"github.com/geostat-engine/geostat/worker/files"
 	"github.com/geostat-engine/geostat/worker/identity"
@@ -113,6 +114,9 @@ type Service struct {
 	// when the compute routes are registered (then registered is closed).
 	rebuilder  func(jobs.Record, []byte) (jobs.Func, error)
 	registered chan struct{}
+	// blockModels is the block model area (nil with a remote object
+	// store: its files travel through the embedded store's blob URLs).
+	blockModels *bmapi.Area
 }
 
 // New builds the worker. It binds its listener first, so that a busy port
@@ -306,6 +310,16 @@ func (s *Service) register(mux server.Router, deps server.Deps) {
 	co := tasks.ComputeOptions{Env: env, Jobs: s.jobs, SyncWait: s.opts.SyncWait, OnSubmit: s.metrics.Submitted}
 	tasks.Register(mux, deps, co)
 	s.rebuilder = tasks.Rebuilder(co)
+	if _, embedded := deps.Store.(*store.Embedded); embedded && s.files != nil {
+		area, err := bmapi.New(bmapi.Options{Dir: filepath.Join(s.opts.DataDir, "blockmodels"), TempDir: s.tmpDir(),
+			Signer: s.files.URLSigner(), Jobs: s.jobs}, deps.Store, deps.Logger)
+		if err != nil {
+			deps.Logger.Error("the block model area cannot open its store; its routes are not served", "err", err)
+		} else {
+			s.blockModels = area
+			area.Register(mux, deps)
+		}
+	}
 	close(s.registered)
 	files.Register(mux, deps, s.files, files.Options{URLExpiry: s.opts.URLExpiry, MaxUploadBytes: s.opts.MaxBlobBytes})
 	workspaces.Register(mux, deps, s.identity)
