@@ -99,7 +99,9 @@ func problemType(t *testing.T, r *workertest.Response) string {
 const errBase = "https://errors.geostat-engine.dev"
 
 // bmPrefix is the prefix of a workspace's block models.
-func bmPrefix(org, ws string) string { return "/blockmodel/orgs/" + org + "/workspaces/" + ws + "/block-models" }
+func bmPrefix(org, ws string) string {
+	return "/blockmodel/orgs/" + org + "/workspaces/" + ws + "/block-models"
+}
 
 // record is the part of the block model record the tests read.
 type record struct {

@@ -45,8 +45,8 @@ type model struct {
 	doc modelDoc
 }
 
-func (m *model) id() string     { return m.m.ID }
-func (m *model) deleted() bool  { return m.m.DeletedAt != nil }
+func (m *model) id() string      { return m.m.ID }
+func (m *model) deleted() bool   { return m.m.DeletedAt != nil }
 func (m *model) nameKey() string { return strings.ToLower(m.doc.Record.Name) }
 
 // loadModel reads a model record.
