@@ -290,8 +290,10 @@ func (t *Tx) DeleteColumn(colID string) error {
 	if i < 0 {
 		return fmt.Errorf("bmstore: delete column %s: %w", colID, ErrNotFound)
 	}
-	t.changes.Deleted = append(t.changes.Deleted, t.cols[i].Title)
-	t.changes.DeletedIDs = append(t.changes.DeletedIDs, colID)
+	if !t.cols[i].Internal {
+		t.changes.Deleted = append(t.changes.Deleted, t.cols[i].Title)
+		t.changes.DeletedIDs = append(t.changes.DeletedIDs, colID)
+	}
 	t.cols = append(t.cols[:i], t.cols[i+1:]...)
 	return nil
 }

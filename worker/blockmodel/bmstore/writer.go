@@ -144,6 +144,9 @@ func (w *ColumnWriter) Close() error {
 	} else {
 		i := t.find(w.meta.ColID)
 		t.cols[i].File = w.meta.File
+		if w.meta.Internal {
+			return nil
+		}
 		t.changes.Updated = append(t.changes.Updated, w.meta.Title)
 		t.changes.UpdatedIDs = append(t.changes.UpdatedIDs, w.meta.ColID)
 	}

@@ -1,0 +1,275 @@
+package bmjob
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/stretchr/testify/require"
+
+	"github.com/geostat-engine/geostat/worker/blockmodel"
+	"github.com/geostat-engine/geostat/worker/blockmodel/bmstore"
+	"github.com/geostat-engine/geostat/worker/blockmodel/bmwire"
+)
+
+// queryModel builds a model of a kind with columns cu (Float64), dom (Utf8)
+// and n (Int32) written by two updates, and its brute-force twin.
+func queryModel(t *testing.T, kind blockmodel.ModelType) (*bmstore.Store, *blockmodel.Geometry, *bf, *bmstore.Version) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(11, uint64(len(kind))))
+	s, err := bmstore.Open(t.TempDir())
+	require.NoError(t, err)
+	g := geometry(t, kind)
+	b := splitBlocks(t, g)
+	createModel(t, s, "m", b)
+	m := newBF(b)
+	vals := []fileCol{{"cu", blockmodel.Float64}, {"dom", blockmodel.Utf8}, {"n", blockmodel.Int32}}
+	rows := pickRows(b, 0.7, vals, rng)
+	u := decodeUpdate(t, s, "m", g, `{"columns": {"new": [{"title": "cu", "data_type": "Float64"}, {"title": "dom", "data_type": "Utf8"},
+		{"title": "n", "data_type": "Int32"}]}}`)
+	_, err = apply(t, s, "m", g, u, updateFile(t, b, rows, vals, false, false, rng))
+	require.NoError(t, err)
+	m.apply(2, rows, []string{"cu", "dom", "n"}, []blockmodel.DataType{blockmodel.Float64, blockmodel.Utf8, blockmodel.Int32}, false)
+	vals = vals[:1]
+	rows = pickRows(b, 0.3, vals, rng)
+	u = decodeUpdate(t, s, "m", g, `{"columns": {"update": ["cu"]}}`)
+	v, err := apply(t, s, "m", g, u, updateFile(t, b, rows, vals, true, false, rng))
+	require.NoError(t, err)
+	m.apply(3, rows, []string{"cu"}, []blockmodel.DataType{blockmodel.Float64}, false)
+	m.check(t, s, "m", v)
+	return s, g, m, v
+}
+
+// bruteQuery is the expected output of a query: headers and rows.
+func (m *bf) bruteQuery(t *testing.T, v *bmstore.Version, q *bmwire.Query) ([]string, [][]any) {
+	t.Helper()
+	g := m.b.Geometry()
+	resolved, err := q.ResolveColumns(ModelInfo(g, v))
+	require.NoError(t, err)
+	geo := q.GeometrySet(g.Type())
+	headers := append([]string{}, geo...)
+	for _, name := range resolved {
+		if c, ok := v.Column(name); ok && !blockmodel.IsSystemColumn(name) && q.Output.ColumnHeaders == "id" {
+			headers = append(headers, c.ColID)
+		} else {
+			headers = append(headers, name)
+		}
+	}
+	var out [][]any
+	for r := range m.b.NumRows() {
+		i, j, k, sub := m.b.Identity(r)
+		c, d := m.b.Centroid(r), m.b.Extent(r)
+		if box := q.BBox.IJK; box != nil {
+			in := func(x uint32, mm blockmodel.IndexMinMax) bool { return int64(x) >= mm.Min && int64(x) <= mm.Max }
+			if !in(i, box.IMinMax) || !in(j, box.JMinMax) || !in(k, box.KMinMax) {
+				continue
+			}
+		}
+		if box := q.BBox.XYZ; box != nil {
+			in := func(x float64, mm blockmodel.MinMax) bool { return x >= mm.Min && x <= mm.Max }
+			if !in(c[0], box.XMinMax) || !in(c[1], box.YMinMax) || !in(c[2], box.ZMinMax) {
+				continue
+			}
+		}
+		sys := map[string]any{"i": uint64(i), "j": uint64(j), "k": uint64(k), "sidx": uint64(sub.Sidx),
+			"x": c[0], "y": c[1], "z": c[2], "dx": d[0], "dy": d[1], "dz": d[2],
+			"start_si": uint64(sub.Start[0]), "start_sj": uint64(sub.Start[1]), "start_sk": uint64(sub.Start[2]),
+			"end_si": uint64(sub.End[0]), "end_sj": uint64(sub.End[1]), "end_sk": uint64(sub.End[2]),
+			"version_id": m.vid[r], "sub_block_derivation": "user specified"}
+		var row []any
+		for _, n := range geo {
+			row = append(row, sys[n])
+		}
+		users, nulls := 0, 0
+		for _, name := range resolved {
+			if col, ok := v.Column(name); ok && !blockmodel.IsSystemColumn(name) {
+				x := m.vals[col.Title][r]
+				users++
+				if x == nil {
+					nulls++
+				}
+				row = append(row, x)
+			} else {
+				row = append(row, sys[name])
+			}
+		}
+		if q.Output.ExcludeNullRows && users > 0 && nulls == users {
+			continue
+		}
+		out = append(out, row)
+	}
+	return headers, out
+}
+
+// readParquetOutput reads a query output back with parquet-go.
+func readParquetOutput(t *testing.T, data []byte, types []blockmodel.DataType) ([]string, [][]any) {
+	t.Helper()
+	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	require.NoError(t, err)
+	var headers []string
+	for _, p := range f.Schema().Columns() {
+		headers = append(headers, p[0])
+	}
+	r := parquet.NewReader(f)
+	defer r.Close()
+	var out [][]any
+	for {
+		row, err := readRow(r)
+		if err != nil {
+			break
+		}
+		vals := make([]any, len(headers))
+		for _, v := range row {
+			c := v.Column()
+			if v.IsNull() {
+				continue
+			}
+			switch types[c] {
+			case blockmodel.UInt8, blockmodel.UInt16, blockmodel.UInt32:
+				vals[c] = uint64(uint32(v.Int32()))
+			case blockmodel.Int32:
+				vals[c] = int64(v.Int32())
+			case blockmodel.Int64:
+				vals[c] = v.Int64()
+			case blockmodel.Float64:
+				vals[c] = v.Double()
+			case blockmodel.Utf8:
+				vals[c] = string(v.ByteArray())
+			case blockmodel.Boolean:
+				vals[c] = v.Boolean()
+			default:
+				t.Fatalf("type %s", types[c])
+			}
+		}
+		out = append(out, vals)
+	}
+	return headers, out
+}
+
+func readRow(r *parquet.Reader) (parquet.Row, error) {
+	rows := make([]parquet.Row, 1)
+	n, err := r.ReadRows(rows)
+	if n == 1 {
+		return rows[0], nil
+	}
+	if err == nil {
+		err = fmt.Errorf("no row")
+	}
+	return nil, err
+}
+
+// TestQueryAgainstBruteForce: query outputs of every kind, read back with
+// parquet-go, equal the brute-force selection: every column or some, index
+// and coordinate geometry, IJK and XYZ boxes, exclude_null_rows, id headers,
+// version_id and sub_block_derivation.
+func TestQueryAgainstBruteForce(t *testing.T) {
+	for _, kind := range kinds {
+		t.Run(string(kind), func(t *testing.T) {
+			s, g, m, v := queryModel(t, kind)
+			cu, _ := v.Column("cu")
+			bb := g.BBox()
+			mid := func(mm blockmodel.MinMax) string {
+				w := mm.Max - mm.Min
+				return fmt.Sprintf(`{"min": %v, "max": %v}`, mm.Min+w/4, mm.Max-w/4)
+			}
+			bodies := []string{
+				`{"columns": ["*"], "output_options": {"exclude_null_rows": false}}`,
+				`{"columns": ["*", "version_id"], "geometry_columns": "coordinates"}`,
+				`{"columns": ["cu", "version_id"], "geometry_columns": "coordinates",
+					"bbox": {"i_minmax": {"min": 1, "max": 2}, "j_minmax": {"min": 0, "max": 1}, "k_minmax": {"min": 1, "max": 1}}}`,
+				`{"columns": ["` + cu.ColID + `", "dom", "sub_block_derivation", "x", "i"],
+					"bbox": {"x_minmax": ` + mid(bb.XMinMax) + `, "y_minmax": ` + mid(bb.YMinMax) + `, "z_minmax": ` + mid(bb.ZMinMax) + `},
+					"output_options": {"column_headers": "id", "exclude_null_rows": false}}`,
+				`{"columns": ["version_id"], "output_options": {"exclude_null_rows": true}}`,
+				`{"columns": ["n"], "bbox": {"i_minmax": {"min": 3, "max": 3}, "j_minmax": {"min": 2, "max": 2}, "k_minmax": {"min": 0, "max": 1}}}`,
+			}
+			for n, body := range bodies {
+				q, err := bmwire.DecodeQuery([]byte(body), ModelInfo(g, v))
+				require.NoError(t, err, body)
+				var buf bytes.Buffer
+				res, err := Query(context.Background(), s, "m", g, v, q, &buf)
+				require.NoError(t, err, body)
+				wantH, wantRows := m.bruteQuery(t, v, q)
+				require.Equal(t, wantH, res.Headers, "query %d", n)
+				types := outTypes(t, v, q, res)
+				gotH, gotRows := readParquetOutput(t, buf.Bytes(), types)
+				require.Equal(t, wantH, gotH, "query %d", n)
+				require.Equal(t, len(wantRows), len(gotRows), "query %d rows", n)
+				require.Equal(t, wantRows, gotRows, "query %d", n)
+				require.Equal(t, int64(len(wantRows)), res.Rows)
+				if n == 3 || n == 4 {
+					require.NotEmpty(t, gotRows, "query %d selects rows", n)
+				}
+			}
+		})
+	}
+}
+
+// outTypes returns the data types of a query's output columns.
+func outTypes(t *testing.T, v *bmstore.Version, q *bmwire.Query, res QueryResult) []blockmodel.DataType {
+	var types []blockmodel.DataType
+	for _, h := range res.Headers {
+		if typ, ok := blockmodel.SystemColumnType(h); ok {
+			types = append(types, typ)
+			continue
+		}
+		if h == blockmodel.ColSubBlockDerivation {
+			types = append(types, blockmodel.Utf8)
+			continue
+		}
+		c, ok := v.Column(h)
+		require.True(t, ok, h)
+		types = append(types, c.DataType)
+	}
+	return types
+}
+
+// TestQueryCSV: a CSV query output with another delimiter holds the
+// brute-force rows, nulls as empty fields.
+func TestQueryCSV(t *testing.T) {
+	s, g, m, v := queryModel(t, blockmodel.Flexible)
+	q, err := bmwire.DecodeQuery([]byte(`{"columns": ["dom", "cu", "n"], "output_options": {"file_format": "csv", "delimiter": ";"}}`), ModelInfo(g, v))
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	res, err := Query(context.Background(), s, "m", g, v, q, &buf)
+	require.NoError(t, err)
+	wantH, wantRows := m.bruteQuery(t, v, q)
+	rd := csv.NewReader(&buf)
+	rd.Comma = ';'
+	recs, err := rd.ReadAll()
+	require.NoError(t, err)
+	require.Equal(t, wantH, recs[0])
+	require.Len(t, recs, len(wantRows)+1)
+	require.Equal(t, int64(len(wantRows)), res.Rows)
+	for r, want := range wantRows {
+		for c, x := range want {
+			cell := recs[r+1][c]
+			switch x := x.(type) {
+			case nil:
+				require.Empty(t, cell)
+			case float64:
+				f, err := strconv.ParseFloat(cell, 64)
+				require.NoError(t, err)
+				require.Equal(t, x, f)
+			default:
+				require.Equal(t, fmt.Sprint(x), cell)
+			}
+		}
+	}
+}
+
+// TestQueryCancelled: a cancelled context stops a query.
+func TestQueryCancelled(t *testing.T) {
+	s, g, _, v := queryModel(t, blockmodel.Regular)
+	q, err := bmwire.DecodeQuery([]byte(`{"columns": ["cu"]}`), ModelInfo(g, v))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = Query(ctx, s, "m", g, v, q, &bytes.Buffer{})
+	require.ErrorIs(t, err, context.Canceled)
+}
