@@ -51,19 +51,19 @@ func blockModelStatuses() map[string][]Status {
 	)
 	with := func(list []Status, more ...Status) []Status { return append(append([]Status(nil), list...), more...) }
 	view := []Status{auth, noBM, statusGone, invalid}
-	edit := with(view, low, large)
+	edit := with(view, low)
 	notImpl := []Status{auth, invalid, {http.StatusNotImplemented, "block model reports are not implemented", []string{BlockModelNotImpl}}}
 	out := map[string][]Status{
 		"POST " + ws:                   {auth, {http.StatusCreated, "the block model record with job_url; version 1 and the linked object are written", nil}, low, noWS, name, statusGone, invalid, large, full},
 		"GET " + ws:                    {auth, ok("a page {count, limit, offset, total, results}"), noWS, statusGone, invalid},
 		"GET " + org + "/block-models": {auth, ok("a page of the models of the organisation's workspaces where the caller has a role"), invalid},
 		"GET " + bm:                    with(view, ok("the block model record")),
-		"PATCH " + bm:                  with(edit, ok("the block model record"), name, full),
+		"PATCH " + bm:                  with(edit, ok("the block model record"), name, large, full),
 		"DELETE " + bm:                 with(edit, Status{http.StatusNoContent, "deleted (soft); its pending and queued jobs fail, its object is deleted", nil}),
 		"POST " + bm: with(edit, Status{http.StatusAccepted, "restored (renamed <name> (n) on a clash), or not deleted: the record", nil},
 			Status{http.StatusBadRequest, "deleted=false is missing or not false", []string{BlockModelInvalidQuery}},
 			Status{http.StatusInternalServerError, "no free name for the restored model", []string{BlockModelRestoreError}}, full),
-		"PATCH " + bm + "/blocks": with(edit, Status{http.StatusAccepted, "UpdateWithUrl: the job, its upload_url (when the update reads a file) and the reserved version_uuid", nil}, full),
+		"PATCH " + bm + "/blocks": with(edit, Status{http.StatusAccepted, "UpdateWithUrl: the job, its upload_url (when the update reads a file) and the reserved version_uuid", nil}, large, full),
 		"POST " + bm + "/jobs/{job_id}/uploaded": with(edit, Status{http.StatusCreated, "{job_url}: the job is queued", nil},
 			Status{http.StatusConflict, "the job is not waiting for an upload (confirmed already, or finished)", []string{BlockModelFileConflict}}, queue[0], queue[1]),
 		"GET " + bm + "/jobs/{job_id}":                with(view, ok("{job_status, payload}")),
