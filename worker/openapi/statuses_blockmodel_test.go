@@ -34,15 +34,16 @@ func walkBlockModels(t *testing.T, do doFunc, as map[string]*workertest.Client, 
 		do("owner", method, strings.Replace(path, demo.Workspace, goneWS, 1), b)
 		do("owner", method, strings.Replace(path, demo.Workspace, "not-a-uuid", 1), b)
 	}
-	r := do("owner", http.MethodPost, prefix, body("walk model"))
+	r := do("owner", http.MethodPost, prefix, body("walk-model"))
 	require.Equal(t, http.StatusCreated, r.Status, "%s", r.Body)
 	var rec struct {
-		BMUUID string `json:"bm_uuid"`
-		JobURL string `json:"job_url"`
+		BMUUID   string `json:"bm_uuid"`
+		JobURL   string `json:"job_url"`
+		ObjectID string `json:"geoscience_object_id"`
 	}
 	require.NoError(t, r.JSON(&rec))
 	bm := prefix + "/" + rec.BMUUID
-	do("owner", http.MethodPost, prefix, body("WALK MODEL"))
+	do("owner", http.MethodPost, prefix, body("WALK-MODEL"))
 	do("owner", http.MethodPost, prefix, []byte(`{"name": "x"}`))
 	do("owner", http.MethodPost, prefix, huge)
 	do("viewer", http.MethodPost, prefix, body("viewer's"))
@@ -149,6 +150,11 @@ func walkBlockModels(t *testing.T, do doFunc, as map[string]*workertest.Client, 
 		do("anonymous", rt.method, rt.path, nil)
 		do("owner", rt.method, strings.Replace(rt.path, rec.BMUUID, "not-a-uuid", 1), nil)
 	}
+
+	// The block model's object cannot be deleted through the object routes.
+	objects := "/geoscience-object/orgs/" + demo.Org + "/workspaces/" + demo.Workspace + "/objects"
+	do("owner", http.MethodDelete, objects+"/"+rec.ObjectID, nil)
+	do("owner", http.MethodDelete, objects+"/path/walk-model.json", nil)
 
 	// Delete and restore last.
 	do("viewer", http.MethodDelete, bm, nil)

@@ -6,6 +6,10 @@ import "net/http"
 // seed's block-model-service suffixes).
 const BlockModelBase = Base + "/block-model-service"
 
+// ObjectBlockModelLinked is the 409 of a DELETE, through the object
+// routes, of a block model's geoscience object (delete the model instead).
+const ObjectBlockModelLinked = ObjectBase + "/objects/block-model-linked"
+
 // Problem types of the block model area (worker/blockmodel/bmapi).
 const (
 	BlockModelUnauthorized = BlockModelBase + "/auth/unauthorized"

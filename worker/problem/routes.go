@@ -77,6 +77,7 @@ func RouteStatuses() map[string][]Status {
 		}
 		return out
 	}
+	linkedDelete := Status{http.StatusConflict, "the object is a block model's geoscience object: delete the block model instead", []string{ObjectBlockModelLinked}}
 	job := []Status{
 		statusUnauthenticated,
 		{http.StatusOK, "the job has finished", nil},
@@ -106,13 +107,13 @@ func RouteStatuses() map[string][]Status {
 			Status{http.StatusOK, "restored (?deleted=false)", nil},
 			Status{http.StatusBadRequest, "the body is not a JSON object (line and column), or an invalid object", []string{ObjectBadRequest, ObjectInvalidObject, ObjectError}},
 			Status{http.StatusPreconditionFailed, "stale If-Match", []string{ObjectModified}}, objectFull),
-		"DELETE " + objPrefix + "/objects/{object_id}": with(edit, Status{http.StatusNoContent, "deleted", nil}),
+		"DELETE " + objPrefix + "/objects/{object_id}": with(edit, Status{http.StatusNoContent, "deleted", nil}, linkedDelete),
 		"GET " + objPrefix + "/objects/path/{path...}": with(view, Status{http.StatusOK, "the version record", nil},
 			Status{http.StatusNotModified, "not modified (If-None-Match)", nil}),
 		"POST " + objPrefix + "/objects/path/{path...}": with(edit, Status{http.StatusCreated, "the version record", nil},
 			Status{http.StatusBadRequest, "the body is not a JSON object (line and column), an invalid object or path", []string{ObjectBadRequest, ObjectInvalidObject, ObjectError, ObjectInvalidPath}},
 			Status{http.StatusConflict, "the object already exists with another uuid", []string{ObjectAlreadyExists}}, objectFull),
-		"DELETE " + objPrefix + "/objects/path/{path...}": with(edit, Status{http.StatusNoContent, "deleted", nil}),
+		"DELETE " + objPrefix + "/objects/path/{path...}": with(edit, Status{http.StatusNoContent, "deleted", nil}, linkedDelete),
 		"PUT " + objPrefix + "/data": with(edit, Status{http.StatusOK, "[{id, name, exists, upload_url}]", nil},
 			Status{http.StatusBadRequest, "the body is not JSON (line and column)", []string{ObjectBadRequest}}),
 		"PUT /blobs/{org_id}/{workspace_id}/{name}": {

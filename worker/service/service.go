@@ -536,6 +536,10 @@ func (s *Service) URL() string { return s.app.URL() }
 // App returns the underlying server application.
 func (s *Service) App() *server.App { return s.app }
 
+// BlockModels returns the block model area (nil when the worker has a
+// remote object store).
+func (s *Service) BlockModels() *bmapi.Area { return s.blockModels }
+
 // Jobs returns the job manager.
 func (s *Service) Jobs() *jobs.Manager { return s.jobs }
 

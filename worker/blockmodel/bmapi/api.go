@@ -143,6 +143,13 @@ func (a *Area) Register(mux server.Router, deps server.Deps) {
 	for _, r := range ReportRoutes() {
 		mux.Handle(r, a.orgGuard(a.notImplemented))
 	}
+	ctx, cancel := ctxTimeout()
+	defer cancel()
+	if n, err := a.RepairObjects(ctx); err != nil {
+		a.logger.Error("writing the missing geoscience object versions of block models", "err", err)
+	} else if n > 0 {
+		a.logger.Info("wrote the missing geoscience object versions of block models", "objects", n)
+	}
 }
 
 // ReportRoutes are the eight report routes of the client (A.9.6), which

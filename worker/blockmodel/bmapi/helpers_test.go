@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,9 +34,17 @@ type worker struct {
 // until the test ends.
 func startWorker(t *testing.T) *worker {
 	t.Helper()
+	w, _ := startWorkerIn(t, t.TempDir())
+	return w
+}
+
+// startWorkerIn runs a worker over dir until the test ends or the returned
+// stop is called.
+func startWorkerIn(t *testing.T, dir string) (*worker, func()) {
+	t.Helper()
 	opts := service.Options{}
 	opts.Addr = "127.0.0.1:0"
-	opts.DataDir = t.TempDir()
+	opts.DataDir = dir
 	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	opts.Stdout = io.Discard
 	opts.Getenv = func(k string) string {
@@ -49,11 +58,15 @@ func startWorker(t *testing.T) *worker {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
-	return &worker{t: t, svc: s, c: &workertest.Client{Base: s.URL(), Token: devToken, NoRetry: true}}
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			require.NoError(t, <-done)
+		})
+	}
+	t.Cleanup(stop)
+	return &worker{t: t, svc: s, c: &workertest.Client{Base: s.URL(), Token: devToken, NoRetry: true}}, stop
 }
 
 // as returns a client of the worker with another token.
