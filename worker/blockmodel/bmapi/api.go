@@ -80,8 +80,13 @@ type Area struct {
 	// mu serialises the read-modify-write of model records (names are
 	// unique per workspace; object version ids are recorded per version).
 	mu sync.Mutex
-	// uploadSeen holds nothing persistent: jobs are the store's records.
 	now func() time.Time
+	// cache holds the model records by id (loaded is set once every
+	// record of the store was read): the area writes every record, so the
+	// listings and the name checks need not read the disk.
+	cacheMu sync.Mutex
+	cache   map[string]bmstore.Model
+	loaded  bool
 }
 
 // New opens the area's column store under opts.Dir. objs is the worker's
@@ -108,7 +113,7 @@ func New(opts Options, objs store.Store, logger *slog.Logger) (*Area, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	return &Area{bm: bm, objects: objs, signer: opts.Signer, jobs: opts.Jobs, expiry: opts.URLExpiry,
-		tmp: opts.TempDir, logger: logger, now: time.Now}, nil
+		tmp: opts.TempDir, logger: logger, now: time.Now, cache: map[string]bmstore.Model{}}, nil
 }
 
 // Store returns the area's column store (the compute tasks read and write

@@ -49,11 +49,20 @@ func (m *model) id() string      { return m.m.ID }
 func (m *model) deleted() bool   { return m.m.DeletedAt != nil }
 func (m *model) nameKey() string { return strings.ToLower(m.doc.Record.Name) }
 
-// loadModel reads a model record.
+// loadModel reads a model record (from the area's cache of the records:
+// this process writes every one).
 func (a *Area) loadModel(id string) (*model, error) {
-	m, err := a.bm.GetModel(id)
-	if err != nil {
-		return nil, err
+	a.cacheMu.Lock()
+	m, ok := a.cache[id]
+	a.cacheMu.Unlock()
+	if !ok {
+		var err error
+		if m, err = a.bm.GetModel(id); err != nil {
+			return nil, err
+		}
+		a.cacheMu.Lock()
+		a.cache[id] = m
+		a.cacheMu.Unlock()
 	}
 	md := &model{m: m}
 	if err := json.Unmarshal(m.Data, &md.doc); err != nil {
@@ -65,7 +74,13 @@ func (a *Area) loadModel(id string) (*model, error) {
 // saveModel replaces a model record.
 func (a *Area) saveModel(md *model) error {
 	md.m.Data = jsonRaw(md.doc)
-	return a.bm.PutModel(md.m)
+	if err := a.bm.PutModel(md.m); err != nil {
+		return err
+	}
+	a.cacheMu.Lock()
+	a.cache[md.id()] = md.m
+	a.cacheMu.Unlock()
+	return nil
 }
 
 // modelOf returns the model of a route: it must be in the call's workspace,
@@ -87,10 +102,29 @@ func (a *Area) modelOf(c *call, id string, allowDeleted bool) (*model, error) {
 
 // allModels returns every model record.
 func (a *Area) allModels() ([]*model, error) {
-	ids, err := a.bm.ListModels()
-	if err != nil {
-		return nil, err
+	a.cacheMu.Lock()
+	loaded := a.loaded
+	a.cacheMu.Unlock()
+	if !loaded {
+		ids, err := a.bm.ListModels()
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range ids {
+			if _, err := a.loadModel(id); err != nil {
+				return nil, err
+			}
+		}
+		a.cacheMu.Lock()
+		a.loaded = true
+		a.cacheMu.Unlock()
 	}
+	a.cacheMu.Lock()
+	ids := make([]string, 0, len(a.cache))
+	for id := range a.cache {
+		ids = append(ids, id)
+	}
+	a.cacheMu.Unlock()
 	out := make([]*model, 0, len(ids))
 	for _, id := range ids {
 		md, err := a.loadModel(id)

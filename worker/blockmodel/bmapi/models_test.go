@@ -259,3 +259,19 @@ func TestUnitsReportsAndIDs(t *testing.T) {
 	do(t, w.c, http.MethodGet, bmPrefix(org, ws)+"/"+rec.BMUUID+"/jobs/5f0c2a52-1b7e-4c36-9a0d-0d4b5e8f1a02", nil, http.StatusNotFound)
 	do(t, w.c, http.MethodGet, bmPrefix(org, ws)+"/"+rec.BMUUID+"/versions/5f0c2a52-1b7e-4c36-9a0d-0d4b5e8f1a02", nil, http.StatusNotFound)
 }
+
+// Restore renames up to "<name> (99)"; with every one of those names taken
+// it answers 500 restore-error and the model stays deleted.
+func TestRestoreWithoutAFreeName(t *testing.T) {
+	w := startWorker(t)
+	rec := create(t, w.c, org, ws, regularBody("full", ""))
+	path := bmPrefix(org, ws) + "/" + rec.BMUUID
+	do(t, w.c, http.MethodDelete, path, nil, http.StatusNoContent)
+	create(t, w.c, org, ws, regularBody("full", "a"))
+	for n := 1; n <= 99; n++ {
+		create(t, w.c, org, ws, regularBody(fmt.Sprintf("full (%d)", n), "a"))
+	}
+	r := do(t, w.c, http.MethodPost, path+"?deleted=false", nil, http.StatusInternalServerError)
+	assert.Equal(t, errBase+"/block-model-service/restore-error", problemType(t, r))
+	do(t, w.c, http.MethodGet, path, nil, http.StatusNotFound)
+}
