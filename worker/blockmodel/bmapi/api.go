@@ -79,7 +79,7 @@ type Area struct {
 	baseURL func(*http.Request) string
 	// mu serialises the read-modify-write of model records (names are
 	// unique per workspace; object version ids are recorded per version).
-	mu sync.Mutex
+	mu  sync.Mutex
 	now func() time.Time
 	// cache holds the model records by id (loaded is set once every
 	// record of the store was read): the area writes every record, so the
