@@ -272,3 +272,35 @@ func TestDelta(t *testing.T) {
 	do(t, w.c, http.MethodPost, path+"/versions/"+up.VersionUUID+"/delta", body, http.StatusNotModified)
 	do(t, w.c, http.MethodPost, path+"/versions/"+first+"/delta", `{"columns": ["*"]}`, http.StatusUnprocessableEntity)
 }
+
+// A sub-blocked model over HTTP: a geometry-change update splits a parent
+// of a fully sub-blocked model into its four sub-blocks (coordinate form,
+// CSV), and a query lists the new rows by index with their sidx.
+func TestSubBlockedUpdateAndQuery(t *testing.T) {
+	w := startWorker(t)
+	rec := create(t, w.c, org, ws, `{"name": "split", "model_origin": {"x": 0, "y": 0, "z": 0}, "block_rotation": [],
+		"size_options": {"model_type": "fully-sub-blocked", "n_parent_blocks": {"nx": 2, "ny": 1, "nz": 1},
+		"n_subblocks_per_parent": {"nx": 2, "ny": 2, "nz": 1}, "parent_block_size": {"x": 10, "y": 10, "z": 10}}}`)
+	path := bmPrefix(org, ws) + "/" + rec.BMUUID
+	var up updateAnswer
+	require.NoError(t, do(t, w.c, http.MethodPatch, path+"/blocks", `{"columns": {"new": [{"title": "au", "data_type": "Float64"}]},
+		"geometry_change": true, "update_type": "merge", "input_options": {"file_format": "csv"}}`, http.StatusAccepted).JSON(&up))
+	file := "x,y,z,dx,dy,dz,au\n2.5,2.5,5,5,5,10,1\n7.5,2.5,5,5,5,10,2\n2.5,7.5,5,5,5,10,3\n7.5,7.5,5,5,5,10,4\n"
+	do(t, w.as(""), http.MethodPut, pathOf(w.c, *up.UploadURL), file, http.StatusCreated)
+	do(t, w.c, http.MethodPost, path+"/jobs/"+up.JobUUID+"/uploaded", nil, http.StatusCreated)
+	j := waitJob(t, w.c, up.JobURL)
+	require.Equal(t, "COMPLETE", j.JobStatus, "%s", j.Payload)
+
+	var res struct {
+		JobURL string `json:"job_url"`
+	}
+	require.NoError(t, do(t, w.c, http.MethodPost, path+"/blocks", `{"columns": ["au"], "output_options": {"file_format": "csv", "exclude_null_rows": false}}`, http.StatusOK).JSON(&res))
+	j = waitJob(t, w.c, res.JobURL)
+	require.Equal(t, "COMPLETE", j.JobStatus, "%s", j.Payload)
+	var dl struct {
+		DownloadURL string `json:"download_url"`
+	}
+	require.NoError(t, json.Unmarshal(j.Payload, &dl))
+	out := do(t, w.as(""), http.MethodGet, pathOf(w.c, dl.DownloadURL), nil, http.StatusOK)
+	assert.Equal(t, "i,j,k,sidx,au\n0,0,0,0,1\n0,0,0,1,2\n0,0,0,2,3\n0,0,0,3,4\n1,0,0,0,\n", string(out.Body))
+}
