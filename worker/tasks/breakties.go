@@ -25,7 +25,7 @@ func PrepareBreakTies(ctx context.Context, env *Env, req Request) (Plan, error) 
 		return nil, err
 	}
 	pl := &breakTiesPlan{env: env, req: req, p: p}
-	if pl.endpoints, err = loadEndpoints(ctx, env, req, p.Source, p.Target, targetKinds); err != nil {
+	if pl.endpoints, err = loadEndpoints(ctx, env, req, p.Source, p.Target, targetKinds, targetKinds); err != nil {
 		return nil, err
 	}
 	if pl.coords, err = pl.source.Object.ListLocations(ctx, pl.source.Blobs, pl.sourceAttr.List); err != nil {

@@ -111,6 +111,8 @@ type distributionPlan struct {
 	p                       *DistributionParams
 	source, weights         *Version
 	sourceAttr, weightsAttr *objects.Attribute
+	// srcBM is set when the source is a block model (sourceAttr nil).
+	srcBM *bmEnd
 	// existing is the object at the target reference (nil: created).
 	existing *Version
 }
@@ -143,15 +145,25 @@ func PrepareDistribution(ctx context.Context, env *Env, req Request) (Plan, erro
 	if pl.source, err = loadObject(ctx, env, req.Access, req.Org, "source", p.Source.Object, false); err != nil {
 		return nil, err
 	}
-	if err := requireKind("source", pl.source, pointKinds...); err != nil {
+	if err := requireKind("source", pl.source, estimateSourceKinds...); err != nil {
 		return nil, err
 	}
-	if pl.sourceAttr, err = continuousAttribute("source.attribute", pl.source, p.Source.Attribute); err != nil {
-		return nil, err
-	}
-	n, err := pl.source.Object.ExpectedLength(pl.sourceAttr.List)
-	if err != nil {
-		return nil, dataOf("source", pl.source, err)
+	var n int64
+	if pl.source.BlockModel != nil {
+		if pl.srcBM, err = openBlockModel(ctx, env, "source", pl.source, p.Source.Object, false); err != nil {
+			return nil, err
+		}
+		if err := pl.srcBM.sourceColumn("source.attribute", p.Source.Attribute); err != nil {
+			return nil, err
+		}
+		n = pl.srcBM.rows()
+	} else {
+		if pl.sourceAttr, err = continuousAttribute("source.attribute", pl.source, p.Source.Attribute); err != nil {
+			return nil, err
+		}
+		if n, err = pl.source.Object.ExpectedLength(pl.sourceAttr.List); err != nil {
+			return nil, dataOf("source", pl.source, err)
+		}
 	}
 	if p.Weights != nil {
 		if pl.weights, err = loadObject(ctx, env, req.Access, req.Org, "weights", p.Weights.Object, false); err != nil {
@@ -217,9 +229,15 @@ func weightsData(v *Version, a *objects.Attribute, format string, args ...any) e
 func (pl *distributionPlan) Run(ctx context.Context, progress func(int, string)) (any, error) {
 	p := pl.p
 	progress(2, "reading the values")
-	values, err := readColumn(ctx, pl.source, pl.sourceAttr)
+	var values []float64
+	var err error
+	if pl.srcBM != nil {
+		values, err = pl.srcBM.readFloat64(ctx, "source.attribute", pl.srcBM.title)
+	} else if values, err = readColumn(ctx, pl.source, pl.sourceAttr); err != nil {
+		err = dataOf("source", pl.source, err)
+	}
 	if err != nil {
-		return nil, dataOf("source", pl.source, err)
+		return nil, err
 	}
 	var weights []float64
 	dropped := 0
@@ -299,15 +317,30 @@ func (pl *distributionPlan) buildError(err error) error {
 			field = f
 		}
 	}
-	obj := pl.source.Path
+	obj, attr := pl.source.Path, pl.sourceName()
 	return &problem.Error{Status: http.StatusUnprocessableEntity, Type: problem.ComputeInvalidData, Title: "Invalid Object Data.",
-		Detail: fmt.Sprintf("%s: the data of %s (attribute %q) cannot make the distribution: %v", field, obj, pl.sourceAttr.Name, err),
-		Extra:  map[string]any{"field": field, "object": obj, "member": pl.sourceAttr.Name}}
+		Detail: fmt.Sprintf("%s: the data of %s (attribute %q) cannot make the distribution: %v", field, obj, attr, err),
+		Extra:  map[string]any{"field": field, "object": obj, "member": attr}}
 }
 
 // document is the distribution object's JSON.
+// sourceName is the name of the source attribute (or block model column).
+func (pl *distributionPlan) sourceName() string {
+	if pl.srcBM != nil {
+		return pl.srcBM.title
+	}
+	return pl.sourceAttr.Name
+}
+
 func (pl *distributionPlan) document(key string, rows int, lower, upper geostat.Tail) map[string]any {
 	src := pl.source.Object.Doc()
+	var desc any
+	if pl.srcBM != nil {
+		src = pl.source.BlockModel.Doc
+		desc = blockModelAttributeDescription(src, pl.srcBM.title)
+	} else {
+		desc = attributeDescription(src, pl.sourceAttr)
+	}
 	name := strings.TrimSuffix(path.Base(pl.p.Target.Path), ".json")
 	var id any
 	if pl.existing != nil {
@@ -337,8 +370,8 @@ func (pl *distributionPlan) document(key string, rows int, lower, upper geostat.
 	if len(pl.p.Tags) > 0 {
 		doc["tags"] = pl.p.Tags
 	}
-	if d := attributeDescription(src, pl.sourceAttr); d != nil {
-		doc["attribute_description"] = d
+	if desc != nil {
+		doc["attribute_description"] = desc
 	}
 	return doc
 }

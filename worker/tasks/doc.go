@@ -16,6 +16,13 @@
 // them as the JSON Schemas of the worker's OpenAPI document, so the
 // document describes exactly what the decoder accepts.
 //
+// Block models (the block-model geoscience object, which holds no data)
+// are sources of knn, idw, kriging and continuous-distribution and targets
+// of knn, idw and kriging: the object leads to its model in the embedded
+// block model area (Env.BlockModels), whose columns are read as values and
+// filters and into which a job writes one column as one new model version
+// and one new object version (blockmodel.go; docs/api.md 6.1).
+//
 // Errors are classified where they arise (see package problem): invalid
 // fields are 422 validation errors; an object whose document or data cannot
 // be used (an attribute length that differs from the geometry, a grid whose

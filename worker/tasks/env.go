@@ -24,6 +24,10 @@ type Version struct {
 	Path      string
 	VersionID string
 	Blobs     objects.BlobOpener
+	// BlockModel is set for a block model object (KindBlockModel), whose
+	// Object is then a shell with only its schema and name: the values
+	// live in the block model area.
+	BlockModel *BlockModelObject
 }
 
 // BlobSink receives the bytes of a new blob. Commit stores it under key
@@ -94,6 +98,11 @@ type Env struct {
 	// ensembles as tiles on the cluster queue; nil runs them in this
 	// process.
 	Ensembles EnsembleStatistics
+	// BlockModels, when set, is the embedded block model area: block model
+	// objects are then sources of knn, idw, kriging and
+	// continuous-distribution and targets of knn, idw and kriging (A.14).
+	// nil refuses every block model reference with 422.
+	BlockModels BlockModels
 	// writeLocks serialises the writes of one object inside the worker
 	// (set by Register; nil: writes rely on If-Match retries alone).
 	writeLocks *keyedLocks
@@ -175,6 +184,12 @@ func loadObject(ctx context.Context, env *Env, access Access, org, field string,
 	}
 	if err != nil {
 		return nil, objectData(field, ref.Raw, err)
+	}
+	if v.BlockModel != nil {
+		if env.BlockModels == nil {
+			return nil, invalid(field, "block model objects need the embedded block model area (this worker reads objects from a remote object store, -objects-url)")
+		}
+		return v, nil
 	}
 	// Lengths against the geometry are checked here, at submit, not when
 	// the job reads the data.
@@ -332,16 +347,19 @@ func maskOut(out []float64, keep []bool) {
 }
 
 // endpoints are a task's source object with its attribute, and its target.
+// A block model source or target (A.14) has its bmEnd set instead of
+// sourceAttr (source) or the object's attributes (target).
 type endpoints struct {
 	source, target *Version
 	sourceAttr     *objects.Attribute
+	srcBM, tgtBM   *bmEnd
 }
 
 // loadEndpoints resolves a task's source (one of sourceKinds, with a
-// continuous source attribute) and its target (a point set, intervals or a
-// grid the caller may write to, with an existing attribute when the target
-// updates one). Every problem names its field.
-func loadEndpoints(ctx context.Context, env *Env, req Request, src Source, tgt Target, sourceKinds []objects.Kind) (endpoints, error) {
+// continuous source attribute) and its target (one of targetKinds the
+// caller may write to, with an existing attribute when the target updates
+// one). Every problem names its field.
+func loadEndpoints(ctx context.Context, env *Env, req Request, src Source, tgt Target, sourceKinds, targetKinds []objects.Kind) (endpoints, error) {
 	var ep endpoints
 	var err error
 	if ep.source, err = loadObject(ctx, env, req.Access, req.Org, "source", src.Object, false); err != nil {
@@ -350,7 +368,17 @@ func loadEndpoints(ctx context.Context, env *Env, req Request, src Source, tgt T
 	if err := requireKind("source", ep.source, sourceKinds...); err != nil {
 		return ep, err
 	}
-	if ep.sourceAttr, err = continuousAttribute("source.attribute", ep.source, src.Attribute); err != nil {
+	if ep.source.BlockModel != nil {
+		if ep.srcBM, err = openBlockModel(ctx, env, "source", ep.source, src.Object, false); err != nil {
+			return ep, err
+		}
+		if err := ep.srcBM.sourceColumn("source.attribute", src.Attribute); err != nil {
+			return ep, err
+		}
+		if err := ep.srcBM.checkFilter("source.filter", src.Filter); err != nil {
+			return ep, err
+		}
+	} else if ep.sourceAttr, err = continuousAttribute("source.attribute", ep.source, src.Attribute); err != nil {
 		return ep, err
 	}
 	if ep.target, err = loadObject(ctx, env, req.Access, req.Org, "target", tgt.Object, true); err != nil {
@@ -359,12 +387,31 @@ func loadEndpoints(ctx context.Context, env *Env, req Request, src Source, tgt T
 	if err := requireKind("target", ep.target, targetKinds...); err != nil {
 		return ep, err
 	}
+	if ep.target.BlockModel != nil {
+		if ep.tgtBM, err = openBlockModel(ctx, env, "target", ep.target, tgt.Object, true); err != nil {
+			return ep, err
+		}
+		if err := ep.tgtBM.checkFilter("target.filter", tgt.Filter); err != nil {
+			return ep, err
+		}
+		return ep, ep.tgtBM.targetColumn(tgt)
+	}
 	return ep, checkTargetAttribute("target.attribute", ep.target, tgt)
 }
 
 // sizes returns the number of source rows and target locations.
 func (ep *endpoints) sizes() (nSrc, nTgt float64) {
-	s, _ := ep.source.Object.ExpectedLength(ep.sourceAttr.List)
-	t, _ := ep.target.Object.ExpectedLength(ep.target.Object.AttributeLists()[0])
-	return float64(s), float64(t)
+	if ep.srcBM != nil {
+		nSrc = float64(ep.srcBM.rows())
+	} else {
+		s, _ := ep.source.Object.ExpectedLength(ep.sourceAttr.List)
+		nSrc = float64(s)
+	}
+	if ep.tgtBM != nil {
+		nTgt = float64(ep.tgtBM.rows())
+	} else {
+		t, _ := ep.target.Object.ExpectedLength(ep.target.Object.AttributeLists()[0])
+		nTgt = float64(t)
+	}
+	return nSrc, nTgt
 }

@@ -40,7 +40,7 @@ func PrepareKNN(ctx context.Context, env *Env, req Request) (Plan, error) {
 // either grid kind) and admits the job. Memory: the index and the targets'
 // coordinates and estimates; disk: one float64 column over the targets.
 func prepareIndexEstimate(ctx context.Context, env *Env, req Request, src Source, tgt Target) (endpoints, error) {
-	ep, err := loadEndpoints(ctx, env, req, src, tgt, pointKinds)
+	ep, err := loadEndpoints(ctx, env, req, src, tgt, estimateSourceKinds, estimateTargetKinds)
 	if err != nil {
 		return ep, err
 	}
@@ -139,6 +139,9 @@ func (ep *endpoints) estimateOverIndex(ctx context.Context, env *Env, req Reques
 		return nil, err
 	}
 	progress(88, "writing the result")
+	if ep.tgtBM != nil {
+		return ep.tgtBM.commit(ctx, env, req, string(kind), in.blocks, out, in.keep)
+	}
 	return writeSingle(ctx, env, ep.target, tgt, req.User, out, in.keep)
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/kriging"
+	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"github.com/geostat-engine/geostat/worker/cluster/tilejob"
 	"github.com/geostat-engine/geostat/worker/objects"
 )
@@ -25,7 +26,7 @@ func PrepareKriging(ctx context.Context, env *Env, req Request) (Plan, error) {
 		return nil, err
 	}
 	pl := &krigingPlan{env: env, req: req, p: p}
-	if pl.endpoints, err = loadEndpoints(ctx, env, req, p.Source, p.Target, pointKinds); err != nil {
+	if pl.endpoints, err = loadEndpoints(ctx, env, req, p.Source, p.Target, estimateSourceKinds, estimateTargetKinds); err != nil {
 		return nil, err
 	}
 	if pl.variogram, err = loadVariogram(ctx, env, req, "variogram", p.Variogram); err != nil {
@@ -36,11 +37,17 @@ func PrepareKriging(ctx context.Context, env *Env, req Request) (Plan, error) {
 			return nil, invalid("kriging_method", "simple kriging needs a covariance: %v", err)
 		}
 	}
-	if p.Discretisation.Count() > 1 && pl.target.Object.Grid == nil {
-		return nil, invalid("block_discretisation", "block kriging needs a grid target, not a %s", pl.target.Object.Schema.Kind)
+	if p.Discretisation.Count() > 1 && pl.target.Object.Grid == nil && pl.tgtBM == nil {
+		return nil, invalid("block_discretisation", "block kriging needs a grid or block model target, not a %s", pl.target.Object.Schema.Kind)
 	}
 	pl.name = p.Target.Name
-	if p.Target.Update != "" {
+	if pl.tgtBM != nil {
+		// One job writes one model version of one column (A.14.5).
+		if len(p.Outputs) > 0 {
+			return nil, invalid("outputs", "diagnostic outputs are not written to block models: a job writes one column of a block model")
+		}
+		pl.name = pl.tgtBM.title
+	} else if p.Target.Update != "" {
 		a, _ := pl.target.Object.ResolveAttribute(p.Target.Update)
 		pl.name = a.Name
 	}
@@ -89,6 +96,9 @@ func (pl *krigingPlan) Run(ctx context.Context, progress func(int, string)) (any
 	}
 	if g := pl.target.Object.Grid; g != nil {
 		kp.CellSize, kp.Rotation = g.CellSize, g.Rotation
+	}
+	if pl.tgtBM != nil {
+		return pl.runBlockModel(ctx, in, kp, progress)
 	}
 	progress(8, "preparing the kriging systems")
 	k, err := kriging.NewContext(ctx, coords, values, kp)
@@ -151,4 +161,98 @@ func (pl *krigingPlan) Run(ctx context.Context, progress func(int, string)) (any
 		"message": "Kriging completed successfully.",
 		"target":  pl.env.targetAttributeResult(w),
 	}, nil
+}
+
+// runBlockModel kriges onto a block model target (A.14.4) and writes the
+// estimate as one column of a new model version: every block or sub-block
+// at its centroid, a block discretisation dividing each row's own extent,
+// rotated with the model. Rows of equal extent share one kriging set-up
+// (its sub-point offsets), in canonical order, so a regular model (one
+// extent: the parent size) is kriged exactly as the regular-3d-grid of the
+// same geometry.
+func (pl *krigingPlan) runBlockModel(ctx context.Context, in *estimation, kp kriging.Params, progress func(int, string)) (any, error) {
+	g := pl.tgtBM.model.Geometry
+	kp.CellSize, kp.Rotation = g.ParentSize(), g.GridRotation()
+	out := make([]float64, in.n)
+	groups := extentGroups(in.blocks, kp.Discretisation.Count() > 1)
+	if in.tiled && len(groups) == 1 {
+		kp.CellSize = groups[0].extent
+		cols, err := in.estimateTiles(ctx, pl.env, tilejob.Estimation{Kind: tilejob.Kriging, Kriging: kp}, progress)
+		if err != nil {
+			return nil, err
+		}
+		out = cols[0]
+	} else {
+		var systems, done int
+		progress(8, "preparing the kriging systems")
+		for _, grp := range groups {
+			gp := kp
+			gp.CellSize = grp.extent
+			k, err := kriging.NewContext(ctx, in.coords, in.values, gp)
+			if err != nil {
+				return nil, err
+			}
+			targets, est := in.targets, out
+			if !grp.all {
+				targets, est = make([]float64, 0, 3*len(grp.rows)), make([]float64, len(grp.rows))
+				for _, r := range grp.rows {
+					targets = append(targets, in.targets[3*r:3*r+3]...)
+				}
+			}
+			base := done
+			prog := func(d, total int) { scaleProgress(progress, 10, 85, "kriging")(base+d, in.n) }
+			if err := k.Estimate(ctx, targets, &kriging.Output{Estimate: est}, prog); err != nil {
+				return nil, err
+			}
+			for i, r := range grp.rows {
+				out[r] = est[i]
+			}
+			done += len(targets) / 3
+			systems += int(k.Stats().Systems)
+		}
+		pl.env.Logger.Info("kriging finished", "target", "block model", "extents", len(groups), "systems", systems)
+	}
+	progress(88, "writing the result")
+	w, err := pl.tgtBM.commit(ctx, pl.env, pl.req, "kriging", in.blocks, out, in.keep)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{
+		"message": "Kriging completed successfully.",
+		"target":  pl.env.targetAttributeResult(w),
+	}, nil
+}
+
+// extentGroup is a set of rows of one extent (all: every row, in order,
+// rows unset).
+type extentGroup struct {
+	extent [3]float64
+	rows   []int
+	all    bool
+}
+
+// extentGroups groups the rows of b by their extent, in order of first
+// appearance, each in canonical order. Without block discretisation (perRow
+// false), or when every row has the parent's extent, all rows are one
+// group.
+func extentGroups(b *blockmodel.Blocks, perRow bool) []extentGroup {
+	if !perRow || b.Whole() {
+		return []extentGroup{{extent: b.Geometry().ParentSize(), all: true}}
+	}
+	index := map[[3]float64]int{}
+	var out []extentGroup
+	for r := int64(0); r < b.NumRows(); r++ {
+		ext := b.Extent(r)
+		i, ok := index[ext]
+		if !ok {
+			i = len(out)
+			index[ext] = i
+			out = append(out, extentGroup{extent: ext})
+		}
+		out[i].rows = append(out[i].rows, int(r))
+	}
+	if len(out) == 1 {
+		out[0].rows, out[0].all = nil, true
+	}
+	return out
 }

@@ -71,7 +71,7 @@ func PrepareNormalScore(ctx context.Context, env *Env, req Request) (Plan, error
 		return nil, err
 	}
 	pl := &normalScorePlan{env: env, req: req, p: p}
-	if pl.endpoints, err = loadEndpoints(ctx, env, req, p.Source, p.Target, targetKinds); err != nil {
+	if pl.endpoints, err = loadEndpoints(ctx, env, req, p.Source, p.Target, targetKinds, targetKinds); err != nil {
 		return nil, err
 	}
 	if pl.n, err = pl.source.Object.ExpectedLength(pl.sourceAttr.List); err != nil {

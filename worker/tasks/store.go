@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -30,6 +31,16 @@ func (a *StoreAdapter) Get(ctx context.Context, ref ObjectRef) (*Version, error)
 		return nil, err
 	}
 	obj, err := objects.Decode(v.Object)
+	if errors.Is(err, objects.ErrUnsupportedSchema) || (err == nil && obj.Schema.Kind == KindBlockModel) {
+		// A block model object holds no data the objects package models:
+		// the tasks read it themselves.
+		if obj, bm, ok, err := decodeBlockModelObject(v.Object); ok {
+			if err != nil {
+				return nil, err
+			}
+			return &Version{Object: obj, ObjectID: v.ObjectID, Path: v.Path, VersionID: v.VersionID, BlockModel: bm}, nil
+		}
+	}
 	if err != nil {
 		return nil, &objects.DataError{Err: err}
 	}

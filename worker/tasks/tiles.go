@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/geostat-engine/geostat/geostat/ensemble"
+	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"github.com/geostat-engine/geostat/worker/cluster/tilejob"
 	"github.com/geostat-engine/geostat/worker/objects"
 )
@@ -72,6 +73,9 @@ type estimation struct {
 	// target as the tile job's target.
 	tiled  bool
 	target tilejob.Target
+	// blocks are the rows of a block model target (nil otherwise), in
+	// canonical order: targets are their centroids.
+	blocks *blockmodel.Blocks
 }
 
 // readEstimation reads what an estimate onto the target needs: the source
@@ -79,11 +83,20 @@ type estimation struct {
 // grid target of more cells than a tile is read as its geometry rather than
 // its cell centres.
 func (ep *endpoints) readEstimation(ctx context.Context, env *Env, src Source, tgt Target) (*estimation, error) {
-	coords, values, err := sourceData(ctx, ep.source, ep.sourceAttr, src.Filter, "source")
+	var coords, values []float64
+	var err error
+	if ep.srcBM != nil {
+		coords, values, err = ep.srcBM.sourceData(ctx, src.Filter)
+	} else {
+		coords, values, err = sourceData(ctx, ep.source, ep.sourceAttr, src.Filter, "source")
+	}
 	if err != nil {
 		return nil, err
 	}
 	e := &estimation{coords: coords, values: values}
+	if ep.tgtBM != nil {
+		return e, ep.tgtBM.readTargets(ctx, env, tgt, e)
+	}
 	_, nTgt := ep.sizes()
 	if g := ep.target.Object.Grid; g != nil && env.tiled(int(nTgt)) {
 		e.tiled = true

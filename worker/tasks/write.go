@@ -18,6 +18,9 @@ type written struct {
 	VersionID                string
 	Object                   *objects.Object
 	Attribute                *objects.Attribute
+	// blockModel is set when the target is a block model (Object is then
+	// a shell).
+	blockModel *BlockModelObject
 }
 
 // storeFloat64 writes float64 columns of equal length as one Parquet blob in
@@ -300,7 +303,11 @@ func (env *Env) targetResult(w *written) map[string]any {
 		"description": nil,
 		"schema_id":   w.Object.Schema.String(),
 	}
-	if d, ok := w.Object.Doc()["description"].(string); ok {
+	doc := w.Object.Doc()
+	if w.blockModel != nil {
+		doc = w.blockModel.Doc
+	}
+	if d, ok := doc["description"].(string); ok {
 		r["description"] = d
 	}
 	return r

@@ -23,15 +23,18 @@ type dense struct {
 	count int64 // rows given
 }
 
-// newDense allocates a column of n rows of type t, every row null and
-// (with track) none given.
+// newDense allocates a column of n rows of type t: with track, no row
+// given (the values of rows not given are never read); without, every row
+// null.
 func newDense(t blockmodel.DataType, n int64, track bool) *dense {
 	d := &dense{col: bmstore.Column{Type: t}}
 	switch familyOf(t) {
 	case famFloat:
 		d.col.Floats = make([]float64, n)
-		for i := range d.col.Floats {
-			d.col.Floats[i] = math.NaN()
+		if !track { // a tracked column's rows not given are never read
+			for i := range d.col.Floats {
+				d.col.Floats[i] = math.NaN()
+			}
 		}
 	case famInt:
 		d.col.Ints = make([]int64, n)
@@ -46,8 +49,10 @@ func newDense(t blockmodel.DataType, n int64, track bool) *dense {
 		d.col.Strings = make([]string, n)
 		d.col.Null = make([]bool, n)
 	}
-	for i := range d.col.Null {
-		d.col.Null[i] = true
+	if !track {
+		for i := range d.col.Null {
+			d.col.Null[i] = true
+		}
 	}
 	if track {
 		d.given = make([]bool, n)
@@ -176,6 +181,9 @@ func writeNew(ctx context.Context, tx *bmstore.Tx, spec bmstore.ColumnMeta, d *d
 // writeUpdate writes d over an existing column of tx: the given rows, the
 // others kept (merge) or null (replace).
 func writeUpdate(ctx context.Context, tx *bmstore.Tx, col bmstore.ColumnMeta, d *dense, replace bool, batch int) error {
+	// Every row given: merge and replace are the same, and replace spares
+	// the store reading the old values.
+	replace = replace || d.given == nil || d.count == tx.Rows()
 	w, err := tx.UpdateColumn(col.ColID, replace)
 	if err != nil {
 		return fmt.Errorf("bmjob: update column %q: %w", col.Title, err)

@@ -100,15 +100,19 @@ func TestGeometryChange(t *testing.T) {
 			old := splitBlocks(t, g)
 			createModel(t, s, "m", old)
 			// v2: cu and dom on every old row.
-			vals := []fileCol{{"cu", blockmodel.Float64}, {"dom", blockmodel.Utf8}}
+			vals := []fileCol{{"cu", blockmodel.Float64}, {"dom", blockmodel.Utf8}, {"flag", blockmodel.Boolean}, {"w", blockmodel.UInt16}, {"n", blockmodel.Int32}}
+			others := []string{"dom", "flag", "w", "n"} // columns the geometry-change file does not give
 			oldRows := pickRows(old, 1, vals, rng)
-			u := decodeUpdate(t, s, "m", g, `{"columns": {"new": [{"title": "cu", "data_type": "Float64"}, {"title": "dom", "data_type": "Utf8"}]}}`)
+			u := decodeUpdate(t, s, "m", g, `{"columns": {"new": [{"title": "cu", "data_type": "Float64"}, {"title": "dom", "data_type": "Utf8"},
+				{"title": "flag", "data_type": "Boolean"}, {"title": "w", "data_type": "UInt16"}, {"title": "n", "data_type": "Int32"}]}}`)
 			_, err = apply(t, s, "m", g, u, updateFile(t, old, oldRows, vals, false, false, rng))
 			require.NoError(t, err)
-			oldVal := map[string]map[string]any{"cu": {}, "dom": {}}
+			oldVal := map[string]map[string]any{"cu": {}, "dom": {}, "flag": {}, "w": {}, "n": {}}
 			for _, fr := range oldRows {
 				k := identityKey(old, fr.row)
-				oldVal["cu"][k], oldVal["dom"][k] = fr.vals["cu"], fr.vals["dom"]
+				for _, c := range vals {
+					oldVal[c.name][k] = fr.vals[c.name]
+				}
 			}
 			// The new split.
 			n := g.Subblocks()
@@ -194,11 +198,15 @@ func TestGeometryChange(t *testing.T) {
 				}
 				return ""
 			}
-			cu, dom := readAll(t, s, "m", v, "cu"), readAll(t, s, "m", v, "dom")
+			cu := readAll(t, s, "m", v, "cu")
+			other := map[string][]any{}
+			for _, title := range others {
+				other[title] = readAll(t, s, "m", v, title)
+			}
 			for r := range want.NumRows() {
 				k := identityKey(want, r)
 				_, existed := oldVal["dom"][k]
-				var wantCu, wantDom any
+				var wantCu any
 				switch x, inFile := newCu[k]; {
 				case inFile:
 					wantCu = x
@@ -208,14 +216,17 @@ func TestGeometryChange(t *testing.T) {
 				case c.fill:
 					wantCu = oldVal["cu"][covering(r)]
 				}
-				switch {
-				case existed:
-					wantDom = oldVal["dom"][k]
-				case c.fill:
-					wantDom = oldVal["dom"][covering(r)]
-				}
 				require.Equal(t, wantCu, cu[r], "cu of row %d %s", r, k)
-				require.Equal(t, wantDom, dom[r], "dom of row %d %s", r, k)
+				for _, title := range others {
+					var wantOther any
+					switch {
+					case existed:
+						wantOther = oldVal[title][k]
+					case c.fill:
+						wantOther = oldVal[title][covering(r)]
+					}
+					require.Equal(t, wantOther, other[title][r], "%s of row %d %s", title, r, k)
+				}
 			}
 			for _, x := range readAll(t, s, "m", v, bmstore.VersionIDColumn) {
 				require.Equal(t, int64(v.VersionID), x)

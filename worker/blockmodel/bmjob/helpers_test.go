@@ -130,13 +130,7 @@ func splitBlocks(t testing.TB, g *blockmodel.Geometry) *blockmodel.Blocks {
 // column; sub-blocked rows that are not all whole as internal columns.
 func createModel(t testing.TB, s *bmstore.Store, id string, b *blockmodel.Blocks) *bmstore.Version {
 	t.Helper()
-	tx, err := s.Create(bmstore.Model{ID: id}, b.NumRows())
-	require.NoError(t, err)
-	if !b.Whole() {
-		parent, start, end := b.Columns()
-		require.NoError(t, writeIdentity(context.Background(), tx, &bmstore.Version{}, parent, start, end, 7))
-	}
-	v, err := tx.Commit(bmstore.Meta{CreatedBy: "u"})
+	v, err := CreateModel(context.Background(), s, bmstore.Model{ID: id}, b, bmstore.Meta{CreatedBy: "u"})
 	require.NoError(t, err)
 	return v
 }
@@ -401,8 +395,9 @@ func writeCSVFile(cols []fileCol, rows []map[string]any) []byte {
 	return []byte(b.String())
 }
 
-// updateFile writes the file of an update: the rows in a scrambled order,
-// identity form index or coordinates, value columns vals.
+// updateFile writes the file of an update: the rows scrambled by rng (nil:
+// in the order given), identity form index or coordinates, value columns
+// vals.
 func updateFile(t testing.TB, b *blockmodel.Blocks, rows []fileRow, vals []fileCol, index, csv bool, rng *rand.Rand) []byte {
 	t.Helper()
 	cols := append(identityCols(b.Geometry().Type(), index), vals...)
@@ -414,7 +409,9 @@ func updateFile(t testing.TB, b *blockmodel.Blocks, rows []fileRow, vals []fileC
 		}
 		cells = append(cells, m)
 	}
-	rng.Shuffle(len(cells), func(i, j int) { cells[i], cells[j] = cells[j], cells[i] })
+	if rng != nil {
+		rng.Shuffle(len(cells), func(i, j int) { cells[i], cells[j] = cells[j], cells[i] })
+	}
 	if csv {
 		return writeCSVFile(cols, cells)
 	}

@@ -129,6 +129,15 @@ func queryRows(ctx context.Context, s *bmstore.Store, modelID string, v *bmstore
 		}
 		defer sc.Close()
 	}
+	// Centroids and extents cost most of the system columns: computed only
+	// when an output column or an XYZ box needs them.
+	needCoords := box.XYZ != nil
+	for _, c := range cols {
+		switch c.system {
+		case blockmodel.ColX, blockmodel.ColY, blockmodel.ColZ, blockmodel.ColDX, blockmodel.ColDY, blockmodel.ColDZ:
+			needCoords = true
+		}
+	}
 	var sys blockmodel.SystemBatch
 	sel := make([]bool, 0, batch)
 	out := make([]bmstore.Column, len(cols))
@@ -150,8 +159,12 @@ func queryRows(ctx context.Context, s *bmstore.Store, modelID string, v *bmstore
 				return fmt.Errorf("bmjob: query: %w", err)
 			}
 		}
-		if err := blocks.FillSystem(lo, hi, &sys); err != nil {
-			return fmt.Errorf("bmjob: query: %w", err)
+		if needCoords {
+			if err := blocks.FillSystem(lo, hi, &sys); err != nil {
+				return fmt.Errorf("bmjob: query: %w", err)
+			}
+		} else {
+			fillIndices(blocks, lo, hi, &sys)
 		}
 		sel = selectRows(sel[:0], &sys, box, n)
 		all := true
@@ -303,4 +316,44 @@ func pick[T any](s []T, keep func(int) bool, dst []T) []T {
 		}
 	}
 	return dst
+}
+
+// fillIndices writes the index system columns of rows [from, to) into dst
+// (i, j, k and the kind's sub-block columns), not the centroids and extents.
+func fillIndices(b *blockmodel.Blocks, from, to int64, dst *blockmodel.SystemBatch) {
+	n := int(to - from)
+	g := b.Geometry()
+	kind := g.Type()
+	dst.I, dst.J, dst.K = resize(dst.I, n), resize(dst.J, n), resize(dst.K, n)
+	sidx := kind == blockmodel.FullySubBlocked || kind == blockmodel.VariableOctree
+	corners := kind == blockmodel.Flexible
+	if sidx {
+		dst.Sidx = resize(dst.Sidx, n)
+	}
+	if corners {
+		for _, p := range []*[]uint8{&dst.StartSI, &dst.StartSJ, &dst.StartSK, &dst.EndSI, &dst.EndSJ, &dst.EndSK} {
+			*p = resize(*p, n)
+		}
+	}
+	for r := range n {
+		row := from + int64(r)
+		dst.I[r], dst.J[r], dst.K[r] = g.ParentIJK(b.Parent(row))
+		if !sidx && !corners {
+			continue
+		}
+		s, e := b.Corners(row)
+		if sidx {
+			dst.Sidx[r] = g.Sidx(s)
+			continue
+		}
+		dst.StartSI[r], dst.StartSJ[r], dst.StartSK[r] = s[0], s[1], s[2]
+		dst.EndSI[r], dst.EndSJ[r], dst.EndSK[r] = e[0], e[1], e[2]
+	}
+}
+
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }

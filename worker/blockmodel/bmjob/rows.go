@@ -55,3 +55,27 @@ func Rows(ctx context.Context, s *bmstore.Store, modelID string, v *bmstore.Vers
 	}
 	return b, nil
 }
+
+// CreateModel stores version 1 of a new model whose rows are rows: no
+// user column, and for a sub-blocked model whose parents are not all whole
+// the sub-block identity as internal columns (a created model has every
+// parent whole, A.2.4: pass Geometry.WholeBlocks; other row sets serve
+// tests and imports).
+func CreateModel(ctx context.Context, s *bmstore.Store, m bmstore.Model, rows *blockmodel.Blocks, meta bmstore.Meta) (*bmstore.Version, error) {
+	tx, err := s.Create(m, rows.NumRows())
+	if err != nil {
+		return nil, fmt.Errorf("bmjob: create model %s: %w", m.ID, err)
+	}
+	defer tx.Abort()
+	if !rows.Whole() {
+		parent, start, end := rows.Columns()
+		if err := writeIdentity(ctx, tx, &bmstore.Version{}, parent, start, end, defaultBatch); err != nil {
+			return nil, err
+		}
+	}
+	v, err := tx.Commit(meta)
+	if err != nil {
+		return nil, fmt.Errorf("bmjob: create model %s: %w", m.ID, err)
+	}
+	return v, nil
+}

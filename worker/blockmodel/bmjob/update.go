@@ -30,6 +30,19 @@ import (
 // version's bbox is the parent-index box of those rows. On any error
 // nothing is written and the latest version is unchanged.
 func ApplyUpdate(ctx context.Context, s *bmstore.Store, in UpdateInput) (*bmstore.Version, error) {
+	v, err := applyUpdate(ctx, s, in, true)
+	if errors.Is(err, errOutOfOrder) {
+		// The file could not be streamed: again, through memory, on the
+		// then latest version.
+		v, err = applyUpdate(ctx, s, in, false)
+	}
+	return v, err
+}
+
+// applyUpdate is ApplyUpdate; with stream, an update of one column whose
+// file turns out to be in row order is written while it is read
+// (streamSink), else errOutOfOrder.
+func applyUpdate(ctx context.Context, s *bmstore.Store, in UpdateInput, stream bool) (*bmstore.Version, error) {
 	u := in.Update
 	if u == nil || in.Geometry == nil {
 		return nil, errors.New("bmjob: update without request or geometry")
@@ -67,25 +80,15 @@ func ApplyUpdate(ctx context.Context, s *bmstore.Store, in UpdateInput) (*bmstor
 		}
 		defer closeFile()
 		cols := u.ValueColumns(info)
-		sink := newScatter(ctx, cols, rows.NumRows())
-		sum, err := bmwire.Read(r, size, bmwire.FileSpec{Kind: in.Geometry.Type(), Input: u.Input, Columns: cols, BatchRows: batch}, rows, sink)
+		spec := bmwire.FileSpec{Kind: in.Geometry.Type(), Input: u.Input, Columns: cols, BatchRows: batch}
+		var sum bmwire.Summary
+		if stream && len(cols) == 1 {
+			sum, err = streamColumn(ctx, tx, base, u, r, size, spec, rows, batch)
+		} else {
+			sum, err = scatterColumns(ctx, tx, base, u, r, size, spec, rows, batch)
+		}
 		if err != nil {
 			return nil, err
-		}
-		for i, nc := range u.Columns.New {
-			spec := bmstore.ColumnMeta{Title: nc.Title, DataType: nc.DataType, UnitID: nc.UnitID, Tags: nc.Tags}
-			if err := writeNew(ctx, tx, spec, sink.cols[i], batch); err != nil {
-				return nil, err
-			}
-			sink.cols[i] = nil // release the values
-		}
-		for i, title := range u.Columns.Update {
-			col, _ := base.Column(title)
-			k := len(u.Columns.New) + i
-			if err := writeUpdate(ctx, tx, col, sink.cols[k], u.UpdateType == bmwire.Replace, batch); err != nil {
-				return nil, err
-			}
-			sink.cols[k] = nil
 		}
 		meta.BBox = storeBBox(sum.BBox)
 		uploaded := sum.Rows
@@ -104,6 +107,68 @@ func ApplyUpdate(ctx context.Context, s *bmstore.Store, in UpdateInput) (*bmstor
 		return nil, fmt.Errorf("bmjob: update model %s: %w", in.ModelID, err)
 	}
 	return v, nil
+}
+
+// streamColumn reads the file of an update with one value column and
+// writes the column as it reads (streamSink).
+func streamColumn(ctx context.Context, tx *bmstore.Tx, base *bmstore.Version, u *bmwire.Update, r io.ReaderAt, size int64,
+	spec bmwire.FileSpec, rows *blockmodel.Blocks, batch int) (bmwire.Summary, error) {
+	open := func(allRows bool) (*bmstore.ColumnWriter, error) {
+		if len(u.Columns.New) == 1 {
+			nc := u.Columns.New[0]
+			w, err := tx.AddColumn(bmstore.ColumnMeta{Title: nc.Title, DataType: nc.DataType, UnitID: nc.UnitID, Tags: nc.Tags})
+			if err != nil {
+				return nil, fmt.Errorf("bmjob: add column %q: %w", nc.Title, err)
+			}
+			return w, nil
+		}
+		col, _ := base.Column(u.Columns.Update[0])
+		// A file with a row for every model row (and no error) gives
+		// every row: merge is replace, and the store need not read the
+		// old values.
+		w, err := tx.UpdateColumn(col.ColID, u.UpdateType == bmwire.Replace || allRows)
+		if err != nil {
+			return nil, fmt.Errorf("bmjob: update column %q: %w", col.Title, err)
+		}
+		return w, nil
+	}
+	sink := newStreamSink(ctx, spec.Columns[0].Type, rows.NumRows(), batch, open)
+	sum, err := bmwire.Read(r, size, spec, rows, sink)
+	if err != nil {
+		sink.stop()
+		return sum, err
+	}
+	if err := sink.finish(); err != nil {
+		return sum, fmt.Errorf("bmjob: write column %q: %w", spec.Columns[0].Title, err)
+	}
+	return sum, nil
+}
+
+// scatterColumns reads the file of an update into memory, each value at
+// its row, then writes the columns one after the other.
+func scatterColumns(ctx context.Context, tx *bmstore.Tx, base *bmstore.Version, u *bmwire.Update, r io.ReaderAt, size int64,
+	spec bmwire.FileSpec, rows *blockmodel.Blocks, batch int) (bmwire.Summary, error) {
+	sink := newScatter(ctx, spec.Columns, rows.NumRows())
+	sum, err := bmwire.Read(r, size, spec, rows, sink)
+	if err != nil {
+		return sum, err
+	}
+	for i, nc := range u.Columns.New {
+		spec := bmstore.ColumnMeta{Title: nc.Title, DataType: nc.DataType, UnitID: nc.UnitID, Tags: nc.Tags}
+		if err := writeNew(ctx, tx, spec, sink.cols[i], batch); err != nil {
+			return sum, err
+		}
+		sink.cols[i] = nil // release the values
+	}
+	for i, title := range u.Columns.Update {
+		col, _ := base.Column(title)
+		k := len(u.Columns.New) + i
+		if err := writeUpdate(ctx, tx, col, sink.cols[k], u.UpdateType == bmwire.Replace, batch); err != nil {
+			return sum, err
+		}
+		sink.cols[k] = nil
+	}
+	return sum, nil
 }
 
 // columnOps applies delete, rename and update_metadata (and, unless a

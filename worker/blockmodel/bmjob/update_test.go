@@ -76,7 +76,13 @@ func TestApplyUpdateAgainstBruteForce(t *testing.T) {
 						u := decodeUpdate(t, s, "m", g, body)
 						var file []byte
 						if u.NeedsFile() {
-							file = updateFile(t, b, rows, vals, index, csv, rng)
+							// Parquet files in row order (one column: streamed),
+							// CSV files scrambled (written through memory).
+							order := rng
+							if !csv {
+								order = nil
+							}
+							file = updateFile(t, b, rows, vals, index, csv, order)
 						}
 						v, err := apply(t, s, "m", g, u, file)
 						require.NoError(t, err)
@@ -111,13 +117,17 @@ func TestApplyUpdateAgainstBruteForce(t *testing.T) {
 					v = step(`{"columns": {"update": ["cu"]}, "update_type": "merge", "input_options": `+input+`}`,
 						pickRows(b, 0.4, vals, rng), vals, false, 3, nil)
 					require.Equal(t, []string{"cu"}, v.Changes.Updated)
+					// 2b. update n, merge, every row (the store need not read n).
+					vals = []fileCol{{"n", blockmodel.Int32}}
+					step(`{"columns": {"update": ["n"]}, "update_type": "merge", "input_options": `+input+`}`,
+						pickRows(b, 1, vals, rng), vals, false, 4, nil)
 					// 3. update dom (replace) and a new Boolean and UInt16 column.
 					vals = []fileCol{{"flag", blockmodel.Boolean}, {"w", blockmodel.UInt16}, {"dom", blockmodel.Utf8}}
 					step(`{"columns": {"new": [{"title": "flag", "data_type": "Boolean"}, {"title": "w", "data_type": "UInt16"}],
 						"update": ["dom"]}, "update_type": "replace", "input_options": `+input+`}`,
-						pickRows(b, 0.5, vals, rng), vals, true, 4, nil)
+						pickRows(b, 0.5, vals, rng), vals, true, 5, nil)
 					// 4. rename dom → domain.
-					v = step(`{"columns": {"rename": [{"title": "dom", "new_title": "domain"}]}}`, nil, nil, false, 5, func() {
+					v = step(`{"columns": {"rename": [{"title": "dom", "new_title": "domain"}]}}`, nil, nil, false, 6, func() {
 						m.vals["domain"], m.types["domain"] = m.vals["dom"], m.types["dom"]
 						delete(m.vals, "dom")
 						delete(m.types, "dom")
@@ -125,7 +135,7 @@ func TestApplyUpdateAgainstBruteForce(t *testing.T) {
 					require.Equal(t, []bmstore.Renamed{{OldTitle: "dom", NewTitle: "domain"}}, v.Changes.Renamed)
 					// 5. metadata: clear cu's unit, set w's unit and tags; delete n.
 					v = step(`{"columns": {"delete": ["n"], "update_metadata": [{"title": "cu", "values": {"unit_id": null}},
-						{"title": "w", "values": {"unit_id": "t", "tags": {"k": "v"}}}]}}`, nil, nil, false, 6, func() {
+						{"title": "w", "values": {"unit_id": "t", "tags": {"k": "v"}}}]}}`, nil, nil, false, 7, func() {
 						delete(m.vals, "n")
 						delete(m.types, "n")
 					})

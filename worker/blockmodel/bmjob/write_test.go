@@ -264,3 +264,24 @@ func TestWriteColumnConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestFindVersion: by uuid, latest for "", ErrNotFound otherwise.
+func TestFindVersion(t *testing.T) {
+	s, err := bmstore.Open(t.TempDir())
+	require.NoError(t, err)
+	g := geometry(t, blockmodel.Regular)
+	v1 := createModel(t, s, "m", g.WholeBlocks())
+	v2, err := WriteColumn(context.Background(), s, ColumnWrite{ModelID: "m", Rows: g.WholeBlocks(), Operation: OpCreate,
+		Title: "a", Values: make([]float64, g.NumParents())})
+	require.NoError(t, err)
+	got, err := FindVersion(s, "m", v1.VersionUUID)
+	require.NoError(t, err)
+	require.Equal(t, 1, got.VersionID)
+	got, err = FindVersion(s, "m", "")
+	require.NoError(t, err)
+	require.Equal(t, v2.VersionUUID, got.VersionUUID)
+	_, err = FindVersion(s, "m", bmstore.NewUUID())
+	require.ErrorIs(t, err, bmstore.ErrNotFound)
+	_, err = FindVersion(s, "nope", "")
+	require.ErrorIs(t, err, bmstore.ErrNotFound)
+}
