@@ -11,6 +11,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -25,6 +26,7 @@ import (
 	"time"
 
 	"github.com/geostat-engine/geostat/worker/blockmodel/bmapi"
+	"github.com/geostat-engine/geostat/worker/blockmodel/bmjob"
 	"github.com/geostat-engine/geostat/worker/demo"
 	"github.com/geostat-engine/geostat/worker/files"
 	"github.com/geostat-engine/geostat/worker/identity"
@@ -302,6 +304,16 @@ func (s *Service) register(mux server.Router, deps server.Deps) {
 		Files:     reportFiles{fs: s.files, expiry: urlExpiry(s.opts.URLExpiry)},
 		FreeDisk:  func() (int64, error) { return freeDisk(s.opts.DataDir) },
 	}
+	if _, embedded := deps.Store.(*store.Embedded); embedded && s.files != nil {
+		area, err := bmapi.New(bmapi.Options{Dir: filepath.Join(s.opts.DataDir, "blockmodels"), TempDir: s.tmpDir(),
+			Signer: s.files.URLSigner(), Jobs: s.jobs}, deps.Store, deps.Logger)
+		if err != nil {
+			deps.Logger.Error("the block model area cannot open its store; its routes are not served", "err", err)
+		} else {
+			s.blockModels = area
+			env.BlockModels = blockModelTasks{area: area}
+		}
+	}
 	if s.opts.Cluster.Enabled() {
 		env.Cluster = s.cluster.runner(s.opts.Cluster)
 		env.Tiles = s.cluster.tiles(s.opts.Cluster)
@@ -310,15 +322,8 @@ func (s *Service) register(mux server.Router, deps server.Deps) {
 	co := tasks.ComputeOptions{Env: env, Jobs: s.jobs, SyncWait: s.opts.SyncWait, OnSubmit: s.metrics.Submitted}
 	tasks.Register(mux, deps, co)
 	s.rebuilder = tasks.Rebuilder(co)
-	if _, embedded := deps.Store.(*store.Embedded); embedded && s.files != nil {
-		area, err := bmapi.New(bmapi.Options{Dir: filepath.Join(s.opts.DataDir, "blockmodels"), TempDir: s.tmpDir(),
-			Signer: s.files.URLSigner(), Jobs: s.jobs}, deps.Store, deps.Logger)
-		if err != nil {
-			deps.Logger.Error("the block model area cannot open its store; its routes are not served", "err", err)
-		} else {
-			s.blockModels = area
-			area.Register(mux, deps)
-		}
+	if s.blockModels != nil {
+		s.blockModels.Register(mux, deps)
 	}
 	close(s.registered)
 	files.Register(mux, deps, s.files, files.Options{URLExpiry: s.opts.URLExpiry, MaxUploadBytes: s.opts.MaxBlobBytes})
@@ -447,6 +452,33 @@ func (s *Service) dashboard(w http.ResponseWriter, r *http.Request) {
 	}
 	server.SetStoredContentHeaders(w.Header(), ct, server.Inline, rec.Name)
 	http.ServeContent(w, r, rec.Name, rec.CreatedAt, content)
+}
+
+// blockModelTasks is the block model area as the compute tasks use it
+// (tasks.BlockModels).
+type blockModelTasks struct{ area *bmapi.Area }
+
+// Open implements tasks.BlockModels.
+func (b blockModelTasks) Open(ctx context.Context, org, workspace, modelUUID string) (*tasks.BlockModel, error) {
+	g, err := b.area.OpenModel(org, workspace, modelUUID)
+	if errors.Is(err, bmapi.ErrModelNotFound) {
+		return nil, fmt.Errorf("%w: %w", tasks.ErrNotFound, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &tasks.BlockModel{Store: b.area.Store(), ModelID: strings.ToLower(modelUUID), Geometry: g}, nil
+}
+
+// WriteColumn implements tasks.BlockModels: the model version, then the
+// linked object's version (bmapi.Area.WriteColumn).
+func (b blockModelTasks) WriteColumn(ctx context.Context, m *tasks.BlockModel, w bmjob.ColumnWrite, by store.User) (*tasks.BlockModelWrite, error) {
+	w.ModelID = m.ModelID
+	v, objectID, objectVersion, err := b.area.WriteColumn(ctx, w, by)
+	if err != nil {
+		return nil, err
+	}
+	return &tasks.BlockModelWrite{Version: v, ObjectID: objectID, ObjectVersionID: objectVersion}, nil
 }
 
 // reportFiles stores the validation reports in the file area.
