@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/geostat-engine/geostat/worker/blockmodel"
@@ -80,7 +81,9 @@ type Area struct {
 	// mu serialises the read-modify-write of model records (names are
 	// unique per workspace; object version ids are recorded per version).
 	mu  sync.Mutex
-	now func() time.Time
+	// clock holds the func() time.Time the area reads the time from
+	// (time.Now; tests move it).
+	clock atomic.Value
 	// cache holds the model records by id (loaded is set once every
 	// record of the store was read): the area writes every record, so the
 	// listings and the name checks need not read the disk.
@@ -112,9 +115,14 @@ func New(opts Options, objs store.Store, logger *slog.Logger) (*Area, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Area{bm: bm, objects: objs, signer: opts.Signer, jobs: opts.Jobs, expiry: opts.URLExpiry,
-		tmp: opts.TempDir, logger: logger, now: time.Now, cache: map[string]bmstore.Model{}}, nil
+	a := &Area{bm: bm, objects: objs, signer: opts.Signer, jobs: opts.Jobs, expiry: opts.URLExpiry,
+		tmp: opts.TempDir, logger: logger, cache: map[string]bmstore.Model{}}
+	a.clock.Store(time.Now)
+	return a, nil
 }
+
+// now is the area's time.
+func (a *Area) now() time.Time { return a.clock.Load().(func() time.Time)() }
 
 // Store returns the area's column store (the compute tasks read and write
 // block models through it).

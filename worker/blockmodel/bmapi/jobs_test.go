@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/geostat-engine/geostat/worker/blockmodel/bmapi"
 	"github.com/geostat-engine/geostat/worker/objects"
 	"github.com/parquet-go/parquet-go"
 	"github.com/stretchr/testify/assert"
@@ -303,4 +305,26 @@ func TestSubBlockedUpdateAndQuery(t *testing.T) {
 	require.NoError(t, json.Unmarshal(j.Payload, &dl))
 	out := do(t, w.as(""), http.MethodGet, pathOf(w.c, dl.DownloadURL), nil, http.StatusOK)
 	assert.Equal(t, "i,j,k,sidx,au\n0,0,0,0,1\n0,0,0,1,2\n0,0,0,2,3\n0,0,0,3,4\n1,0,0,0,\n", string(out.Body))
+}
+
+// A job waiting for its upload fails as expired 24 hours after its start
+// (read or confirmed then): FAILED job/expired, and /uploaded is 409.
+func TestPendingJobExpires(t *testing.T) {
+	w := startWorker(t)
+	rec := create(t, w.c, org, ws, regularBody("expiring", ""))
+	path := bmPrefix(org, ws) + "/" + rec.BMUUID
+	var up, later updateAnswer
+	require.NoError(t, do(t, w.c, http.MethodPatch, path+"/blocks", addCu, http.StatusAccepted).JSON(&up))
+	require.NoError(t, do(t, w.c, http.MethodPatch, path+"/blocks", addCu, http.StatusAccepted).JSON(&later))
+	bmapi.SetClock(w.svc.BlockModels(), func() time.Time { return time.Now().Add(bmapi.PendingLifetime + time.Minute) })
+	j := getJob(t, w.c, up.JobURL)
+	require.Equal(t, "FAILED", j.JobStatus)
+	var p struct {
+		Type string `json:"type"`
+	}
+	require.NoError(t, json.Unmarshal(j.Payload, &p))
+	assert.Equal(t, errBase+"/block-model-service/job/expired", p.Type)
+	r := do(t, w.c, http.MethodPost, path+"/jobs/"+later.JobUUID+"/uploaded", nil, http.StatusConflict)
+	assert.Equal(t, errBase+"/block-model-service/file-conflict", problemType(t, r))
+	assert.Equal(t, "FAILED", getJob(t, w.c, later.JobURL).JobStatus)
 }
