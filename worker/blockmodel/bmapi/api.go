@@ -80,7 +80,7 @@ type Area struct {
 	baseURL func(*http.Request) string
 	// mu serialises the read-modify-write of model records (names are
 	// unique per workspace; object version ids are recorded per version).
-	mu  sync.Mutex
+	mu sync.Mutex
 	// clock holds the func() time.Time the area reads the time from
 	// (time.Now; tests move it).
 	clock atomic.Value
