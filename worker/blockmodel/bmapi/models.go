@@ -225,6 +225,16 @@ func (a *Area) create(w http.ResponseWriter, r *http.Request, c *call) {
 		return
 	}
 	path := objectPath(req.ObjectPath, req.Name)
+	if _, err := store.NormalisePath(path, false); err != nil {
+		// The name is the object's file name; the folder alone may be at
+		// fault.
+		member := "name"
+		if _, ferr := store.NormalisePath(objectPath(req.ObjectPath, "model"), false); ferr != nil {
+			member = "object_path"
+		}
+		a.fail(w, r, errValidation(member, "the linked object's path %q is not valid: %s", path, problem.From(err).Detail))
+		return
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if taken, err := a.nameTaken(c.org, c.ws, req.Name, ""); err != nil {

@@ -104,6 +104,16 @@ func TestCreateRefusals(t *testing.T) {
 	assert.Contains(t, names, "model_origin.y")
 	assert.Contains(t, names, "size_options.n_blocks.nx")
 	do(t, w.c, http.MethodPost, bmPrefix(org, ws), `not json`, http.StatusUnprocessableEntity)
+	// The name is the linked object's file name: symbols a path refuses
+	// are refused before anything is stored.
+	r = do(t, w.c, http.MethodPost, bmPrefix(org, ws), regularBody("a:b<c>|d", ""), http.StatusUnprocessableEntity)
+	require.NoError(t, r.JSON(&p))
+	assert.Equal(t, "name", p.InvalidParams[0].Name)
+	var deleted struct {
+		Total int `json:"total"`
+	}
+	require.NoError(t, do(t, w.c, http.MethodGet, bmPrefix(org, ws)+"?deleted=true", nil, http.StatusOK).JSON(&deleted))
+	assert.Equal(t, 0, deleted.Total)
 
 	first := create(t, w.c, org, ws, regularBody("Alpha", "f"))
 	r = do(t, w.c, http.MethodPost, bmPrefix(org, ws), regularBody("ALPHA", "g"), http.StatusConflict)
