@@ -347,7 +347,7 @@ func jsonRaw(v any) json.RawMessage {
 	return b
 }
 
-// ctxTimeout bounds the background writes of a job step.
+// ctxTimeout bounds the object writes of the start-up repair.
 func ctxTimeout() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), time.Minute)
 }

@@ -757,7 +757,9 @@ func (a *Area) latest(md *model) (*blockmodel.Geometry, *bmstore.Version, error)
 	return g, v, nil
 }
 
-// touch sets the model's last update after a new version (jobs).
+// recordVersion writes the linked object's version mirroring a new model
+// version v (an update job's, a compute task's), records its id as v's
+// geoscience_version_id and sets the model's last update.
 func (a *Area) recordVersion(ctx context.Context, modelID string, v *bmstore.Version, by store.User) (*model, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
