@@ -328,3 +328,68 @@ func TestPendingJobExpires(t *testing.T) {
 	assert.Equal(t, errBase+"/block-model-service/file-conflict", problemType(t, r))
 	assert.Equal(t, "FAILED", getJob(t, w.c, later.JobURL).JobStatus)
 }
+
+// Update jobs of one model confirmed together each apply to the latest
+// version in turn: three jobs adding one column each end as three new
+// versions, the last holding every column.
+func TestConcurrentUpdatesKeepEveryColumn(t *testing.T) {
+	w := startWorker(t)
+	rec := create(t, w.c, org, ws, regularBody("busy", ""))
+	path := bmPrefix(org, ws) + "/" + rec.BMUUID
+	titles := []string{"a", "b", "c"}
+	ups := make([]updateAnswer, len(titles))
+	for n, title := range titles {
+		body := strings.ReplaceAll(addCu, `"cu"`, `"`+title+`"`)
+		require.NoError(t, do(t, w.c, http.MethodPatch, path+"/blocks", body, http.StatusAccepted).JSON(&ups[n]))
+		do(t, w.as(""), http.MethodPut, pathOf(w.c, *ups[n].UploadURL), strings.Replace(gradeCSV(false), "cu", title, 1), http.StatusCreated)
+	}
+	for _, up := range ups {
+		do(t, w.c, http.MethodPost, path+"/jobs/"+up.JobUUID+"/uploaded", nil, http.StatusCreated)
+	}
+	versions := map[int]bool{}
+	for _, up := range ups {
+		j := waitJob(t, w.c, up.JobURL)
+		require.Equal(t, "COMPLETE", j.JobStatus, "%s", j.Payload)
+		var v struct {
+			VersionID int `json:"version_id"`
+		}
+		require.NoError(t, json.Unmarshal(j.Payload, &v))
+		versions[v.VersionID] = true
+	}
+	assert.Equal(t, map[int]bool{2: true, 3: true, 4: true}, versions)
+	var latest struct {
+		Results []struct {
+			Mapping struct {
+				Columns []struct {
+					Title string `json:"title"`
+				} `json:"columns"`
+			} `json:"mapping"`
+		} `json:"results"`
+	}
+	require.NoError(t, do(t, w.c, http.MethodGet, path+"/versions?filter=latest", nil, http.StatusOK).JSON(&latest))
+	var got []string
+	for _, c := range latest.Results[0].Mapping.Columns {
+		got = append(got, c.Title)
+	}
+	assert.Subset(t, got, titles)
+	// The object's latest version mirrors the latest model version.
+	obj, err := w.c.GetObject(context.Background(), org, ws, rec.GeoscienceObjectID, "")
+	require.NoError(t, err)
+	var doc struct {
+		VersionUUID string `json:"block_model_version_uuid"`
+		Attributes  []struct {
+			Name string `json:"name"`
+		} `json:"attributes"`
+	}
+	require.NoError(t, json.Unmarshal(obj.Object, &doc))
+	var v4 struct {
+		Results []struct {
+			VersionUUID         string `json:"version_uuid"`
+			GeoscienceVersionID string `json:"geoscience_version_id"`
+		} `json:"results"`
+	}
+	require.NoError(t, do(t, w.c, http.MethodGet, path+"/versions?filter=latest", nil, http.StatusOK).JSON(&v4))
+	assert.Equal(t, v4.Results[0].VersionUUID, doc.VersionUUID)
+	assert.Equal(t, v4.Results[0].GeoscienceVersionID, obj.VersionID)
+	assert.Len(t, doc.Attributes, 3)
+}

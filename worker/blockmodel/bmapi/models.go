@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"github.com/geostat-engine/geostat/worker/blockmodel/bmstore"
@@ -757,9 +756,12 @@ func (a *Area) latest(md *model) (*blockmodel.Geometry, *bmstore.Version, error)
 	return g, v, nil
 }
 
-// recordVersion writes the linked object's version mirroring a new model
-// version v (an update job's, a compute task's), records its id as v's
-// geoscience_version_id and sets the model's last update.
+// recordVersion writes the linked object's versions mirroring the model's
+// new versions up to its latest (v, a version of an update job or a
+// compute task, and any version committed meanwhile whose object version
+// is not written yet), in version order, so that the object's latest
+// version always mirrors the model's latest; each id is recorded as its
+// version's geoscience_version_id. The model's last update is set.
 func (a *Area) recordVersion(ctx context.Context, modelID string, v *bmstore.Version, by store.User) (*model, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -767,17 +769,37 @@ func (a *Area) recordVersion(ctx context.Context, modelID string, v *bmstore.Ver
 	if err != nil {
 		return nil, err
 	}
-	ov, err := a.putObject(ctx, md, v, by, false)
+	latest, err := a.bm.Latest(modelID)
 	if err != nil {
 		return nil, err
 	}
-	md.setObjectVersion(v.VersionID, ov)
+	done := 0
+	for k := range md.doc.ObjectVersions {
+		if n, err := strconv.Atoi(k); err == nil && n > done {
+			done = n
+		}
+	}
+	for n := done + 1; n <= latest; n++ {
+		ver := v
+		author := by
+		if n != v.VersionID {
+			if ver, err = a.bm.Version(modelID, n); err != nil {
+				return nil, err
+			}
+			author = store.User{ID: ver.CreatedBy}
+		}
+		ov, err := a.putObject(ctx, md, ver, author, false)
+		if err != nil {
+			return nil, err
+		}
+		md.setObjectVersion(n, ov)
+	}
 	f := md.user(by.ID)
 	if f.Email == nil && f.Name == nil {
 		f = fullUser(by, md.doc.Record.OrgUUID)
 	}
 	md.remember(f)
-	md.doc.Record.LastUpdatedAt, md.doc.Record.LastUpdatedBy = time.Now().UTC(), f
+	md.doc.Record.LastUpdatedAt, md.doc.Record.LastUpdatedBy = a.now().UTC(), f
 	if err := a.saveModel(md); err != nil {
 		return nil, err
 	}
