@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -216,6 +218,11 @@ func TestQueryEndToEnd(t *testing.T) {
 		DownloadURL string `json:"download_url"`
 	}
 	require.NoError(t, json.Unmarshal(j.Payload, &dl))
+	u, err := url.Parse(dl.DownloadURL)
+	require.NoError(t, err)
+	se, err := strconv.ParseInt(u.Query().Get("se"), 10, 64)
+	require.NoError(t, err)
+	assert.InDelta(t, time.Now().Add(30*time.Minute).Unix(), se, 60, "the download URL is valid for 30 minutes")
 	file := do(t, w.as(""), http.MethodGet, pathOf(w.c, dl.DownloadURL), nil, http.StatusOK)
 	pf, err := parquet.OpenFile(bytes.NewReader(file.Body), int64(len(file.Body)))
 	require.NoError(t, err)
