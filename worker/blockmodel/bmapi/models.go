@@ -213,15 +213,55 @@ func (a *Area) create(w http.ResponseWriter, r *http.Request, c *call) {
 		a.fail(w, r, err)
 		return
 	}
-	req, err := bmwire.DecodeCreate(b)
+	md, job, err := a.createModel(r.Context(), c, b)
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
+	out := md.doc.Record
+	out.JobURL = a.jobURL(r, &out, job)
+	writeJSON(w, http.StatusCreated, out)
+}
+
+// CreateModel creates a model in workspace (org, ws) from a create body,
+// as POST …/block-models does for user by (the demo seeds one this way).
+func (a *Area) CreateModel(ctx context.Context, org, ws string, body []byte, by store.User) (*blockmodel.Record, error) {
+	md, _, err := a.createModel(ctx, &call{org: strings.ToLower(org), ws: strings.ToLower(ws), user: by}, body)
+	if err != nil {
+		return nil, err
+	}
+	rec := md.doc.Record
+	return &rec, nil
+}
+
+// FindModel returns the live model of a workspace with a name
+// (case-insensitively); ok is false when there is none.
+func (a *Area) FindModel(org, ws, name string) (*blockmodel.Record, bool, error) {
+	all, err := a.allModels()
+	if err != nil {
+		return nil, false, err
+	}
+	for _, md := range all {
+		r := md.doc.Record
+		if !md.deleted() && strings.EqualFold(r.OrgUUID, org) && strings.EqualFold(r.WorkspaceID, ws) && strings.EqualFold(r.Name, name) {
+			return &r, true, nil
+		}
+	}
+	return nil, false, nil
+}
+
+// createModel checks a create body (422 naming every bad member; 409 for
+// a taken name or object path, before anything is stored) and writes
+// version 1, the linked object's version 1 and the COMPLETE create job,
+// whose id it returns.
+func (a *Area) createModel(ctx context.Context, c *call, b []byte) (*model, string, error) {
+	req, err := bmwire.DecodeCreate(b)
+	if err != nil {
+		return nil, "", err
+	}
 	g, err := blockmodel.NewGeometry(req.ModelOrigin, req.BlockRotation, req.SizeOptions)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, "", err
 	}
 	path := objectPath(req.ObjectPath, req.Name)
 	if _, err := store.NormalisePath(path, false); err != nil {
@@ -231,29 +271,20 @@ func (a *Area) create(w http.ResponseWriter, r *http.Request, c *call) {
 		if _, ferr := store.NormalisePath(objectPath(req.ObjectPath, "model"), false); ferr != nil {
 			member = "object_path"
 		}
-		a.fail(w, r, errValidation(member, "the linked object's path %q is not valid: %s", path, problem.From(err).Detail))
-		return
+		return nil, "", errValidation(member, "the linked object's path %q is not valid: %s", path, problem.From(err).Detail)
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if taken, err := a.nameTaken(c.org, c.ws, req.Name, ""); err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, "", err
 	} else if taken {
-		a.fail(w, r, errNameConflict(req.Name))
-		return
+		return nil, "", errNameConflict(req.Name)
 	}
-	if _, err := a.objects.GetObject(r.Context(), c.workspace(), store.Ref{Path: path}); err == nil {
-		a.fail(w, r, problem.New(http.StatusConflict, problem.BlockModelNameConflict, "Name Conflict.",
-			fmt.Sprintf("the path %q of the block model's geoscience object is taken by another object", path)))
-		return
+	if _, err := a.objects.GetObject(ctx, c.workspace(), store.Ref{Path: path}); err == nil {
+		return nil, "", problem.New(http.StatusConflict, problem.BlockModelNameConflict, "Name Conflict.",
+			fmt.Sprintf("the path %q of the block model's geoscience object is taken by another object", path))
 	} else if problem.StatusOf(err) != http.StatusNotFound {
-		if problem.StatusOf(err) == http.StatusBadRequest || problem.StatusOf(err) == http.StatusUnprocessableEntity {
-			a.fail(w, r, errValidation("object_path", "the object path %q is not valid: %s", path, problem.From(err).Detail))
-			return
-		}
-		a.fail(w, r, err)
-		return
+		return nil, "", err
 	}
 	now := a.now().UTC()
 	by := fullUser(c.user, c.org)
@@ -267,8 +298,7 @@ func (a *Area) create(w http.ResponseWriter, r *http.Request, c *call) {
 	md.m.Data = jsonRaw(md.doc)
 	tx, err := a.bm.Create(md.m, g.NumParents())
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, "", err
 	}
 	comment := ""
 	if req.Comment != nil {
@@ -276,23 +306,20 @@ func (a *Area) create(w http.ResponseWriter, r *http.Request, c *call) {
 	}
 	v, err := tx.Commit(bmstore.Meta{CreatedBy: by.ID, Comment: comment, CreatedAt: now})
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, "", err
 	}
-	ov, err := a.putObject(r.Context(), md, v, c.user, true)
+	ov, err := a.putObject(ctx, md, v, c.user, true)
 	if err != nil {
 		// The model must not stay without its object: it is withdrawn.
 		md.m.DeletedAt, md.m.DeletedBy = &now, by.ID
 		if e := a.saveModel(md); e != nil {
 			a.logger.Error("withdrawing a block model whose object could not be written", "bm_uuid", id, "err", e)
 		}
-		a.fail(w, r, err)
-		return
+		return nil, "", err
 	}
 	md.setObjectVersion(v.VersionID, ov)
 	if err := a.saveModel(md); err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, "", err
 	}
 	job, err := a.bm.CreateJob(bmstore.Job{ModelID: id, Kind: bmstore.JobCreate, Status: bmstore.Queued, CreatedAt: now})
 	if err == nil {
@@ -303,12 +330,9 @@ func (a *Area) create(w http.ResponseWriter, r *http.Request, c *call) {
 			Version: a.versionRecord(md, v, false)}))
 	}
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, "", err
 	}
-	out := md.doc.Record
-	out.JobURL = a.jobURL(r, &out, job.ID)
-	writeJSON(w, http.StatusCreated, out)
+	return md, job.ID, nil
 }
 
 // objectPath is the linked object's path: <object_path>/<name>.json
