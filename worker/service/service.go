@@ -582,9 +582,10 @@ func (s *Service) Routes() []string { return s.routes }
 func (s *Service) OpenAPI() []byte { return s.openapi }
 
 // SeedDemo stores the demo workspace (see package demo) in the object
-// store. Objects of the demo that exist already are kept, so running it on
-// a data directory it seeded before reuses the workspace. It returns the
-// number of objects it stored (0: the whole demo was there).
+// store, and the demo's block model in the block model area. Objects of
+// the demo that exist already are kept, so running it on a data directory
+// it seeded before reuses the workspace. It returns the number of objects
+// and models it stored (0: the whole demo was there).
 func (s *Service) SeedDemo(ctx context.Context) (int, error) {
 	c, err := demo.Case()
 	if err != nil {
@@ -594,7 +595,35 @@ func (s *Service) SeedDemo(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return demo.Seed(ctx, s.app.Store(), store.Workspace{Org: demo.Org, ID: demo.Workspace}, server.LocalUser, set)
+	n, err := demo.Seed(ctx, s.app.Store(), store.Workspace{Org: demo.Org, ID: demo.Workspace}, server.LocalUser, set)
+	if err != nil || s.blockModels == nil {
+		return n, err
+	}
+	// The demo's block model, in the block model area.
+	if _, ok, err := s.blockModels.FindModel(demo.Org, demo.Workspace, demo.BlockModelName); err != nil || ok {
+		return n, err
+	}
+	body, err := demo.BlockModelBody(c)
+	if err != nil {
+		return n, err
+	}
+	if _, err := s.blockModels.CreateModel(ctx, demo.Org, demo.Workspace, body, server.LocalUser); err != nil {
+		return n, fmt.Errorf("the demo's block model: %w", err)
+	}
+	return n + 1, nil
+}
+
+// DemoBlockModel returns the bm_uuid of the demo's block model (ok false
+// when SeedDemo made none: a worker without the block model area).
+func (s *Service) DemoBlockModel() (string, bool) {
+	if s.blockModels == nil {
+		return "", false
+	}
+	rec, ok, err := s.blockModels.FindModel(demo.Org, demo.Workspace, demo.BlockModelName)
+	if err != nil || !ok {
+		return "", false
+	}
+	return rec.BMUUID, true
 }
 
 // defaultMaxMemory is the memory limit of a worker given none:
