@@ -25,6 +25,18 @@ const (
 	ColEndSK   = "sys:end_sk"
 )
 
+// ColFilled is the internal column (Int64) that records which rows a
+// geometry change with fill_subblocks filled from their parent's previous
+// values, for the query column sub_block_derivation (A.4.1): 0 for a row
+// whose values were given, the version that filled the row, or −1 for a
+// row some of whose values were given and others filled. A query derives
+// from it and the row's version_id: 0 "user specified"; the row's
+// version_id (nothing written since) "derived from parent"; −1 or an older
+// version (an update wrote some values since) "some columns derived".
+// Versions without it have every row "user specified". It is not one of
+// InternalColumns (the row identity).
+const ColFilled = "sys:filled"
+
 // InternalColumns returns the internal column titles in their order:
 // ColParent (UInt32), then the start and end corners (UInt8).
 func InternalColumns() []string {
@@ -100,7 +112,7 @@ type UpdateInput struct {
 	BatchRows int
 }
 
-// QueryResult describes a query output ApplyQuery wrote.
+// QueryResult describes a query output Query wrote.
 type QueryResult struct {
 	// Rows is the number of data rows written.
 	Rows int64

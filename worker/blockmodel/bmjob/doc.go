@@ -18,6 +18,17 @@
 //     need (A.14.3–A.14.5): a column as numbers or as categories, and one
 //     result column written as a new version through the code of an update.
 //
+// # Memory
+//
+// Everything streams in batches except what a step needs whole: the rows of
+// a sub-blocked version (about 13 bytes a row), an update file's values
+// when they cannot be streamed, and during a geometry change one old column
+// at a time. An update of one column whose file lists its rows in row order
+// (as the public client and a query write them) is written while it is
+// read, the reading and the writing in two goroutines; another file is read
+// into one row-ordered buffer per column first (8 bytes a row for Float64).
+// A query holds one batch of each output column.
+//
 // Every function honours its context between batches. Errors that are the
 // caller's input are typed: *blockmodel.ValidationError (a 422 naming the
 // members), *bmwire.FileError (a failed update job with its error file) and

@@ -247,11 +247,90 @@ func applyGeometryChange(ctx context.Context, s *bmstore.Store, tx *bmstore.Tx, 
 			return err
 		}
 	}
+	others := 0 // user columns the file does not give
+	for _, col := range base.UserColumns() {
+		_, inFile := fileCol[blockmodel.TitleKey(col.Title)]
+		if !inFile && !deleted[blockmodel.TitleKey(col.Title)] {
+			others++
+		}
+	}
+	if err := writeFilled(ctx, s, tx, in.ModelID, base, rows, fill, others > 0, batch); err != nil {
+		return err
+	}
 	meta.BBox = storeBBox(sum.BBox)
 	uploaded := sum.Rows
 	meta.BlocksUploaded = &uploaded
 	ut := u.UpdateType
 	meta.UpdateType = &ut
+	return nil
+}
+
+// writeFilled writes ColFilled for the new rows of a geometry change (when
+// the base version has it or a row was filled): rows filled from their
+// parent's previous block are stamped with the new version; a row kept from
+// before carries its state (still wholly derived: stamped again); a file
+// row whose other columns come from a derived row, or from a filled one, is
+// partly derived (−1); every other row is given (0).
+func writeFilled(ctx context.Context, s *bmstore.Store, tx *bmstore.Tx, modelID string, base *bmstore.Version, rows []newRow, fill, others bool, batch int) error {
+	cur := int64(base.VersionID + 1)
+	var oldFilled, oldVID *dense
+	prev, had := base.Column(ColFilled)
+	had = had && prev.Internal
+	if had {
+		var err error
+		if oldFilled, err = loadDense(ctx, s, modelID, base, prev); err != nil {
+			return err
+		}
+		if oldVID, err = loadDense(ctx, s, modelID, base, bmstore.ColumnMeta{ColID: bmstore.VersionIDColumn, DataType: blockmodel.Int64}); err != nil {
+			return err
+		}
+	}
+	// derived: the state of an old row: 0 given, 1 wholly derived, 2 partly.
+	derived := func(o int64) int {
+		if oldFilled == nil {
+			return 0
+		}
+		switch f := oldFilled.col.Ints[o]; {
+		case f == 0:
+			return 0
+		case f == oldVID.col.Ints[o]:
+			return 1
+		}
+		return 2
+	}
+	d := newDense(blockmodel.Int64, int64(len(rows)), false)
+	d.col.Null = nil
+	some := false
+	for r, nr := range rows {
+		var v int64
+		switch {
+		case nr.file >= 0 && nr.old >= 0:
+			if others && derived(nr.old) > 0 {
+				v = -1
+			}
+		case nr.file >= 0:
+			if others && fill && nr.fill >= 0 {
+				v = -1
+			}
+		case nr.old >= 0:
+			switch derived(nr.old) {
+			case 1:
+				v = cur
+			case 2:
+				v = -1
+			}
+		case fill && nr.fill >= 0:
+			v = cur
+		}
+		d.col.Ints[r] = v
+		some = some || v != 0
+	}
+	switch {
+	case had:
+		return writeUpdate(ctx, tx, prev, d, true, batch)
+	case some:
+		return writeNew(ctx, tx, bmstore.ColumnMeta{Title: ColFilled, DataType: blockmodel.Int64, Internal: true}, d, batch)
+	}
 	return nil
 }
 

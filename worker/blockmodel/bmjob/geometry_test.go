@@ -1,6 +1,7 @@
 package bmjob
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -231,6 +232,23 @@ func TestGeometryChange(t *testing.T) {
 			for _, x := range readAll(t, s, "m", v, bmstore.VersionIDColumn) {
 				require.Equal(t, int64(v.VersionID), x)
 			}
+			// sub_block_derivation: filled rows derived from their parent,
+			// file rows completed from it partly derived, others given.
+			wantDeriv := make([]any, want.NumRows())
+			for r := range want.NumRows() {
+				k := identityKey(want, r)
+				_, existed := oldVal["dom"][k]
+				_, inFile := newCu[k]
+				switch {
+				case c.fill && !existed && !inFile:
+					wantDeriv[r] = "derived from parent"
+				case c.fill && !existed:
+					wantDeriv[r] = "some columns derived"
+				default:
+					wantDeriv[r] = "user specified"
+				}
+			}
+			require.Equal(t, wantDeriv, derivations(t, s, g, v))
 			// A plain update after the change matches the new rows.
 			vals = []fileCol{{"cu", blockmodel.Float64}}
 			after := pickRows(want, 0.5, vals, rng)
@@ -240,7 +258,48 @@ func TestGeometryChange(t *testing.T) {
 			cu2 := readAll(t, s, "m", v2, "cu")
 			for _, fr := range after {
 				require.Equal(t, fr.vals["cu"], cu2[fr.row])
+				if wantDeriv[fr.row] == "derived from parent" {
+					wantDeriv[fr.row] = "some columns derived"
+				}
 			}
+			require.Equal(t, wantDeriv, derivations(t, s, g, v2))
+			if !c.fill {
+				return
+			}
+			// Another geometry change (parent 7 split, given whole in the
+			// file, its other columns filled) keeps the other rows' states.
+			byKey := map[string]any{}
+			for r := range want.NumRows() {
+				byKey[identityKey(want, r)] = wantDeriv[r]
+			}
+			split7 := blocksOf(t, g, func(p int64) []cuboid {
+				if p == 7 || p == 4 {
+					return unitCells(n)
+				}
+				return split(c.kind, p, n)
+			})
+			var rows7 []fileRow
+			for r := range split7.NumRows() {
+				if split7.Parent(r) == 7 {
+					rows7 = append(rows7, fileRow{row: r, vals: map[string]any{"cu": 1.0}})
+				}
+			}
+			u = decodeUpdate(t, s, "m", g, `{"columns": {"update": ["cu"]}, "geometry_change": true, "update_type": "merge", "fill_subblocks": true}`)
+			v3, err := apply(t, s, "m", g, u, updateFile(t, split7, rows7, []fileCol{{"cu", blockmodel.Float64}}, false, false, nil))
+			require.NoError(t, err)
+			got3, err := Rows(ctx, s, "m", v3, g)
+			require.NoError(t, err)
+			require.True(t, got3.SameRows(split7))
+			want3 := make([]any, split7.NumRows())
+			for r := range split7.NumRows() {
+				if split7.Parent(r) == 7 {
+					want3[r] = "some columns derived"
+				} else {
+					want3[r] = byKey[identityKey(split7, r)]
+				}
+			}
+			require.Equal(t, want3, derivations(t, s, g, v3))
+			require.Contains(t, want3, "derived from parent")
 		})
 	}
 }
@@ -295,4 +354,20 @@ func TestGeometryChangeRefusals(t *testing.T) {
 			require.Equal(t, 1, l)
 		})
 	}
+}
+
+// derivations queries the sub_block_derivation of every row of a version.
+func derivations(t *testing.T, s *bmstore.Store, g *blockmodel.Geometry, v *bmstore.Version) []any {
+	t.Helper()
+	q, err := bmwire.DecodeQuery([]byte(`{"columns": ["sub_block_derivation"], "output_options": {"exclude_null_rows": false}}`), ModelInfo(g, v))
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	res, err := Query(context.Background(), s, "m", g, v, q, &buf)
+	require.NoError(t, err)
+	_, rows := readParquetOutput(t, buf.Bytes(), outTypes(t, v, q, res))
+	var out []any
+	for _, r := range rows {
+		out = append(out, r[len(r)-1])
+	}
+	return out
 }

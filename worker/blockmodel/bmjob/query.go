@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 
 	"github.com/geostat-engine/geostat/worker/blockmodel"
@@ -12,9 +13,24 @@ import (
 	"github.com/geostat-engine/geostat/worker/blockmodel/bmwire"
 )
 
-// derivationUser is the sub_block_derivation of every row the engine emits
-// (A.4.1).
-const derivationUser = "user specified"
+// The values of sub_block_derivation (A.4.1).
+const (
+	derivationUser    = "user specified"
+	derivationParent  = "derived from parent"
+	derivationSomeCol = "some columns derived"
+)
+
+// derivation is the sub_block_derivation of a row from its ColFilled and
+// version_id values.
+func derivation(filled, versionID int64) string {
+	switch {
+	case filled == 0:
+		return derivationUser
+	case filled == versionID:
+		return derivationParent
+	}
+	return derivationSomeCol
+}
 
 // outCol is one column of a query's output: where its values come from.
 type outCol struct {
@@ -68,7 +84,13 @@ func Query(ctx context.Context, s *bmstore.Store, modelID string, g *blockmodel.
 			cols = append(cols, outCol{header: name, typ: blockmodel.Int64, system: name, scan: len(scan)})
 			scan = append(scan, bmstore.VersionIDColumn)
 		case blockmodel.ColSubBlockDerivation:
-			cols = append(cols, outCol{header: name, typ: blockmodel.Utf8, system: name, scan: -1})
+			oc := outCol{header: name, typ: blockmodel.Utf8, system: name, scan: -1}
+			if c, ok := v.Column(ColFilled); ok && c.Internal {
+				// read ColFilled and version_id, then derive
+				oc.scan = len(scan)
+				scan = append(scan, ColFilled, bmstore.VersionIDColumn)
+			}
+			cols = append(cols, oc)
 		default:
 			t, ok := blockmodel.SystemColumnType(name)
 			if !ok {
@@ -102,22 +124,83 @@ func Query(ctx context.Context, s *bmstore.Store, modelID string, g *blockmodel.
 	return res, nil
 }
 
-// rowRange is the range of rows a bbox can select: for an IJK box, the rows
-// of the parents from its first to its last corner; else every row.
+// rowRange is the range of rows a bbox can select: the rows of the
+// parents from the box's first to its last corner, for an IJK box, or for
+// an XYZ box the parents its world corners reach in the model frame (a
+// conservative range; rows are then selected by centroid); else every row.
 func rowRange(b *blockmodel.Blocks, box bmwire.BBox) (int64, int64) {
 	n := b.NumRows()
-	if box.IJK == nil {
+	g := b.Geometry()
+	var lo, hi [3]int64
+	switch {
+	case box.IJK != nil:
+		for a, m := range box.IJK.Axes() {
+			lo[a], hi[a] = m.Min, m.Max
+		}
+	case box.XYZ != nil:
+		var ok bool
+		if lo, hi, ok = parentsOfBox(g, box.XYZ); !ok {
+			return 0, 0
+		}
+	default:
 		return 0, n
 	}
-	g := b.Geometry()
-	lo := g.ParentIndex(uint32(box.IJK.IMinMax.Min), uint32(box.IJK.JMinMax.Min), uint32(box.IJK.KMinMax.Min))
-	hi := g.ParentIndex(uint32(box.IJK.IMinMax.Max), uint32(box.IJK.JMinMax.Max), uint32(box.IJK.KMinMax.Max))
-	first := sort.Search(int(n), func(r int) bool { return b.Parent(int64(r)) >= lo })
-	last := sort.Search(int(n), func(r int) bool { return b.Parent(int64(r)) > hi })
+	plo := g.ParentIndex(uint32(lo[0]), uint32(lo[1]), uint32(lo[2]))
+	phi := g.ParentIndex(uint32(hi[0]), uint32(hi[1]), uint32(hi[2]))
+	first := sort.Search(int(n), func(r int) bool { return b.Parent(int64(r)) >= plo })
+	last := sort.Search(int(n), func(r int) bool { return b.Parent(int64(r)) > phi })
 	return int64(first), int64(last)
 }
 
-// queryRows streams rows [from, to) to qw.
+// parentsOfBox returns the parent-index box holding every parent whose
+// centroid may lie in a world box (one parent of margin), false when none
+// can.
+func parentsOfBox(g *blockmodel.Geometry, box *blockmodel.BBox) (lo, hi [3]int64, ok bool) {
+	size, np := g.ParentSize(), g.Parents()
+	f := [3]float64{math.Inf(1), math.Inf(1), math.Inf(1)}
+	t := [3]float64{math.Inf(-1), math.Inf(-1), math.Inf(-1)}
+	for c := range 8 {
+		x, y, z := box.XMinMax.Min, box.YMinMax.Min, box.ZMinMax.Min
+		if c&1 != 0 {
+			x = box.XMinMax.Max
+		}
+		if c&2 != 0 {
+			y = box.YMinMax.Max
+		}
+		if c&4 != 0 {
+			z = box.ZMinMax.Max
+		}
+		l := g.WorldToLocal(x, y, z)
+		for a := range 3 {
+			u := l[a] / size[a]
+			f[a], t[a] = min(f[a], u), max(t[a], u)
+		}
+	}
+	for a := range 3 {
+		if math.IsNaN(f[a]) || math.IsNaN(t[a]) {
+			return lo, hi, false
+		}
+		l, h := math.Floor(f[a])-1, math.Floor(t[a])+1
+		if h < 0 || l > float64(np[a]-1) {
+			return lo, hi, false
+		}
+		lo[a], hi[a] = int64(max(l, 0)), int64(min(h, float64(np[a]-1)))
+	}
+	return lo, hi, true
+}
+
+// qslot is one batch of a query's output with the buffers it owns: the
+// producer fills a slot while the writer writes the other.
+type qslot struct {
+	sys   blockmodel.SystemBatch
+	sel   []bool
+	out   []bmstore.Column
+	deriv []string
+}
+
+// queryRows streams rows [from, to) to qw: one goroutine reads the
+// columns and generates the system columns of a batch while another
+// writes the previous batch.
 func queryRows(ctx context.Context, s *bmstore.Store, modelID string, v *bmstore.Version, blocks *blockmodel.Blocks,
 	box bmwire.BBox, cols []outCol, scan []string, from, to int64, qw *bmstore.QueryWriter) error {
 	const batch = bmstore.QueryRowGroup
@@ -138,63 +221,86 @@ func queryRows(ctx context.Context, s *bmstore.Store, modelID string, v *bmstore
 			needCoords = true
 		}
 	}
-	var sys blockmodel.SystemBatch
-	sel := make([]bool, 0, batch)
-	out := make([]bmstore.Column, len(cols))
-	bufs := make([]bmstore.Column, len(cols))
-	var deriv []string
-	for lo := from; lo < to; lo += batch {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		hi := min(to, lo+batch)
-		n := int(hi - lo)
-		var scanned []bmstore.Column
-		if sc != nil {
-			var err error
-			if scanned, err = sc.Next(); err != nil {
-				if errors.Is(err, io.EOF) {
-					err = io.ErrUnexpectedEOF
-				}
-				return fmt.Errorf("bmjob: query: %w", err)
-			}
-		}
-		if needCoords {
-			if err := blocks.FillSystem(lo, hi, &sys); err != nil {
-				return fmt.Errorf("bmjob: query: %w", err)
-			}
-		} else {
-			fillIndices(blocks, lo, hi, &sys)
-		}
-		sel = selectRows(sel[:0], &sys, box, n)
-		all := true
-		for _, ok := range sel {
-			all = all && ok
-		}
+	free := make(chan *qslot, 2)
+	for range 2 {
+		sl := &qslot{out: make([]bmstore.Column, len(cols))}
 		for i, c := range cols {
-			var src bmstore.Column
-			switch {
-			case c.scan >= 0:
-				src = scanned[c.scan]
-			case c.system == blockmodel.ColSubBlockDerivation:
-				for len(deriv) < n {
-					deriv = append(deriv, derivationUser)
-				}
-				src = bmstore.Column{Type: blockmodel.Utf8, Strings: deriv[:n]}
-			default:
-				src = systemColumn(&sys, c.system, &bufs[i])
-			}
-			if all {
-				out[i] = src
-			} else {
-				out[i] = compact(src, sel, c.system != "" && c.scan < 0 && familyOf(c.typ) == famUint)
-			}
+			sl.out[i].Type = c.typ
 		}
-		if err := qw.Write(out); err != nil {
-			return fmt.Errorf("bmjob: query: %w", err)
-		}
+		free <- sl
 	}
-	return nil
+	work := make(chan *qslot)
+	werr := make(chan error, 1)
+	go func() {
+		var err error
+		for sl := range work {
+			if err == nil {
+				if err = qw.Write(sl.out); err != nil {
+					err = fmt.Errorf("bmjob: query: %w", err)
+				}
+			}
+			free <- sl
+		}
+		werr <- err
+	}()
+	err := func() error {
+		for lo := from; lo < to; lo += batch {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			hi := min(to, lo+batch)
+			n := int(hi - lo)
+			var scanned []bmstore.Column
+			if sc != nil {
+				var err error
+				if scanned, err = sc.Next(); err != nil {
+					if errors.Is(err, io.EOF) {
+						err = io.ErrUnexpectedEOF
+					}
+					return fmt.Errorf("bmjob: query: %w", err)
+				}
+			}
+			sl := <-free
+			if needCoords {
+				if err := blocks.FillSystem(lo, hi, &sl.sys); err != nil {
+					free <- sl
+					return fmt.Errorf("bmjob: query: %w", err)
+				}
+			} else {
+				fillIndices(blocks, lo, hi, &sl.sys)
+			}
+			sl.sel = selectRows(sl.sel[:0], &sl.sys, box, n)
+			for i, c := range cols {
+				dst := &sl.out[i]
+				switch {
+				case c.system == blockmodel.ColSubBlockDerivation:
+					sl.deriv = sl.deriv[:0]
+					for r, ok := range sl.sel {
+						if !ok {
+							continue
+						}
+						d := derivationUser
+						if c.scan >= 0 {
+							d = derivation(scanned[c.scan].Ints[r], scanned[c.scan+1].Ints[r])
+						}
+						sl.deriv = append(sl.deriv, d)
+					}
+					dst.Strings = sl.deriv
+				case c.scan >= 0:
+					selectInto(dst, &scanned[c.scan], sl.sel)
+				default:
+					systemInto(dst, &sl.sys, c.system, sl.sel)
+				}
+			}
+			work <- sl
+		}
+		return nil
+	}()
+	close(work)
+	if e := <-werr; err == nil {
+		err = e
+	}
+	return err
 }
 
 // selectRows flags the rows of a batch a bbox selects: an IJK box by the
@@ -217,101 +323,91 @@ func selectRows(sel []bool, sys *blockmodel.SystemBatch, box bmwire.BBox, n int)
 	return sel
 }
 
-// systemColumn returns a geometry column of a batch as a store column
-// (unsigned integers widened into buf).
-func systemColumn(sys *blockmodel.SystemBatch, name string, buf *bmstore.Column) bmstore.Column {
-	widen32 := func(v []uint32) bmstore.Column {
-		buf.Type, buf.Uints = blockmodel.UInt32, buf.Uints[:0]
-		for _, x := range v {
-			buf.Uints = append(buf.Uints, uint64(x))
-		}
-		return bmstore.Column{Type: blockmodel.UInt32, Uints: buf.Uints}
-	}
-	widen8 := func(v []uint8) bmstore.Column {
-		buf.Type, buf.Uints = blockmodel.UInt8, buf.Uints[:0]
-		for _, x := range v {
-			buf.Uints = append(buf.Uints, uint64(x))
-		}
-		return bmstore.Column{Type: blockmodel.UInt8, Uints: buf.Uints}
-	}
-	f := func(v []float64) bmstore.Column { return bmstore.Column{Type: blockmodel.Float64, Floats: v} }
+// systemInto writes the selected rows of a system column of a batch into
+// dst (reusing its storage), unsigned integers widened.
+func systemInto(dst *bmstore.Column, sys *blockmodel.SystemBatch, name string, sel []bool) {
+	var u32 []uint32
+	var u8 []uint8
+	var f []float64
 	switch name {
 	case blockmodel.ColI:
-		return widen32(sys.I)
+		u32 = sys.I
 	case blockmodel.ColJ:
-		return widen32(sys.J)
+		u32 = sys.J
 	case blockmodel.ColK:
-		return widen32(sys.K)
+		u32 = sys.K
 	case blockmodel.ColSidx:
-		return widen32(sys.Sidx)
+		u32 = sys.Sidx
 	case blockmodel.ColStartSI:
-		return widen8(sys.StartSI)
+		u8 = sys.StartSI
 	case blockmodel.ColStartSJ:
-		return widen8(sys.StartSJ)
+		u8 = sys.StartSJ
 	case blockmodel.ColStartSK:
-		return widen8(sys.StartSK)
+		u8 = sys.StartSK
 	case blockmodel.ColEndSI:
-		return widen8(sys.EndSI)
+		u8 = sys.EndSI
 	case blockmodel.ColEndSJ:
-		return widen8(sys.EndSJ)
+		u8 = sys.EndSJ
 	case blockmodel.ColEndSK:
-		return widen8(sys.EndSK)
+		u8 = sys.EndSK
 	case blockmodel.ColX:
-		return f(sys.X)
+		f = sys.X
 	case blockmodel.ColY:
-		return f(sys.Y)
+		f = sys.Y
 	case blockmodel.ColZ:
-		return f(sys.Z)
+		f = sys.Z
 	case blockmodel.ColDX:
-		return f(sys.DX)
+		f = sys.DX
 	case blockmodel.ColDY:
-		return f(sys.DY)
+		f = sys.DY
+	default:
+		f = sys.DZ
 	}
-	return f(sys.DZ)
+	switch {
+	case u32 != nil:
+		dst.Uints = widen(dst.Uints[:0], u32, sel)
+	case u8 != nil:
+		dst.Uints = widen(dst.Uints[:0], u8, sel)
+	default:
+		dst.Floats = pick(dst.Floats[:0], f, sel)
+	}
 }
 
-// compact returns the selected rows of src. When inPlace, src is a widened
-// system column of this batch only and is compacted where it is.
-func compact(src bmstore.Column, sel []bool, inPlace bool) bmstore.Column {
-	out := bmstore.Column{Type: src.Type}
-	var null []bool
-	if src.Null != nil {
-		null = make([]bool, 0, len(sel))
-	}
-	keep := func(r int) bool {
-		if sel[r] && null != nil {
-			null = append(null, src.Null[r])
+func widen[T uint8 | uint32](dst []uint64, src []T, sel []bool) []uint64 {
+	for r, x := range src {
+		if sel[r] {
+			dst = append(dst, uint64(x))
 		}
-		return sel[r]
+	}
+	return dst
+}
+
+// selectInto writes the selected rows of a scanned column into dst
+// (reusing its storage).
+func selectInto(dst *bmstore.Column, src *bmstore.Column, sel []bool) {
+	if src.Null != nil {
+		dst.Null = pick(dst.Null[:0], src.Null, sel)
+	} else {
+		dst.Null = nil
 	}
 	switch familyOf(src.Type) {
 	case famFloat:
-		out.Floats = pick(src.Floats, keep, nil)
+		dst.Floats = pick(dst.Floats[:0], src.Floats, sel)
 	case famInt:
-		out.Ints = pick(src.Ints, keep, nil)
+		dst.Ints = pick(dst.Ints[:0], src.Ints, sel)
 	case famUint:
-		var dst []uint64
-		if inPlace {
-			dst = src.Uints[:0]
-		}
-		out.Uints = pick(src.Uints, keep, dst)
+		dst.Uints = pick(dst.Uints[:0], src.Uints, sel)
 	case famBool:
-		out.Bools = pick(src.Bools, keep, nil)
+		dst.Bools = pick(dst.Bools[:0], src.Bools, sel)
 	default:
-		out.Strings = pick(src.Strings, keep, nil)
+		dst.Strings = pick(dst.Strings[:0], src.Strings, sel)
 	}
-	out.Null = null
-	return out
 }
 
-// pick appends the kept elements of s to dst (which may alias s: writes
-// never overtake reads).
-func pick[T any](s []T, keep func(int) bool, dst []T) []T {
-	if dst == nil {
-		dst = make([]T, 0, len(s))
-	}
+// pick appends the selected elements of s to dst.
+func pick[T any](dst, s []T, sel []bool) []T {
 	for r, x := range s {
-		if keep(r) {
+		if sel[r] {
 			dst = append(dst, x)
 		}
 	}

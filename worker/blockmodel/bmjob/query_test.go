@@ -273,3 +273,44 @@ func TestQueryCancelled(t *testing.T) {
 	_, err = Query(ctx, s, "m", g, v, q, &bytes.Buffer{})
 	require.ErrorIs(t, err, context.Canceled)
 }
+
+// TestQueryXYZBoxes: random world boxes (inside, across the edge, outside,
+// one centroid exactly) select the rows brute force selects, though a query
+// reads only the parents the box can reach.
+func TestQueryXYZBoxes(t *testing.T) {
+	for _, kind := range kinds {
+		t.Run(string(kind), func(t *testing.T) {
+			s, g, m, v := queryModel(t, kind)
+			rng := rand.New(rand.NewPCG(31, 32))
+			bb := g.BBox()
+			for n := range 40 {
+				var box [3]blockmodel.MinMax
+				c := m.b.Centroid(rng.Int64N(m.b.NumRows()))
+				for a, mm := range bb.Axes() {
+					w := mm.Max - mm.Min
+					if n%5 == 0 { // exactly one centroid's coordinates
+						box[a] = blockmodel.MinMax{Min: c[a], Max: c[a]}
+						continue
+					}
+					mid := mm.Min - 0.2*w + 1.4*w*rng.Float64()
+					h := 0.3 * w * rng.Float64()
+					box[a] = blockmodel.MinMax{Min: mid - h, Max: mid + h}
+				}
+				body := fmt.Sprintf(`{"columns": ["cu"], "bbox": {"x_minmax": {"min": %v, "max": %v}, "y_minmax": {"min": %v, "max": %v},
+					"z_minmax": {"min": %v, "max": %v}}, "output_options": {"exclude_null_rows": false}}`,
+					box[0].Min, box[0].Max, box[1].Min, box[1].Max, box[2].Min, box[2].Max)
+				q, err := bmwire.DecodeQuery([]byte(body), ModelInfo(g, v))
+				require.NoError(t, err)
+				var buf bytes.Buffer
+				res, err := Query(context.Background(), s, "m", g, v, q, &buf)
+				require.NoError(t, err)
+				_, want := m.bruteQuery(t, v, q)
+				_, got := readParquetOutput(t, buf.Bytes(), outTypes(t, v, q, res))
+				require.Equal(t, want, got, "box %d %s", n, body)
+				if n%5 == 0 {
+					require.NotEmpty(t, got, "the box of one centroid selects its block")
+				}
+			}
+		})
+	}
+}

@@ -13,7 +13,7 @@ import (
 // it cannot be streamed; the update is done again through memory.
 var errOutOfOrder = errors.New("bmjob: update file rows are not in row order")
 
-// streamSink is the bmwire.Sink of an update with one value column whose
+// streamSink is the bmwire.Sink of one value column of an update whose
 // file gives its rows in canonical order (what the client writes, and what
 // a query returns): each batch goes to the store's column writer as it is
 // read, in a second goroutine, so that reading the file and writing the
@@ -103,6 +103,11 @@ func sliceColumn(c bmstore.Column, n int) bmstore.Column {
 func (s *streamSink) Batch(b *bmwire.Batch) error {
 	if err := s.ctx.Err(); err != nil {
 		return err
+	}
+	if !s.started {
+		if err := s.Start(-1); err != nil {
+			return err
+		}
 	}
 	v := &b.Values[0]
 	for r, row := range b.Rows {

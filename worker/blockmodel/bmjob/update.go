@@ -31,17 +31,19 @@ import (
 // nothing is written and the latest version is unchanged.
 func ApplyUpdate(ctx context.Context, s *bmstore.Store, in UpdateInput) (*bmstore.Version, error) {
 	v, err := applyUpdate(ctx, s, in, true)
-	if errors.Is(err, errOutOfOrder) {
-		// The file could not be streamed: again, through memory, on the
-		// then latest version.
+	var fe *bmwire.FileError
+	if errors.Is(err, errOutOfOrder) || (errors.As(err, &fe) && len(in.Update.Columns.New)+len(in.Update.Columns.Update) > 1) {
+		// The file could not be streamed, or its columns were checked one
+		// at a time and the report would miss the later columns' problems:
+		// again, through memory, on the then latest version.
 		v, err = applyUpdate(ctx, s, in, false)
 	}
 	return v, err
 }
 
-// applyUpdate is ApplyUpdate; with stream, an update of one column whose
-// file turns out to be in row order is written while it is read
-// (streamSink), else errOutOfOrder.
+// applyUpdate is ApplyUpdate; with stream, the file is read once per value
+// column, each column written while it is read (streamSink), as long as
+// the file's rows are in row order (else errOutOfOrder).
 func applyUpdate(ctx context.Context, s *bmstore.Store, in UpdateInput, stream bool) (*bmstore.Version, error) {
 	u := in.Update
 	if u == nil || in.Geometry == nil {
@@ -82,8 +84,14 @@ func applyUpdate(ctx context.Context, s *bmstore.Store, in UpdateInput, stream b
 		cols := u.ValueColumns(info)
 		spec := bmwire.FileSpec{Kind: in.Geometry.Type(), Input: u.Input, Columns: cols, BatchRows: batch}
 		var sum bmwire.Summary
-		if stream && len(cols) == 1 {
-			sum, err = streamColumn(ctx, tx, base, u, r, size, spec, rows, batch)
+		if stream {
+			for i := range cols {
+				one := spec
+				one.Columns = cols[i : i+1]
+				if sum, err = streamColumn(ctx, tx, base, u, i, r, size, one, rows, batch); err != nil {
+					break
+				}
+			}
 		} else {
 			sum, err = scatterColumns(ctx, tx, base, u, r, size, spec, rows, batch)
 		}
@@ -109,20 +117,21 @@ func applyUpdate(ctx context.Context, s *bmstore.Store, in UpdateInput, stream b
 	return v, nil
 }
 
-// streamColumn reads the file of an update with one value column and
-// writes the column as it reads (streamSink).
-func streamColumn(ctx context.Context, tx *bmstore.Tx, base *bmstore.Version, u *bmwire.Update, r io.ReaderAt, size int64,
+// streamColumn reads value column i of an update's file (new columns
+// first, then updated ones) and writes the column as it reads
+// (streamSink).
+func streamColumn(ctx context.Context, tx *bmstore.Tx, base *bmstore.Version, u *bmwire.Update, i int, r io.ReaderAt, size int64,
 	spec bmwire.FileSpec, rows *blockmodel.Blocks, batch int) (bmwire.Summary, error) {
 	open := func(allRows bool) (*bmstore.ColumnWriter, error) {
-		if len(u.Columns.New) == 1 {
-			nc := u.Columns.New[0]
+		if i < len(u.Columns.New) {
+			nc := u.Columns.New[i]
 			w, err := tx.AddColumn(bmstore.ColumnMeta{Title: nc.Title, DataType: nc.DataType, UnitID: nc.UnitID, Tags: nc.Tags})
 			if err != nil {
 				return nil, fmt.Errorf("bmjob: add column %q: %w", nc.Title, err)
 			}
 			return w, nil
 		}
-		col, _ := base.Column(u.Columns.Update[0])
+		col, _ := base.Column(u.Columns.Update[i-len(u.Columns.New)])
 		// A file with a row for every model row (and no error) gives
 		// every row: merge is replace, and the store need not read the
 		// old values.

@@ -210,7 +210,8 @@ func TestApplyUpdateReservedUUIDAndFilePath(t *testing.T) {
 func TestApplyUpdateFailuresLeaveLatest(t *testing.T) {
 	for _, kind := range kinds {
 		t.Run(string(kind), func(t *testing.T) {
-			s, err := bmstore.Open(t.TempDir())
+			root := t.TempDir()
+			s, err := bmstore.Open(root)
 			require.NoError(t, err)
 			g := geometry(t, kind)
 			b := splitBlocks(t, g)
@@ -222,6 +223,7 @@ func TestApplyUpdateFailuresLeaveLatest(t *testing.T) {
 			v2, err := apply(t, s, "m", g, u, updateFile(t, b, good, vals, true, false, rng))
 			require.NoError(t, err)
 			before := readAll(t, s, "m", v2, "cu")
+			files := modelFiles(t, root)
 			upd := decodeUpdate(t, s, "m", g, `{"columns": {"update": ["cu"]}, "update_type": "replace"}`)
 			updCSV := decodeUpdate(t, s, "m", g, `{"columns": {"update": ["cu"]}, "input_options": {"file_format": "csv"}}`)
 			fileErr := func(u *bmwire.Update, file []byte, want string) {
@@ -234,6 +236,7 @@ func TestApplyUpdateFailuresLeaveLatest(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, 2, n)
 				require.Equal(t, before, readAll(t, s, "m", v2, "cu"))
+				require.Equal(t, files, modelFiles(t, root), "files of the model after a failed update")
 			}
 			// duplicate row
 			dup := append([]fileRow{good[1]}, good...)
@@ -247,6 +250,19 @@ func TestApplyUpdateFailuresLeaveLatest(t *testing.T) {
 			fileErr(updCSV, bad, "cu")
 			fileErr(upd, writeParquetFile(t, append(identityCols(kind, true), fileCol{"cu", blockmodel.Utf8}),
 				[]map[string]any{mergeCells(identity(b, 0, true), map[string]any{"cu": "abc"})}), "cu")
+			// two columns of wrong types in a file in row order: both
+			// reported (the columns are streamed one at a time, the report
+			// is the whole file's)
+			two := decodeUpdate(t, s, "m", g, `{"columns": {"new": [{"title": "a", "data_type": "Float64"}, {"title": "n", "data_type": "Int32"}]}}`)
+			var cells2 []map[string]any
+			for r := range b.NumRows() {
+				cells2 = append(cells2, mergeCells(identity(b, r, true), map[string]any{"a": "x", "n": "y"}))
+			}
+			_, err = apply(t, s, "m", g, two, writeParquetFile(t, append(identityCols(kind, true), fileCol{"a", blockmodel.Utf8}, fileCol{"n", blockmodel.Utf8}), cells2))
+			var fe2 *bmwire.FileError
+			require.ErrorAs(t, err, &fe2)
+			require.Contains(t, fe2.Detail(), `"a"`)
+			require.Contains(t, fe2.Detail(), `"n"`)
 			// missing column
 			fileErr(upd, writeParquetFile(t, identityCols(kind, true), []map[string]any{identity(b, 0, true)}), "cu")
 			// a column deleted by another job after this one was accepted

@@ -173,18 +173,14 @@ func (m *matcher) process(b *rawBatch, sink Sink) error {
 				row, ijk, ok = m.loc.LocateXYZ(id[0].Float[r], id[1].Float[r], id[2].Float[r], d[0], d[1], d[2])
 				ijkKnown = ok
 			}
-			// The reported indices are copies: taking ijk's address would
-			// move it to the heap, one allocation per row.
 			if !ok {
 				var at *[3]uint32
 				if ijkKnown {
-					c := ijk
-					at = &c
+					at = &ijk
 				}
 				m.c.add(b.first+int64(r), at, "matches no block of the model")
 			} else if m.seen[row>>6]&(1<<(row&63)) != 0 {
-				c := ijk
-				m.c.add(b.first+int64(r), &c, "matches a block another row of the file matched (duplicate)")
+				m.c.add(b.first+int64(r), &ijk, "matches a block another row of the file matched (duplicate)")
 				ok = false
 			} else {
 				m.seen[row>>6] |= 1 << (row & 63)
