@@ -385,6 +385,16 @@ func (a *Area) runUpdate(ctx context.Context, md *model, st *jobState) error {
 	if err != nil {
 		return err
 	}
+	// A run again after its worker stopped: the version may be committed
+	// already (it takes the reserved uuid), then the job only completes.
+	if v, err := a.versionByUUID(md, st.VersionUUID); err == nil {
+		md, err = a.recordVersion(ctx, md.id(), v, st.User)
+		if err != nil {
+			return err
+		}
+		st.Version = a.versionRecord(md, v, false)
+		return nil
+	}
 	u, err := bmwire.DecodeUpdate(st.Update, bmjob.ModelInfo(g, latest))
 	if err != nil {
 		st.Problem = updateError(err.Error())

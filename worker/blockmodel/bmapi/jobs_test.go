@@ -13,6 +13,10 @@ import (
 	"time"
 
 	"github.com/geostat-engine/geostat/worker/blockmodel/bmapi"
+	"github.com/geostat-engine/geostat/worker/blockmodel/bmjob"
+	"github.com/geostat-engine/geostat/worker/blockmodel/bmstore"
+	"github.com/geostat-engine/geostat/worker/blockmodel/bmwire"
+	"github.com/geostat-engine/geostat/worker/jobs"
 	"github.com/geostat-engine/geostat/worker/objects"
 	"github.com/parquet-go/parquet-go"
 	"github.com/stretchr/testify/assert"
@@ -399,4 +403,60 @@ func TestConcurrentUpdatesKeepEveryColumn(t *testing.T) {
 	assert.Equal(t, v4.Results[0].VersionUUID, doc.VersionUUID)
 	assert.Equal(t, v4.Results[0].GeoscienceVersionID, obj.VersionID)
 	assert.Len(t, doc.Attributes, 3)
+}
+
+// An update job run again after its worker stopped while it ran (found
+// PROCESSING, its version already committed under the reserved uuid)
+// completes with that version instead of applying the update twice.
+func TestUpdateRunAgainAfterItsCommit(t *testing.T) {
+	w := startWorker(t)
+	ctx := context.Background()
+	rec := create(t, w.c, org, ws, regularBody("rerun", ""))
+	path := bmPrefix(org, ws) + "/" + rec.BMUUID
+	var up updateAnswer
+	require.NoError(t, do(t, w.c, http.MethodPatch, path+"/blocks", addCu, http.StatusAccepted).JSON(&up))
+	area := w.svc.BlockModels()
+	st := area.Store()
+	_, err := st.TransitionJob(up.JobUUID, bmstore.PendingUpload, bmstore.Queued, mustPayload(t, st, up.JobUUID))
+	require.NoError(t, err)
+	_, err = st.TransitionJob(up.JobUUID, bmstore.Queued, bmstore.Processing, mustPayload(t, st, up.JobUUID))
+	require.NoError(t, err)
+	// The worker committed the version, then stopped.
+	g, err := area.OpenModel(org, ws, rec.BMUUID)
+	require.NoError(t, err)
+	latest, err := st.Latest(rec.BMUUID)
+	require.NoError(t, err)
+	v1, err := st.Version(rec.BMUUID, latest)
+	require.NoError(t, err)
+	u, err := bmwire.DecodeUpdate([]byte(addCu), bmjob.ModelInfo(g, v1))
+	require.NoError(t, err)
+	file := gradeCSV(false)
+	_, err = bmjob.ApplyUpdate(ctx, st, bmjob.UpdateInput{ModelID: rec.BMUUID, Geometry: g, Update: u, File: strings.NewReader(file),
+		FileSize: int64(len(file)), VersionUUID: up.VersionUUID, CreatedBy: "someone"})
+	require.NoError(t, err)
+
+	fn, err := area.Rebuild(jobs.Record{ID: "layer-job", Topic: bmapi.Topic}, []byte(`{"job_id": "`+up.JobUUID+`"}`))
+	require.NoError(t, err)
+	_, err = fn(ctx, func(int, string) {})
+	require.NoError(t, err)
+	j := getJob(t, w.c, up.JobURL)
+	require.Equal(t, "COMPLETE", j.JobStatus, "%s", j.Payload)
+	var v struct {
+		VersionID           int    `json:"version_id"`
+		GeoscienceVersionID string `json:"geoscience_version_id"`
+	}
+	require.NoError(t, json.Unmarshal(j.Payload, &v))
+	assert.Equal(t, 2, v.VersionID)
+	assert.NotEmpty(t, v.GeoscienceVersionID)
+	n, err := st.Latest(rec.BMUUID)
+	require.NoError(t, err)
+	assert.Equal(t, 2, n, "the update was not applied twice")
+}
+
+// mustPayload reads a job record's payload.
+func mustPayload(t *testing.T, st *bmstore.Store, id string) json.RawMessage {
+	t.Helper()
+	j, err := st.GetJob(id)
+	require.NoError(t, err)
+	return j.Payload
 }
