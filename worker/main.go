@@ -199,7 +199,11 @@ func demoHint(s *service.Service, opts service.Options, created int) string {
 	if created == 0 {
 		ready = "The demo workspace from an earlier -demo run is there; reusing it as it is."
 	}
-	return "\n" + ready + " In another shell, paste these commands to run every task:\n\n" + demo.Commands(s.URL(), token) +
+	commands := demo.Commands(s.URL(), token)
+	if bm, ok := s.DemoBlockModel(); ok {
+		commands += demo.BlockModelCommands(s.URL(), bm)
+	}
+	return "\n" + ready + " In another shell, paste these commands to run every task:\n\n" + commands +
 		"\n" + demo.Footer() +
 		"Stop the worker with Ctrl-C.\n\n"
 }

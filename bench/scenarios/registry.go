@@ -30,6 +30,7 @@ func All() []harness.Scenario {
 		workerE2E(),
 		jobsOverhead(),
 		authLookup(),
+		bmKriging(),
 		consimScenario(),
 		clusterQueue(),
 		clusterAssemble(),

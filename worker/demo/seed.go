@@ -227,6 +227,12 @@ func Calls(base string) []Call {
 			"kriging_method":       map[string]any{"type": "ordinary"},
 			"block_discretisation": map[string]any{"nx": 2, "ny": 2, "nz": 2},
 			"outputs":              []string{"variance", "samples", "slope", "efficiency"}}}},
+		{"Ordinary kriging into the demo's block model (a new column cu_ok, a new model version)", "geostatistics", "kriging", map[string]any{"parameters": map[string]any{
+			"source":         map[string]any{"object": url(PointsPath), "attribute": "locations.attributes[?name=='cu']"},
+			"target":         map[string]any{"object": url(BlockModelPath), "attribute": map[string]any{"operation": "create", "name": "cu_ok"}},
+			"variogram":      url(VariogramPath),
+			"neighborhood":   map[string]any{"ellipsoid": ell, "max_samples": 32},
+			"kriging_method": map[string]any{"type": "ordinary"}}}},
 		{"Conditional turning-bands simulation, 10 realisations (seed shape)", "geostat", "conditional-tbsim", map[string]any{
 			"source": legacy(PointsPath, "/locations/attributes/@name=cu"), "target": legacy(GridPath, "/cell_attributes/@name=cu_sims"),
 			"distribution": legacy(DistributionPath, ""), "variogram_model": legacy(VariogramPath, ""),

@@ -40,6 +40,9 @@ type route struct {
 	// json maps status codes to the schema (a name under
 	// components/schemas) of their application/json body.
 	json map[string]string
+	// bodySchema names the request body's schema under
+	// components/schemas ("" = none given).
+	bodySchema string
 }
 
 const (
@@ -126,6 +129,9 @@ func routes() map[string]route {
 		"DELETE " + wsAdmin + "/users/{user_id}/tokens/{token_id}": {summary: "Revoke a token (refused at the next request); instance admin"},
 	} {
 		rt.tag = "workspaces"
+		out[pattern] = rt
+	}
+	for pattern, rt := range blockModelRoutes() {
 		out[pattern] = rt
 	}
 	return out
@@ -259,6 +265,9 @@ func operation(method, path string, rt route, task string, statuses []problem.St
 		media := map[string]any{}
 		if task != "" {
 			media["schema"], _ = tasks.RequestSchema(rt.topic, task)
+		}
+		if rt.bodySchema != "" {
+			media["schema"] = map[string]any{"$ref": tasks.SchemaRefPrefix + rt.bodySchema}
 		}
 		op["requestBody"] = map[string]any{"required": true, "content": map[string]any{rt.body: media}}
 	}

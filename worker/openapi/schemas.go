@@ -48,7 +48,7 @@ func responseSchemas() map[string]any {
 	jobError := map[string]any{"allOf": []any{ref("Problem")},
 		"description": "Why a job failed or was cancelled, as a problem document"}
 
-	return map[string]any{
+	out := map[string]any{
 		"Problem": map[string]any{
 			"type":        "object",
 			"description": "A problem document (RFC 9457); further members may follow",
@@ -83,6 +83,10 @@ func responseSchemas() map[string]any {
 			},
 		},
 	}
+	for name, s := range blockModelSchemas(ref) {
+		out[name] = s
+	}
+	return out
 }
 
 func withRequired(props map[string]any, doc string, required ...string) map[string]any {

@@ -309,6 +309,9 @@ func TestEveryDocumentedStatusIsAnswered(t *testing.T) {
 	// The workspace area.
 	walkWorkspaces(t, do, as, goneWS)
 
+	// The block model area.
+	walkBlockModels(t, do, as, goneWS)
+
 	// Compute: both topics.
 	seedCall, currentCall := breakTiesCalls(t, c.Base)
 	var location string

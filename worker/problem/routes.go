@@ -18,7 +18,7 @@ type Status struct {
 // Route statuses shared by many routes.
 var (
 	statusUnauthenticated = Status{http.StatusUnauthorized, "missing or unknown bearer token", []string{ObjectMissingToken, ObjectInvalidToken}}
-	statusInternal        = Status{http.StatusInternalServerError, "the worker failed (logged); the detail says no more", []string{ObjectInternal, FileInternal, ComputeTaskFailed, WorkspaceInternal}}
+	statusInternal        = Status{http.StatusInternalServerError, "the worker failed (logged); the detail says no more", []string{ObjectInternal, FileInternal, ComputeTaskFailed, WorkspaceInternal, BlockModelService}}
 	objectFull            = Status{http.StatusInsufficientStorage, "the worker's disk is full; the detail names the operation, nothing is kept", []string{ObjectInsufficientStorage}}
 	statusGone            = Status{http.StatusGone, "the workspace is deleted (restore it with POST /workspace/orgs/{org_id}/workspaces/{workspace_id}?deleted=false)", []string{WorkspaceGone}}
 	fileFull              = Status{http.StatusInsufficientStorage, "the worker's disk is full; the detail names the operation, nothing is kept", []string{FileInsufficientStorage}}
@@ -78,6 +78,7 @@ func RouteStatuses() map[string][]Status {
 		}
 		return out
 	}
+	linkedDelete := Status{http.StatusConflict, "the object is a block model's geoscience object: delete the block model instead", []string{ObjectBlockModelLinked}}
 	job := []Status{
 		statusUnauthenticated,
 		{http.StatusOK, "the job has finished", nil},
@@ -107,13 +108,13 @@ func RouteStatuses() map[string][]Status {
 			Status{http.StatusOK, "restored (?deleted=false)", nil},
 			Status{http.StatusBadRequest, "the body is not a JSON object (line and column), or an invalid object", []string{ObjectBadRequest, ObjectInvalidObject, ObjectError}},
 			Status{http.StatusPreconditionFailed, "stale If-Match", []string{ObjectModified}}, objectFull),
-		"DELETE " + objPrefix + "/objects/{object_id}": with(edit, Status{http.StatusNoContent, "deleted", nil}),
+		"DELETE " + objPrefix + "/objects/{object_id}": with(edit, Status{http.StatusNoContent, "deleted", nil}, linkedDelete),
 		"GET " + objPrefix + "/objects/path/{path...}": with(view, Status{http.StatusOK, "the version record", nil},
 			Status{http.StatusNotModified, "not modified (If-None-Match)", nil}),
 		"POST " + objPrefix + "/objects/path/{path...}": with(edit, Status{http.StatusCreated, "the version record", nil},
 			Status{http.StatusBadRequest, "the body is not a JSON object (line and column), an invalid object or path", []string{ObjectBadRequest, ObjectInvalidObject, ObjectError, ObjectInvalidPath}},
 			Status{http.StatusConflict, "the object already exists with another uuid", []string{ObjectAlreadyExists}}, objectFull),
-		"DELETE " + objPrefix + "/objects/path/{path...}": with(edit, Status{http.StatusNoContent, "deleted", nil}),
+		"DELETE " + objPrefix + "/objects/path/{path...}": with(edit, Status{http.StatusNoContent, "deleted", nil}, linkedDelete),
 		"PUT " + objPrefix + "/data": with(edit, Status{http.StatusOK, "[{id, name, exists, upload_url}]", nil},
 			Status{http.StatusBadRequest, "the body is not JSON (line and column)", []string{ObjectBadRequest}}),
 		"PUT /blobs/{org_id}/{workspace_id}/{name}": {
@@ -161,6 +162,9 @@ func RouteStatuses() map[string][]Status {
 			{http.StatusForbidden, "bad or expired signature", nil}},
 	}
 	for pattern, list := range workspaceStatuses() {
+		out[pattern] = list
+	}
+	for pattern, list := range blockModelStatuses() {
 		out[pattern] = list
 	}
 	// What every route but the liveness probe may answer: the request

@@ -221,6 +221,10 @@ func (a *App) postObjectByPath(w http.ResponseWriter, r *http.Request) {
 
 func (a *App) put(w http.ResponseWriter, r *http.Request, req store.PutRequest) {
 	ws := workspaceOf(r)
+	if err := a.checkBlockModelWrite(r.Context(), ws, req); err != nil {
+		a.fail(w, r, err)
+		return
+	}
 	v, err := a.embedded.PutObject(r.Context(), ws, req)
 	if err != nil {
 		a.fail(w, r, err)
@@ -267,6 +271,10 @@ func (a *App) postObjectByID(w http.ResponseWriter, r *http.Request) {
 func (a *App) deleteObject(w http.ResponseWriter, r *http.Request) {
 	ref, err := objectRef(r)
 	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if err := a.checkBlockModelDelete(r.Context(), workspaceOf(r), ref); err != nil {
 		a.fail(w, r, err)
 		return
 	}

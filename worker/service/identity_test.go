@@ -36,19 +36,19 @@ func jsonCall(t *testing.T, c *workertest.Client, method, path string, body any,
 	return r
 }
 
-// userWithToken creates a user of identityOrg and a token for it through
-// the admin routes of the worker c talks to.
-func userWithToken(t *testing.T, admin *workertest.Client, email string) (userID, tokenID string, c *workertest.Client) {
+// userWithToken creates a user of org and a token for it through the
+// admin routes of the worker admin talks to.
+func userWithToken(t *testing.T, admin *workertest.Client, org, email string) (userID, tokenID string, c *workertest.Client) {
 	t.Helper()
 	var u struct {
 		ID string `json:"id"`
 	}
-	require.NoError(t, jsonCall(t, admin, http.MethodPost, "/workspace/admin/orgs/"+identityOrg+"/users", map[string]string{"email": email}, http.StatusCreated).JSON(&u))
+	require.NoError(t, jsonCall(t, admin, http.MethodPost, "/workspace/admin/orgs/"+org+"/users", map[string]string{"email": email}, http.StatusCreated).JSON(&u))
 	var tok struct {
 		ID    string `json:"id"`
 		Token string `json:"token"`
 	}
-	require.NoError(t, jsonCall(t, admin, http.MethodPost, "/workspace/admin/orgs/"+identityOrg+"/users/"+u.ID+"/tokens", map[string]string{"name": "t"}, http.StatusCreated).JSON(&tok))
+	require.NoError(t, jsonCall(t, admin, http.MethodPost, "/workspace/admin/orgs/"+org+"/users/"+u.ID+"/tokens", map[string]string{"name": "t"}, http.StatusCreated).JSON(&tok))
 	return u.ID, tok.ID, &workertest.Client{Base: admin.Base, Token: tok.Token, NoRetry: true}
 }
 
@@ -79,9 +79,9 @@ func TestTwoAPIWorkersShareIdentity(t *testing.T) {
 	optsB := service.Options{Cluster: service.ClusterOptions{NATS: "nats://" + natsAddr, Credentials: creds.API}}
 	_, cb, _ := start(t, t.TempDir(), optsB)
 
-	anaID, anaToken, anaA := userWithToken(t, ca, "ana@mine.example")
+	anaID, anaToken, anaA := userWithToken(t, ca, identityOrg, "ana@mine.example")
 	anaB := &workertest.Client{Base: cb.Base, Token: anaA.Token, NoRetry: true}
-	bobID, _, bobA := userWithToken(t, ca, "bob@mine.example")
+	bobID, _, bobA := userWithToken(t, ca, identityOrg, "bob@mine.example")
 	bobB := &workertest.Client{Base: cb.Base, Token: bobA.Token, NoRetry: true}
 	var ws struct {
 		ID string `json:"id"`
@@ -122,7 +122,7 @@ func TestIdentitySurvivesRestart(t *testing.T) {
 	putFile(t, dir, oldWS)
 
 	_, admin, stop := start(t, dir, service.Options{})
-	userID, _, user := userWithToken(t, admin, "eve@mine.example")
+	userID, _, user := userWithToken(t, admin, identityOrg, "eve@mine.example")
 	jsonCall(t, admin, http.MethodPatch, "/workspace/orgs/"+identityOrg+"/members/users/"+userID, map[string][]string{"roles": {"admin"}}, http.StatusOK)
 	// The old workspace was registered on the first start: the stored
 	// admin sees it and its object.
@@ -171,29 +171,21 @@ func TestStoredUsersInComputeAndMetrics(t *testing.T) {
 	require.NoError(t, err)
 	// The static owner's first use registers the demo workspace.
 	jsonCall(t, admin, http.MethodGet, workertest.WorkspacePrefix(demo.Org, demo.Workspace)+"/objects", nil, http.StatusOK)
-	var u struct {
-		ID string `json:"id"`
-	}
-	require.NoError(t, jsonCall(t, admin, http.MethodPost, "/workspace/admin/orgs/"+demo.Org+"/users", map[string]string{"email": "gil@mine.example"}, http.StatusCreated).JSON(&u))
-	var tok struct {
-		Token string `json:"token"`
-	}
-	require.NoError(t, jsonCall(t, admin, http.MethodPost, "/workspace/admin/orgs/"+demo.Org+"/users/"+u.ID+"/tokens", map[string]string{"name": "t"}, http.StatusCreated).JSON(&tok))
-	gil := &workertest.Client{Base: admin.Base, Token: tok.Token}
+	gilID, _, gil := userWithToken(t, admin, demo.Org, "gil@mine.example")
 	grants := "/workspace/admin/orgs/" + demo.Org + "/workspaces/" + demo.Workspace + "/users"
 	knn := demoCall(t, admin.Base, "geostatistics", "knn")
 
 	jsonCall(t, gil, http.MethodPost, knn.Path(), json.RawMessage(knn.Body), http.StatusNotFound)
-	jsonCall(t, admin, http.MethodPost, grants, map[string]string{"user_id": u.ID, "role": "viewer"}, http.StatusCreated)
+	jsonCall(t, admin, http.MethodPost, grants, map[string]string{"user_id": gilID, "role": "viewer"}, http.StatusCreated)
 	jsonCall(t, gil, http.MethodPost, knn.Path(), json.RawMessage(knn.Body), http.StatusForbidden)
-	jsonCall(t, admin, http.MethodPost, grants, map[string]string{"user_id": u.ID, "role": "editor"}, http.StatusCreated)
+	jsonCall(t, admin, http.MethodPost, grants, map[string]string{"user_id": gilID, "role": "editor"}, http.StatusCreated)
 	status := submit(t, gil, knn.Topic, knn.Task, knn.Body)
 	job, err := gil.Follow(ctx, status)
 	require.NoError(t, err)
 	require.Equal(t, "succeeded", job.Status, "%s", job.Error)
 
 	jsonCall(t, gil, http.MethodGet, "/metrics", nil, http.StatusForbidden)
-	jsonCall(t, admin, http.MethodPatch, "/workspace/orgs/"+demo.Org+"/members/users/"+u.ID, map[string][]string{"roles": {"admin"}}, http.StatusOK)
+	jsonCall(t, admin, http.MethodPatch, "/workspace/orgs/"+demo.Org+"/members/users/"+gilID, map[string][]string{"roles": {"admin"}}, http.StatusOK)
 	jsonCall(t, gil, http.MethodGet, "/metrics", nil, http.StatusOK)
 
 	jsonCall(t, admin, http.MethodDelete, "/workspace/orgs/"+demo.Org+"/workspaces/"+demo.Workspace, nil, http.StatusNoContent)
@@ -225,17 +217,9 @@ func TestQueuedJobsRecheckRoles(t *testing.T) {
 	_, err := s.SeedDemo(ctx)
 	require.NoError(t, err)
 	jsonCall(t, admin, http.MethodGet, workertest.WorkspacePrefix(demo.Org, demo.Workspace)+"/objects", nil, http.StatusOK)
-	var u struct {
-		ID string `json:"id"`
-	}
-	require.NoError(t, jsonCall(t, admin, http.MethodPost, "/workspace/admin/orgs/"+demo.Org+"/users", map[string]string{"email": "ana@mine.example"}, http.StatusCreated).JSON(&u))
-	var tok struct {
-		Token string `json:"token"`
-	}
-	require.NoError(t, jsonCall(t, admin, http.MethodPost, "/workspace/admin/orgs/"+demo.Org+"/users/"+u.ID+"/tokens", map[string]string{"name": "t"}, http.StatusCreated).JSON(&tok))
-	ana := &workertest.Client{Base: admin.Base, Token: tok.Token}
+	anaID, _, ana := userWithToken(t, admin, demo.Org, "ana@mine.example")
 	grants := "/workspace/admin/orgs/" + demo.Org + "/workspaces/" + demo.Workspace + "/users"
-	jsonCall(t, admin, http.MethodPost, grants, map[string]string{"user_id": u.ID, "role": "editor"}, http.StatusCreated)
+	jsonCall(t, admin, http.MethodPost, grants, map[string]string{"user_id": anaID, "role": "editor"}, http.StatusCreated)
 	knn := demoCall(t, admin.Base, "geostatistics", "knn")
 	before := latestVersion(t, admin, demo.MaskedGridPath)
 
@@ -245,7 +229,7 @@ func TestQueuedJobsRecheckRoles(t *testing.T) {
 	rec, ok := s.Jobs().Get(jobID(queued))
 	require.True(t, ok)
 	require.Equal(t, jobs.Requested, rec.Status, "the only slot is taken: the job must wait")
-	jsonCall(t, admin, http.MethodPost, grants, map[string]string{"user_id": u.ID, "role": "viewer"}, http.StatusCreated)
+	jsonCall(t, admin, http.MethodPost, grants, map[string]string{"user_id": anaID, "role": "viewer"}, http.StatusCreated)
 	jsonCall(t, admin, http.MethodDelete, jobURL(blocker), nil, http.StatusNoContent)
 	job, err := ana.Follow(ctx, queued)
 	require.NoError(t, err)
@@ -260,7 +244,7 @@ func TestQueuedJobsRecheckRoles(t *testing.T) {
 	assert.Equal(t, before, latestVersion(t, admin, demo.MaskedGridPath), "the target got a version")
 
 	// Workspace deleted while queued: 410 at the start.
-	jsonCall(t, admin, http.MethodPost, grants, map[string]string{"user_id": u.ID, "role": "editor"}, http.StatusCreated)
+	jsonCall(t, admin, http.MethodPost, grants, map[string]string{"user_id": anaID, "role": "editor"}, http.StatusCreated)
 	blocker = startHeavy(t, s, admin)
 	queued = submit(t, ana, knn.Topic, knn.Task, knn.Body)
 	jsonCall(t, admin, http.MethodDelete, "/workspace/orgs/"+demo.Org+"/workspaces/"+demo.Workspace, nil, http.StatusNoContent)

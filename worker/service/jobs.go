@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/geostat-engine/geostat/worker/blockmodel/bmapi"
 	"github.com/geostat-engine/geostat/worker/cluster"
 	"github.com/geostat-engine/geostat/worker/cluster/lwjob"
 	"github.com/geostat-engine/geostat/worker/cluster/simjob"
@@ -98,7 +99,14 @@ func (s *Service) rebuild(rec jobs.Record, request []byte) (jobs.Func, error) {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-		fn, err := s.rebuilder(rec, request)
+		rebuild := s.rebuilder
+		if rec.Topic == bmapi.Topic {
+			if s.blockModels == nil {
+				return nil, fmt.Errorf("job %s: this worker has no block model area", rec.ID)
+			}
+			rebuild = s.blockModels.Rebuild
+		}
+		fn, err := rebuild(rec, request)
 		if err != nil {
 			return nil, err
 		}

@@ -11,6 +11,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -24,6 +25,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/geostat-engine/geostat/worker/blockmodel/bmapi"
+	"github.com/geostat-engine/geostat/worker/blockmodel/bmjob"
 	"github.com/geostat-engine/geostat/worker/demo"
 	"github.com/geostat-engine/geostat/worker/files"
 	"github.com/geostat-engine/geostat/worker/identity"
@@ -113,6 +116,9 @@ type Service struct {
 	// when the compute routes are registered (then registered is closed).
 	rebuilder  func(jobs.Record, []byte) (jobs.Func, error)
 	registered chan struct{}
+	// blockModels is the block model area (nil with a remote object
+	// store: its files travel through the embedded store's blob URLs).
+	blockModels *bmapi.Area
 }
 
 // New builds the worker. It binds its listener first, so that a busy port
@@ -298,6 +304,16 @@ func (s *Service) register(mux server.Router, deps server.Deps) {
 		Files:     reportFiles{fs: s.files, expiry: urlExpiry(s.opts.URLExpiry)},
 		FreeDisk:  func() (int64, error) { return freeDisk(s.opts.DataDir) },
 	}
+	if _, embedded := deps.Store.(*store.Embedded); embedded && s.files != nil {
+		area, err := bmapi.New(bmapi.Options{Dir: filepath.Join(s.opts.DataDir, "blockmodels"), TempDir: s.tmpDir(),
+			Signer: s.files.URLSigner(), Jobs: s.jobs}, deps.Store, deps.Logger)
+		if err != nil {
+			deps.Logger.Error("the block model area cannot open its store; its routes are not served", "err", err)
+		} else {
+			s.blockModels = area
+			env.BlockModels = blockModelTasks{area: area}
+		}
+	}
 	if s.opts.Cluster.Enabled() {
 		env.Cluster = s.cluster.runner(s.opts.Cluster)
 		env.Tiles = s.cluster.tiles(s.opts.Cluster)
@@ -306,6 +322,9 @@ func (s *Service) register(mux server.Router, deps server.Deps) {
 	co := tasks.ComputeOptions{Env: env, Jobs: s.jobs, SyncWait: s.opts.SyncWait, OnSubmit: s.metrics.Submitted, Roles: s.identity}
 	tasks.Register(mux, deps, co)
 	s.rebuilder = tasks.Rebuilder(co)
+	if s.blockModels != nil {
+		s.blockModels.Register(mux, deps)
+	}
 	close(s.registered)
 	files.Register(mux, deps, s.files, files.Options{URLExpiry: s.opts.URLExpiry, MaxUploadBytes: s.opts.MaxBlobBytes})
 	workspaces.Register(mux, deps, s.identity)
@@ -435,6 +454,33 @@ func (s *Service) dashboard(w http.ResponseWriter, r *http.Request) {
 	http.ServeContent(w, r, rec.Name, rec.CreatedAt, content)
 }
 
+// blockModelTasks is the block model area as the compute tasks use it
+// (tasks.BlockModels).
+type blockModelTasks struct{ area *bmapi.Area }
+
+// Open implements tasks.BlockModels.
+func (b blockModelTasks) Open(ctx context.Context, org, workspace, modelUUID string) (*tasks.BlockModel, error) {
+	g, err := b.area.OpenModel(org, workspace, modelUUID)
+	if errors.Is(err, bmapi.ErrModelNotFound) {
+		return nil, fmt.Errorf("%w: %w", tasks.ErrNotFound, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &tasks.BlockModel{Store: b.area.Store(), ModelID: strings.ToLower(modelUUID), Geometry: g}, nil
+}
+
+// WriteColumn implements tasks.BlockModels: the model version, then the
+// linked object's version (bmapi.Area.WriteColumn).
+func (b blockModelTasks) WriteColumn(ctx context.Context, m *tasks.BlockModel, w bmjob.ColumnWrite, by store.User) (*tasks.BlockModelWrite, error) {
+	w.ModelID = m.ModelID
+	v, objectID, objectVersion, err := b.area.WriteColumn(ctx, w, by)
+	if err != nil {
+		return nil, err
+	}
+	return &tasks.BlockModelWrite{Version: v, ObjectID: objectID, ObjectVersionID: objectVersion}, nil
+}
+
 // reportFiles stores the validation reports in the file area.
 type reportFiles struct {
 	fs     *files.Store
@@ -522,6 +568,10 @@ func (s *Service) URL() string { return s.app.URL() }
 // App returns the underlying server application.
 func (s *Service) App() *server.App { return s.app }
 
+// BlockModels returns the block model area (nil when the worker has a
+// remote object store).
+func (s *Service) BlockModels() *bmapi.Area { return s.blockModels }
+
 // Jobs returns the job manager.
 func (s *Service) Jobs() *jobs.Manager { return s.jobs }
 
@@ -532,9 +582,10 @@ func (s *Service) Routes() []string { return s.routes }
 func (s *Service) OpenAPI() []byte { return s.openapi }
 
 // SeedDemo stores the demo workspace (see package demo) in the object
-// store. Objects of the demo that exist already are kept, so running it on
-// a data directory it seeded before reuses the workspace. It returns the
-// number of objects it stored (0: the whole demo was there).
+// store, and the demo's block model in the block model area. Objects of
+// the demo that exist already are kept, so running it on a data directory
+// it seeded before reuses the workspace. It returns the number of objects
+// and models it stored (0: the whole demo was there).
 func (s *Service) SeedDemo(ctx context.Context) (int, error) {
 	c, err := demo.Case()
 	if err != nil {
@@ -544,7 +595,35 @@ func (s *Service) SeedDemo(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return demo.Seed(ctx, s.app.Store(), store.Workspace{Org: demo.Org, ID: demo.Workspace}, server.LocalUser, set)
+	n, err := demo.Seed(ctx, s.app.Store(), store.Workspace{Org: demo.Org, ID: demo.Workspace}, server.LocalUser, set)
+	if err != nil || s.blockModels == nil {
+		return n, err
+	}
+	// The demo's block model, in the block model area.
+	if _, ok, err := s.blockModels.FindModel(demo.Org, demo.Workspace, demo.BlockModelName); err != nil || ok {
+		return n, err
+	}
+	body, err := demo.BlockModelBody(c)
+	if err != nil {
+		return n, err
+	}
+	if _, err := s.blockModels.CreateModel(ctx, demo.Org, demo.Workspace, body, server.LocalUser); err != nil {
+		return n, fmt.Errorf("the demo's block model: %w", err)
+	}
+	return n + 1, nil
+}
+
+// DemoBlockModel returns the bm_uuid of the demo's block model (ok false
+// when SeedDemo made none: a worker without the block model area).
+func (s *Service) DemoBlockModel() (string, bool) {
+	if s.blockModels == nil {
+		return "", false
+	}
+	rec, ok, err := s.blockModels.FindModel(demo.Org, demo.Workspace, demo.BlockModelName)
+	if err != nil || !ok {
+		return "", false
+	}
+	return rec.BMUUID, true
 }
 
 // defaultMaxMemory is the memory limit of a worker given none:

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/geostat-engine/geostat/internal/browser"
+	"github.com/geostat-engine/geostat/worker/blockmodel/bmapi"
 	"github.com/geostat-engine/geostat/worker/demo"
 	"github.com/geostat-engine/geostat/worker/files"
 	"github.com/geostat-engine/geostat/worker/jobs"
@@ -163,6 +164,10 @@ func TestDemo(t *testing.T) {
 	// does not succeed).
 	script := demo.Commands(c.Base, token)
 	require.Equal(t, len(calls), strings.Count(script, "\nrun /compute/"), "one printed command per call")
+	// Then the query of the demo's block model, kriged by one of the calls.
+	bm, ok := s.DemoBlockModel()
+	require.True(t, ok, "SeedDemo made the demo's block model")
+	script += demo.BlockModelCommands(c.Base, bm)
 	sctx, cancel := context.WithTimeout(ctx, 5*time.Minute) // a hang guard: a minute on a machine loaded eightfold
 	defer cancel()
 	cmd := exec.CommandContext(sctx, "bash", "-c", "set -e\n"+script)
@@ -173,9 +178,14 @@ func TestDemo(t *testing.T) {
 	t.Logf("the demo's %d commands ran in %.1fs", len(calls), time.Since(began).Seconds())
 	assert.Empty(t, stderr.String())
 
+	// The block model query printed the CSV of its first blocks, kriged.
+	assert.Contains(t, stdout.String(), "x,y,z,cu_ok\n")
+	assert.Regexp(t, `\nx,y,z,cu_ok\n([-0-9.e]+,){3}[-0-9.e]+\n`, stdout.String())
+
 	// Every command made one job, and every job succeeded; every task of
-	// the table is among them.
-	list := s.Jobs().List(demo.Org)
+	// the table is among them. (The block model query is a job of the
+	// block model area.)
+	list := slices.DeleteFunc(s.Jobs().List(demo.Org), func(r jobs.Record) bool { return r.Topic == bmapi.Topic })
 	require.Len(t, list, len(calls), "one job per printed command")
 	ran := map[string]bool{}
 	results := map[string][]json.RawMessage{}
