@@ -15,7 +15,7 @@ import (
 // small; their checks pass, and fail on values other than the ones written.
 func TestBlockModelScenariosSmall(t *testing.T) {
 	cfg := harness.Config{Size: synthetic.Small, Seed: 7}
-	for _, s := range []harness.Scenario{bmCreate(), bmAddColumn(), bmQuery()} {
+	for _, s := range []harness.Scenario{bmCreate(), bmAddColumn(), bmQuery(), bmAddColumnE2E(), bmQueryE2E()} {
 		w, err := s.Setup(context.Background(), cfg)
 		require.NoError(t, err, s.Name)
 		for range 2 { // a second run adds a second column / model

@@ -38,6 +38,8 @@ func All() []harness.Scenario {
 		bmCreate(),
 		bmAddColumn(),
 		bmQuery(),
+		bmAddColumnE2E(),
+		bmQueryE2E(),
 	}
 }
 

@@ -27,7 +27,7 @@ func TestRegistry(t *testing.T) {
 		require.True(t, ok)
 		assert.Equal(t, s.Name, got.Name)
 	}
-	assert.Len(t, seen, 29)
+	assert.Len(t, seen, 31)
 	_, ok := Lookup("nope")
 	assert.False(t, ok)
 }
