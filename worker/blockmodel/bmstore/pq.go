@@ -12,7 +12,6 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
-	"github.com/parquet-go/parquet-go/compress/zstd"
 	"github.com/parquet-go/parquet-go/encoding"
 
 	"github.com/geostat-engine/geostat/worker/blockmodel"
@@ -24,11 +23,6 @@ import (
 // encodeWorkers being encoded) and the pages parquet-go buffers per row
 // group.
 const storeRowGroup = 1 << 18
-
-// zstdCodec is the codec the store's pages had before pageCodec: column
-// files written then keep it (the codec is recorded per column chunk, and
-// parquet-go decodes any), and it stays for tests of reading them.
-var zstdCodec = &pageZstd{Codec: zstd.Codec{Level: zstd.SpeedFastest}}
 
 // pageCodec is the codec of the pages of the store's column files and of
 // query outputs: Snappy, encoded by s2's fast Snappy encoder (pageSnappy).
