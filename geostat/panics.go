@@ -81,3 +81,15 @@ func (p *Panics) Err() error {
 	}
 	return p.err
 }
+
+// Catch runs f and returns its error, or a *PanicError when f panics: for
+// the body of a goroutine that must hand its failure on rather than crash
+// the process.
+func Catch(f func() error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = NewPanicError(v)
+		}
+	}()
+	return f()
+}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"github.com/geostat-engine/geostat/worker/blockmodel/bmstore"
 	"github.com/geostat-engine/geostat/worker/blockmodel/bmwire"
@@ -235,7 +236,7 @@ func queryRows(ctx context.Context, s *bmstore.Store, modelID string, v *bmstore
 		var err error
 		for sl := range work {
 			if err == nil {
-				if err = qw.Write(sl.out); err != nil {
+				if err = geostat.Catch(func() error { return qw.Write(sl.out) }); err != nil {
 					err = fmt.Errorf("bmjob: query: %w", err)
 				}
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"github.com/geostat-engine/geostat/worker/blockmodel/bmstore"
 	"github.com/geostat-engine/geostat/worker/blockmodel/bmwire"
@@ -78,11 +79,12 @@ func (s *streamSink) writer() {
 			err = s.ctx.Err()
 		}
 		if err == nil {
-			if j.d == nil {
-				err = s.w.Write(sliceColumn(s.gap, j.n))
-			} else {
-				err = s.w.Write(j.d.slice(0, int64(j.n), j.all))
-			}
+			err = geostat.Catch(func() error { // a panic fails the update, never the process
+				if j.d == nil {
+					return s.w.Write(sliceColumn(s.gap, j.n))
+				}
+				return s.w.Write(j.d.slice(0, int64(j.n), j.all))
+			})
 		}
 		if j.d != nil {
 			s.free <- j.d

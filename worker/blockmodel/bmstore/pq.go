@@ -14,6 +14,7 @@ import (
 	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/encoding"
 
+	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"github.com/geostat-engine/geostat/worker/objects"
 )
@@ -275,16 +276,19 @@ func (tw *tableWriter) dispatch() {
 	s, prev, done := tw.slot, tw.prev, make(chan error, 1)
 	tw.slot, tw.prev = nil, done
 	go func() {
-		err := s.encode()
+		err := geostat.Catch(s.encode) // a panic fails the write, never the process
 		if prev != nil {
 			if perr := <-prev; perr != nil && err == nil {
 				err = perr
 			}
 		}
 		if err == nil {
-			if _, cerr := s.rg.Commit(); cerr != nil {
-				err = fmt.Errorf("parquet commit: %w", cerr)
-			}
+			err = geostat.Catch(func() error {
+				if _, cerr := s.rg.Commit(); cerr != nil {
+					return fmt.Errorf("parquet commit: %w", cerr)
+				}
+				return nil
+			})
 		}
 		if err != nil {
 			tw.failed.CompareAndSwap(nil, &err)

@@ -254,6 +254,13 @@ func (p *pqColumn) readAhead(f *parquet.File) {
 			return false
 		}
 	}
+	// A malformed file can make parquet-go panic while it decodes a page:
+	// here that is an error of the file, never a crash of the worker.
+	defer func() {
+		if v := recover(); v != nil {
+			send(pageAhead{err: fmt.Errorf("the Parquet file is malformed: %v", v)})
+		}
+	}()
 	for _, rg := range f.RowGroups() {
 		pages := rg.ColumnChunks()[p.leaf].Pages()
 		for {
