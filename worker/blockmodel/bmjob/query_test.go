@@ -332,13 +332,13 @@ func TestFillIndicesIncrement(t *testing.T) {
 			}
 		}
 	}
-	g, err := blockmodel.NewGeometry(blockmodel.XYZ{}, nil, blockmodel.RegularSize(blockmodel.Size3D{5, 4, 3}, blockmodel.XYZ{1, 1, 1}))
+	g, err := blockmodel.NewGeometry(blockmodel.XYZ{}, nil, blockmodel.RegularSize(blockmodel.Size3D{NX: 5, NY: 4, NZ: 3}, blockmodel.XYZ{X: 1, Y: 1, Z: 1}))
 	require.NoError(t, err)
 	for _, step := range []int64{1, 7, 19, 60} {
 		check(t, g.WholeBlocks(), step)
 	}
 	g, err = blockmodel.NewGeometry(blockmodel.XYZ{}, nil,
-		blockmodel.SubBlockedSize(blockmodel.FullySubBlocked, blockmodel.Size3D{3, 2, 2}, blockmodel.Size3D{2, 1, 1}, blockmodel.XYZ{1, 1, 1}))
+		blockmodel.SubBlockedSize(blockmodel.FullySubBlocked, blockmodel.Size3D{NX: 3, NY: 2, NZ: 2}, blockmodel.Size3D{NX: 2, NY: 1, NZ: 1}, blockmodel.XYZ{X: 1, Y: 1, Z: 1}))
 	require.NoError(t, err)
 	var parent []uint32
 	var start, end []uint8
