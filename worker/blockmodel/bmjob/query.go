@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/geostat-engine/geostat/geostat"
@@ -375,6 +376,14 @@ func systemInto(dst *bmstore.Column, sys *blockmodel.SystemBatch, name string, s
 }
 
 func widen[T uint8 | uint32](dst []uint64, src []T, sel []bool) []uint64 {
+	if !slices.Contains(sel[:len(src)], false) {
+		at := len(dst)
+		dst = slices.Grow(dst, len(src))[:at+len(src)]
+		for r, x := range src {
+			dst[at+r] = uint64(x)
+		}
+		return dst
+	}
 	for r, x := range src {
 		if sel[r] {
 			dst = append(dst, uint64(x))
@@ -432,9 +441,29 @@ func fillIndices(b *blockmodel.Blocks, from, to int64, dst *blockmodel.SystemBat
 			*p = resize(*p, n)
 		}
 	}
+	// Parents come in canonical order (i fastest): the next parent's
+	// indices are the previous ones plus one with carries, sparing the
+	// three divisions of ParentIJK a row.
+	np := g.Parents()
+	nx, ny := uint32(np[0]), uint32(np[1])
+	prev := int64(-2)
+	var i, j, k uint32
 	for r := range n {
 		row := from + int64(r)
-		dst.I[r], dst.J[r], dst.K[r] = g.ParentIJK(b.Parent(row))
+		switch p := b.Parent(row); p {
+		case prev:
+		case prev + 1:
+			if i++; i == nx {
+				if i, j = 0, j+1; j == ny {
+					j, k = 0, k+1
+				}
+			}
+			prev = p
+		default:
+			i, j, k = g.ParentIJK(p)
+			prev = p
+		}
+		dst.I[r], dst.J[r], dst.K[r] = i, j, k
 		if !sidx && !corners {
 			continue
 		}

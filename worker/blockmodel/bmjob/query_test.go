@@ -314,3 +314,49 @@ func TestQueryXYZBoxes(t *testing.T) {
 		})
 	}
 }
+
+// fillIndices (parent indices by increment with carries) equals
+// ParentIJK row by row, for a whole regular model read in batches that
+// start anywhere and for a sub-blocked model whose parents repeat.
+func TestFillIndicesIncrement(t *testing.T) {
+	check := func(t *testing.T, b *blockmodel.Blocks, step int64) {
+		g := b.Geometry()
+		var sys blockmodel.SystemBatch
+		for from := int64(0); from < b.NumRows(); from += step {
+			to := min(from+step, b.NumRows())
+			fillIndices(b, from, to, &sys)
+			require.Len(t, sys.I, int(to-from))
+			for r := range int(to - from) {
+				i, j, k := g.ParentIJK(b.Parent(from + int64(r)))
+				require.Equal(t, [3]uint32{i, j, k}, [3]uint32{sys.I[r], sys.J[r], sys.K[r]}, "row %d", from+int64(r))
+			}
+		}
+	}
+	g, err := blockmodel.NewGeometry(blockmodel.XYZ{}, nil, blockmodel.RegularSize(blockmodel.Size3D{NX: 5, NY: 4, NZ: 3}, blockmodel.XYZ{X: 1, Y: 1, Z: 1}))
+	require.NoError(t, err)
+	for _, step := range []int64{1, 7, 19, 60} {
+		check(t, g.WholeBlocks(), step)
+	}
+	g, err = blockmodel.NewGeometry(blockmodel.XYZ{}, nil,
+		blockmodel.SubBlockedSize(blockmodel.FullySubBlocked, blockmodel.Size3D{NX: 3, NY: 2, NZ: 2}, blockmodel.Size3D{NX: 2, NY: 1, NZ: 1}, blockmodel.XYZ{X: 1, Y: 1, Z: 1}))
+	require.NoError(t, err)
+	var parent []uint32
+	var start, end []uint8
+	for p := uint32(0); p < 12; p++ {
+		switch p % 2 {
+		case 0: // two halves
+			parent = append(parent, p, p)
+			start = append(start, 0, 0, 0, 1, 0, 0)
+			end = append(end, 1, 1, 1, 2, 1, 1)
+		default: // whole
+			parent = append(parent, p)
+			start = append(start, 0, 0, 0)
+			end = append(end, 2, 1, 1)
+		}
+	}
+	b, err := blockmodel.NewBlocks(g, parent, start, end)
+	require.NoError(t, err)
+	for _, step := range []int64{1, 4, 5, 100} {
+		check(t, b, step)
+	}
+}

@@ -354,14 +354,18 @@ func (s *groupSlot) encode() error {
 }
 
 // appendValues appends the Parquet values of rows [lo, hi) of c, column
-// index col, to buf: a null (Null flag, NaN) has definition level 0. The
-// levels are set in place (Value.Level copies the value and does not
-// inline).
+// index col, to buf: a null (Null flag, NaN) has definition level 0. Each
+// value is built and levelled in one pass over the rows (a second pass over
+// the 24-byte values cost as much as building them); the levels are set in
+// place (Value.Level copies the value and does not inline).
 func appendValues(buf []parquet.Value, c *Column, lo, hi, col int) []parquet.Value {
 	null := parquet.Value{}.Level(0, 0, col)
 	var nulls []bool
 	if c.Null != nil {
 		nulls = c.Null[lo:hi]
+		if !slices.Contains(nulls, true) {
+			nulls = nil
+		}
 	}
 	at := len(buf)
 	buf = slices.Grow(buf, hi-lo)[:at+hi-lo]
@@ -369,50 +373,70 @@ func appendValues(buf []parquet.Value, c *Column, lo, hi, col int) []parquet.Val
 	switch c.Type {
 	case blockmodel.Float64:
 		for i, f := range c.Floats[lo:hi] {
-			out[i] = parquet.DoubleValue(f)
+			v := parquet.DoubleValue(f)
+			v.SetDefinitionLevel(1)
+			v.SetColumnIndex(col)
+			out[i] = v
 			if f != f {
 				out[i] = null
 			}
 		}
 	case blockmodel.Float16, blockmodel.Float32:
 		for i, f := range c.Floats[lo:hi] {
-			out[i] = parquet.FloatValue(float32(f))
+			v := parquet.FloatValue(float32(f))
+			v.SetDefinitionLevel(1)
+			v.SetColumnIndex(col)
+			out[i] = v
 			if f != f {
 				out[i] = null
 			}
 		}
 	case blockmodel.Int8, blockmodel.Int16, blockmodel.Int32, blockmodel.Date32:
 		for i, x := range c.Ints[lo:hi] {
-			out[i] = parquet.Int32Value(int32(x))
+			v := parquet.Int32Value(int32(x))
+			v.SetDefinitionLevel(1)
+			v.SetColumnIndex(col)
+			out[i] = v
 		}
 	case blockmodel.Int64, blockmodel.Timestamp:
 		for i, x := range c.Ints[lo:hi] {
-			out[i] = parquet.Int64Value(x)
+			v := parquet.Int64Value(x)
+			v.SetDefinitionLevel(1)
+			v.SetColumnIndex(col)
+			out[i] = v
 		}
 	case blockmodel.UInt8, blockmodel.UInt16, blockmodel.UInt32:
 		for i, x := range c.Uints[lo:hi] {
-			out[i] = parquet.Int32Value(int32(uint32(x)))
+			v := parquet.Int32Value(int32(uint32(x)))
+			v.SetDefinitionLevel(1)
+			v.SetColumnIndex(col)
+			out[i] = v
 		}
 	case blockmodel.UInt64:
 		for i, x := range c.Uints[lo:hi] {
-			out[i] = parquet.Int64Value(int64(x))
+			v := parquet.Int64Value(int64(x))
+			v.SetDefinitionLevel(1)
+			v.SetColumnIndex(col)
+			out[i] = v
 		}
 	case blockmodel.Boolean:
 		for i, x := range c.Bools[lo:hi] {
-			out[i] = parquet.BooleanValue(x)
+			v := parquet.BooleanValue(x)
+			v.SetDefinitionLevel(1)
+			v.SetColumnIndex(col)
+			out[i] = v
 		}
 	case blockmodel.Utf8:
 		for i, x := range c.Strings[lo:hi] {
-			out[i] = parquet.ByteArrayValue(unsafe.Slice(unsafe.StringData(x), len(x)))
+			v := parquet.ByteArrayValue(unsafe.Slice(unsafe.StringData(x), len(x)))
+			v.SetDefinitionLevel(1)
+			v.SetColumnIndex(col)
+			out[i] = v
 		}
 	}
-	for i := range out {
-		if nulls != nil && nulls[i] {
+	for i, n := range nulls {
+		if n {
 			out[i] = null
-		}
-		if !out[i].IsNull() {
-			out[i].SetDefinitionLevel(1)
-			out[i].SetColumnIndex(col)
 		}
 	}
 	return buf
