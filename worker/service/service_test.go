@@ -61,17 +61,7 @@ func run(t *testing.T, opts service.Options) (*service.Service, func()) {
 	t.Helper()
 	s, err := service.New(opts)
 	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cancel()
-			require.NoError(t, <-done)
-		})
-	}
-	t.Cleanup(stop)
+	stop := workertest.Run(t, s)
 	return s, stop
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -56,4 +57,31 @@ func StartApp(tb testing.TB, opts server.Options, token string) *server.App {
 		}
 	})
 	return app
+}
+
+// Runner is a worker that serves until its context ends (a
+// *service.Service, a *server.App).
+type Runner interface {
+	Run(ctx context.Context) error
+}
+
+// Run runs r until the test ends, or until the returned stop is called
+// (stop is idempotent): it cancels r's context, waits for Run to return
+// and fails the test when it returned an error.
+func Run(tb testing.TB, r Runner) (stop func()) {
+	tb.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				tb.Errorf("the worker stopped with %v", err)
+			}
+		})
+	}
+	tb.Cleanup(stop)
+	return stop
 }

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -55,17 +54,7 @@ func startWorkerIn(t *testing.T, dir string) (*worker, func()) {
 	}
 	s, err := service.New(opts)
 	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cancel()
-			require.NoError(t, <-done)
-		})
-	}
-	t.Cleanup(stop)
+	stop := workertest.Run(t, s)
 	return &worker{t: t, svc: s, c: &workertest.Client{Base: s.URL(), Token: devToken, NoRetry: true}}, stop
 }
 
