@@ -351,12 +351,63 @@ func newRows(ctx context.Context, g *blockmodel.Geometry, old *blockmodel.Blocks
 	})
 	ws, we := g.WholeCorners()
 	cells := g.SubCells()
+	sub := g.Subblocks()
 	oldN := old.NumRows()
+	// At most: the old rows, the file's, and, with fill, the sub-cells a
+	// parent given in part lacks. Bounded before anything is made.
+	bound := oldN + int64(len(keys))
+	for lo := 0; fill && lo < len(order); {
+		hi := lo + 1
+		for hi < len(order) && keys[order[hi]].p == keys[order[lo]].p {
+			hi++
+		}
+		bound += int64(max(cells-(hi-lo), 0))
+		lo = hi
+	}
+	if bound > MaxRows {
+		return nil, tooManyRows(bound)
+	}
 	out := make([]newRow, 0, oldN+int64(len(keys)))
+	// cellRow indexes the old rows of the parent being matched by sub-cell
+	// (x fastest), for a parent of more than indexFrom rows: a parent split
+	// into many sub-blocks is matched in time linear in its cells, not in
+	// the product of its old and new rows.
+	const indexFrom = 16
+	var cellRow []int64
+	indexed := int64(-1) // the first old row of the parent cellRow holds
+	cellOf := func(c [3]int) int { return c[0] + sub[0]*(c[1]+sub[1]*c[2]) }
 	// covering finds, among old rows [lo, hi) of one parent, the row whose
-	// corners hold the centre of sub-block k, and the row equal to k.
+	// corners hold the centre of sub-block k, and the row equal to k (the
+	// old rows tile the parent without overlap: one row holds the centre).
 	covering := func(lo, hi int64, k subKey) (same, cover int64) {
 		same, cover = -1, -1
+		if hi-lo > indexFrom {
+			if indexed != lo {
+				if cellRow == nil {
+					cellRow = make([]int64, cells)
+				}
+				for r := lo; r < hi; r++ {
+					s, e := old.Corners(r)
+					for z := int(s[2]); z < int(e[2]); z++ {
+						for y := int(s[1]); y < int(e[1]); y++ {
+							for x := int(s[0]); x < int(e[0]); x++ {
+								cellRow[cellOf([3]int{x, y, z})] = r
+							}
+						}
+					}
+				}
+				indexed = lo
+			}
+			var c [3]int
+			for a := range 3 {
+				c[a] = (int(k.s[a]) + int(k.e[a])) / 2 // the cell holding the centre
+			}
+			cover = cellRow[cellOf(c)]
+			if s, e := old.Corners(cover); s == k.s && e == k.e {
+				same = cover
+			}
+			return same, cover
+		}
 		for r := lo; r < hi; r++ {
 			s, e := old.Corners(r)
 			if s == k.s && e == k.e {
@@ -435,6 +486,19 @@ func newRows(ctx context.Context, g *blockmodel.Geometry, old *blockmodel.Blocks
 		oi = oj
 	}
 	return out, nil
+}
+
+// MaxRows bounds the rows of a version (sub-blocks included) that a
+// geometry change may make (A.12). It is checked against an upper bound
+// before any row is made: a split filled by fill_subblocks turns one row of
+// the file into as many rows as a parent has sub-cells.
+const MaxRows = blockmodel.MaxBlocks
+
+// tooManyRows is the refusal of a geometry change that would make n rows.
+func tooManyRows(n int64) error {
+	e := &blockmodel.ValidationError{}
+	e.Add("geometry_change", "the update could make a version of up to %d rows (sub-blocks included), more than %d", n, MaxRows)
+	return e.Err()
 }
 
 func isWhole(b *blockmodel.Blocks, r int64, ws, we [3]uint8) bool {

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/geostat-engine/geostat/worker/blockmodel"
@@ -370,4 +372,31 @@ func derivations(t *testing.T, s *bmstore.Store, g *blockmodel.Geometry, v *bmst
 		out = append(out, r[len(r)-1])
 	}
 	return out
+}
+
+// A geometry change whose fill would make more rows than a version may
+// hold (one unit sub-block in each of 501 parents of 100 × 100 × 100
+// sub-cells: 501,000,000 rows) is refused before any row is made, and the
+// model keeps its version.
+func TestGeometryChangeRowBound(t *testing.T) {
+	s, err := bmstore.Open(t.TempDir())
+	require.NoError(t, err)
+	g, err := blockmodel.NewGeometry(blockmodel.XYZ{}, nil, blockmodel.SubBlockedSize(blockmodel.FullySubBlocked,
+		blockmodel.Size3D{NX: 501, NY: 1, NZ: 1}, blockmodel.Size3D{NX: 100, NY: 100, NZ: 100}, blockmodel.XYZ{X: 100, Y: 100, Z: 100}))
+	require.NoError(t, err)
+	v1 := createModel(t, s, "m", g.WholeBlocks())
+	u := decodeUpdate(t, s, "m", g, `{"columns": {"new": [{"title": "cu", "data_type": "Float64"}]}, "geometry_change": true,
+		"update_type": "merge", "fill_subblocks": true, "input_options": {"file_format": "csv"}}`)
+	var file strings.Builder
+	file.WriteString("x,y,z,dx,dy,dz,cu\n")
+	for p := range 501 { // the first sub-cell of each parent
+		fmt.Fprintf(&file, "%g,0.5,0.5,1,1,1,%d\n", float64(100*p)+0.5, p)
+	}
+	_, err = apply(t, s, "m", g, u, []byte(file.String()))
+	var ve *blockmodel.ValidationError
+	require.ErrorAs(t, err, &ve)
+	assert.Contains(t, err.Error(), "more than 500000000")
+	n, err := s.Latest("m")
+	require.NoError(t, err)
+	assert.Equal(t, v1.VersionID, n)
 }
