@@ -81,7 +81,7 @@ func TestEveryTypeRoundTripAtBoundaries(t *testing.T) {
 		col, ok := v.Column(string(typ))
 		require.True(t, ok)
 
-		requireCodec(t, s.colPath("m", col.File), format.Snappy, string(typ))
+		requireCodec(t, s.colPath("m", col.File), codecOf(typ), string(typ))
 		got := readAll(t, s, "m", v.VersionID, col.ColID, 0)
 		requireSameFast(t, &want, &got, string(typ))
 		got = readAll(t, s, "m", v.VersionID, col.ColID, 4099)
@@ -116,23 +116,25 @@ func TestEveryTypeRoundTripAtBoundaries(t *testing.T) {
 	}
 }
 
-// requireCodec checks that every column chunk of a Parquet file is
-// compressed with codec.
+// requireCodec checks that every column chunk of a Parquet file of one
+// column is compressed with codec.
 func requireCodec(t *testing.T, path string, codec format.CompressionCodec, msg string) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
-	requireCodecOf(t, data, codec, msg)
+	requireCodecOf(t, data, []format.CompressionCodec{codec}, msg)
 }
 
-func requireCodecOf(t *testing.T, data []byte, codec format.CompressionCodec, msg string) {
+// requireCodecOf checks that the column chunks of column c of a Parquet
+// file are compressed with codecs[c].
+func requireCodecOf(t *testing.T, data []byte, codecs []format.CompressionCodec, msg string) {
 	t.Helper()
 	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
 	require.NoError(t, err, msg)
 	require.NotEmpty(t, f.Metadata().RowGroups, msg)
 	for _, rg := range f.Metadata().RowGroups {
-		for _, cc := range rg.Columns {
-			require.Equal(t, codec, cc.MetaData.Codec, msg)
+		for c, cc := range rg.Columns {
+			require.Equal(t, codecs[c], cc.MetaData.Codec, msg)
 		}
 	}
 }
@@ -191,7 +193,11 @@ func TestQueryParquetEveryType(t *testing.T) {
 	require.Equal(t, int64(n), f.NumRows())
 	require.Len(t, f.RowGroups(), 2)
 	require.Equal(t, int64(QueryRowGroup), f.RowGroups()[0].NumRows())
-	requireCodecOf(t, buf.Bytes(), format.Snappy, "query output")
+	var codecs []format.CompressionCodec
+	for _, typ := range allTypes {
+		codecs = append(codecs, codecOf(typ))
+	}
+	requireCodecOf(t, buf.Bytes(), codecs, "query output")
 	for _, rg := range f.Metadata().RowGroups {
 		for _, cc := range rg.Columns {
 			require.NotEmpty(t, cc.MetaData.EncodingStats)
@@ -457,7 +463,7 @@ func TestQueryWriterWideTable(t *testing.T) {
 	var buf bytes.Buffer
 	q, err := NewQueryWriter(&buf, names, types, QueryOptions{})
 	require.NoError(t, err)
-	require.NotNil(t, q.tw.direct, "a table this wide is written directly")
+	require.True(t, q.tw.direct, "a table this wide is encoded by the caller")
 	for lo := 0; lo < n; lo += 40_000 {
 		batch := make([]Column, width)
 		for i := range want {

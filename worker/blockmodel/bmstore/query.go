@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/parquet-go/parquet-go"
-
 	"github.com/geostat-engine/geostat/worker/blockmodel"
 )
 
@@ -57,7 +55,7 @@ func NewQueryWriter(w io.Writer, names []string, types []DataType, opts QueryOpt
 	switch opts.Format {
 	case "", "parquet":
 		// Data pages v1, as the client's query documentation says.
-		tw, err := newTableWriter(w, names, types, QueryRowGroup, parquet.DataPageVersion(1))
+		tw, err := newTableWriter(w, names, types, QueryRowGroup)
 		if err != nil {
 			return nil, fmt.Errorf("bmstore: query writer: %w", err)
 		}

@@ -1,0 +1,666 @@
+package bmstore
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"slices"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/klauspost/compress/s2"
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/geostat-engine/geostat/geostat"
+	"github.com/geostat-engine/geostat/worker/blockmodel"
+	"github.com/geostat-engine/geostat/worker/objects"
+)
+
+// The store's column files and query outputs are written by tableWriter,
+// a Parquet writer for flat tables of OPTIONAL columns: data pages v1,
+// PLAIN values, definition levels in the RLE/bit-packed hybrid, each page
+// compressed on its own (Snappy, or not at all: see codecOf). It writes
+// straight from the typed slices of Column (no value a cell) and encodes
+// row groups on several goroutines. The schema elements are parquet-go's
+// own (taken from an empty file it writes of the same schema), so a file
+// has the schema parquet-go would give it, and any Parquet reader reads it.
+
+// pageRows bounds the rows of a data page; pageBytes bounds the raw bytes
+// of a page's values (reached by strings only).
+const (
+	pageRows  = 1 << 16
+	pageBytes = 1 << 20
+)
+
+// slotBudget bounds the bytes of rows a tableWriter copies for its row
+// groups in flight: a table too wide for two row groups in flight (a query
+// of many columns) is encoded by the caller, one row group at a time.
+const slotBudget = 64 << 20
+
+// maxEncoders bounds the row groups of one tableWriter encoded at once.
+const maxEncoders = 4
+
+// rowBytes estimates the bytes of one row of the given types in a Column
+// (value and null flag; a string's header and some of its bytes).
+func rowBytes(types []DataType) int {
+	n := 0
+	for _, t := range types {
+		switch k, _ := kindOf(t); k {
+		case kBool:
+			n += 2
+		case kString:
+			n += 33
+		default:
+			n += 9
+		}
+	}
+	return n
+}
+
+// codecOf is the compression of a column's pages. Floating-point pages are
+// stored uncompressed: estimates (a kriged grade) do not compress (Snappy
+// gives 1.00 of raw on full-precision values), and on assays rounded to
+// three decimals Snappy halves a page at 455 MB/s a core, too slow for the
+// 200 MB/s an update must write on two cores. Other types are Snappy: index
+// and code columns shrink to a few percent at several GB/s.
+func codecOf(t DataType) format.CompressionCodec {
+	switch t {
+	case blockmodel.Float16, blockmodel.Float32, blockmodel.Float64:
+		return format.Uncompressed
+	}
+	return format.Snappy
+}
+
+// schemaElements returns parquet-go's schema elements of a flat table of
+// OPTIONAL columns of the given names and types, in that order.
+func schemaElements(names []string, types []DataType) ([]format.SchemaElement, error) {
+	g := parquet.Group{}
+	for i, n := range names {
+		l, err := leaf(types[i])
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := g[n]; dup {
+			return nil, fmt.Errorf("duplicate column name %q", n)
+		}
+		g[n] = l
+	}
+	var buf bytes.Buffer
+	pw := parquet.NewWriter(&buf, objects.OrderedSchema(g, names))
+	if err := pw.Close(); err != nil {
+		return nil, fmt.Errorf("parquet schema: %w", err)
+	}
+	pf, err := parquet.OpenFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		return nil, fmt.Errorf("parquet schema: %w", err)
+	}
+	schema := slices.Clone(pf.Metadata().Schema)
+	if len(schema) != len(names)+1 {
+		return nil, fmt.Errorf("parquet schema: %d elements for %d columns", len(schema), len(names))
+	}
+	for i, n := range names {
+		if schema[i+1].Name != n {
+			return nil, fmt.Errorf("parquet schema: column %d is %q, want %q", i, schema[i+1].Name, n)
+		}
+	}
+	return schema, nil
+}
+
+// tableWriter writes batches of several named columns to one Parquet stream.
+//
+// Rows are copied (typed, in bulk) into the current row group's columns; a
+// full row group is handed to a goroutine that encodes and compresses its
+// pages into one buffer while the caller fills the next, and the buffers
+// are written in row group order, so the bytes do not depend on the
+// schedule. Memory is bounded by the row groups in flight (at most
+// maxEncoders, and slotBudget); a table too wide for two is encoded by the
+// caller as each row group fills (direct).
+type tableWriter struct {
+	out    *countWriter
+	types  []DataType
+	names  []string
+	schema []format.SchemaElement
+	codecs []format.CompressionCodec
+	group  int
+	// rowsHint, when positive, is the number of rows the caller will
+	// write (sizes the buffers of a small table).
+	rowsHint int64
+	// free holds idle slots, made on first use; a slot is taken to fill a
+	// row group and returned after its bytes are written.
+	free   chan *groupSlot
+	slot   *groupSlot
+	direct bool
+	// prev receives the outcome of the previously dispatched row group
+	// once it is written (nil before the first).
+	prev chan error
+	err  error
+	// failed holds the first error of an encoding goroutine, so that the
+	// next write fails at once.
+	failed atomic.Pointer[error]
+	// rowGroups and rows are the written row groups' metadata, appended
+	// in order by the goroutine writing each (after the previous one).
+	rowGroups []format.RowGroup
+	rows      int64
+	closed    bool
+}
+
+// countWriter counts the bytes written through it: the file offsets of
+// pages.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// groupSlot is one row group in flight: its rows, then its encoded pages.
+type groupSlot struct {
+	cols []Column
+	// buf holds the row group's pages, column after column; each page is
+	// encoded headerRoom bytes past the end of the previous one and its
+	// header put right before it, so a page is one segment of buf, written
+	// without a copy.
+	buf    []byte
+	segs   [][2]int     // the pages' segments of buf, in order
+	chunks []chunkBytes // each column's pages (segs[from:to])
+	// scratch of page encoding
+	nulls []bool
+	raw   []byte
+}
+
+// headerRoom is the room left for a page header before its body (a data
+// page v1 header with a null count takes about 30 bytes).
+const headerRoom = 64
+
+// chunkBytes describes one column chunk encoded in a slot's buffer.
+type chunkBytes struct {
+	from, to     int   // its pages, segs[from:to]
+	size         int64 // bytes of its pages as written, headers included
+	uncompressed int64 // bytes of its pages uncompressed, headers included
+	values       int64
+	nulls        int64
+}
+
+// newTableWriter starts a Parquet stream of the named columns with row
+// groups of group rows.
+func newTableWriter(w io.Writer, names []string, types []DataType, group int) (*tableWriter, error) {
+	schema, err := schemaElements(names, types)
+	if err != nil {
+		return nil, err
+	}
+	tw := &tableWriter{out: &countWriter{w: w}, types: types, names: names, schema: schema, group: group}
+	for _, t := range types {
+		tw.codecs = append(tw.codecs, codecOf(t))
+	}
+	if _, err := tw.out.Write([]byte("PAR1")); err != nil {
+		return nil, fmt.Errorf("parquet write: %w", err)
+	}
+	slots := min(min(maxEncoders, runtime.GOMAXPROCS(0))+1, slotBudget/max(1, group*rowBytes(types)))
+	if slots < 2 {
+		slots, tw.direct = 1, true
+	}
+	tw.free = make(chan *groupSlot, slots)
+	for range slots {
+		tw.free <- nil // slots are made on first use
+	}
+	return tw, nil
+}
+
+// take makes the next slot current, waiting for one to be free.
+func (tw *tableWriter) take() {
+	s := <-tw.free
+	if s == nil {
+		s = &groupSlot{}
+		for _, t := range tw.types {
+			size := tw.group
+			if tw.rowsHint > 0 {
+				size = int(min(int64(size), tw.rowsHint))
+			}
+			s.cols = append(s.cols, newColumn(t, size))
+		}
+	}
+	for i := range s.cols {
+		s.cols[i].reset()
+	}
+	tw.slot = s
+}
+
+// write appends a batch: cols in schema order, equal lengths.
+func (tw *tableWriter) write(cols []*Column) error {
+	if tw.err != nil {
+		return tw.err
+	}
+	if p := tw.failed.Load(); p != nil {
+		return *p
+	}
+	n := cols[0].Len()
+	for i := range cols {
+		if cols[i].Len() != n {
+			return fmt.Errorf("column %d has %d rows, column 0 has %d", i, cols[i].Len(), n)
+		}
+	}
+	for lo := 0; lo < n; {
+		if tw.slot == nil {
+			tw.take()
+		}
+		s := tw.slot
+		in := s.cols[0].Len()
+		hi := min(n, lo+tw.group-in)
+		for c, col := range cols {
+			s.cols[c].appendRange(col, lo, hi)
+		}
+		if in+(hi-lo) == tw.group {
+			if err := tw.dispatch(); err != nil {
+				return err
+			}
+		}
+		lo = hi
+	}
+	return nil
+}
+
+// dispatch hands the current row group to an encoding goroutine (or, for
+// a direct table, encodes and writes it at once).
+func (tw *tableWriter) dispatch() error {
+	s := tw.slot
+	tw.slot = nil
+	if tw.direct {
+		err := geostat.Catch(func() error { return tw.encodeAndWrite(s) })
+		tw.free <- s
+		if err != nil {
+			tw.err = err
+		}
+		return err
+	}
+	prev, done := tw.prev, make(chan error, 1)
+	tw.prev = done
+	go func() {
+		err := geostat.Catch(func() error { return s.encode(tw.codecs) }) // a panic fails the write, never the process
+		if prev != nil {
+			if perr := <-prev; perr != nil && err == nil {
+				err = perr
+			}
+		}
+		if err == nil {
+			err = geostat.Catch(func() error { return tw.commit(s) })
+		}
+		if err != nil {
+			tw.failed.CompareAndSwap(nil, &err)
+		}
+		done <- err
+		tw.free <- s
+	}()
+	return nil
+}
+
+func (tw *tableWriter) encodeAndWrite(s *groupSlot) error {
+	if err := s.encode(tw.codecs); err != nil {
+		return err
+	}
+	return tw.commit(s)
+}
+
+// commit writes an encoded row group and records its metadata; row groups
+// are committed one at a time, in order.
+func (tw *tableWriter) commit(s *groupSlot) error {
+	base := tw.out.n
+	for _, seg := range s.segs {
+		if _, err := tw.out.Write(s.buf[seg[0]:seg[1]]); err != nil {
+			return fmt.Errorf("parquet write: %w", err)
+		}
+	}
+	rows := int64(s.cols[0].Len())
+	rg := format.RowGroup{NumRows: rows, FileOffset: base, Ordinal: int16(len(tw.rowGroups))}
+	off := base
+	for c, ch := range s.chunks {
+		typ, _ := tw.schema[c+1].Type.Get()
+		rg.Columns = append(rg.Columns, format.ColumnChunk{
+			FileOffset: off,
+			MetaData: format.ColumnMetaData{
+				Type:                  typ,
+				Encoding:              []format.Encoding{format.Plain, format.RLE},
+				PathInSchema:          []string{tw.names[c]},
+				Codec:                 tw.codecs[c],
+				NumValues:             ch.values,
+				TotalUncompressedSize: ch.uncompressed,
+				TotalCompressedSize:   ch.size,
+				DataPageOffset:        off,
+				Statistics:            format.Statistics{NullCount: ch.nulls},
+				EncodingStats:         []format.PageEncodingStats{{PageType: format.DataPage, Encoding: format.Plain, Count: int32(ch.to - ch.from)}},
+			},
+		})
+		off += ch.size
+		rg.TotalByteSize += ch.uncompressed
+	}
+	rg.TotalCompressedSize = off - base
+	tw.rowGroups = append(tw.rowGroups, rg)
+	tw.rows += rows
+	return nil
+}
+
+// wait waits for every dispatched row group; it returns the first error.
+func (tw *tableWriter) wait() error {
+	if tw.prev != nil {
+		if err := <-tw.prev; err != nil && tw.err == nil {
+			tw.err = err
+		}
+		tw.prev = nil
+	}
+	return tw.err
+}
+
+// close writes the last row group and the footer.
+func (tw *tableWriter) close() error {
+	if tw.closed {
+		return tw.err
+	}
+	tw.closed = true
+	if tw.err == nil && tw.slot != nil && tw.slot.cols[0].Len() > 0 {
+		tw.dispatch()
+	}
+	tw.slot = nil
+	if err := tw.wait(); err != nil {
+		return err
+	}
+	meta := format.FileMetaData{
+		Version:   1,
+		Schema:    tw.schema,
+		NumRows:   tw.rows,
+		RowGroups: tw.rowGroups,
+		CreatedBy: "geostat version 1",
+	}
+	b, err := thrift.Marshal(new(thrift.CompactProtocol), &meta)
+	if err != nil {
+		tw.err = fmt.Errorf("parquet footer: %w", err)
+		return tw.err
+	}
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(b)))
+	b = append(b, "PAR1"...)
+	if _, err := tw.out.Write(b); err != nil {
+		tw.err = fmt.Errorf("parquet write: %w", err)
+	}
+	return tw.err
+}
+
+// discard waits for the row groups in flight and drops the stream.
+func (tw *tableWriter) discard() {
+	tw.slot = nil
+	tw.closed = true
+	tw.wait()
+}
+
+// encode encodes the slot's rows into its buffer, column after column,
+// page after page.
+func (s *groupSlot) encode(codecs []format.CompressionCodec) error {
+	size := 0
+	for c := range s.cols {
+		n := s.cols[c].Len()
+		size += n*8 + n/8 + (n/pageRows+1)*(headerRoom+16)
+	}
+	s.buf, s.segs, s.chunks = slices.Grow(s.buf[:0], size), s.segs[:0], s.chunks[:0]
+	for c := range s.cols {
+		col := &s.cols[c]
+		n := col.Len()
+		ch := chunkBytes{from: len(s.segs), values: int64(n)}
+		for lo := 0; lo < n; {
+			hi := pageEnd(col, lo, n)
+			if err := s.page(col, lo, hi, codecs[c], &ch); err != nil {
+				return err
+			}
+			lo = hi
+		}
+		ch.to = len(s.segs)
+		s.chunks = append(s.chunks, ch)
+	}
+	return nil
+}
+
+// pageEnd is the end of the page of col starting at row lo (of n rows).
+func pageEnd(col *Column, lo, n int) int {
+	hi := min(n, lo+pageRows)
+	if col.Type != blockmodel.Utf8 {
+		return hi
+	}
+	size := 0
+	for r := lo; r < hi; r++ {
+		size += 4 + len(col.Strings[r])
+		if size >= pageBytes {
+			return r + 1
+		}
+	}
+	return hi
+}
+
+// page appends the data page of rows [lo, hi) of col to s.buf.
+func (s *groupSlot) page(col *Column, lo, hi int, codec format.CompressionCodec, ch *chunkBytes) error {
+	n := hi - lo
+	s.nulls = slices.Grow(s.nulls[:0], n)[:n]
+	nulls := s.nulls
+	if col.Null != nil {
+		copy(nulls, col.Null[lo:hi])
+	} else {
+		clear(nulls)
+	}
+	if col.Floats != nil {
+		for i, f := range col.Floats[lo:hi] {
+			if f != f {
+				nulls[i] = true
+			}
+		}
+	}
+	nullCount := 0
+	for _, x := range nulls {
+		if x {
+			nullCount++
+		}
+	}
+	// The page's body (levels and values) is encoded at its place in
+	// s.buf, or in s.raw to be compressed there.
+	at := len(s.buf) + headerRoom
+	raw := s.raw[:0]
+	if codec == format.Uncompressed {
+		raw = slices.Grow(s.buf, headerRoom)[:at]
+	}
+	start := len(raw)
+	raw = append(raw, 0, 0, 0, 0)
+	raw = appendLevels(raw, nulls, nullCount)
+	binary.LittleEndian.PutUint32(raw[start:], uint32(len(raw)-start-4))
+	raw = appendPlain(raw, col, lo, hi, nulls, nullCount)
+	rawSize := len(raw) - start
+	if rawSize > math.MaxInt32 {
+		return fmt.Errorf("parquet page of %d bytes", rawSize)
+	}
+	if codec == format.Uncompressed {
+		s.buf = raw
+	} else {
+		s.raw = raw
+		dst := slices.Grow(s.buf, headerRoom+s2.MaxEncodedLen(rawSize))
+		comp := s2.EncodeSnappy(dst[at:at+s2.MaxEncodedLen(rawSize)], raw)
+		s.buf = dst[:at+len(comp)]
+	}
+	bodySize := len(s.buf) - at
+	h := format.PageHeader{
+		Type:                 format.DataPage,
+		UncompressedPageSize: int32(rawSize),
+		CompressedPageSize:   int32(bodySize),
+		DataPageHeader: thrift.New(format.DataPageHeader{
+			NumValues:               int32(n),
+			Encoding:                format.Plain,
+			DefinitionLevelEncoding: format.RLE,
+			RepetitionLevelEncoding: format.RLE,
+			Statistics:              format.Statistics{NullCount: int64(nullCount)},
+		}),
+	}
+	hb, err := thrift.Marshal(new(thrift.CompactProtocol), &h)
+	if err != nil {
+		return fmt.Errorf("parquet page header: %w", err)
+	}
+	if len(hb) > headerRoom {
+		return fmt.Errorf("parquet page header of %d bytes", len(hb))
+	}
+	copy(s.buf[at-len(hb):at], hb)
+	s.segs = append(s.segs, [2]int{at - len(hb), len(s.buf)})
+	ch.size += int64(len(hb) + bodySize)
+	ch.uncompressed += int64(len(hb) + rawSize)
+	ch.nulls += int64(nullCount)
+	return nil
+}
+
+// appendLevels appends the definition levels of a page (1 a value, 0 a
+// null; bit width 1) in the RLE/bit-packed hybrid: runs of at least
+// minRun equal levels as RLE runs, the rest bit-packed in groups of 8.
+func appendLevels(b []byte, nulls []bool, nullCount int) []byte {
+	n := len(nulls)
+	switch nullCount {
+	case 0:
+		return appendRLERun(b, n, 1)
+	case n:
+		return appendRLERun(b, n, 0)
+	}
+	const minRun = 16
+	runFrom := func(i int) int { // length of the run of equal levels at i
+		j := i + 1
+		for j < n && nulls[j] == nulls[i] {
+			j++
+		}
+		return j - i
+	}
+	for i := 0; i < n; {
+		if r := runFrom(i); r >= minRun {
+			var level byte
+			if !nulls[i] {
+				level = 1
+			}
+			b = appendRLERun(b, r, level)
+			i += r
+			continue
+		}
+		// Bit-packed groups of 8 from i until a long run starts at a
+		// group boundary (or the page ends: the last group is padded).
+		end := i
+		for {
+			end += 8
+			if end >= n || runFrom(end) >= minRun {
+				break
+			}
+		}
+		groups := (end - i) / 8
+		b = binary.AppendUvarint(b, uint64(groups)<<1|1)
+		for g := range groups {
+			var x byte
+			for k := range 8 {
+				if r := i + 8*g + k; r < n && !nulls[r] {
+					x |= 1 << k
+				}
+			}
+			b = append(b, x)
+		}
+		i = min(end, n)
+	}
+	return b
+}
+
+// appendRLERun appends an RLE run of count levels of value level (bit
+// width 1: one byte of value).
+func appendRLERun(b []byte, count int, level byte) []byte {
+	return append(binary.AppendUvarint(b, uint64(count)<<1), level)
+}
+
+// littleEndian reports whether the machine stores integers little-endian,
+// as Parquet's PLAIN encoding does (a slice of values is then its bytes).
+func littleEndian() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}
+
+// asBytes is the memory of a slice of fixed-size values.
+func asBytes[T any](v []T) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*int(unsafe.Sizeof(v[0])))
+}
+
+// appendPlain appends the PLAIN encoding of the values of rows [lo, hi) of
+// col that are not null (nulls[r-lo]).
+func appendPlain(b []byte, col *Column, lo, hi int, nulls []bool, nullCount int) []byte {
+	dense := nullCount == 0 && littleEndian()
+	switch col.Type {
+	case blockmodel.Float64:
+		if dense {
+			return append(b, asBytes(col.Floats[lo:hi])...)
+		}
+		return putFixed(b, col.Floats[lo:hi], nulls, nullCount, 8, func(d []byte, f float64) { binary.LittleEndian.PutUint64(d, math.Float64bits(f)) })
+	case blockmodel.Float16, blockmodel.Float32:
+		return putFixed(b, col.Floats[lo:hi], nulls, nullCount, 4, func(d []byte, f float64) { binary.LittleEndian.PutUint32(d, math.Float32bits(float32(f))) })
+	case blockmodel.Int8, blockmodel.Int16, blockmodel.Int32, blockmodel.Date32:
+		return putFixed(b, col.Ints[lo:hi], nulls, nullCount, 4, func(d []byte, x int64) { binary.LittleEndian.PutUint32(d, uint32(int32(x))) })
+	case blockmodel.Int64, blockmodel.Timestamp:
+		if dense {
+			return append(b, asBytes(col.Ints[lo:hi])...)
+		}
+		return putFixed(b, col.Ints[lo:hi], nulls, nullCount, 8, func(d []byte, x int64) { binary.LittleEndian.PutUint64(d, uint64(x)) })
+	case blockmodel.UInt8, blockmodel.UInt16, blockmodel.UInt32:
+		return putFixed(b, col.Uints[lo:hi], nulls, nullCount, 4, func(d []byte, x uint64) { binary.LittleEndian.PutUint32(d, uint32(x)) })
+	case blockmodel.UInt64:
+		if dense {
+			return append(b, asBytes(col.Uints[lo:hi])...)
+		}
+		return putFixed(b, col.Uints[lo:hi], nulls, nullCount, 8, func(d []byte, x uint64) { binary.LittleEndian.PutUint64(d, x) })
+	case blockmodel.Boolean:
+		var x byte
+		k := 0
+		for i, v := range col.Bools[lo:hi] {
+			if nulls[i] {
+				continue
+			}
+			if v {
+				x |= 1 << k
+			}
+			if k++; k == 8 {
+				b, x, k = append(b, x), 0, 0
+			}
+		}
+		if k > 0 {
+			b = append(b, x)
+		}
+	case blockmodel.Utf8:
+		for i, v := range col.Strings[lo:hi] {
+			if !nulls[i] {
+				b = binary.LittleEndian.AppendUint32(b, uint32(len(v)))
+				b = append(b, v...)
+			}
+		}
+	}
+	return b
+}
+
+// putFixed appends the values of vals that are not null, width bytes each,
+// as put writes them.
+func putFixed[T any](b []byte, vals []T, nulls []bool, nullCount, width int, put func([]byte, T)) []byte {
+	at := len(b)
+	b = slices.Grow(b, (len(vals)-nullCount)*width)[:at+(len(vals)-nullCount)*width]
+	d := b[at:]
+	if nullCount == 0 {
+		for i, v := range vals {
+			put(d[i*width:], v)
+		}
+		return b
+	}
+	for i, v := range vals {
+		if !nulls[i] {
+			put(d[:width], v)
+			d = d[width:]
+		}
+	}
+	return b
+}

@@ -1,0 +1,157 @@
+package bmstore
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+	"github.com/apache/arrow/go/v15/parquet/file"
+	"github.com/apache/arrow/go/v15/parquet/pqarrow"
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
+	"github.com/stretchr/testify/require"
+
+	"github.com/geostat-engine/geostat/worker/blockmodel"
+)
+
+// nullPatterns are columns' null layouts that exercise every branch of the
+// definition level encoder: none, all, alternating, sparse, runs just
+// below and above the RLE threshold, and a page edge inside a run.
+var nullPatterns = map[string]func(r int, rng *rand.Rand) bool{
+	"none":      func(int, *rand.Rand) bool { return false },
+	"all":       func(int, *rand.Rand) bool { return true },
+	"alternate": func(r int, _ *rand.Rand) bool { return r%2 == 0 },
+	"sparse":    func(_ int, rng *rand.Rand) bool { return rng.IntN(50) == 0 },
+	"fifth":     func(_ int, rng *rand.Rand) bool { return rng.IntN(5) == 0 },
+	"runs15":    func(r int, _ *rand.Rand) bool { return r/15%2 == 1 },
+	"runs16":    func(r int, _ *rand.Rand) bool { return r/16%2 == 1 },
+	"runs17x3":  func(r int, _ *rand.Rand) bool { return (r+3)/17%3 == 0 },
+	"edge":      func(r int, _ *rand.Rand) bool { return r >= pageRows-5 && r < pageRows+40 },
+}
+
+// patterned is a random column of type t whose nulls follow pattern.
+func patterned(rng *rand.Rand, t DataType, n int, null func(int, *rand.Rand) bool) Column {
+	c := randColumn(rng, t, n)
+	for r := range n {
+		c.Null[r] = null(r, rng)
+	}
+	return c
+}
+
+// TestWriterFilesReadByArrow: tables written by tableWriter, every type
+// and every null pattern, several row groups and pages (a string page cut
+// by bytes), read with Arrow's Parquet reader (an implementation
+// independent of this writer and of parquet-go) give back every value and
+// null, under parquet-go's schema.
+func TestWriterFilesReadByArrow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(30, 1))
+	const group = 70_000 // two pages a row group, the second short
+	n := 2*group + 123
+	for name, pattern := range nullPatterns {
+		var names []string
+		var want []Column
+		for _, typ := range allTypes {
+			names = append(names, "c_"+string(typ))
+			want = append(want, patterned(rng, typ, n, pattern))
+		}
+		// one long-string column: pages cut at pageBytes
+		long := newColumn(blockmodel.Utf8, n)
+		for r := range n {
+			long.Strings = append(long.Strings, fmt.Sprintf("%050d", r))
+			long.Null = append(long.Null, pattern(r, rng))
+		}
+		names, want = append(names, "long"), append(want, long)
+		types := make([]DataType, len(want))
+		for i := range want {
+			types[i] = want[i].Type
+		}
+
+		var buf bytes.Buffer
+		tw, err := newTableWriter(&buf, names, types, group)
+		require.NoError(t, err)
+		for lo := 0; lo < n; lo += 33_333 {
+			var batch []*Column
+			for i := range want {
+				b := slice(&want[i], lo, min(n, lo+33_333))
+				batch = append(batch, &b)
+			}
+			require.NoError(t, tw.write(batch))
+		}
+		require.NoError(t, tw.close())
+
+		// parquet-go sees its own schema and the row groups
+		pf, err := parquet.OpenFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+		require.NoError(t, err, name)
+		schema, err := schemaElements(names, types)
+		require.NoError(t, err)
+		require.Equal(t, schema, []format.SchemaElement(pf.Metadata().Schema), name)
+		require.Len(t, pf.RowGroups(), 3, name)
+
+		// Arrow reads every value
+		rdr, err := file.NewParquetReader(bytes.NewReader(buf.Bytes()))
+		require.NoError(t, err, name)
+		fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 10_000}, memory.DefaultAllocator)
+		require.NoError(t, err, name)
+		table, err := fr.ReadTable(context.Background())
+		require.NoError(t, err, name)
+		require.Equal(t, int64(n), table.NumRows(), name)
+		for c := range want {
+			got := arrowColumn(t, table.Column(c), types[c])
+			requireSameFast(t, &want[c], &got, name+" "+names[c])
+		}
+		table.Release()
+		require.NoError(t, rdr.Close())
+	}
+}
+
+// arrowColumn converts a column Arrow read into a Column of type t.
+func arrowColumn(t *testing.T, col *arrow.Column, typ DataType) Column {
+	out := newColumn(typ, col.Len())
+	for _, chunk := range col.Data().Chunks() {
+		for i := range chunk.Len() {
+			if chunk.IsNull(i) {
+				out.appendNull()
+				continue
+			}
+			out.Null = append(out.Null, false)
+			switch a := chunk.(type) {
+			case *array.Boolean:
+				out.Bools = append(out.Bools, a.Value(i))
+			case *array.Int8:
+				out.Ints = append(out.Ints, int64(a.Value(i)))
+			case *array.Int16:
+				out.Ints = append(out.Ints, int64(a.Value(i)))
+			case *array.Int32:
+				out.Ints = append(out.Ints, int64(a.Value(i)))
+			case *array.Int64:
+				out.Ints = append(out.Ints, a.Value(i))
+			case *array.Date32:
+				out.Ints = append(out.Ints, int64(a.Value(i)))
+			case *array.Timestamp:
+				out.Ints = append(out.Ints, int64(a.Value(i)))
+			case *array.Uint8:
+				out.Uints = append(out.Uints, uint64(a.Value(i)))
+			case *array.Uint16:
+				out.Uints = append(out.Uints, uint64(a.Value(i)))
+			case *array.Uint32:
+				out.Uints = append(out.Uints, uint64(a.Value(i)))
+			case *array.Uint64:
+				out.Uints = append(out.Uints, a.Value(i))
+			case *array.Float32:
+				out.Floats = append(out.Floats, float64(a.Value(i)))
+			case *array.Float64:
+				out.Floats = append(out.Floats, a.Value(i))
+			case *array.String:
+				out.Strings = append(out.Strings, a.Value(i))
+			default:
+				t.Fatalf("column of %s read as Arrow %s", typ, chunk.DataType())
+			}
+		}
+	}
+	return out
+}
