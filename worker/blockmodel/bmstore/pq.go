@@ -84,6 +84,9 @@ type colReader struct {
 	// view; buf holds values read.
 	values parquet.ValueReader
 	buf    []parquet.Value
+	// mat64, mat32 hold the values of a dictionary-encoded page.
+	mat64 []float64
+	mat32 []float32
 }
 
 func openColReader(path string, t DataType) (*colReader, error) {
@@ -241,10 +244,13 @@ func (r *colReader) nextPage() error {
 
 // typed sets the typed view of page p; false if it has none.
 func (r *colReader) typed(p parquet.Page) bool {
-	if p.Dictionary() != nil {
-		return false
-	}
 	data := p.Data()
+	if dict := p.Dictionary(); dict != nil {
+		var ok bool
+		if data, ok = r.undict(data, dict); !ok {
+			return false
+		}
+	}
 	if data.Kind() != physical(r.typ) {
 		return false
 	}
@@ -286,6 +292,39 @@ func (r *colReader) typed(p parquet.Page) bool {
 	}
 	r.data, r.levels = data, levels
 	return true
+}
+
+// undict turns the indices of a dictionary-encoded page of floating-point
+// values into the values (the store writes dictionaries of floats only);
+// ok false for other types or an index out of the dictionary.
+func (r *colReader) undict(data encoding.Values, dict parquet.Dictionary) (encoding.Values, bool) {
+	if data.Kind() != encoding.Int32 {
+		return data, false
+	}
+	idx := data.Int32()
+	dv := dict.Page().Data()
+	switch {
+	case r.typ == blockmodel.Float64 && dv.Kind() == encoding.Double:
+		r.mat64 = gather(r.mat64[:0], dv.Double(), idx)
+		return encoding.DoubleValues(r.mat64), r.mat64 != nil || len(idx) == 0
+	case (r.typ == blockmodel.Float32 || r.typ == blockmodel.Float16) && dv.Kind() == encoding.Float:
+		r.mat32 = gather(r.mat32[:0], dv.Float(), idx)
+		return encoding.FloatValues(r.mat32), r.mat32 != nil || len(idx) == 0
+	}
+	return data, false
+}
+
+// gather appends dict[i] for each index i to dst; nil if an index is out
+// of the dictionary.
+func gather[T any](dst, dict []T, idx []int32) []T {
+	dst = slices.Grow(dst, len(idx))
+	for _, i := range idx {
+		if uint32(i) >= uint32(len(dict)) {
+			return nil
+		}
+		dst = append(dst, dict[i])
+	}
+	return dst
 }
 
 // readTyped appends the next k rows of the current page from its typed

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"runtime"
 	"slices"
 	"sync/atomic"
@@ -175,6 +176,7 @@ type groupSlot struct {
 	// scratch of page encoding
 	nulls []bool
 	raw   []byte
+	dict  floatDict
 }
 
 // headerRoom is the room left for a page header before its body (a data
@@ -188,6 +190,9 @@ type chunkBytes struct {
 	uncompressed int64 // bytes of its pages uncompressed, headers included
 	values       int64
 	nulls        int64
+	dict         bool // a dictionary page first, data pages RLE_DICTIONARY
+	dictPages    int32
+	dataPages    int32
 }
 
 // newTableWriter starts a Parquet stream of the named columns with row
@@ -323,21 +328,29 @@ func (tw *tableWriter) commit(s *groupSlot) error {
 	off := base
 	for c, ch := range s.chunks {
 		typ, _ := tw.schema[c+1].Type.Get()
-		rg.Columns = append(rg.Columns, format.ColumnChunk{
-			FileOffset: off,
-			MetaData: format.ColumnMetaData{
-				Type:                  typ,
-				Encoding:              []format.Encoding{format.Plain, format.RLE},
-				PathInSchema:          []string{tw.names[c]},
-				Codec:                 tw.codecs[c],
-				NumValues:             ch.values,
-				TotalUncompressedSize: ch.uncompressed,
-				TotalCompressedSize:   ch.size,
-				DataPageOffset:        off,
-				Statistics:            format.Statistics{NullCount: ch.nulls},
-				EncodingStats:         []format.PageEncodingStats{{PageType: format.DataPage, Encoding: format.Plain, Count: int32(ch.to - ch.from)}},
-			},
-		})
+		md := format.ColumnMetaData{
+			Type:                  typ,
+			Encoding:              []format.Encoding{format.Plain, format.RLE},
+			PathInSchema:          []string{tw.names[c]},
+			Codec:                 tw.codecs[c],
+			NumValues:             ch.values,
+			TotalUncompressedSize: ch.uncompressed,
+			TotalCompressedSize:   ch.size,
+			DataPageOffset:        off,
+			Statistics:            format.Statistics{NullCount: ch.nulls},
+			EncodingStats:         []format.PageEncodingStats{{PageType: format.DataPage, Encoding: format.Plain, Count: ch.dataPages}},
+		}
+		if ch.dict {
+			dp := s.segs[ch.from] // the dictionary page, before the data pages
+			md.DictionaryPageOffset = off
+			md.DataPageOffset = off + int64(dp[1]-dp[0])
+			md.Encoding = []format.Encoding{format.Plain, format.RLE, format.RLEDictionary}
+			md.EncodingStats = []format.PageEncodingStats{
+				{PageType: format.DictionaryPage, Encoding: format.Plain, Count: ch.dictPages},
+				{PageType: format.DataPage, Encoding: format.RLEDictionary, Count: ch.dataPages},
+			}
+		}
+		rg.Columns = append(rg.Columns, format.ColumnChunk{FileOffset: off, MetaData: md})
 		off += ch.size
 		rg.TotalByteSize += ch.uncompressed
 	}
@@ -404,16 +417,26 @@ func (s *groupSlot) encode(codecs []format.CompressionCodec) error {
 	size := 0
 	for c := range s.cols {
 		n := s.cols[c].Len()
-		size += n*8 + n/8 + (n/pageRows+1)*(headerRoom+16)
+		size += n*8 + n/8 + (n/pageRows+2)*(headerRoom+16)
 	}
 	s.buf, s.segs, s.chunks = slices.Grow(s.buf[:0], size), s.segs[:0], s.chunks[:0]
 	for c := range s.cols {
 		col := &s.cols[c]
 		n := col.Len()
 		ch := chunkBytes{from: len(s.segs), values: int64(n)}
+		var dict *floatDict
+		if col.Type == blockmodel.Float64 || col.Type == blockmodel.Float32 || col.Type == blockmodel.Float16 {
+			if s.dict.build(col) {
+				dict = &s.dict
+				ch.dict = true
+				if err := s.dictPage(col.Type, codecs[c], &ch); err != nil {
+					return err
+				}
+			}
+		}
 		for lo := 0; lo < n; {
 			hi := pageEnd(col, lo, n)
-			if err := s.page(col, lo, hi, codecs[c], &ch); err != nil {
+			if err := s.page(col, lo, hi, codecs[c], &ch, dict); err != nil {
 				return err
 			}
 			lo = hi
@@ -440,8 +463,9 @@ func pageEnd(col *Column, lo, n int) int {
 	return hi
 }
 
-// page appends the data page of rows [lo, hi) of col to s.buf.
-func (s *groupSlot) page(col *Column, lo, hi int, codec format.CompressionCodec, ch *chunkBytes) error {
+// page appends the data page of rows [lo, hi) of col to s.buf: PLAIN
+// values, or indices into dict (RLE_DICTIONARY) when dict is not nil.
+func (s *groupSlot) page(col *Column, lo, hi int, codec format.CompressionCodec, ch *chunkBytes, dict *floatDict) error {
 	n := hi - lo
 	s.nulls = slices.Grow(s.nulls[:0], n)[:n]
 	nulls := s.nulls
@@ -463,18 +487,70 @@ func (s *groupSlot) page(col *Column, lo, hi int, codec format.CompressionCodec,
 			nullCount++
 		}
 	}
-	// The page's body (levels and values) is encoded at its place in
-	// s.buf, or in s.raw to be compressed there.
-	at := len(s.buf) + headerRoom
-	raw := s.raw[:0]
-	if codec == format.Uncompressed {
-		raw = slices.Grow(s.buf, headerRoom)[:at]
-	}
+	at, raw := s.body(codec)
 	start := len(raw)
 	raw = append(raw, 0, 0, 0, 0)
 	raw = appendLevels(raw, nulls, nullCount)
 	binary.LittleEndian.PutUint32(raw[start:], uint32(len(raw)-start-4))
-	raw = appendPlain(raw, col, lo, hi, nulls, nullCount)
+	enc := format.Plain
+	if dict != nil {
+		enc = format.RLEDictionary
+		raw = dict.appendIndices(raw, n-nullCount)
+	} else {
+		raw = appendPlain(raw, col, lo, hi, nulls, nullCount)
+	}
+	return s.finish(at, raw, start, codec, ch, func(rawSize, bodySize int) format.PageHeader {
+		return format.PageHeader{
+			Type:                 format.DataPage,
+			UncompressedPageSize: int32(rawSize),
+			CompressedPageSize:   int32(bodySize),
+			DataPageHeader: thrift.New(format.DataPageHeader{
+				NumValues:               int32(n),
+				Encoding:                enc,
+				DefinitionLevelEncoding: format.RLE,
+				RepetitionLevelEncoding: format.RLE,
+				Statistics:              format.Statistics{NullCount: int64(nullCount)},
+			}),
+		}
+	}, int64(nullCount))
+}
+
+// dictPage appends the dictionary page of s.dict (PLAIN values of type t).
+func (s *groupSlot) dictPage(t DataType, codec format.CompressionCodec, ch *chunkBytes) error {
+	at, raw := s.body(codec)
+	start := len(raw)
+	d := s.dict.values
+	if t == blockmodel.Float64 {
+		raw = putFixed(raw, d, nil, 0, 8, func(b []byte, x uint64) { binary.LittleEndian.PutUint64(b, x) })
+	} else {
+		raw = putFixed(raw, d, nil, 0, 4, func(b []byte, x uint64) { binary.LittleEndian.PutUint32(b, uint32(x)) })
+	}
+	return s.finish(at, raw, start, codec, ch, func(rawSize, bodySize int) format.PageHeader {
+		return format.PageHeader{
+			Type:                 format.DictionaryPage,
+			UncompressedPageSize: int32(rawSize),
+			CompressedPageSize:   int32(bodySize),
+			DictionaryPageHeader: thrift.New(format.DictionaryPageHeader{NumValues: int32(len(d)), Encoding: format.Plain}),
+		}
+	}, 0)
+}
+
+// body returns where the next page's body goes: at in s.buf, encoded in
+// place (returned s.buf[:at]) when uncompressed, else in s.raw (returned
+// empty) to be compressed to s.buf[at:].
+func (s *groupSlot) body(codec format.CompressionCodec) (at int, raw []byte) {
+	at = len(s.buf) + headerRoom
+	if codec == format.Uncompressed {
+		return at, slices.Grow(s.buf, headerRoom)[:at]
+	}
+	return at, s.raw[:0]
+}
+
+// finish completes a page whose raw body is raw[start:] (from body): it
+// compresses it to s.buf[at:] if codec asks, puts its header (from
+// header, given the raw and stored sizes) right before it and records the
+// page's segment.
+func (s *groupSlot) finish(at int, raw []byte, start int, codec format.CompressionCodec, ch *chunkBytes, header func(rawSize, bodySize int) format.PageHeader, nulls int64) error {
 	rawSize := len(raw) - start
 	if rawSize > math.MaxInt32 {
 		return fmt.Errorf("parquet page of %d bytes", rawSize)
@@ -488,18 +564,7 @@ func (s *groupSlot) page(col *Column, lo, hi int, codec format.CompressionCodec,
 		s.buf = dst[:at+len(comp)]
 	}
 	bodySize := len(s.buf) - at
-	h := format.PageHeader{
-		Type:                 format.DataPage,
-		UncompressedPageSize: int32(rawSize),
-		CompressedPageSize:   int32(bodySize),
-		DataPageHeader: thrift.New(format.DataPageHeader{
-			NumValues:               int32(n),
-			Encoding:                format.Plain,
-			DefinitionLevelEncoding: format.RLE,
-			RepetitionLevelEncoding: format.RLE,
-			Statistics:              format.Statistics{NullCount: int64(nullCount)},
-		}),
-	}
+	h := header(rawSize, bodySize)
 	hb, err := thrift.Marshal(new(thrift.CompactProtocol), &h)
 	if err != nil {
 		return fmt.Errorf("parquet page header: %w", err)
@@ -511,7 +576,12 @@ func (s *groupSlot) page(col *Column, lo, hi int, codec format.CompressionCodec,
 	s.segs = append(s.segs, [2]int{at - len(hb), len(s.buf)})
 	ch.size += int64(len(hb) + bodySize)
 	ch.uncompressed += int64(len(hb) + rawSize)
-	ch.nulls += int64(nullCount)
+	ch.nulls += nulls
+	if h.Type == format.DictionaryPage {
+		ch.dictPages++
+	} else {
+		ch.dataPages++
+	}
 	return nil
 }
 
@@ -661,6 +731,140 @@ func putFixed[T any](b []byte, vals []T, nulls []bool, nullCount, width int, put
 			put(d[:width], v)
 			d = d[width:]
 		}
+	}
+	return b
+}
+
+// floatDict is the dictionary of a floating-point column chunk: its
+// distinct values (bits, in order of first appearance) and, for each
+// value of the chunk that is not null, its index.
+type floatDict struct {
+	values []uint64
+	idx    []int32
+	next   int // indices already written to pages
+	// An open-addressing hash table of the values' bits: slot holds
+	// index+1 (0: empty), keys the bits.
+	slot  []int32
+	keys  []uint64
+	shift uint
+}
+
+// dictMinRows is the least number of rows of a chunk worth a dictionary.
+const dictMinRows = 1024
+
+// dictMaxValues bounds a dictionary's values (indices of at most 16 bits).
+const dictMaxValues = 1 << 16
+
+// build makes the dictionary of a floating-point chunk; false when it
+// does not pay: more distinct values than a quarter of the chunk's rows
+// (or dictMaxValues), as full-precision estimates have. Float16 and
+// Float32 values are keyed by their float32 bits.
+func (d *floatDict) build(col *Column) bool {
+	n := len(col.Floats)
+	if n < dictMinRows {
+		return false
+	}
+	limit := min(dictMaxValues, n/4)
+	d.values, d.idx, d.next = d.values[:0], d.idx[:0], 0
+	d.reset(1024)
+	wide := col.Type == blockmodel.Float64
+	for r, f := range col.Floats {
+		if f != f || (col.Null != nil && col.Null[r]) {
+			continue
+		}
+		var key uint64
+		if wide {
+			key = math.Float64bits(f)
+		} else {
+			key = uint64(math.Float32bits(float32(f)))
+		}
+		h := (key * 0x9e3779b97f4a7c15) >> d.shift
+		mask := uint64(len(d.slot) - 1)
+		for {
+			if e := d.slot[h]; e == 0 {
+				if len(d.values) == limit {
+					return false
+				}
+				d.values = append(d.values, key)
+				d.slot[h], d.keys[h] = int32(len(d.values)), key
+				d.idx = append(d.idx, int32(len(d.values)-1))
+				if 2*len(d.values) > len(d.slot) {
+					d.grow()
+				}
+				break
+			} else if d.keys[h] == key {
+				d.idx = append(d.idx, e-1)
+				break
+			}
+			h = (h + 1) & mask
+		}
+	}
+	return len(d.values) > 0
+}
+
+// reset empties the hash table, sized for size slots (a power of two).
+func (d *floatDict) reset(size int) {
+	if cap(d.slot) >= size {
+		d.slot, d.keys = d.slot[:size], d.keys[:size]
+		clear(d.slot)
+	} else {
+		d.slot, d.keys = make([]int32, size), make([]uint64, size)
+	}
+	d.shift = uint(64 - bits.Len(uint(size-1)))
+}
+
+// grow doubles the hash table and re-inserts the values.
+func (d *floatDict) grow() {
+	d.reset(2 * len(d.slot))
+	mask := uint64(len(d.slot) - 1)
+	for i, key := range d.values {
+		h := (key * 0x9e3779b97f4a7c15) >> d.shift
+		for d.slot[h] != 0 {
+			h = (h + 1) & mask
+		}
+		d.slot[h], d.keys[h] = int32(i+1), key
+	}
+}
+
+// appendIndices appends the next m indices as RLE_DICTIONARY data: the
+// bit width, then one bit-packed run (the last group padded with zeros).
+func (d *floatDict) appendIndices(b []byte, m int) []byte {
+	w := max(1, bits.Len(uint(len(d.values)-1)))
+	b = append(b, byte(w))
+	if m == 0 {
+		return b
+	}
+	idx := d.idx[d.next : d.next+m]
+	d.next += m
+	groups := (m + 7) / 8
+	b = binary.AppendUvarint(b, uint64(groups)<<1|1)
+	at := len(b)
+	b = slices.Grow(b, groups*w+8)[:at+groups*w]
+	out := b[at:]
+	// Eight values of w bits are w bytes: pack them into a word and copy
+	// its low w bytes.
+	var word [16]byte
+	for g := range groups {
+		var acc uint64
+		var hi uint64
+		for k := range 8 {
+			var v uint64
+			if i := 8*g + k; i < m {
+				v = uint64(idx[i])
+			}
+			sh := uint(k * w)
+			if sh < 64 {
+				acc |= v << sh
+				if sh+uint(w) > 64 {
+					hi |= v >> (64 - sh)
+				}
+			} else {
+				hi |= v << (sh - 64)
+			}
+		}
+		binary.LittleEndian.PutUint64(word[:8], acc)
+		binary.LittleEndian.PutUint64(word[8:], hi)
+		copy(out[g*w:], word[:w])
 	}
 	return b
 }

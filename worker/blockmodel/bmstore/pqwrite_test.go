@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -66,6 +68,15 @@ func TestWriterFilesReadByArrow(t *testing.T) {
 			long.Null = append(long.Null, pattern(r, rng))
 		}
 		names, want = append(names, "long"), append(want, long)
+		// floats of few distinct values in the first two row groups
+		// (dictionary chunks), distinct in the last (plain)
+		for _, typ := range []DataType{blockmodel.Float64, blockmodel.Float32, blockmodel.Float16} {
+			c := patterned(rng, typ, n, pattern)
+			for r := range 2 * group {
+				c.Floats[r] = float64(rng.IntN(3000)-1000) / 8
+			}
+			names, want = append(names, "dict_"+string(typ)), append(want, c)
+		}
 		types := make([]DataType, len(want))
 		for i := range want {
 			types[i] = want[i].Type
@@ -91,6 +102,13 @@ func TestWriterFilesReadByArrow(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, schema, []format.SchemaElement(pf.Metadata().Schema), name)
 		require.Len(t, pf.RowGroups(), 3, name)
+		for g, rg := range pf.Metadata().RowGroups {
+			for c, cc := range rg.Columns {
+				dict := cc.MetaData.DictionaryPageOffset != 0
+				wantDict := strings.HasPrefix(names[c], "dict_") && g < 2 && name != "all"
+				require.Equal(t, wantDict, dict, "%s %s row group %d: dictionary", name, names[c], g)
+			}
+		}
 
 		// Arrow reads every value
 		rdr, err := file.NewParquetReader(bytes.NewReader(buf.Bytes()))
@@ -154,4 +172,55 @@ func arrowColumn(t *testing.T, col *arrow.Column, typ DataType) Column {
 		}
 	}
 	return out
+}
+
+// TestColumnFileDictionaryPages: a column file of few distinct floats (its
+// chunks dictionary-encoded) and one of distinct floats read back through
+// colReader's typed path, from the start and after a skip, every null
+// layout.
+func TestColumnFileDictionaryPages(t *testing.T) {
+	rng := rand.New(rand.NewPCG(30, 2))
+	n := 2*storeRowGroup + 1000
+	for name, pattern := range nullPatterns {
+		for _, typ := range []DataType{blockmodel.Float64, blockmodel.Float32, blockmodel.Float16} {
+			for _, distinct := range []bool{false, true} {
+				want := patterned(rng, typ, n, pattern)
+				if !distinct {
+					for r := range want.Floats {
+						want.Floats[r] = float64(rng.IntN(5000)) / 1000
+						if typ != blockmodel.Float64 {
+							want.Floats[r] = float64(float32(want.Floats[r]))
+						}
+					}
+				}
+				path := t.TempDir() + "/c.parquet"
+				f, err := os.Create(path)
+				require.NoError(t, err)
+				tw, err := newTableWriter(f, []string{"v"}, []DataType{typ}, storeRowGroup)
+				require.NoError(t, err)
+				require.NoError(t, tw.write([]*Column{&want}))
+				require.NoError(t, tw.close())
+				require.NoError(t, f.Close())
+				what := fmt.Sprintf("%s %s distinct=%v", name, typ, distinct)
+
+				for _, from := range []int{0, storeRowGroup + 77} {
+					cr, err := openColReader(path, typ)
+					require.NoError(t, err)
+					require.NoError(t, cr.skip(int64(from)))
+					got := newColumn(typ, n)
+					for got.Len() < n-from {
+						k, err := cr.read(&got, 50_000)
+						require.NoError(t, err)
+						require.Positive(t, k)
+						if name != "all" {
+							require.Nil(t, cr.values, "%s: pages read typed, not value by value", what)
+						}
+					}
+					require.NoError(t, cr.close())
+					sub := slice(&want, from, n)
+					requireSameFast(t, &sub, &got, what)
+				}
+			}
+		}
+	}
 }

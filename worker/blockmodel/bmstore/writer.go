@@ -1,7 +1,6 @@
 package bmstore
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -19,7 +18,6 @@ type ColumnWriter struct {
 	oldBuf  Column
 	out     Column
 	f       *os.File
-	bw      *bufio.Writer
 	tw      *tableWriter
 	name    string
 	rows    int64
@@ -37,15 +35,15 @@ func (t *Tx) newFileWriter(name string, typ DataType) (*ColumnWriter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bmstore: %w", err)
 	}
-	bw := bufio.NewWriterSize(f, 1<<20)
-	tw, err := newTableWriter(bw, []string{"v"}, []DataType{typ}, storeRowGroup)
+	// No buffering: the table writer writes whole pages.
+	tw, err := newTableWriter(f, []string{"v"}, []DataType{typ}, storeRowGroup)
 	if err != nil {
 		f.Close()
 		os.Remove(f.Name())
 		return nil, err
 	}
 	tw.rowsHint = t.rows
-	return &ColumnWriter{t: t, f: f, bw: bw, tw: tw, name: name}, nil
+	return &ColumnWriter{t: t, f: f, tw: tw, name: name}, nil
 }
 
 func (t *Tx) newWriter(meta ColumnMeta, old *colReader, replace, isNew bool) (*ColumnWriter, error) {
@@ -169,9 +167,6 @@ func (w *ColumnWriter) Close() error {
 // finish closes the Parquet stream and fsyncs the temporary file.
 func (w *ColumnWriter) finish() error {
 	err := w.tw.close()
-	if err == nil {
-		err = w.bw.Flush()
-	}
 	if err == nil {
 		err = w.f.Sync()
 	}
