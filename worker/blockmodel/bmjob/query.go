@@ -109,13 +109,13 @@ func Query(ctx context.Context, s *bmstore.Store, modelID string, g *blockmodel.
 	}
 	res := QueryResult{Headers: headers, Columns: resolved}
 	qw, err := bmstore.NewQueryWriter(w, headers, types, bmstore.QueryOptions{Format: q.Output.Format,
-		Delimiter: rune(q.Output.Delimiter), ExcludeNullRows: q.Output.ExcludeNullRows, UserColumns: userFlags})
+		Delimiter: rune(q.Output.Delimiter), UserColumns: userFlags}) // null rows are left out here, by queryRows
 	if err != nil {
 		return res, fmt.Errorf("bmjob: query: %w", err)
 	}
 	from, to := rowRange(blocks, q.BBox)
 	if from < to {
-		if err := queryRows(ctx, s, modelID, v, blocks, q.BBox, cols, scan, from, to, qw); err != nil {
+		if err := queryRows(ctx, s, modelID, v, blocks, q.BBox, q.Output.ExcludeNullRows, cols, scan, from, to, qw); err != nil {
 			return res, err
 		}
 	}
@@ -202,9 +202,10 @@ type qslot struct {
 
 // queryRows streams rows [from, to) to qw: one goroutine reads the
 // columns and generates the system columns of a batch while another
-// writes the previous batch.
+// writes the previous batch. Rows outside box, and with excludeNull rows
+// whose user columns are all null, are left out.
 func queryRows(ctx context.Context, s *bmstore.Store, modelID string, v *bmstore.Version, blocks *blockmodel.Blocks,
-	box bmwire.BBox, cols []outCol, scan []string, from, to int64, qw *bmstore.QueryWriter) error {
+	box bmwire.BBox, excludeNull bool, cols []outCol, scan []string, from, to int64, qw *bmstore.QueryWriter) error {
 	const batch = bmstore.QueryRowGroup
 	var sc *bmstore.Scanner
 	if len(scan) > 0 {
@@ -272,6 +273,9 @@ func queryRows(ctx context.Context, s *bmstore.Store, modelID string, v *bmstore
 				fillIndices(blocks, lo, hi, &sl.sys)
 			}
 			sl.sel = selectRows(sl.sel[:0], &sl.sys, box, n)
+			if excludeNull {
+				excludeNullRows(sl.sel, cols, scanned)
+			}
 			for i, c := range cols {
 				dst := &sl.out[i]
 				switch {
@@ -323,6 +327,33 @@ func selectRows(sel []bool, sys *blockmodel.SystemBatch, box bmwire.BBox, n int)
 		sel = append(sel, ok)
 	}
 	return sel
+}
+
+// excludeNullRows deselects the rows whose user columns are all null
+// (A.8's exclude_null_rows); with no user column no row is left out.
+func excludeNullRows(sel []bool, cols []outCol, scanned []bmstore.Column) {
+	var user []*bmstore.Column
+	for _, c := range cols {
+		if c.user {
+			user = append(user, &scanned[c.scan])
+		}
+	}
+	if len(user) == 0 {
+		return
+	}
+	for r, ok := range sel {
+		if !ok {
+			continue
+		}
+		keep := false
+		for _, u := range user {
+			if !u.IsNull(r) {
+				keep = true
+				break
+			}
+		}
+		sel[r] = keep
+	}
 }
 
 // systemInto writes the selected rows of a system column of a batch into
