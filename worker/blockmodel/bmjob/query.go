@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"unsafe"
 
 	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/worker/blockmodel"
@@ -398,61 +399,62 @@ func systemInto(dst *bmstore.Column, sys *blockmodel.SystemBatch, name string, s
 	}
 	switch {
 	case u32 != nil:
-		dst.Uints = widen(dst.Uints[:0], u32, sel)
+		dst.Uints = widen(dst.Uints, u32, sel)
 	case u8 != nil:
-		dst.Uints = widen(dst.Uints[:0], u8, sel)
+		dst.Uints = widen(dst.Uints, u8, sel)
 	default:
-		dst.Floats = pick(dst.Floats[:0], f, sel)
+		dst.Floats = pick(dst.Floats, f, sel)
 	}
 }
 
+// widen writes the selected elements of src into dst (reusing its
+// storage), widened to uint64.
 func widen[T uint8 | uint32](dst []uint64, src []T, sel []bool) []uint64 {
-	if !slices.Contains(sel[:len(src)], false) {
-		at := len(dst)
-		dst = slices.Grow(dst, len(src))[:at+len(src)]
-		for r, x := range src {
-			dst[at+r] = uint64(x)
-		}
-		return dst
-	}
+	dst = slices.Grow(dst[:0], len(src))[:len(src)]
+	w := 0
 	for r, x := range src {
-		if sel[r] {
-			dst = append(dst, uint64(x))
-		}
+		dst[w] = uint64(x)
+		w += b2i(sel[r]) // branch-free: most rows are selected
 	}
-	return dst
+	return dst[:w]
+}
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int {
+	return int(*(*uint8)(unsafe.Pointer(&b)))
 }
 
 // selectInto writes the selected rows of a scanned column into dst
 // (reusing its storage).
 func selectInto(dst *bmstore.Column, src *bmstore.Column, sel []bool) {
 	if src.Null != nil {
-		dst.Null = pick(dst.Null[:0], src.Null, sel)
+		dst.Null = pick(dst.Null, src.Null, sel)
 	} else {
 		dst.Null = nil
 	}
 	switch familyOf(src.Type) {
 	case famFloat:
-		dst.Floats = pick(dst.Floats[:0], src.Floats, sel)
+		dst.Floats = pick(dst.Floats, src.Floats, sel)
 	case famInt:
-		dst.Ints = pick(dst.Ints[:0], src.Ints, sel)
+		dst.Ints = pick(dst.Ints, src.Ints, sel)
 	case famUint:
-		dst.Uints = pick(dst.Uints[:0], src.Uints, sel)
+		dst.Uints = pick(dst.Uints, src.Uints, sel)
 	case famBool:
-		dst.Bools = pick(dst.Bools[:0], src.Bools, sel)
+		dst.Bools = pick(dst.Bools, src.Bools, sel)
 	default:
-		dst.Strings = pick(dst.Strings[:0], src.Strings, sel)
+		dst.Strings = pick(dst.Strings, src.Strings, sel)
 	}
 }
 
-// pick appends the selected elements of s to dst.
+// pick writes the selected elements of s into dst (reusing its storage).
 func pick[T any](dst, s []T, sel []bool) []T {
+	dst = slices.Grow(dst[:0], len(s))[:len(s)]
+	w := 0
 	for r, x := range s {
-		if sel[r] {
-			dst = append(dst, x)
-		}
+		dst[w] = x
+		w += b2i(sel[r])
 	}
-	return dst
+	return dst[:w]
 }
 
 // fillIndices writes the index system columns of rows [from, to) into dst

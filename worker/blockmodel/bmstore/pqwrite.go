@@ -521,9 +521,9 @@ func (s *groupSlot) dictPage(t DataType, codec format.CompressionCodec, ch *chun
 	start := len(raw)
 	d := s.dict.values
 	if t == blockmodel.Float64 {
-		raw = putFixed(raw, d, nil, 0, 8, func(b []byte, x uint64) { binary.LittleEndian.PutUint64(b, x) })
+		raw = put64(raw, d, nil, len(d))
 	} else {
-		raw = putFixed(raw, d, nil, 0, 4, func(b []byte, x uint64) { binary.LittleEndian.PutUint32(b, uint32(x)) })
+		raw = put32(raw, d, nil, len(d))
 	}
 	return s.finish(at, raw, start, codec, ch, func(rawSize, bodySize int) format.PageHeader {
 		return format.PageHeader{
@@ -663,29 +663,30 @@ func asBytes[T any](v []T) []byte {
 // appendPlain appends the PLAIN encoding of the values of rows [lo, hi) of
 // col that are not null (nulls[r-lo]).
 func appendPlain(b []byte, col *Column, lo, hi int, nulls []bool, nullCount int) []byte {
+	m := hi - lo - nullCount
 	dense := nullCount == 0 && littleEndian()
 	switch col.Type {
 	case blockmodel.Float64:
 		if dense {
 			return append(b, asBytes(col.Floats[lo:hi])...)
 		}
-		return putFixed(b, col.Floats[lo:hi], nulls, nullCount, 8, func(d []byte, f float64) { binary.LittleEndian.PutUint64(d, math.Float64bits(f)) })
+		return putDouble(b, col.Floats[lo:hi], nulls, m)
 	case blockmodel.Float16, blockmodel.Float32:
-		return putFixed(b, col.Floats[lo:hi], nulls, nullCount, 4, func(d []byte, f float64) { binary.LittleEndian.PutUint32(d, math.Float32bits(float32(f))) })
+		return putFloat(b, col.Floats[lo:hi], nulls, m)
 	case blockmodel.Int8, blockmodel.Int16, blockmodel.Int32, blockmodel.Date32:
-		return putFixed(b, col.Ints[lo:hi], nulls, nullCount, 4, func(d []byte, x int64) { binary.LittleEndian.PutUint32(d, uint32(int32(x))) })
+		return put32(b, col.Ints[lo:hi], nulls, m)
 	case blockmodel.Int64, blockmodel.Timestamp:
 		if dense {
 			return append(b, asBytes(col.Ints[lo:hi])...)
 		}
-		return putFixed(b, col.Ints[lo:hi], nulls, nullCount, 8, func(d []byte, x int64) { binary.LittleEndian.PutUint64(d, uint64(x)) })
+		return put64(b, col.Ints[lo:hi], nulls, m)
 	case blockmodel.UInt8, blockmodel.UInt16, blockmodel.UInt32:
-		return putFixed(b, col.Uints[lo:hi], nulls, nullCount, 4, func(d []byte, x uint64) { binary.LittleEndian.PutUint32(d, uint32(x)) })
+		return put32(b, col.Uints[lo:hi], nulls, m)
 	case blockmodel.UInt64:
 		if dense {
 			return append(b, asBytes(col.Uints[lo:hi])...)
 		}
-		return putFixed(b, col.Uints[lo:hi], nulls, nullCount, 8, func(d []byte, x uint64) { binary.LittleEndian.PutUint64(d, x) })
+		return put64(b, col.Uints[lo:hi], nulls, m)
 	case blockmodel.Boolean:
 		var x byte
 		k := 0
@@ -714,22 +715,57 @@ func appendPlain(b []byte, col *Column, lo, hi int, nulls []bool, nullCount int)
 	return b
 }
 
-// putFixed appends the values of vals that are not null, width bytes each,
-// as put writes them.
-func putFixed[T any](b []byte, vals []T, nulls []bool, nullCount, width int, put func([]byte, T)) []byte {
+// The put functions append the m values of vals that are not null
+// (nulls[i]; every value when m is len(vals)) in PLAIN encoding: integers
+// as their low 32 or 64 bits, floats as float64 or float32 bits.
+
+func put32[T int64 | uint64](b []byte, vals []T, nulls []bool, m int) []byte {
 	at := len(b)
-	b = slices.Grow(b, (len(vals)-nullCount)*width)[:at+(len(vals)-nullCount)*width]
-	d := b[at:]
-	if nullCount == 0 {
-		for i, v := range vals {
-			put(d[i*width:], v)
+	b = slices.Grow(b, 4*m)[:at+4*m]
+	d, w := b[at:], 0
+	for i, x := range vals {
+		if m == len(vals) || !nulls[i] {
+			binary.LittleEndian.PutUint32(d[w:], uint32(x))
+			w += 4
 		}
-		return b
 	}
-	for i, v := range vals {
-		if !nulls[i] {
-			put(d[:width], v)
-			d = d[width:]
+	return b
+}
+
+func put64[T int64 | uint64](b []byte, vals []T, nulls []bool, m int) []byte {
+	at := len(b)
+	b = slices.Grow(b, 8*m)[:at+8*m]
+	d, w := b[at:], 0
+	for i, x := range vals {
+		if m == len(vals) || !nulls[i] {
+			binary.LittleEndian.PutUint64(d[w:], uint64(x))
+			w += 8
+		}
+	}
+	return b
+}
+
+func putDouble(b []byte, vals []float64, nulls []bool, m int) []byte {
+	at := len(b)
+	b = slices.Grow(b, 8*m)[:at+8*m]
+	d, w := b[at:], 0
+	for i, x := range vals {
+		if m == len(vals) || !nulls[i] {
+			binary.LittleEndian.PutUint64(d[w:], math.Float64bits(x))
+			w += 8
+		}
+	}
+	return b
+}
+
+func putFloat(b []byte, vals []float64, nulls []bool, m int) []byte {
+	at := len(b)
+	b = slices.Grow(b, 4*m)[:at+4*m]
+	d, w := b[at:], 0
+	for i, x := range vals {
+		if m == len(vals) || !nulls[i] {
+			binary.LittleEndian.PutUint32(d[w:], math.Float32bits(float32(x)))
+			w += 4
 		}
 	}
 	return b
@@ -742,11 +778,16 @@ type floatDict struct {
 	values []uint64
 	idx    []int32
 	next   int // indices already written to pages
-	// An open-addressing hash table of the values' bits: slot holds
-	// index+1 (0: empty), keys the bits.
-	slot  []int32
-	keys  []uint64
+	// An open-addressing hash table of the values' bits (linear probing).
+	table []dictEntry
 	shift uint
+}
+
+// dictEntry is a slot of floatDict's table: a value's bits and its index
+// plus one (0: an empty slot).
+type dictEntry struct {
+	key uint64
+	at  int32
 }
 
 // dictMinRows is the least number of rows of a chunk worth a dictionary.
@@ -765,11 +806,17 @@ func (d *floatDict) build(col *Column) bool {
 		return false
 	}
 	limit := min(dictMaxValues, n/4)
-	d.values, d.idx, d.next = d.values[:0], d.idx[:0], 0
-	d.reset(1024)
+	d.values, d.next = d.values[:0], 0
+	d.idx = slices.Grow(d.idx[:0], n)[:n]
+	d.reset(4096)
 	wide := col.Type == blockmodel.Float64
+	nulls := col.Null
+	if nulls != nil && len(nulls) != n {
+		nulls = nil // Column.check keeps them equal
+	}
+	m := 0
 	for r, f := range col.Floats {
-		if f != f || (col.Null != nil && col.Null[r]) {
+		if f != f || (nulls != nil && nulls[r]) {
 			continue
 		}
 		var key uint64
@@ -778,51 +825,55 @@ func (d *floatDict) build(col *Column) bool {
 		} else {
 			key = uint64(math.Float32bits(float32(f)))
 		}
+		mask := uint64(len(d.table) - 1)
 		h := (key * 0x9e3779b97f4a7c15) >> d.shift
-		mask := uint64(len(d.slot) - 1)
 		for {
-			if e := d.slot[h]; e == 0 {
+			e := &d.table[h&mask]
+			if e.at == 0 {
 				if len(d.values) == limit {
 					return false
 				}
 				d.values = append(d.values, key)
-				d.slot[h], d.keys[h] = int32(len(d.values)), key
-				d.idx = append(d.idx, int32(len(d.values)-1))
-				if 2*len(d.values) > len(d.slot) {
+				e.key, e.at = key, int32(len(d.values))
+				d.idx[m] = e.at - 1
+				if 2*len(d.values) > len(d.table) {
 					d.grow()
 				}
 				break
-			} else if d.keys[h] == key {
-				d.idx = append(d.idx, e-1)
+			}
+			if e.key == key {
+				d.idx[m] = e.at - 1
 				break
 			}
-			h = (h + 1) & mask
+			h++
 		}
+		m++
 	}
+	d.idx = d.idx[:m]
 	return len(d.values) > 0
 }
 
 // reset empties the hash table, sized for size slots (a power of two).
 func (d *floatDict) reset(size int) {
-	if cap(d.slot) >= size {
-		d.slot, d.keys = d.slot[:size], d.keys[:size]
-		clear(d.slot)
+	if cap(d.table) >= size {
+		d.table = d.table[:size]
+		clear(d.table)
 	} else {
-		d.slot, d.keys = make([]int32, size), make([]uint64, size)
+		d.table = make([]dictEntry, size)
 	}
 	d.shift = uint(64 - bits.Len(uint(size-1)))
 }
 
 // grow doubles the hash table and re-inserts the values.
 func (d *floatDict) grow() {
-	d.reset(2 * len(d.slot))
-	mask := uint64(len(d.slot) - 1)
+	d.reset(2 * len(d.table))
+	mask := uint64(len(d.table) - 1)
 	for i, key := range d.values {
 		h := (key * 0x9e3779b97f4a7c15) >> d.shift
-		for d.slot[h] != 0 {
-			h = (h + 1) & mask
+		for d.table[h&mask].at != 0 {
+			h++
 		}
-		d.slot[h], d.keys[h] = int32(i+1), key
+		d.table[h&mask] = dictEntry{key: key, at: int32(i + 1)}
 	}
 }
 
