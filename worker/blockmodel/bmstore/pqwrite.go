@@ -806,9 +806,12 @@ func (d *floatDict) build(col *Column) bool {
 		return false
 	}
 	limit := min(dictMaxValues, n/4)
-	d.values, d.next = d.values[:0], 0
+	d.next = 0
 	d.idx = slices.Grow(d.idx[:0], n)[:n]
-	d.reset(4096)
+	// the table starts at the size the previous chunk's dictionary needed
+	// (a failed one's, its limit's), within what this chunk's limit needs
+	d.reset(max(4096, min(1<<bits.Len(uint(2*len(d.values))), 1<<bits.Len(uint(2*limit)))))
+	d.values = d.values[:0]
 	wide := col.Type == blockmodel.Float64
 	nulls := col.Null
 	if nulls != nil && len(nulls) != n {

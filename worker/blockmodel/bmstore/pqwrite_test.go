@@ -224,3 +224,22 @@ func TestColumnFileDictionaryPages(t *testing.T) {
 		}
 	}
 }
+
+// TestSetBits sets ranges of a bitset against a bit-by-bit oracle: ranges
+// within a word, across words, whole words and empty.
+func TestSetBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(30, 3))
+	for range 2000 {
+		n := int64(1 + rng.IntN(300))
+		got, want := make([]uint64, (n+63)/64), make([]uint64, (n+63)/64)
+		for range 3 {
+			from := rng.Int64N(n + 1)
+			to := from + rng.Int64N(n-from+1)
+			setBits(got, from, to)
+			for r := from; r < to; r++ {
+				want[r>>6] |= 1 << (r & 63)
+			}
+		}
+		require.Equal(t, want, got)
+	}
+}

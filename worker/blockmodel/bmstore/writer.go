@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // ColumnWriter streams one column's N rows, in row order, to a file of an
@@ -85,7 +86,17 @@ func (w *ColumnWriter) Write(b Column) error {
 		return fmt.Errorf("bmstore: column %q: more than %d rows written", w.meta.Title, w.t.rows)
 	}
 	src := &b
-	if b.Given != nil || w.old != nil {
+	if b.Given == nil || !slices.Contains(b.Given, false) {
+		// Every row supplied: the batch is the column's rows; old values,
+		// if any, are passed over.
+		if w.old != nil {
+			if err := w.old.skip(int64(n)); err != nil {
+				return fmt.Errorf("bmstore: column %q: read old values: %w", w.meta.Title, err)
+			}
+		}
+		setBits(w.t.written, w.rows, w.rows+int64(n))
+		w.given += int64(n)
+	} else {
 		if w.old != nil {
 			w.oldBuf.reset()
 			if k, err := w.old.read(&w.oldBuf, n); err != nil || k != n {
@@ -96,14 +107,16 @@ func (w *ColumnWriter) Write(b Column) error {
 		// old file or null.
 		w.out.reset()
 		for r := 0; r < n; {
-			given := b.Given == nil || b.Given[r]
+			given := b.Given[r]
 			e := r + 1
-			for e < n && (b.Given == nil || b.Given[e]) == given {
+			for e < n && b.Given[e] == given {
 				e++
 			}
 			switch {
 			case given:
 				w.out.appendRange(&b, r, e)
+				setBits(w.t.written, w.rows+int64(r), w.rows+int64(e))
+				w.given += int64(e - r)
 			case w.old != nil:
 				w.out.appendRange(&w.oldBuf, r, e)
 			default:
@@ -115,18 +128,25 @@ func (w *ColumnWriter) Write(b Column) error {
 		}
 		src = &w.out
 	}
-	for r := 0; r < n; r++ {
-		if b.Given == nil || b.Given[r] {
-			row := w.rows + int64(r)
-			w.t.written[row>>6] |= 1 << (row & 63)
-			w.given++
-		}
-	}
 	if err := w.tw.write([]*Column{src}); err != nil {
 		return fmt.Errorf("bmstore: column %q: %w", w.meta.Title, err)
 	}
 	w.rows += int64(n)
 	return nil
+}
+
+// setBits sets bits [from, to) of a bitset, a word at a time.
+func setBits(bits []uint64, from, to int64) {
+	for from < to {
+		w, o := from>>6, from&63
+		k := min(to-from, 64-o)
+		mask := ^uint64(0)
+		if k < 64 {
+			mask = (1<<uint(k) - 1) << uint(o)
+		}
+		bits[w] |= mask
+		from += k
+	}
 }
 
 // Close finishes the column; it is an error unless exactly N rows were
