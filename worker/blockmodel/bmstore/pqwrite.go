@@ -467,30 +467,11 @@ func pageEnd(col *Column, lo, n int) int {
 // values, or indices into dict (RLE_DICTIONARY) when dict is not nil.
 func (s *groupSlot) page(col *Column, lo, hi int, codec format.CompressionCodec, ch *chunkBytes, dict *floatDict) error {
 	n := hi - lo
-	s.nulls = slices.Grow(s.nulls[:0], n)[:n]
-	nulls := s.nulls
-	if col.Null != nil {
-		copy(nulls, col.Null[lo:hi])
-	} else {
-		clear(nulls)
-	}
-	if col.Floats != nil {
-		for i, f := range col.Floats[lo:hi] {
-			if f != f {
-				nulls[i] = true
-			}
-		}
-	}
-	nullCount := 0
-	for _, x := range nulls {
-		if x {
-			nullCount++
-		}
-	}
+	nulls, nullCount := s.pageNulls(col, lo, hi)
 	at, raw := s.body(codec)
 	start := len(raw)
 	raw = append(raw, 0, 0, 0, 0)
-	raw = appendLevels(raw, nulls, nullCount)
+	raw = appendLevels(raw, n, nulls, nullCount)
 	binary.LittleEndian.PutUint32(raw[start:], uint32(len(raw)-start-4))
 	enc := format.Plain
 	if dict != nil {
@@ -513,6 +494,46 @@ func (s *groupSlot) page(col *Column, lo, hi int, codec format.CompressionCodec,
 			}),
 		}
 	}, int64(nullCount))
+}
+
+// pageNulls returns the null flags of rows [lo, hi) of col (Null flags
+// and NaN floats) and their count; nil flags when there is no null (found
+// by a vectorised byte search and a NaN scan, without a pass per row).
+func (s *groupSlot) pageNulls(col *Column, lo, hi int) ([]bool, int) {
+	hasNull := col.Null != nil && bytes.IndexByte(asBytes(col.Null[lo:hi]), 1) >= 0
+	if !hasNull && col.Floats != nil {
+		for _, f := range col.Floats[lo:hi] {
+			if f != f {
+				hasNull = true
+				break
+			}
+		}
+	}
+	if !hasNull {
+		return nil, 0
+	}
+	n := hi - lo
+	s.nulls = slices.Grow(s.nulls[:0], n)[:n]
+	nulls := s.nulls
+	if col.Null != nil {
+		copy(nulls, col.Null[lo:hi])
+	} else {
+		clear(nulls)
+	}
+	if col.Floats != nil {
+		for i, f := range col.Floats[lo:hi] {
+			if f != f {
+				nulls[i] = true
+			}
+		}
+	}
+	count := 0
+	for _, x := range nulls {
+		if x {
+			count++
+		}
+	}
+	return nulls, count
 }
 
 // dictPage appends the dictionary page of s.dict (PLAIN values of type t).
@@ -585,11 +606,11 @@ func (s *groupSlot) finish(at int, raw []byte, start int, codec format.Compressi
 	return nil
 }
 
-// appendLevels appends the definition levels of a page (1 a value, 0 a
-// null; bit width 1) in the RLE/bit-packed hybrid: runs of at least
-// minRun equal levels as RLE runs, the rest bit-packed in groups of 8.
-func appendLevels(b []byte, nulls []bool, nullCount int) []byte {
-	n := len(nulls)
+// appendLevels appends the definition levels of a page of n rows (1 a
+// value, 0 a null; bit width 1) in the RLE/bit-packed hybrid: runs of at
+// least minRun equal levels as RLE runs, the rest bit-packed in groups of
+// 8. nulls flags the null rows; it may be nil when nullCount is 0.
+func appendLevels(b []byte, n int, nulls []bool, nullCount int) []byte {
 	switch nullCount {
 	case 0:
 		return appendRLERun(b, n, 1)
@@ -661,7 +682,7 @@ func asBytes[T any](v []T) []byte {
 }
 
 // appendPlain appends the PLAIN encoding of the values of rows [lo, hi) of
-// col that are not null (nulls[r-lo]).
+// col that are not null (nulls[r-lo]; nulls is nil when nullCount is 0).
 func appendPlain(b []byte, col *Column, lo, hi int, nulls []bool, nullCount int) []byte {
 	m := hi - lo - nullCount
 	dense := nullCount == 0 && littleEndian()
@@ -691,7 +712,7 @@ func appendPlain(b []byte, col *Column, lo, hi int, nulls []bool, nullCount int)
 		var x byte
 		k := 0
 		for i, v := range col.Bools[lo:hi] {
-			if nulls[i] {
+			if nullCount > 0 && nulls[i] {
 				continue
 			}
 			if v {
@@ -706,7 +727,7 @@ func appendPlain(b []byte, col *Column, lo, hi int, nulls []bool, nullCount int)
 		}
 	case blockmodel.Utf8:
 		for i, v := range col.Strings[lo:hi] {
-			if !nulls[i] {
+			if nullCount == 0 || !nulls[i] {
 				b = binary.LittleEndian.AppendUint32(b, uint32(len(v)))
 				b = append(b, v...)
 			}
