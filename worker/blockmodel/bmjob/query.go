@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"sync"
 	"unsafe"
 
 	"github.com/geostat-engine/geostat/geostat"
@@ -192,19 +193,22 @@ func parentsOfBox(g *blockmodel.Geometry, box *blockmodel.BBox) (lo, hi [3]int64
 	return lo, hi, true
 }
 
-// qslot is one batch of a query's output with the buffers it owns: the
-// producer fills a slot while the writer writes the other.
+// qslot is one row group of a query's output being filled, then lent to
+// the writer (bmstore.QueryWriter.WriteGroup) until it is encoded.
 type qslot struct {
-	sys   blockmodel.SystemBatch
-	sel   []bool
-	out   []bmstore.Column
-	deriv []string
+	out []bmstore.Column
 }
 
-// queryRows streams rows [from, to) to qw: one goroutine reads the
-// columns and generates the system columns of a batch while another
-// writes the previous batch. Rows outside box, and with excludeNull rows
-// whose user columns are all null, are left out.
+// querySlots is the number of output row groups a query fills or lends at
+// once (one filled, the others encoded).
+const querySlots = 4
+
+// queryRows streams rows [from, to) to qw: input batches are read and
+// their selected rows appended to output row groups of exactly
+// bmstore.QueryRowGroup rows (the last shorter), each lent to qw as it
+// fills while the next is filled. A second goroutine hands the groups to
+// qw, whose own goroutines encode them. Rows outside box, and with
+// excludeNull rows whose user columns are all null, are left out.
 func queryRows(ctx context.Context, s *bmstore.Store, modelID string, v *bmstore.Version, blocks *blockmodel.Blocks,
 	box bmwire.BBox, excludeNull bool, cols []outCol, scan []string, from, to int64, qw *bmstore.QueryWriter) error {
 	const batch = bmstore.QueryRowGroup
@@ -225,8 +229,8 @@ func queryRows(ctx context.Context, s *bmstore.Store, modelID string, v *bmstore
 			needCoords = true
 		}
 	}
-	free := make(chan *qslot, 2)
-	for range 2 {
+	free := make(chan *qslot, querySlots)
+	for range querySlots {
 		sl := &qslot{out: make([]bmstore.Column, len(cols))}
 		for i, c := range cols {
 			sl.out[i].Type = c.typ
@@ -238,15 +242,23 @@ func queryRows(ctx context.Context, s *bmstore.Store, modelID string, v *bmstore
 	go func() {
 		var err error
 		for sl := range work {
-			if err == nil {
-				if err = geostat.Catch(func() error { return qw.Write(sl.out) }); err != nil {
-					err = fmt.Errorf("bmjob: query: %w", err)
-				}
+			if err != nil {
+				free <- sl
+				continue
 			}
-			free <- sl
+			var once sync.Once
+			release := func() { once.Do(func() { free <- sl }) }
+			if err = geostat.Catch(func() error { return qw.WriteGroup(sl.out, release) }); err != nil {
+				err = fmt.Errorf("bmjob: query: %w", err)
+				release() // given back already unless WriteGroup panicked
+			}
 		}
 		werr <- err
 	}()
+	var sys blockmodel.SystemBatch
+	var sel []bool
+	var cur *qslot
+	fill := 0 // rows in cur
 	err := func() error {
 		for lo := from; lo < to; lo += batch {
 			if err := ctx.Err(); err != nil {
@@ -264,50 +276,96 @@ func queryRows(ctx context.Context, s *bmstore.Store, modelID string, v *bmstore
 					return fmt.Errorf("bmjob: query: %w", err)
 				}
 			}
-			sl := <-free
 			if needCoords {
-				if err := blocks.FillSystem(lo, hi, &sl.sys); err != nil {
-					free <- sl
+				if err := blocks.FillSystem(lo, hi, &sys); err != nil {
 					return fmt.Errorf("bmjob: query: %w", err)
 				}
 			} else {
-				fillIndices(blocks, lo, hi, &sl.sys)
+				fillIndices(blocks, lo, hi, &sys)
 			}
-			sl.sel = selectRows(sl.sel[:0], &sl.sys, box, n)
+			sel = selectRows(sel[:0], &sys, box, n)
 			if excludeNull {
-				excludeNullRows(sl.sel, cols, scanned)
+				excludeNullRows(sel, cols, scanned)
 			}
-			for i, c := range cols {
-				dst := &sl.out[i]
-				switch {
-				case c.system == blockmodel.ColSubBlockDerivation:
-					sl.deriv = sl.deriv[:0]
-					for r, ok := range sl.sel {
-						if !ok {
-							continue
-						}
-						d := derivationUser
-						if c.scan >= 0 {
-							d = derivation(scanned[c.scan].Ints[r], scanned[c.scan+1].Ints[r])
-						}
-						sl.deriv = append(sl.deriv, d)
+			// The batch's selected rows, split where the row group fills.
+			for r0 := 0; r0 < n; {
+				if cur == nil {
+					cur, fill = <-free, 0
+					for i := range cur.out {
+						cur.out[i] = resetColumn(cur.out[i])
 					}
-					dst.Strings = sl.deriv
-				case c.scan >= 0:
-					selectInto(dst, &scanned[c.scan], sl.sel)
-				default:
-					systemInto(dst, &sl.sys, c.system, sl.sel)
+				}
+				r1, k := r0, 0
+				for room := batch - fill; r1 < n && k < room; r1++ {
+					k += b2i(sel[r1])
+				}
+				if k == batch-fill {
+					for r1 < n && !sel[r1] { // unselected rows after the last one taken
+						r1++
+					}
+				}
+				appendRows(cur, cols, scanned, &sys, sel, r0, r1)
+				fill += k
+				r0 = r1
+				if fill == batch {
+					work <- cur
+					cur = nil
 				}
 			}
-			work <- sl
+		}
+		if cur != nil && fill > 0 {
+			work <- cur
+			cur = nil
 		}
 		return nil
 	}()
+	if cur != nil {
+		free <- cur
+	}
 	close(work)
 	if e := <-werr; err == nil {
 		err = e
 	}
+	// every lent group comes back before the caller closes qw
+	for range querySlots {
+		<-free
+	}
 	return err
+}
+
+// resetColumn empties c keeping its storage (and its null flags' absence).
+func resetColumn(c bmstore.Column) bmstore.Column {
+	c.Bools, c.Ints, c.Uints, c.Floats, c.Strings = c.Bools[:0], c.Ints[:0], c.Uints[:0], c.Floats[:0], c.Strings[:0]
+	if c.Null != nil {
+		c.Null = c.Null[:0]
+	}
+	return c
+}
+
+// appendRows appends the selected rows of [r0, r1) of a batch to the
+// output columns of sl.
+func appendRows(sl *qslot, cols []outCol, scanned []bmstore.Column, sys *blockmodel.SystemBatch, sel []bool, r0, r1 int) {
+	part := sel[r0:r1]
+	for i, c := range cols {
+		dst := &sl.out[i]
+		switch {
+		case c.system == blockmodel.ColSubBlockDerivation:
+			for r := r0; r < r1; r++ {
+				if !sel[r] {
+					continue
+				}
+				d := derivationUser
+				if c.scan >= 0 {
+					d = derivation(scanned[c.scan].Ints[r], scanned[c.scan+1].Ints[r])
+				}
+				dst.Strings = append(dst.Strings, d)
+			}
+		case c.scan >= 0:
+			selectInto(dst, &scanned[c.scan], part, r0, r1)
+		default:
+			systemInto(dst, sys, c.system, part, r0, r1)
+		}
+	}
 }
 
 // selectRows flags the rows of a batch a bbox selects: an IJK box by the
@@ -359,7 +417,7 @@ func excludeNullRows(sel []bool, cols []outCol, scanned []bmstore.Column) {
 
 // systemInto writes the selected rows of a system column of a batch into
 // dst (reusing its storage), unsigned integers widened.
-func systemInto(dst *bmstore.Column, sys *blockmodel.SystemBatch, name string, sel []bool) {
+func systemInto(dst *bmstore.Column, sys *blockmodel.SystemBatch, name string, sel []bool, r0, r1 int) {
 	var u32 []uint32
 	var u8 []uint8
 	var f []float64
@@ -399,19 +457,20 @@ func systemInto(dst *bmstore.Column, sys *blockmodel.SystemBatch, name string, s
 	}
 	switch {
 	case u32 != nil:
-		dst.Uints = widen(dst.Uints, u32, sel)
+		dst.Uints = widen(dst.Uints, u32[r0:r1], sel)
 	case u8 != nil:
-		dst.Uints = widen(dst.Uints, u8, sel)
+		dst.Uints = widen(dst.Uints, u8[r0:r1], sel)
 	default:
-		dst.Floats = pick(dst.Floats, f, sel)
+		dst.Floats = pick(dst.Floats, f[r0:r1], sel)
 	}
 }
 
-// widen writes the selected elements of src into dst (reusing its
-// storage), widened to uint64.
+// widen appends the selected elements of src (sel[r]) to dst, widened
+// to uint64.
 func widen[T uint8 | uint32](dst []uint64, src []T, sel []bool) []uint64 {
-	dst = slices.Grow(dst[:0], len(src))[:len(src)]
-	w := 0
+	at := len(dst)
+	dst = slices.Grow(dst, len(src))[:at+len(src)]
+	w := at
 	for r, x := range src {
 		dst[w] = uint64(x)
 		w += b2i(sel[r]) // branch-free: most rows are selected
@@ -424,32 +483,42 @@ func b2i(b bool) int {
 	return int(*(*uint8)(unsafe.Pointer(&b)))
 }
 
-// selectInto writes the selected rows of a scanned column into dst
-// (reusing its storage).
-func selectInto(dst *bmstore.Column, src *bmstore.Column, sel []bool) {
-	if src.Null != nil {
-		dst.Null = pick(dst.Null, src.Null, sel)
-	} else {
-		dst.Null = nil
+// selectInto appends the selected rows of [r0, r1) of a scanned column
+// (sel is the selection of those rows) to dst.
+func selectInto(dst *bmstore.Column, src *bmstore.Column, sel []bool, r0, r1 int) {
+	if src.Null != nil || dst.Null != nil {
+		if dst.Null == nil { // rows before had no flags: none null
+			dst.Null = make([]bool, dst.Len(), bmstore.QueryRowGroup)
+		}
+		if src.Null != nil {
+			dst.Null = pick(dst.Null, src.Null[r0:r1], sel)
+		} else {
+			k := 0
+			for _, x := range sel {
+				k += b2i(x)
+			}
+			dst.Null = append(dst.Null, make([]bool, k)...)
+		}
 	}
 	switch familyOf(src.Type) {
 	case famFloat:
-		dst.Floats = pick(dst.Floats, src.Floats, sel)
+		dst.Floats = pick(dst.Floats, src.Floats[r0:r1], sel)
 	case famInt:
-		dst.Ints = pick(dst.Ints, src.Ints, sel)
+		dst.Ints = pick(dst.Ints, src.Ints[r0:r1], sel)
 	case famUint:
-		dst.Uints = pick(dst.Uints, src.Uints, sel)
+		dst.Uints = pick(dst.Uints, src.Uints[r0:r1], sel)
 	case famBool:
-		dst.Bools = pick(dst.Bools, src.Bools, sel)
+		dst.Bools = pick(dst.Bools, src.Bools[r0:r1], sel)
 	default:
-		dst.Strings = pick(dst.Strings, src.Strings, sel)
+		dst.Strings = pick(dst.Strings, src.Strings[r0:r1], sel)
 	}
 }
 
-// pick writes the selected elements of s into dst (reusing its storage).
+// pick appends the selected elements of s (sel[r]) to dst.
 func pick[T any](dst, s []T, sel []bool) []T {
-	dst = slices.Grow(dst[:0], len(s))[:len(s)]
-	w := 0
+	at := len(dst)
+	dst = slices.Grow(dst, len(s))[:at+len(s)]
+	w := at
 	for r, x := range s {
 		dst[w] = x
 		w += b2i(sel[r])

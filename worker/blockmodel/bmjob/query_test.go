@@ -360,3 +360,77 @@ func TestFillIndicesIncrement(t *testing.T) {
 		check(t, b, step)
 	}
 }
+
+// TestQueryRowGroupsAcrossBatches: a query of a model larger than three
+// output row groups, with null rows left out (in runs and scattered, so
+// that output groups end inside input batches) and with an IJK box, gives
+// the brute-force rows in row groups of exactly bmstore.QueryRowGroup rows
+// but the last; a column of few distinct floats is dictionary-encoded in
+// the full ones.
+func TestQueryRowGroupsAcrossBatches(t *testing.T) {
+	s, err := bmstore.Open(t.TempDir())
+	require.NoError(t, err)
+	size := blockmodel.Size3D{NX: 100, NY: 60, NZ: 50}
+	g, err := blockmodel.NewGeometry(blockmodel.XYZ{}, nil, blockmodel.RegularSize(size, blockmodel.XYZ{X: 1, Y: 1, Z: 1}))
+	require.NoError(t, err)
+	b := g.WholeBlocks()
+	createModel(t, s, "m", b)
+	n := b.NumRows()
+	rng := rand.New(rand.NewPCG(12, 1))
+	grade := bmstore.Column{Type: blockmodel.Float64, Floats: make([]float64, n), Null: make([]bool, n)}
+	for r := range n {
+		grade.Floats[r] = float64(rng.IntN(2000)) / 100
+		grade.Null[r] = r%7777 < 900 || rng.IntN(40) == 0
+	}
+	tx, err := s.Begin("m")
+	require.NoError(t, err)
+	cw, err := tx.AddColumn(bmstore.ColumnMeta{Title: "grade", DataType: blockmodel.Float64})
+	require.NoError(t, err)
+	for lo := int64(0); lo < n; lo += 77_777 {
+		hi := min(n, lo+77_777)
+		require.NoError(t, cw.Write(bmstore.Column{Type: blockmodel.Float64, Floats: grade.Floats[lo:hi], Null: grade.Null[lo:hi]}))
+	}
+	require.NoError(t, cw.Close())
+	v, err := tx.Commit(bmstore.Meta{CreatedBy: "u"})
+	require.NoError(t, err)
+
+	for _, body := range []string{
+		`{"columns": ["grade"]}`,
+		`{"columns": ["grade"], "bbox": {"i_minmax": {"min": 3, "max": 90}, "j_minmax": {"min": 0, "max": 59}, "k_minmax": {"min": 5, "max": 48}}}`,
+		`{"columns": ["grade"], "output_options": {"exclude_null_rows": false}}`,
+	} {
+		q, err := bmwire.DecodeQuery([]byte(body), ModelInfo(g, v))
+		require.NoError(t, err)
+		var buf bytes.Buffer
+		res, err := Query(context.Background(), s, "m", g, v, q, &buf)
+		require.NoError(t, err, body)
+		var want [][]any
+		for r := range n {
+			i, j, k := uint64(r%100), uint64(r/100%60), uint64(r/6000)
+			if q.BBox.IJK != nil && (i < 3 || i > 90 || k < 5 || k > 48) {
+				continue
+			}
+			var val any
+			if !grade.Null[r] {
+				val = grade.Floats[r]
+			} else if q.Output.ExcludeNullRows {
+				continue
+			}
+			want = append(want, []any{i, j, k, val})
+		}
+		_, got := readParquetOutput(t, buf.Bytes(), []blockmodel.DataType{blockmodel.UInt32, blockmodel.UInt32, blockmodel.UInt32, blockmodel.Float64})
+		require.Equal(t, len(want), len(got), body)
+		require.Equal(t, want, got, body)
+		require.Equal(t, int64(len(want)), res.Rows)
+		f, err := parquet.OpenFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+		require.NoError(t, err)
+		groups := f.Metadata().RowGroups
+		require.Greater(t, len(groups), 2, body)
+		for gi, rg := range groups {
+			if gi < len(groups)-1 {
+				require.Equal(t, int64(bmstore.QueryRowGroup), rg.NumRows, "%s: row group %d", body, gi)
+				require.NotZero(t, rg.Columns[3].MetaData.DictionaryPageOffset, "%s: grade of row group %d has a dictionary", body, gi)
+			}
+		}
+	}
+}

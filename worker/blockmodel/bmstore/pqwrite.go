@@ -3,6 +3,7 @@ package bmstore
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -165,7 +166,11 @@ func (c *countWriter) Write(p []byte) (int, error) {
 
 // groupSlot is one row group in flight: its rows, then its encoded pages.
 type groupSlot struct {
-	cols []Column
+	// cols are the rows to encode: own, filled by write, or a caller's,
+	// lent by writeGroup until release is called.
+	cols    []Column
+	own     []Column
+	release func()
 	// buf holds the row group's pages, column after column; each page is
 	// encoded headerRoom bytes past the end of the previous one and its
 	// header put right before it, so a page is one segment of buf, written
@@ -225,18 +230,67 @@ func (tw *tableWriter) take() {
 	s := <-tw.free
 	if s == nil {
 		s = &groupSlot{}
+	}
+	if s.own == nil {
 		for _, t := range tw.types {
 			size := tw.group
 			if tw.rowsHint > 0 {
 				size = int(min(int64(size), tw.rowsHint))
 			}
-			s.cols = append(s.cols, newColumn(t, size))
+			s.own = append(s.own, newColumn(t, size))
 		}
 	}
-	for i := range s.cols {
-		s.cols[i].reset()
+	for i := range s.own {
+		s.own[i].reset()
 	}
+	s.cols = s.own
 	tw.slot = s
+}
+
+// writeGroup writes one row group of the caller's columns (schema order,
+// equal lengths, at most the group size) without copying them: they are
+// lent until release is called (from another goroutine, once the group is
+// encoded, or failed). It must not follow a write of a partial group.
+func (tw *tableWriter) writeGroup(cols []Column, release func()) error {
+	fail := func(err error) error {
+		release()
+		return err
+	}
+	if tw.err != nil {
+		return fail(tw.err)
+	}
+	if p := tw.failed.Load(); p != nil {
+		return fail(*p)
+	}
+	if len(cols) != len(tw.types) {
+		return fail(fmt.Errorf("%d columns, table has %d", len(cols), len(tw.types)))
+	}
+	n := cols[0].Len()
+	for i := range cols {
+		if cols[i].Type != tw.types[i] || cols[i].Len() != n {
+			return fail(fmt.Errorf("column %d: %s of %d rows, want %s of %d", i, cols[i].Type, cols[i].Len(), tw.types[i], n))
+		}
+		if err := cols[i].check(); err != nil {
+			return fail(err)
+		}
+	}
+	if n == 0 || n > tw.group {
+		return fail(fmt.Errorf("row group of %d rows (1 to %d)", n, tw.group))
+	}
+	if tw.slot != nil {
+		if tw.slot.cols[0].Len() > 0 {
+			return fail(errors.New("a row group lent after a partial one"))
+		}
+		tw.free <- tw.slot
+		tw.slot = nil
+	}
+	s := <-tw.free
+	if s == nil {
+		s = &groupSlot{}
+	}
+	s.cols, s.release = cols, release
+	tw.slot = s
+	return tw.dispatch()
 }
 
 // write appends a batch: cols in schema order, equal lengths.
@@ -280,6 +334,7 @@ func (tw *tableWriter) dispatch() error {
 	tw.slot = nil
 	if tw.direct {
 		err := geostat.Catch(func() error { return tw.encodeAndWrite(s) })
+		s.done()
 		tw.free <- s
 		if err != nil {
 			tw.err = err
@@ -301,10 +356,19 @@ func (tw *tableWriter) dispatch() error {
 		if err != nil {
 			tw.failed.CompareAndSwap(nil, &err)
 		}
+		s.done()
 		done <- err
 		tw.free <- s
 	}()
 	return nil
+}
+
+// done gives lent columns back once the slot is through with them.
+func (s *groupSlot) done() {
+	if s.release != nil {
+		s.release()
+		s.cols, s.release = nil, nil
+	}
 }
 
 func (tw *tableWriter) encodeAndWrite(s *groupSlot) error {

@@ -243,3 +243,70 @@ func TestSetBits(t *testing.T) {
 		require.Equal(t, want, got)
 	}
 }
+
+// TestQueryWriterLentGroups: row groups lent to WriteGroup are written as
+// they are (a short last group too), each released exactly once, never
+// before it is encoded (the lender scribbles over a released group); a bad
+// group is refused and released at once.
+func TestQueryWriterLentGroups(t *testing.T) {
+	rng := rand.New(rand.NewPCG(30, 4))
+	types := []DataType{blockmodel.UInt32, blockmodel.Float64, blockmodel.Utf8}
+	names := []string{"i", "grade", "code"}
+	sizes := []int{QueryRowGroup, QueryRowGroup, QueryRowGroup, 12_345}
+	var want []Column
+	for _, typ := range types {
+		want = append(want, randColumn(rng, typ, 3*QueryRowGroup+12_345))
+	}
+	var buf bytes.Buffer
+	q, err := NewQueryWriter(&buf, names, types, QueryOptions{})
+	require.NoError(t, err)
+	released := make(chan int, len(sizes))
+	lo := 0
+	for g, n := range sizes {
+		group := make([]Column, len(want))
+		for c := range want {
+			group[c] = slice(&want[c], lo, lo+n)
+			// a copy the writer may read until it releases it
+			cp := newColumn(types[c], n)
+			cp.appendRange(&group[c], 0, n)
+			group[c] = cp
+		}
+		require.NoError(t, q.WriteGroup(group, func() {
+			for c := range group { // the lender reuses its storage
+				clear(group[c].Null)
+				clear(group[c].Uints)
+				clear(group[c].Floats)
+				clear(group[c].Strings)
+			}
+			released <- g
+		}))
+		lo += n
+	}
+	require.NoError(t, q.Close())
+	require.Len(t, released, len(sizes), "every group released once")
+	require.Equal(t, int64(lo), q.Rows())
+
+	rdr, err := file.NewParquetReader(bytes.NewReader(buf.Bytes()))
+	require.NoError(t, err)
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 10_000}, memory.DefaultAllocator)
+	require.NoError(t, err)
+	table, err := fr.ReadTable(context.Background())
+	require.NoError(t, err)
+	defer table.Release()
+	require.Equal(t, 4, rdr.NumRowGroups())
+	for c := range want {
+		got := arrowColumn(t, table.Column(c), types[c])
+		requireSameFast(t, &want[c], &got, names[c])
+	}
+
+	// a group of the wrong shape is refused and released
+	q, err = NewQueryWriter(&bytes.Buffer{}, names, types, QueryOptions{})
+	require.NoError(t, err)
+	calls := 0
+	err = q.WriteGroup([]Column{newColumn(blockmodel.UInt32, 0), newColumn(blockmodel.Float64, 0), newColumn(blockmodel.Utf8, 0)}, func() { calls++ })
+	require.Error(t, err)
+	require.Equal(t, 1, calls)
+	big := []Column{randColumn(rng, blockmodel.UInt32, QueryRowGroup+1), randColumn(rng, blockmodel.Float64, QueryRowGroup+1), randColumn(rng, blockmodel.Utf8, QueryRowGroup+1)}
+	require.Error(t, q.WriteGroup(big, func() { calls++ }))
+	require.Equal(t, 2, calls)
+}

@@ -147,6 +147,29 @@ func (q *QueryWriter) Write(cols []Column) error {
 	return nil
 }
 
+// WriteGroup writes one row group of a Parquet output from the caller's
+// columns (one per output column, at most QueryRowGroup rows, every row
+// kept: ExcludeNullRows does not apply) without copying them: they are lent
+// to the writer, which encodes them in the background and calls release
+// when it is through with them (release is always called, also on error).
+// A CSV output writes the rows at once, then releases them.
+func (q *QueryWriter) WriteGroup(cols []Column, release func()) error {
+	if q.tw == nil {
+		defer release()
+		return q.Write(cols)
+	}
+	if len(cols) != len(q.names) {
+		release()
+		return fmt.Errorf("bmstore: query writer: %d columns given, want %d", len(cols), len(q.names))
+	}
+	n := cols[0].Len()
+	if err := q.tw.writeGroup(cols, release); err != nil {
+		return fmt.Errorf("bmstore: query writer: %w", err)
+	}
+	q.rows += int64(n)
+	return nil
+}
+
 // Close finishes the output.
 func (q *QueryWriter) Close() error {
 	if q.tw != nil {
