@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"sort"
 	"sync"
 	"unsafe"
@@ -233,7 +232,7 @@ func queryRows(ctx context.Context, s *bmstore.Store, modelID string, v *bmstore
 	for range querySlots {
 		sl := &qslot{out: make([]bmstore.Column, len(cols))}
 		for i, c := range cols {
-			sl.out[i].Type = c.typ
+			sl.out[i] = outColumn(c.typ)
 		}
 		free <- sl
 	}
@@ -331,6 +330,26 @@ func queryRows(ctx context.Context, s *bmstore.Store, modelID string, v *bmstore
 		<-free
 	}
 	return err
+}
+
+// outColumn is an empty output column of type t with room for a row
+// group (no null flags until a scanned column brings some).
+func outColumn(t blockmodel.DataType) bmstore.Column {
+	c := bmstore.Column{Type: t}
+	const n = bmstore.QueryRowGroup
+	switch familyOf(t) {
+	case famFloat:
+		c.Floats = make([]float64, 0, n)
+	case famInt:
+		c.Ints = make([]int64, 0, n)
+	case famUint:
+		c.Uints = make([]uint64, 0, n)
+	case famBool:
+		c.Bools = make([]bool, 0, n)
+	default:
+		c.Strings = make([]string, 0, n)
+	}
+	return c
 }
 
 // resetColumn empties c keeping its storage (and its null flags' absence).
@@ -466,14 +485,23 @@ func systemInto(dst *bmstore.Column, sys *blockmodel.SystemBatch, name string, s
 }
 
 // widen appends the selected elements of src (sel[r]) to dst, widened
-// to uint64.
+// to uint64: branch-free (every element written, the end advanced by its
+// flag) when dst has room for all of src, else selected ones appended.
 func widen[T uint8 | uint32](dst []uint64, src []T, sel []bool) []uint64 {
 	at := len(dst)
-	dst = slices.Grow(dst, len(src))[:at+len(src)]
+	if at+len(src) > cap(dst) {
+		for r, x := range src {
+			if sel[r] {
+				dst = append(dst, uint64(x))
+			}
+		}
+		return dst
+	}
+	dst = dst[:at+len(src)]
 	w := at
 	for r, x := range src {
 		dst[w] = uint64(x)
-		w += b2i(sel[r]) // branch-free: most rows are selected
+		w += b2i(sel[r])
 	}
 	return dst[:w]
 }
@@ -514,10 +542,18 @@ func selectInto(dst *bmstore.Column, src *bmstore.Column, sel []bool, r0, r1 int
 	}
 }
 
-// pick appends the selected elements of s (sel[r]) to dst.
+// pick appends the selected elements of s (sel[r]) to dst, as widen does.
 func pick[T any](dst, s []T, sel []bool) []T {
 	at := len(dst)
-	dst = slices.Grow(dst, len(s))[:at+len(s)]
+	if at+len(s) > cap(dst) {
+		for r, x := range s {
+			if sel[r] {
+				dst = append(dst, x)
+			}
+		}
+		return dst
+	}
+	dst = dst[:at+len(s)]
 	w := at
 	for r, x := range s {
 		dst[w] = x

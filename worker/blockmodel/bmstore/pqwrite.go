@@ -805,6 +805,18 @@ func appendPlain(b []byte, col *Column, lo, hi int, nulls []bool, nullCount int)
 // as their low 32 or 64 bits, floats as float64 or float32 bits.
 
 func put32[T int64 | uint64](b []byte, vals []T, nulls []bool, m int) []byte {
+	if m == len(vals) && littleEndian() {
+		// narrowed a chunk at a time into an aligned buffer, then copied
+		var tmp [1024]uint32
+		for lo := 0; lo < len(vals); lo += len(tmp) {
+			chunk := vals[lo:min(len(vals), lo+len(tmp))]
+			for i, x := range chunk {
+				tmp[i] = uint32(x)
+			}
+			b = append(b, asBytes(tmp[:len(chunk)])...)
+		}
+		return b
+	}
 	at := len(b)
 	b = slices.Grow(b, 4*m)[:at+4*m]
 	d, w := b[at:], 0
