@@ -5,11 +5,13 @@ import (
 	"io"
 	"slices"
 
+	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/worker/blockmodel"
 )
 
 // Scanner streams the requested columns of one version in row batches; only
-// the requested columns' files are read.
+// the requested columns' files are read. While the caller works on a batch,
+// a goroutine reads the next one into a second set of buffers.
 type Scanner struct {
 	readers []*colReader
 	consts  []int64 // version_id constant, for a column without file
@@ -17,7 +19,17 @@ type Scanner struct {
 	pos     int64
 	end     int64
 	batch   int
-	out     []Column
+	// bufs are the two batches' buffers: one handed out, one being read
+	// (next is its index) while pending is not nil.
+	bufs    [2][]Column
+	next    int
+	pending chan scanResult
+}
+
+// scanResult is a batch read ahead, or the error reading it.
+type scanResult struct {
+	cols []Column
+	err  error
 }
 
 // Scan opens a stream of rows [from, to) of the given columns (col_id,
@@ -58,7 +70,9 @@ func (s *Store) Scan(id string, n int, cols []string, from, to int64, batch int)
 		sc.readers = append(sc.readers, r)
 		sc.consts = append(sc.consts, v.VersionIDConst)
 		sc.types = append(sc.types, typ)
-		sc.out = append(sc.out, newColumn(typ, batch))
+		for b := range sc.bufs {
+			sc.bufs[b] = append(sc.bufs[b], newColumn(typ, batch))
+		}
 	}
 	// Skip to from.
 	for _, r := range sc.readers {
@@ -76,12 +90,44 @@ func (s *Store) Scan(id string, n int, cols []string, from, to int64, batch int)
 // Next returns the next batch, one Column per requested column (valid until
 // the next call), or io.EOF after the last row.
 func (sc *Scanner) Next() ([]Column, error) {
-	if sc.pos >= sc.end {
-		return nil, io.EOF
+	if sc.pending == nil {
+		if sc.pos >= sc.end {
+			return nil, io.EOF
+		}
+		sc.readAhead()
 	}
+	res := <-sc.pending
+	sc.pending = nil
+	if res.err != nil {
+		return nil, res.err
+	}
+	sc.next = 1 - sc.next
+	if sc.pos < sc.end {
+		sc.readAhead() // into the buffers handed out last time
+	}
+	return res.cols, nil
+}
+
+// readAhead starts reading the next batch into bufs[next].
+func (sc *Scanner) readAhead() {
+	done := make(chan scanResult, 1)
+	sc.pending = done
+	out := sc.bufs[sc.next]
+	go func() {
+		var cols []Column
+		err := geostat.Catch(func() (err error) {
+			cols, err = sc.read(out)
+			return err
+		})
+		done <- scanResult{cols: cols, err: err}
+	}()
+}
+
+// read reads the next batch into out (only one read runs at a time).
+func (sc *Scanner) read(out []Column) ([]Column, error) {
 	n := int(min(int64(sc.batch), sc.end-sc.pos))
 	for i, r := range sc.readers {
-		c := &sc.out[i]
+		c := &out[i]
 		c.reset()
 		if r == nil {
 			for range n {
@@ -99,11 +145,15 @@ func (sc *Scanner) Next() ([]Column, error) {
 		}
 	}
 	sc.pos += int64(n)
-	return slices.Clone(sc.out), nil
+	return slices.Clone(out), nil
 }
 
-// Close releases the column files.
+// Close waits for a read in flight and releases the column files.
 func (sc *Scanner) Close() error {
+	if sc.pending != nil {
+		<-sc.pending
+		sc.pending = nil
+	}
 	for _, r := range sc.readers {
 		if r != nil {
 			r.close()
