@@ -584,6 +584,21 @@ func fillIndices(b *blockmodel.Blocks, from, to int64, dst *blockmodel.SystemBat
 	// three divisions of ParentIJK a row.
 	np := g.Parents()
 	nx, ny := uint32(np[0]), uint32(np[1])
+	if b.Whole() && !sidx && !corners {
+		// a row a parent: runs of i along a row of the grid
+		i, j, k := g.ParentIJK(from)
+		for r := 0; r < n; {
+			run := min(n-r, int(nx-i))
+			for x := range run {
+				dst.I[r+x], dst.J[r+x], dst.K[r+x] = i+uint32(x), j, k
+			}
+			r += run
+			if i, j = 0, j+1; j == ny {
+				j, k = 0, k+1
+			}
+		}
+		return
+	}
 	prev := int64(-2)
 	var i, j, k uint32
 	for r := range n {

@@ -363,17 +363,17 @@ func (r *colReader) readTyped(dst *Column, k int) {
 	}
 	switch r.typ {
 	case blockmodel.Float64:
-		dst.Floats = spread(dst.Floats, r.data.Double(), &r.val, levels, k, r.maxDef, math.NaN(), func(x float64) float64 { return x })
+		dst.Floats = spread(dst.Floats, r.data.Double(), &r.val, levels, k, r.maxDef, math.NaN())
 	case blockmodel.Float16, blockmodel.Float32:
-		dst.Floats = spread(dst.Floats, r.data.Float(), &r.val, levels, k, r.maxDef, math.NaN(), func(x float32) float64 { return float64(x) })
+		dst.Floats = spread(dst.Floats, r.data.Float(), &r.val, levels, k, r.maxDef, math.NaN())
 	case blockmodel.Int8, blockmodel.Int16, blockmodel.Int32, blockmodel.Date32:
-		dst.Ints = spread(dst.Ints, r.data.Int32(), &r.val, levels, k, r.maxDef, 0, func(x int32) int64 { return int64(x) })
+		dst.Ints = spread(dst.Ints, r.data.Int32(), &r.val, levels, k, r.maxDef, 0)
 	case blockmodel.Int64, blockmodel.Timestamp:
-		dst.Ints = spread(dst.Ints, r.data.Int64(), &r.val, levels, k, r.maxDef, 0, func(x int64) int64 { return x })
+		dst.Ints = spread(dst.Ints, r.data.Int64(), &r.val, levels, k, r.maxDef, 0)
 	case blockmodel.UInt8, blockmodel.UInt16, blockmodel.UInt32:
-		dst.Uints = spread(dst.Uints, r.data.Uint32(), &r.val, levels, k, r.maxDef, 0, func(x uint32) uint64 { return uint64(x) })
+		dst.Uints = spread(dst.Uints, r.data.Uint32(), &r.val, levels, k, r.maxDef, 0)
 	case blockmodel.UInt64:
-		dst.Uints = spread(dst.Uints, r.data.Uint64(), &r.val, levels, k, r.maxDef, 0, func(x uint64) uint64 { return x })
+		dst.Uints = spread(dst.Uints, r.data.Uint64(), &r.val, levels, k, r.maxDef, 0)
 	case blockmodel.Boolean:
 		bits := r.data.Boolean()
 		for i := range k {
@@ -398,24 +398,27 @@ func (r *colReader) readTyped(dst *Column, k int) {
 }
 
 // spread appends k rows of values from src at *val to dst: with levels
-// (one a row), a row whose level is below maxDef gets null; conv widens a
-// value.
-func spread[S, D any](dst []D, src []S, val *int, levels []byte, k int, maxDef byte, null D, conv func(S) D) []D {
+// (one a row), a row whose level is below maxDef gets null; values are
+// converted to D (widened).
+func spread[S int32 | uint32 | int64 | uint64 | float32 | float64, D int64 | uint64 | float64](dst []D, src []S, val *int, levels []byte, k int, maxDef byte, null D) []D {
+	at := len(dst)
+	dst = slices.Grow(dst, k)[:at+k]
+	out := dst[at:]
 	v := *val
 	if levels == nil {
-		for _, x := range src[v : v+k] {
-			dst = append(dst, conv(x))
+		for i, x := range src[v : v+k] {
+			out[i] = D(x)
 		}
 		*val = v + k
 		return dst
 	}
-	for _, l := range levels {
-		if l != maxDef {
-			dst = append(dst, null)
-			continue
+	for i, l := range levels[:k] {
+		if l == maxDef {
+			out[i] = D(src[v])
+			v++
+		} else {
+			out[i] = null
 		}
-		dst = append(dst, conv(src[v]))
-		v++
 	}
 	*val = v
 	return dst
