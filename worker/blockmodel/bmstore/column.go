@@ -23,13 +23,15 @@
 // written by one version.
 //
 // A column file is a Parquet file of one OPTIONAL column named "v" (a null
-// is a definition level 0, a NaN float is stored as a null), Snappy (zstd
-// in files written before; either is read), in row groups of 262,144 rows;
-// any Parquet reader reads it. Files are written
-// and read a page of typed values at a time (no parquet.Value a row on the
-// read side; on the write side parquet-go takes values, built in bulk with
-// their levels set in place), and a column's row groups are encoded and
-// compressed by two goroutines while the writer's caller fills the next.
+// is a definition level 0, a NaN float is stored as a null), in row groups
+// of 262,144 rows; any Parquet reader reads it. The store writes its files
+// and query outputs itself (pqwrite.go): data pages v1 written straight
+// from the typed slices of Column, floats dictionary-encoded when a chunk
+// has few distinct values and otherwise PLAIN, both uncompressed, other
+// types PLAIN with Snappy pages; row groups are encoded on several
+// goroutines. Files are read a page of typed values at a time through
+// parquet-go (no parquet.Value a row), whatever their codec (zstd in files
+// written before) or encoding.
 //
 // blockmodel.Float16 columns are stored with blockmodel.Float32 physical type (parquet-go has no
 // public FLOAT16 logical type); values are widened, not rounded.
