@@ -115,11 +115,20 @@ type matcher struct {
 	out   Batch
 	sum   Summary
 	c     *collector
+	// whole: the rows are a model's whole parents (regular, or a
+	// sub-blocked model's version 1) identified by index, so row = i +
+	// nx·(j + ny·k) (processWhole); dims are nx, ny, nz.
+	whole bool
+	dims  [3]uint64
 }
 
-func newMatcher(spec FileSpec, index bool, loc blockmodel.Locator, c *collector) *matcher {
+func newMatcher(spec FileSpec, index bool, loc blockmodel.Locator, c *collector, nident int) *matcher {
 	m := &matcher{spec: spec, index: index, loc: loc, c: c}
 	m.seen = make([]uint64, (loc.NumRows()+63)/64)
+	if b, ok := loc.(*blockmodel.Blocks); ok && index && b.Whole() && (nident == 3 || nident == 4) {
+		p := b.Geometry().Parents()
+		m.whole, m.dims = true, [3]uint64{uint64(p[0]), uint64(p[1]), uint64(p[2])}
+	}
 	m.out.Values = make([]Values, len(spec.Columns))
 	for i, col := range spec.Columns {
 		m.out.Values[i].Type = col.Type
@@ -134,6 +143,95 @@ func (m *matcher) process(b *rawBatch, sink Sink) error {
 	out.Rows = out.Rows[:0]
 	lo := [3]int64{math.MaxInt64, math.MaxInt64, math.MaxInt64}
 	hi := [3]int64{-1, -1, -1}
+	if !m.whole || !m.processWhole(b, &lo, &hi) {
+		m.processRows(b, &lo, &hi)
+	}
+	if m.c.e.Total > 0 || len(out.Rows) == 0 {
+		// Once the file is known bad nothing more reaches the sink, so a
+		// batch that does reach it has every row matched: its values are
+		// the source's, uncompacted.
+		return nil
+	}
+	copy(out.Values, b.vals)
+	for a := range 3 {
+		out.IJKMin[a], out.IJKMax[a] = uint32(lo[a]), uint32(hi[a])
+	}
+	if m.sum.BBox == nil {
+		b := blockmodel.NewIJKBox(lo, hi)
+		m.sum.BBox = &b
+	} else {
+		for a, v := range m.sum.BBox.Axes() {
+			v.Min, v.Max = min(v.Min, lo[a]), max(v.Max, hi[a])
+		}
+	}
+	m.sum.Rows += int64(len(out.Rows))
+	return sink.Batch(out)
+}
+
+// processWhole matches a batch of rows of whole parents given by index
+// (m.whole) in one tight loop: row = i + nx·(j + ny·k), the bounds and
+// the duplicate bitset checked per row, sidx (when given) 0. It handles
+// only a batch without a problem: a bad cell, an empty identity cell, a
+// row out of the model or a duplicate makes it undo what it marked and
+// return false, and the batch goes through processRows, which reports
+// each problem as it always did.
+func (m *matcher) processWhole(b *rawBatch, lo, hi *[3]int64) bool {
+	n := b.n
+	id := b.ident
+	for a := range id {
+		if id[a].Valid != nil || len(id[a].Int) < n {
+			return false
+		}
+	}
+	for _, bad := range b.bad[:n] {
+		if bad {
+			return false
+		}
+	}
+	is, js, ks := id[0].Int[:n], id[1].Int[:n], id[2].Int[:n]
+	var sidx []int64
+	if len(id) == 4 {
+		sidx = id[3].Int[:n]
+	}
+	nx, ny, nz := m.dims[0], m.dims[1], m.dims[2]
+	seen := m.seen
+	rows := grow(m.out.Rows[:0], n)
+	li, lj, lk, hi0, hj, hk := lo[0], lo[1], lo[2], hi[0], hi[1], hi[2]
+	for r := range rows {
+		i, j, k := is[r], js[r], ks[r]
+		if uint64(i) >= nx || uint64(j) >= ny || uint64(k) >= nz || (sidx != nil && sidx[r] != 0) {
+			m.unsee(rows[:r])
+			return false
+		}
+		row := i + int64(nx)*(j+int64(ny)*k)
+		w, bit := uint64(row)>>6, uint64(1)<<(uint64(row)&63)
+		if w >= uint64(len(seen)) || seen[w]&bit != 0 {
+			m.unsee(rows[:r])
+			return false
+		}
+		seen[w] |= bit
+		rows[r] = row
+		li, hi0 = min(li, i), max(hi0, i)
+		lj, hj = min(lj, j), max(hj, j)
+		lk, hk = min(lk, k), max(hk, k)
+	}
+	*lo, *hi = [3]int64{li, lj, lk}, [3]int64{hi0, hj, hk}
+	m.out.Rows = rows
+	return true
+}
+
+// unsee clears the duplicate bits of rows (what processWhole marked
+// before it gave up on a batch).
+func (m *matcher) unsee(rows []int64) {
+	for _, row := range rows {
+		m.seen[row>>6] &^= 1 << (row & 63)
+	}
+}
+
+// processRows matches the rows of b one by one through the Locator,
+// reporting each problem, and appends the matched ones to m.out.Rows.
+func (m *matcher) processRows(b *rawBatch, lo, hi *[3]int64) {
+	out := &m.out
 	for r := 0; r < b.n; r++ {
 		ok := !b.bad[r]
 		var ijk [3]uint32
@@ -198,26 +296,6 @@ func (m *matcher) process(b *rawBatch, sink Sink) error {
 			}
 		}
 	}
-	if m.c.e.Total > 0 || len(out.Rows) == 0 {
-		// Once the file is known bad nothing more reaches the sink, so a
-		// batch that does reach it has every row matched: its values are
-		// the source's, uncompacted.
-		return nil
-	}
-	copy(out.Values, b.vals)
-	for a := range 3 {
-		out.IJKMin[a], out.IJKMax[a] = uint32(lo[a]), uint32(hi[a])
-	}
-	if m.sum.BBox == nil {
-		b := blockmodel.NewIJKBox(lo, hi)
-		m.sum.BBox = &b
-	} else {
-		for a, v := range m.sum.BBox.Axes() {
-			v.Min, v.Max = min(v.Min, lo[a]), max(v.Max, hi[a])
-		}
-	}
-	m.sum.Rows += int64(len(out.Rows))
-	return sink.Batch(out)
 }
 
 func (m *matcher) identName(a int) string {
@@ -229,7 +307,7 @@ func (m *matcher) identName(a int) string {
 
 // run drives a source to its end.
 func run(src source, spec FileSpec, index bool, loc blockmodel.Locator, sink Sink, c *collector, ident []string) (Summary, error) {
-	m := newMatcher(spec, index, loc, c)
+	m := newMatcher(spec, index, loc, c, len(ident))
 	b := &rawBatch{ident: make([]Values, len(ident)), vals: make([]Values, len(spec.Columns))}
 	for i, n := range ident {
 		b.ident[i].Type = systemType(n)

@@ -1,0 +1,233 @@
+package bmwire
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/geostat-engine/geostat/worker/blockmodel"
+	"github.com/parquet-go/parquet-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// opaque hides a *blockmodel.Blocks behind the Locator interface, so the
+// matcher takes its generic per-row path.
+type opaque struct{ blockmodel.Locator }
+
+// wholeModels are the models whose rows processWhole matches: a regular
+// one and a fully sub-blocked one with every parent whole (version 1), 4
+// × 3 × 2 parents.
+func wholeModels(t *testing.T) map[string]*blockmodel.Blocks {
+	t.Helper()
+	parents := blockmodel.Size3D{NX: 4, NY: 3, NZ: 2}
+	size := blockmodel.XYZ{X: 10, Y: 10, Z: 10}
+	reg, err := blockmodel.NewGeometry(blockmodel.XYZ{}, nil, blockmodel.RegularSize(parents, size))
+	require.NoError(t, err)
+	fsb, err := blockmodel.NewGeometry(blockmodel.XYZ{}, nil,
+		blockmodel.SubBlockedSize(blockmodel.FullySubBlocked, parents, blockmodel.Size3D{NX: 2, NY: 2, NZ: 2}, size))
+	require.NoError(t, err)
+	return map[string]*blockmodel.Blocks{"regular": reg.WholeBlocks(), "fully-sub-blocked": fsb.WholeBlocks()}
+}
+
+func TestMatcherTakesWholePath(t *testing.T) {
+	for name, b := range wholeModels(t) {
+		n := len(blockmodel.IndexColumns(b.Geometry().Type()))
+		assert.True(t, newMatcher(cuSpec, true, b, &collector{}, n).whole, name)
+		assert.False(t, newMatcher(cuSpec, true, opaque{b}, &collector{}, n).whole, name)
+		assert.False(t, newMatcher(cuSpec, false, b, &collector{}, 3).whole, "%s: coordinates", name)
+	}
+}
+
+// idRow is a row of a crafted update file: i signed and optional (so a
+// file can hold an empty or a negative i), j and k UINT32, sidx for the
+// sub-blocked model.
+type idRow struct {
+	I    *int64   `parquet:"i,optional"`
+	J    uint32   `parquet:"j"`
+	K    uint32   `parquet:"k"`
+	Sidx uint32   `parquet:"sidx"`
+	Cu   *float64 `parquet:"cu,optional"`
+}
+
+func ip(i int64) *int64 { return &i }
+
+// allRows is one row for every parent of the 4 × 3 × 2 models, in order,
+// cu the row number (every 5th null).
+func allRows() []idRow {
+	var rows []idRow
+	for r := range int64(24) {
+		row := idRow{I: ip(r % 4), J: uint32(r / 4 % 3), K: uint32(r / 12)}
+		if r%5 != 3 {
+			row.Cu = fp(float64(r))
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// The matcher's whole-parent path (processWhole) and its generic path give
+// the same batches, summaries and file errors on the same files: good
+// files in and out of order, and files with a row out of the model, a
+// duplicate (in the batch, across batches), an empty or negative i, a
+// non-zero sidx, each at the start, middle and end of a batch, so the
+// whole path's undo of what it marked is exercised.
+func TestWholePathMatchesGeneric(t *testing.T) {
+	type file struct {
+		name string
+		rows []idRow
+	}
+	var files []file
+	files = append(files, file{"in order", allRows()})
+	rev := allRows()
+	for a, b := 0, len(rev)-1; a < b; a, b = a+1, b-1 {
+		rev[a], rev[b] = rev[b], rev[a]
+	}
+	files = append(files, file{"reversed", rev})
+	files = append(files, file{"part", allRows()[5:17]})
+	for _, at := range []int{0, 2, 4, 6, 9, 23} {
+		f := allRows()
+		f[at].I = ip(4)
+		files = append(files, file{"i out of range", f})
+		f = allRows()
+		f[at].K = 2
+		files = append(files, file{"k out of range", f})
+		f = allRows()
+		f[at].J = 7
+		files = append(files, file{"j out of range", f})
+		f = allRows()
+		f[at].I = nil
+		files = append(files, file{"empty i", f})
+		f = allRows()
+		f[at].I = ip(-1)
+		files = append(files, file{"negative i", f})
+		f = allRows()
+		f[at].Sidx = 1
+		files = append(files, file{"sidx", f})
+		f = allRows()
+		f[at] = f[(at+1)%len(f)]
+		files = append(files, file{"duplicate next", f})
+		f = allRows()
+		f[at] = f[(at+13)%len(f)]
+		files = append(files, file{"duplicate far", f})
+	}
+	for name, b := range wholeModels(t) {
+		kind := b.Geometry().Type()
+		for _, batch := range []int{1, 3, 5, 64} {
+			spec := FileSpec{Kind: kind, Input: DefaultInput(), Columns: []ValueColumn{{"cu", blockmodel.Float64}}, BatchRows: batch}
+			for _, f := range files {
+				data := writeParquet(t, f.rows)
+				fast := NewCollector(spec.Columns)
+				sFast, errFast := Read(data, data.Size(), spec, b, fast)
+				slow := NewCollector(spec.Columns)
+				sSlow, errSlow := Read(data, data.Size(), spec, opaque{b}, slow)
+				what := name + ", " + f.name
+				assert.Equal(t, errSlow, errFast, what)
+				assert.Equal(t, sSlow, sFast, what)
+				assert.Equal(t, slow.Rows, fast.Rows, what)
+				assert.Equal(t, slow.Values, fast.Values, what)
+			}
+		}
+	}
+}
+
+// A file of one regular model's blocks in order goes batch after batch
+// to the sink with its rows, values and bounds as written.
+func TestWholePathReadsEveryBatch(t *testing.T) {
+	b := wholeModels(t)["regular"]
+	type ijk struct {
+		I  uint32  `parquet:"i"`
+		J  uint32  `parquet:"j"`
+		K  uint32  `parquet:"k"`
+		Cu float64 `parquet:"cu"`
+	}
+	var rows []ijk
+	for r := range int64(24) {
+		rows = append(rows, ijk{uint32(r % 4), uint32(r / 4 % 3), uint32(r / 12), float64(r)})
+	}
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[ijk](&buf, parquet.PageBufferSize(32))
+	_, err := w.Write(rows)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	data := bytes.NewReader(buf.Bytes())
+	spec := FileSpec{Kind: blockmodel.Regular, Input: DefaultInput(), Columns: []ValueColumn{{"cu", blockmodel.Float64}}, BatchRows: 5}
+	s := &wholeProbe{t: t}
+	sum, err := Read(data, data.Size(), spec, b, s)
+	require.NoError(t, err)
+	assert.Equal(t, int64(24), sum.Rows)
+	assert.Equal(t, 5, s.batches)
+	want := make([]int64, 24)
+	for r := range want {
+		want[r] = int64(r)
+	}
+	assert.Equal(t, want, s.rows)
+}
+
+// wholeProbe is a Sink that checks each batch: rows in order, values the
+// row numbers, the batch's ijk bounds.
+type wholeProbe struct {
+	t       *testing.T
+	batches int
+	rows    []int64
+}
+
+func (p *wholeProbe) Start(int64) error { return nil }
+
+func (p *wholeProbe) Batch(b *Batch) error {
+	p.batches++
+	p.rows = append(p.rows, b.Rows...)
+	for r, row := range b.Rows {
+		assert.Equal(p.t, float64(row), b.Values[0].Float[r])
+	}
+	lo, hi := [3]uint32{9, 9, 9}, [3]uint32{}
+	for _, row := range b.Rows {
+		ijk := [3]uint32{uint32(row % 4), uint32(row / 4 % 3), uint32(row / 12)}
+		for a := range 3 {
+			lo[a], hi[a] = min(lo[a], ijk[a]), max(hi[a], ijk[a])
+		}
+	}
+	assert.Equal(p.t, lo, b.IJKMin, "batch from row %d", b.Rows[0])
+	assert.Equal(p.t, hi, b.IJKMax, "batch from row %d", b.Rows[0])
+	return nil
+}
+
+// processWhole takes a good batch and gives up, leaving the duplicate
+// bitset as it found it, on a batch with a problem.
+func TestProcessWhole(t *testing.T) {
+	b := wholeModels(t)["regular"]
+	m := newMatcher(cuSpec, true, b, &collector{}, 3)
+	raw := func(ijk ...[3]int64) *rawBatch {
+		rb := &rawBatch{ident: make([]Values, 3), n: len(ijk), bad: make([]bool, len(ijk))}
+		for _, x := range ijk {
+			for a := range 3 {
+				rb.ident[a].Int = append(rb.ident[a].Int, x[a])
+			}
+		}
+		return rb
+	}
+	bounds := func() (lo, hi [3]int64) { return [3]int64{99, 99, 99}, [3]int64{-1, -1, -1} }
+	lo, hi := bounds()
+	require.True(t, m.processWhole(raw([3]int64{1, 2, 1}, [3]int64{0, 0, 0}), &lo, &hi))
+	assert.Equal(t, []int64{21, 0}, m.out.Rows)
+	assert.Equal(t, [3]int64{0, 0, 0}, lo)
+	assert.Equal(t, [3]int64{1, 2, 1}, hi)
+	seen := append([]uint64(nil), m.seen...)
+	for _, bad := range [][][3]int64{
+		{{2, 0, 0}, {3, 0, 0}, {0, 0, 0}}, // a duplicate of the first batch
+		{{2, 0, 0}, {3, 0, 0}, {2, 0, 0}}, // a duplicate in the batch
+		{{2, 0, 0}, {4, 0, 0}},            // out of the model
+		{{2, 0, 0}, {-1, 0, 0}},
+	} {
+		lo, hi := bounds()
+		assert.False(t, m.processWhole(raw(bad...), &lo, &hi), "%v", bad)
+		assert.Equal(t, seen, m.seen, "%v", bad)
+		assert.Equal(t, [3]int64{99, 99, 99}, lo)
+	}
+	rb := raw([3]int64{2, 0, 0})
+	rb.ident[0].Valid = []bool{false}
+	assert.False(t, m.processWhole(rb, &lo, &hi), "empty identity")
+	rb = raw([3]int64{2, 0, 0})
+	rb.bad[0] = true
+	assert.False(t, m.processWhole(rb, &lo, &hi), "bad row")
+	assert.Equal(t, seen, m.seen)
+}
