@@ -2,6 +2,7 @@ package bmwire
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 
 	"github.com/geostat-engine/geostat/worker/blockmodel"
@@ -15,22 +16,23 @@ import (
 type opaque struct{ blockmodel.Locator }
 
 // wholeModels are the models whose rows processWhole matches: a regular
-// one and a fully sub-blocked one with every parent whole (version 1), 4
-// × 3 × 2 parents.
-func wholeModels(t *testing.T) map[string]*blockmodel.Blocks {
+// one and a fully sub-blocked one with every parent whole (version 1), of
+// n parents.
+func wholeModels(t *testing.T, n blockmodel.Size3D) map[string]*blockmodel.Blocks {
 	t.Helper()
-	parents := blockmodel.Size3D{NX: 4, NY: 3, NZ: 2}
 	size := blockmodel.XYZ{X: 10, Y: 10, Z: 10}
-	reg, err := blockmodel.NewGeometry(blockmodel.XYZ{}, nil, blockmodel.RegularSize(parents, size))
+	reg, err := blockmodel.NewGeometry(blockmodel.XYZ{}, nil, blockmodel.RegularSize(n, size))
 	require.NoError(t, err)
 	fsb, err := blockmodel.NewGeometry(blockmodel.XYZ{}, nil,
-		blockmodel.SubBlockedSize(blockmodel.FullySubBlocked, parents, blockmodel.Size3D{NX: 2, NY: 2, NZ: 2}, size))
+		blockmodel.SubBlockedSize(blockmodel.FullySubBlocked, n, blockmodel.Size3D{NX: 2, NY: 2, NZ: 2}, size))
 	require.NoError(t, err)
 	return map[string]*blockmodel.Blocks{"regular": reg.WholeBlocks(), "fully-sub-blocked": fsb.WholeBlocks()}
 }
 
+var small = blockmodel.Size3D{NX: 4, NY: 3, NZ: 2}
+
 func TestMatcherTakesWholePath(t *testing.T) {
-	for name, b := range wholeModels(t) {
+	for name, b := range wholeModels(t, small) {
 		n := len(blockmodel.IndexColumns(b.Geometry().Type()))
 		assert.True(t, newMatcher(cuSpec, true, b, &collector{}, n).whole, name)
 		assert.False(t, newMatcher(cuSpec, true, opaque{b}, &collector{}, n).whole, name)
@@ -51,12 +53,35 @@ type idRow struct {
 
 func ip(i int64) *int64 { return &i }
 
-// allRows is one row for every parent of the 4 × 3 × 2 models, in order,
-// cu the row number (every 5th null).
-func allRows() []idRow {
+// u32Row is idRow with i a required UINT32 (every identity column read
+// as it is, Values.u32).
+type u32Row struct {
+	I    uint32   `parquet:"i"`
+	J    uint32   `parquet:"j"`
+	K    uint32   `parquet:"k"`
+	Sidx uint32   `parquet:"sidx"`
+	Cu   *float64 `parquet:"cu,optional"`
+}
+
+// asU32 is rows as u32Rows, false when an i is empty or negative.
+func asU32(rows []idRow) ([]u32Row, bool) {
+	var out []u32Row
+	for _, r := range rows {
+		if r.I == nil || *r.I < 0 {
+			return nil, false
+		}
+		out = append(out, u32Row{uint32(*r.I), r.J, r.K, r.Sidx, r.Cu})
+	}
+	return out, true
+}
+
+// allRows is one row for every parent of a model of n parents, in
+// order, cu the row number (every 5th null).
+func allRows(n blockmodel.Size3D) []idRow {
 	var rows []idRow
-	for r := range int64(24) {
-		row := idRow{I: ip(r % 4), J: uint32(r / 4 % 3), K: uint32(r / 12)}
+	nx, ny := int64(n.NX), int64(n.NY)
+	for r := range nx * ny * int64(n.NZ) {
+		row := idRow{I: ip(r % nx), J: uint32(r / nx % ny), K: uint32(r / (nx * ny))}
 		if r%5 != 3 {
 			row.Cu = fp(float64(r))
 		}
@@ -65,66 +90,113 @@ func allRows() []idRow {
 	return rows
 }
 
+// batchRecord is what a Sink received of one batch.
+type batchRecord struct {
+	Rows           []int64
+	Values         []Values
+	IJKMin, IJKMax [3]uint32
+}
+
+// batchSink is a Sink keeping a copy of every batch.
+type batchSink struct{ batches []batchRecord }
+
+func (r *batchSink) Start(int64) error { return nil }
+
+func (r *batchSink) Batch(b *Batch) error {
+	c := NewCollector([]ValueColumn{{"cu", blockmodel.Float64}})
+	if err := c.Batch(b); err != nil {
+		return err
+	}
+	r.batches = append(r.batches, batchRecord{c.Rows, c.Values, b.IJKMin, b.IJKMax})
+	return nil
+}
+
 // The matcher's whole-parent path (processWhole) and its generic path give
-// the same batches, summaries and file errors on the same files: good
-// files in and out of order, and files with a row out of the model, a
-// duplicate (in the batch, across batches), an empty or negative i, a
-// non-zero sidx, each at the start, middle and end of a batch, so the
-// whole path's undo of what it marked is exercised.
+// the same batches (rows, values, bounds), summaries and file errors on
+// the same files: good files in and out of order, with gaps, and files
+// with a row out of the model, a duplicate (in the batch, across batches,
+// at a word of the duplicate bitset's edge), an empty or negative i, a
+// non-zero sidx, at the start, middle and end of batches of several
+// sizes, so the whole path's undo of what it marked is exercised.
 func TestWholePathMatchesGeneric(t *testing.T) {
-	type file struct {
-		name string
-		rows []idRow
-	}
-	var files []file
-	files = append(files, file{"in order", allRows()})
-	rev := allRows()
-	for a, b := 0, len(rev)-1; a < b; a, b = a+1, b-1 {
-		rev[a], rev[b] = rev[b], rev[a]
-	}
-	files = append(files, file{"reversed", rev})
-	files = append(files, file{"part", allRows()[5:17]})
-	for _, at := range []int{0, 2, 4, 6, 9, 23} {
-		f := allRows()
-		f[at].I = ip(4)
-		files = append(files, file{"i out of range", f})
-		f = allRows()
-		f[at].K = 2
-		files = append(files, file{"k out of range", f})
-		f = allRows()
-		f[at].J = 7
-		files = append(files, file{"j out of range", f})
-		f = allRows()
-		f[at].I = nil
-		files = append(files, file{"empty i", f})
-		f = allRows()
-		f[at].I = ip(-1)
-		files = append(files, file{"negative i", f})
-		f = allRows()
-		f[at].Sidx = 1
-		files = append(files, file{"sidx", f})
-		f = allRows()
-		f[at] = f[(at+1)%len(f)]
-		files = append(files, file{"duplicate next", f})
-		f = allRows()
-		f[at] = f[(at+13)%len(f)]
-		files = append(files, file{"duplicate far", f})
-	}
-	for name, b := range wholeModels(t) {
-		kind := b.Geometry().Type()
-		for _, batch := range []int{1, 3, 5, 64} {
-			spec := FileSpec{Kind: kind, Input: DefaultInput(), Columns: []ValueColumn{{"cu", blockmodel.Float64}}, BatchRows: batch}
-			for _, f := range files {
-				data := writeParquet(t, f.rows)
-				fast := NewCollector(spec.Columns)
-				sFast, errFast := Read(data, data.Size(), spec, b, fast)
-				slow := NewCollector(spec.Columns)
-				sSlow, errSlow := Read(data, data.Size(), spec, opaque{b}, slow)
-				what := name + ", " + f.name
-				assert.Equal(t, errSlow, errFast, what)
-				assert.Equal(t, sSlow, sFast, what)
-				assert.Equal(t, slow.Rows, fast.Rows, what)
-				assert.Equal(t, slow.Values, fast.Values, what)
+	for _, dims := range []blockmodel.Size3D{small, {NX: 20, NY: 7, NZ: 3}} {
+		all := func() []idRow { return allRows(dims) }
+		n := len(all())
+		type file struct {
+			name string
+			rows []idRow
+		}
+		var files []file
+		files = append(files, file{"in order", all()})
+		rev := all()
+		for a, b := 0, len(rev)-1; a < b; a, b = a+1, b-1 {
+			rev[a], rev[b] = rev[b], rev[a]
+		}
+		files = append(files, file{"reversed", rev})
+		files = append(files, file{"part", all()[5 : n*2/3]})
+		files = append(files, file{"gap", append(all()[:n/2], all()[n/2+1:]...)})
+		files = append(files, file{"gaps", append(append(all()[:n/3], all()[n/3+3:n/2]...), all()[min(n/2+64, n-2):]...)})
+		if n > 200 {
+			// In batches of 100, row 150 comes again in a run of rows
+			// (99 to 198) over three words of the bitset, in the middle one.
+			files = append(files, file{"150 first", append([]idRow{all()[150]}, all()...)})
+		}
+		for _, at := range []int{0, 2, 4, 6, 9, 23, 63, 64, 65, 127, n - 1} {
+			if at >= n {
+				continue
+			}
+			f := all()
+			f[at].I = ip(int64(dims.NX))
+			files = append(files, file{fmt.Sprintf("i out of range at %d", at), f})
+			f = all()
+			f[at].K = uint32(dims.NZ)
+			files = append(files, file{fmt.Sprintf("k out of range at %d", at), f})
+			f = all()
+			f[at].J = 7
+			files = append(files, file{fmt.Sprintf("j out of range at %d", at), f})
+			f = all()
+			f[at].I = nil
+			files = append(files, file{fmt.Sprintf("empty i at %d", at), f})
+			f = all()
+			f[at].I = ip(-1)
+			files = append(files, file{fmt.Sprintf("negative i at %d", at), f})
+			f = all()
+			f[at].Sidx = 1
+			files = append(files, file{fmt.Sprintf("sidx at %d", at), f})
+			f = all()
+			f[at] = f[(at+1)%n]
+			files = append(files, file{fmt.Sprintf("duplicate of the next at %d", at), f})
+			f = all()
+			f[at] = f[(at+n-1)%n]
+			files = append(files, file{fmt.Sprintf("duplicate of the previous at %d", at), f})
+			f = all()
+			f[at] = f[(at+13)%n]
+			files = append(files, file{fmt.Sprintf("duplicate far at %d", at), f})
+			f = append(all()[:n/2], all()[at])
+			files = append(files, file{fmt.Sprintf("half and %d again", at), f})
+		}
+		var datas []*bytes.Reader
+		var names []string
+		for _, f := range files {
+			datas, names = append(datas, writeParquet(t, f.rows)), append(names, f.name)
+			if u, ok := asU32(f.rows); ok {
+				datas, names = append(datas, writeParquet(t, u)), append(names, f.name+" (uint32 i)")
+			}
+		}
+		for name, b := range wholeModels(t, dims) {
+			kind := b.Geometry().Type()
+			for _, batch := range []int{1, 3, 5, 64, 100, 1000} {
+				spec := FileSpec{Kind: kind, Input: DefaultInput(), Columns: []ValueColumn{{"cu", blockmodel.Float64}}, BatchRows: batch}
+				for x, data := range datas {
+					fast := &batchSink{}
+					sFast, errFast := Read(data, data.Size(), spec, b, fast)
+					slow := &batchSink{}
+					sSlow, errSlow := Read(data, data.Size(), spec, opaque{b}, slow)
+					what := fmt.Sprintf("%v %s, %s, batch %d", dims, name, names[x], batch)
+					assert.Equal(t, errSlow, errFast, what)
+					assert.Equal(t, sSlow, sFast, what)
+					assert.Equal(t, slow.batches, fast.batches, what)
+				}
 			}
 		}
 	}
@@ -133,7 +205,7 @@ func TestWholePathMatchesGeneric(t *testing.T) {
 // A file of one regular model's blocks in order goes batch after batch
 // to the sink with its rows, values and bounds as written.
 func TestWholePathReadsEveryBatch(t *testing.T) {
-	b := wholeModels(t)["regular"]
+	b := wholeModels(t, small)["regular"]
 	type ijk struct {
 		I  uint32  `parquet:"i"`
 		J  uint32  `parquet:"j"`
@@ -194,7 +266,7 @@ func (p *wholeProbe) Batch(b *Batch) error {
 // processWhole takes a good batch and gives up, leaving the duplicate
 // bitset as it found it, on a batch with a problem.
 func TestProcessWhole(t *testing.T) {
-	b := wholeModels(t)["regular"]
+	b := wholeModels(t, small)["regular"]
 	m := newMatcher(cuSpec, true, b, &collector{}, 3)
 	raw := func(ijk ...[3]int64) *rawBatch {
 		rb := &rawBatch{ident: make([]Values, 3), n: len(ijk), bad: make([]bool, len(ijk))}

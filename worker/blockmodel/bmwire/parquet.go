@@ -115,6 +115,9 @@ type pqColumn struct {
 	scale int64
 	kind  parquet.Kind
 	what  string
+	// ident: an identity column, whose UINT32 values without nulls are
+	// read into Values.u32.
+	ident bool
 	// errs collects the file's problems.
 	errs *collector
 	// state
@@ -163,7 +166,7 @@ func ReadParquet(r io.ReaderAt, size int64, spec FileSpec, loc blockmodel.Locato
 	}
 	field, ident, index := fileColumns(spec, func(n string) bool { _, ok := leaves[n]; return ok }, c)
 	s := &pqSource{f: f, nid: len(ident)}
-	add := func(title string, t blockmodel.DataType, what string) {
+	add := func(title string, t blockmodel.DataType, what string, ident bool) {
 		n, ok := field(title)
 		if !ok {
 			c.add(0, nil, "missing column %q", title)
@@ -174,13 +177,13 @@ func ReadParquet(r io.ReaderAt, size int64, spec FileSpec, loc blockmodel.Locato
 			c.add(0, nil, "%s has type %s, which does not convert to %s", what, desc, t)
 			return
 		}
-		s.cols = append(s.cols, &pqColumn{leaf: leaves[n], class: cl, scale: scale, kind: types[n].Kind(), what: what, errs: c})
+		s.cols = append(s.cols, &pqColumn{leaf: leaves[n], class: cl, scale: scale, kind: types[n].Kind(), what: what, ident: ident, errs: c})
 	}
 	for _, n := range ident {
-		add(n, systemType(n), fmt.Sprintf("column %q", n))
+		add(n, systemType(n), fmt.Sprintf("column %q", n), true)
 	}
 	for _, col := range spec.Columns {
-		add(col.Title, col.Type, fmt.Sprintf("column %q", col.Title))
+		add(col.Title, col.Type, fmt.Sprintf("column %q", col.Title), false)
 	}
 	if err := c.err(); err != nil {
 		return Summary{}, err
@@ -369,6 +372,17 @@ func (p *pqColumn) read(f *parquet.File, v *Values, max int, first int64, c *col
 // readSome decodes up to n values of the current page into v.
 func (p *pqColumn) readSome(v *Values, n int, first int64, c *collector) (int, error) {
 	noNulls := p.page.NumNulls() == 0
+	if noNulls && p.ident && v.Type == blockmodel.UInt32 && v.Valid == nil && len(v.Int) == 0 && p.class == srcUint {
+		if r, ok := p.vr.(uint32Reader); ok {
+			// An identity column of UINT32 values: kept as they are.
+			at := len(v.u32)
+			v.u32 = grow(v.u32, n)
+			k, err := r.ReadUint32s(v.u32[at:])
+			v.u32 = v.u32[:at+k]
+			return k, err
+		}
+	}
+	v.widen()
 	if noNulls {
 		switch r := p.vr.(type) {
 		case parquet.DoubleReader:
