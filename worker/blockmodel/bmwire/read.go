@@ -120,6 +120,10 @@ type matcher struct {
 	// nx·(j + ny·k) (processWhole); dims are nx, ny, nz.
 	whole bool
 	dims  [3]uint64
+	// near: the model's rows, to locate index rows from the row after
+	// the last one located (LocateNear; files mostly in row order).
+	near *blockmodel.Blocks
+	last int64
 }
 
 func newMatcher(spec FileSpec, index bool, loc blockmodel.Locator, c *collector, nident int) *matcher {
@@ -128,6 +132,9 @@ func newMatcher(spec FileSpec, index bool, loc blockmodel.Locator, c *collector,
 	if b, ok := loc.(*blockmodel.Blocks); ok && index && b.Whole() && (nident == 3 || nident == 4) {
 		p := b.Geometry().Parents()
 		m.whole, m.dims = true, [3]uint64{uint64(p[0]), uint64(p[1]), uint64(p[2])}
+	}
+	if b, ok := loc.(*blockmodel.Blocks); ok && index {
+		m.near, m.last = b, -1
 	}
 	m.out.Values = make([]Values, len(spec.Columns))
 	for i, col := range spec.Columns {
@@ -395,7 +402,14 @@ func (m *matcher) processRows(b *rawBatch, lo, hi *[3]int64) {
 					}
 					sub = blockmodel.CornersID(s, e)
 				}
-				row, ok = m.loc.Locate(ijk[0], ijk[1], ijk[2], sub)
+				if m.near != nil {
+					row, ok = m.near.LocateNear(m.last+1, ijk[0], ijk[1], ijk[2], sub)
+					if ok {
+						m.last = row
+					}
+				} else {
+					row, ok = m.loc.Locate(ijk[0], ijk[1], ijk[2], sub)
+				}
 			} else {
 				id := b.ident
 				var d [3]float64
