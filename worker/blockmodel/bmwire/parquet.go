@@ -481,20 +481,24 @@ func (p *pqColumn) readNullableDoubles(v *Values, n int) (int, bool) {
 	}
 	v.Float = grow(v.Float, n)
 	v.Valid = grow(v.Valid, n)
-	fs, ok := v.Float[at:], v.Valid[at:]
-	for i, l := range levels[row : row+n] {
-		f := 0.0
+	lv := levels[row : row+n]
+	fs, ok := v.Float[at:at+len(lv)], v.Valid[at:at+len(lv)]
+	k := p.val // in a local: the loop runs twice as fast
+	for i, l := range lv {
+		// A null, or a NaN (a null too, OPEN-19), is a zero marked
+		// invalid. A page with fewer values than its levels say panics
+		// here: a malformed file (ReadParquet recovers it).
 		if l == 1 {
-			f = vals[p.val]
-			p.val++
+			f := vals[k]
+			k++
+			if f == f {
+				fs[i], ok[i] = f, true
+				continue
+			}
 		}
-		// A null, or a NaN (a null too, OPEN-19), is a zero marked invalid.
-		ok[i] = l == 1 && f == f
-		if !ok[i] {
-			f = 0
-		}
-		fs[i] = f
+		fs[i], ok[i] = 0, false
 	}
+	p.val = k
 	return n, true
 }
 
