@@ -303,3 +303,115 @@ func TestProcessWhole(t *testing.T) {
 	assert.False(t, m.processWhole(rb, &lo, &hi), "bad row")
 	assert.Equal(t, seen, m.seen)
 }
+
+// Identity columns OPTIONAL without nulls (pyarrow's default) are read from
+// their pages' values (denseInts) and give what the same file with
+// REQUIRED columns gives: rows, values and errors (a negative i, an i past
+// the model), UINT32 and INT64, pages of a few rows read across batches,
+// and pages with a null among pages without.
+func TestOptionalIdentityColumns(t *testing.T) {
+	type reqU32 struct {
+		I  uint32   `parquet:"i"`
+		J  uint32   `parquet:"j"`
+		K  uint32   `parquet:"k"`
+		Cu *float64 `parquet:"cu,optional"`
+	}
+	type optU32 struct {
+		I  *uint32  `parquet:"i,optional"`
+		J  *uint32  `parquet:"j,optional"`
+		K  *uint32  `parquet:"k,optional"`
+		Cu *float64 `parquet:"cu,optional"`
+	}
+	type reqI64 struct {
+		I  int64    `parquet:"i"`
+		J  int64    `parquet:"j"`
+		K  int64    `parquet:"k"`
+		Cu *float64 `parquet:"cu,optional"`
+	}
+	type optI64 struct {
+		I  *int64   `parquet:"i,optional"`
+		J  *int64   `parquet:"j,optional"`
+		K  *int64   `parquet:"k,optional"`
+		Cu *float64 `parquet:"cu,optional"`
+	}
+	u32 := func(x int64) *uint32 { y := uint32(x); return &y }
+	write := func(rows any) *bytes.Reader {
+		var buf bytes.Buffer
+		var err error
+		switch r := rows.(type) {
+		case []reqU32:
+			w := parquet.NewGenericWriter[reqU32](&buf, parquet.PageBufferSize(40))
+			_, err = w.Write(r)
+			require.NoError(t, err)
+			require.NoError(t, w.Close())
+		case []optU32:
+			w := parquet.NewGenericWriter[optU32](&buf, parquet.PageBufferSize(40))
+			_, err = w.Write(r)
+			require.NoError(t, err)
+			require.NoError(t, w.Close())
+		case []reqI64:
+			w := parquet.NewGenericWriter[reqI64](&buf, parquet.PageBufferSize(40))
+			_, err = w.Write(r)
+			require.NoError(t, err)
+			require.NoError(t, w.Close())
+		case []optI64:
+			w := parquet.NewGenericWriter[optI64](&buf, parquet.PageBufferSize(40))
+			_, err = w.Write(r)
+			require.NoError(t, err)
+			require.NoError(t, w.Close())
+		}
+		return bytes.NewReader(buf.Bytes())
+	}
+	dims := blockmodel.Size3D{NX: 20, NY: 7, NZ: 3}
+	b := wholeModels(t, dims)["regular"]
+	for _, flaw := range []string{"none", "negative", "past", "null"} {
+		var ru []reqU32
+		var ou []optU32
+		var ri []reqI64
+		var oi []optI64
+		for n, r := range allRows(dims) {
+			i := *r.I
+			switch {
+			case flaw == "negative" && n == 77:
+				i = -1
+			case flaw == "past" && n == 150:
+				i = 20
+			}
+			ru = append(ru, reqU32{uint32(i), r.J, r.K, r.Cu})
+			ou = append(ou, optU32{u32(i), u32(int64(r.J)), u32(int64(r.K)), r.Cu})
+			ri = append(ri, reqI64{i, int64(r.J), int64(r.K), r.Cu})
+			oi = append(oi, optI64{ip(i), ip(int64(r.J)), ip(int64(r.K)), r.Cu})
+			if flaw == "null" && n == 200 {
+				ou[n].J, oi[n].J = nil, nil
+			}
+		}
+		for _, batch := range []int{7, 64, 1000} {
+			spec := cuSpec
+			spec.BatchRows = batch
+			read := func(f *bytes.Reader) (*batchSink, Summary, error) {
+				s := &batchSink{}
+				sum, err := Read(f, f.Size(), spec, b, s)
+				return s, sum, err
+			}
+			for _, pair := range [][2]*bytes.Reader{{write(ru), write(ou)}, {write(ri), write(oi)}} {
+				what := fmt.Sprintf("%s, batch %d", flaw, batch)
+				want, wantSum, wantErr := read(pair[0])
+				got, gotSum, gotErr := read(pair[1])
+				if flaw == "null" {
+					// The required file has j = 0 there; the optional one an
+					// empty j: a row error.
+					fe := fileErr(t, gotErr)
+					assert.Equal(t, []string{"row 201: j is empty"}, messages(fe), what)
+					continue
+				}
+				assert.Equal(t, wantErr, gotErr, what)
+				assert.Equal(t, wantSum, gotSum, what)
+				assert.Equal(t, want.batches, got.batches, what)
+				if flaw == "none" {
+					require.NoError(t, gotErr, what)
+					assert.Equal(t, int64(len(ru)), gotSum.Rows, what)
+				}
+			}
+		}
+	}
+}

@@ -372,9 +372,28 @@ func (p *pqColumn) read(f *parquet.File, v *Values, max int, first int64, c *col
 // readSome decodes up to n values of the current page into v.
 func (p *pqColumn) readSome(v *Values, n int, first int64, c *collector) (int, error) {
 	noNulls := p.page.NumNulls() == 0
-	if noNulls && p.ident && v.Type == blockmodel.UInt32 && v.Valid == nil && len(v.Int) == 0 && p.class == srcUint {
+	// An identity column of UINT32 values is kept as it is (Values.u32).
+	narrow := p.ident && v.Type == blockmodel.UInt32 && v.Valid == nil && len(v.Int) == 0 && p.class == srcUint
+	if noNulls && (p.class == srcInt || p.class == srcUint) {
+		// Integers straight from the page's values, when it has a plain
+		// view of them (the choice is the page's: every read of a page
+		// takes this way or every one the value reader's).
+		if data, row, ok := p.denseInts(n); ok {
+			if narrow && data.Kind() == encoding.Int32 {
+				v.u32 = append(v.u32, data.Uint32()[row:row+n]...)
+				return n, nil
+			}
+			v.widen()
+			if data.Kind() == encoding.Int32 {
+				p.appendInt32s(v, data.Int32()[row:row+n], first)
+			} else {
+				p.appendInt64s(v, data.Int64()[row:row+n], first)
+			}
+			return n, nil
+		}
+	}
+	if noNulls && narrow {
 		if r, ok := p.vr.(uint32Reader); ok {
-			// An identity column of UINT32 values: kept as they are.
 			at := len(v.u32)
 			v.u32 = grow(v.u32, n)
 			k, err := r.ReadUint32s(v.u32[at:])
@@ -416,22 +435,14 @@ func (p *pqColumn) readSome(v *Values, n int, first int64, c *collector) (int, e
 			if p.class == srcInt || p.class == srcUint {
 				p.i32 = grow(p.i32[:0], n)
 				k, err := r.ReadInt32s(p.i32)
-				for x, y := range p.i32[:k] {
-					if p.class == srcUint {
-						p.settle(v, first+int64(x), appendIntFast(v, int64(uint32(y)), true))
-					} else {
-						p.settle(v, first+int64(x), appendIntFast(v, int64(y), false))
-					}
-				}
+				p.appendInt32s(v, p.i32[:k], first)
 				return k, err
 			}
 		case parquet.Int64Reader:
 			if p.class == srcInt || p.class == srcUint {
 				p.i64 = grow(p.i64[:0], n)
 				k, err := r.ReadInt64s(p.i64)
-				for x, y := range p.i64[:k] {
-					p.settle(v, first+int64(x), appendIntFast(v, y, p.class == srcUint))
-				}
+				p.appendInt64s(v, p.i64[:k], first)
 				return k, err
 			}
 		}
@@ -450,6 +461,52 @@ func (p *pqColumn) readSome(v *Values, n int, first int64, c *collector) (int, e
 		}
 	}
 	return k, err
+}
+
+// appendInt32s appends INT32 values (unsigned for a UINT column) of file
+// rows from first, each checked against v's type.
+func (p *pqColumn) appendInt32s(v *Values, xs []int32, first int64) {
+	for x, y := range xs {
+		if p.class == srcUint {
+			p.settle(v, first+int64(x), appendIntFast(v, int64(uint32(y)), true))
+		} else {
+			p.settle(v, first+int64(x), appendIntFast(v, int64(y), false))
+		}
+	}
+}
+
+// appendInt64s is appendInt32s for INT64 values.
+func (p *pqColumn) appendInt64s(v *Values, xs []int64, first int64) {
+	for x, y := range xs {
+		p.settle(v, first+int64(x), appendIntFast(v, y, p.class == srcUint))
+	}
+}
+
+// denseInts returns the current page's INT32 or INT64 values and the
+// index of its next one, when the page has no null, no dictionary and a
+// value for each of its rows: an OPTIONAL column without nulls (what
+// pyarrow writes by default), whose value reader would box every value.
+// Its n next values are data's [row, row+n). The choice is the same for
+// every read of a page (the position is the page's, from p.left).
+func (p *pqColumn) denseInts(n int) (data encoding.Values, row int, ok bool) {
+	if p.page.Dictionary() != nil {
+		return data, 0, false
+	}
+	data = p.page.Data()
+	var count int
+	switch data.Kind() {
+	case encoding.Int32:
+		count = len(data.Int32())
+	case encoding.Int64:
+		count = len(data.Int64())
+	default:
+		return data, 0, false
+	}
+	row = int(p.page.NumValues() - p.left)
+	if int64(count) != p.page.NumValues() || row < 0 || row+n > count {
+		return data, 0, false
+	}
+	return data, row, true
 }
 
 // readNullableDoubles decodes the next n values of a page of an optional
