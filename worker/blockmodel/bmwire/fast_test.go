@@ -3,6 +3,7 @@ package bmwire
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/geostat-engine/geostat/worker/blockmodel"
@@ -413,5 +414,62 @@ func TestOptionalIdentityColumns(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// An OPTIONAL DOUBLE column without nulls in some pages (pyarrow's
+// default) reads as the REQUIRED one does: the same values, a NaN a null.
+func TestOptionalDoublesWithoutNulls(t *testing.T) {
+	type req struct {
+		I  uint32  `parquet:"i"`
+		J  uint32  `parquet:"j"`
+		K  uint32  `parquet:"k"`
+		Cu float64 `parquet:"cu"`
+	}
+	type opt struct {
+		I  uint32   `parquet:"i"`
+		J  uint32   `parquet:"j"`
+		K  uint32   `parquet:"k"`
+		Cu *float64 `parquet:"cu,optional"`
+	}
+	dims := blockmodel.Size3D{NX: 20, NY: 7, NZ: 3}
+	b := wholeModels(t, dims)["regular"]
+	var rs []req
+	var os []opt
+	for n, r := range allRows(dims) {
+		cu := float64(n) / 3
+		if n == 100 {
+			cu = math.NaN()
+		}
+		rs = append(rs, req{uint32(*r.I), r.J, r.K, cu})
+		os = append(os, opt{uint32(*r.I), r.J, r.K, fp(cu)})
+	}
+	var rb, ob bytes.Buffer
+	rw := parquet.NewGenericWriter[req](&rb, parquet.PageBufferSize(64))
+	_, err := rw.Write(rs)
+	require.NoError(t, err)
+	require.NoError(t, rw.Close())
+	ow := parquet.NewGenericWriter[opt](&ob, parquet.PageBufferSize(64))
+	_, err = ow.Write(os)
+	require.NoError(t, err)
+	require.NoError(t, ow.Close())
+	for _, batch := range []int{7, 64, 1000} {
+		spec := cuSpec
+		spec.BatchRows = batch
+		want, got := &batchSink{}, &batchSink{}
+		_, err := Read(bytes.NewReader(rb.Bytes()), int64(rb.Len()), spec, b, want)
+		require.NoError(t, err)
+		_, err = Read(bytes.NewReader(ob.Bytes()), int64(ob.Len()), spec, b, got)
+		require.NoError(t, err)
+		assert.Equal(t, want.batches, got.batches, "batch %d", batch)
+		var nulls int
+		for _, x := range got.batches {
+			for _, ok := range x.Values[0].Valid {
+				if !ok {
+					nulls++
+				}
+			}
+		}
+		assert.Equal(t, 1, nulls, "the NaN, batch %d", batch)
 	}
 }

@@ -447,8 +447,10 @@ func (p *pqColumn) readSome(v *Values, n int, first int64, c *collector) (int, e
 			}
 		}
 	}
-	if !noNulls && p.class == srcFloat && v.Type == blockmodel.Float64 {
-		if k, ok := p.readNullableDoubles(v, n); ok {
+	if p.class == srcFloat && v.Type == blockmodel.Float64 {
+		// An OPTIONAL page, with or without nulls (a REQUIRED one has
+		// none and was read above).
+		if k, ok := p.readNullableDoubles(v, n, noNulls); ok {
 			return k, nil
 		}
 	}
@@ -510,12 +512,13 @@ func (p *pqColumn) denseInts(n int) (data encoding.Values, row int, ok bool) {
 }
 
 // readNullableDoubles decodes the next n values of a page of an optional
-// DOUBLE column with nulls from its typed values and definition levels
-// (the value reader would box every value); false, reading nothing, when
+// DOUBLE column (noNulls: the page has no null) from its typed values and
+// definition levels (the value reader would box every value); false,
+// reading nothing, when
 // the page has no such view (dictionary-encoded, nested). The choice is
 // the same for every read of a page, so the value reader's position and
 // p.val never both move in one page.
-func (p *pqColumn) readNullableDoubles(v *Values, n int) (int, bool) {
+func (p *pqColumn) readNullableDoubles(v *Values, n int, noNulls bool) (int, bool) {
 	if p.page.Dictionary() != nil {
 		return 0, false
 	}
@@ -530,6 +533,12 @@ func (p *pqColumn) readNullableDoubles(v *Values, n int) (int, bool) {
 	}
 	row := int(p.page.NumValues() - p.left)
 	at := len(v.Float)
+	if noNulls {
+		// Every level is 1 and value r of the page is row r's.
+		v.Float = append(v.Float, vals[row:row+n]...)
+		nanToNull(v, at)
+		return n, true
+	}
 	if v.Valid == nil {
 		v.Valid = make([]bool, at, max(at+n, 64))
 		for r := range v.Valid {
