@@ -132,6 +132,13 @@ type pqColumn struct {
 	i64   []int64
 	f64   []float64
 	u32   []uint32
+	// The current page's values decoded from its dictionary (values):
+	// decoded once a page, decOK false when the page has no such view.
+	dec            encoding.Values
+	decoded, decOK bool
+	dec32          []int32
+	dec64          []int64
+	decF           []float64
 }
 
 type pqSource struct {
@@ -312,6 +319,7 @@ func (p *pqColumn) nextPage(f *parquet.File) (bool, error) {
 			a.done.Close()
 		default:
 			p.page, p.vr, p.left, p.val = a.page, a.page.Values(), a.page.NumValues(), 0
+			p.decoded = false
 			return true, nil
 		}
 	}
@@ -484,17 +492,17 @@ func (p *pqColumn) appendInt64s(v *Values, xs []int64, first int64) {
 	}
 }
 
-// denseInts returns the current page's INT32 or INT64 values and the
-// index of its next one, when the page has no null, no dictionary and a
-// value for each of its rows: an OPTIONAL column without nulls (what
-// pyarrow writes by default), whose value reader would box every value.
+// denseInts returns the current page's INT32 or INT64 values (values:
+// plain or from a dictionary) and the index of its next one, when the page
+// has no null and a value for each of its rows: a REQUIRED column, or an
+// OPTIONAL one without nulls (what pyarrow writes by default), whose value
+// reader would box every value.
 // Its n next values are data's [row, row+n). The choice is the same for
 // every read of a page (the position is the page's, from p.left).
 func (p *pqColumn) denseInts(n int) (data encoding.Values, row int, ok bool) {
-	if p.page.Dictionary() != nil {
+	if data, ok = p.values(); !ok {
 		return data, 0, false
 	}
-	data = p.page.Data()
 	var count int
 	switch data.Kind() {
 	case encoding.Int32:
@@ -511,18 +519,69 @@ func (p *pqColumn) denseInts(n int) (data encoding.Values, row int, ok bool) {
 	return data, row, true
 }
 
+// values returns the current page's non-null values as a typed view: the
+// page's own, or for a dictionary-encoded page (what pyarrow writes by
+// default) its values looked up from their indexes, once a page, into
+// buffers of the column; false when the page has no such view (an index
+// out of the dictionary: a malformed file, which the value reader then
+// reports).
+func (p *pqColumn) values() (encoding.Values, bool) {
+	d := p.page.Dictionary()
+	if d == nil {
+		return p.page.Data(), true
+	}
+	if p.decoded {
+		return p.dec, p.decOK
+	}
+	p.decoded, p.decOK = true, false
+	idx := p.page.Data()
+	if idx.Kind() != encoding.Int32 {
+		return p.dec, false
+	}
+	ix := idx.Int32()
+	dict := d.Page().Data()
+	switch dict.Kind() {
+	case encoding.Int32:
+		if p.dec32, p.decOK = lookup(p.dec32, dict.Int32(), ix); p.decOK {
+			p.dec = encoding.Int32Values(p.dec32)
+		}
+	case encoding.Int64:
+		if p.dec64, p.decOK = lookup(p.dec64, dict.Int64(), ix); p.decOK {
+			p.dec = encoding.Int64Values(p.dec64)
+		}
+	case encoding.Double:
+		if p.decF, p.decOK = lookup(p.decF, dict.Double(), ix); p.decOK {
+			p.dec = encoding.DoubleValues(p.decF)
+		}
+	}
+	return p.dec, p.decOK
+}
+
+// lookup sets buf to dict's values at the indexes ix; false when one is
+// out of dict.
+func lookup[T any](buf, dict []T, ix []int32) ([]T, bool) {
+	buf = grow(buf[:0], len(ix))
+	for x, i := range ix {
+		if uint32(i) >= uint32(len(dict)) {
+			return buf, false
+		}
+		buf[x] = dict[i]
+	}
+	return buf, true
+}
+
 // readNullableDoubles decodes the next n values of a page of an optional
 // DOUBLE column (noNulls: the page has no null) from its typed values and
-// definition levels (the value reader would box every value); false,
-// reading nothing, when
-// the page has no such view (dictionary-encoded, nested). The choice is
+// definition levels (values: plain or from a dictionary; the value reader
+// would box every value); false, reading nothing, when the page has no
+// such view. The choice is
 // the same for every read of a page, so the value reader's position and
 // p.val never both move in one page.
 func (p *pqColumn) readNullableDoubles(v *Values, n int, noNulls bool) (int, bool) {
-	if p.page.Dictionary() != nil {
+	data, plain := p.values()
+	if !plain {
 		return 0, false
 	}
-	data := p.page.Data()
 	levels := p.page.DefinitionLevels()
 	if data.Kind() != encoding.Double || int64(len(levels)) != p.page.NumValues() {
 		return 0, false
