@@ -353,6 +353,34 @@ func (b *Blocks) Locate(i, j, k uint32, sub SubID) (int64, bool) {
 	return row, true
 }
 
+// LocateNear is Locate, with the same result, for identities that mostly
+// come in row order (an update file, a query's output): it tries row hint
+// (the row after the previous identity's, say) before the binary search.
+func (b *Blocks) LocateNear(hint int64, i, j, k uint32, sub SubID) (int64, bool) {
+	g := b.g
+	if b.whole || hint < 0 || hint >= b.n || !g.ContainsParent(i, j, k) || int64(b.parent[hint]) != g.ParentIndex(i, j, k) {
+		return b.Locate(i, j, k, sub)
+	}
+	s := [3]uint8{b.start[3*hint], b.start[3*hint+1], b.start[3*hint+2]}
+	sidx := sub.Sidx
+	if sub.HasCorners {
+		if sub.Start != s {
+			return b.Locate(i, j, k, sub)
+		}
+		sidx = g.Sidx(sub.Start)
+	}
+	if g.Sidx(s) != sidx {
+		return b.Locate(i, j, k, sub)
+	}
+	// Rows are unique by parent and sidx: Locate would find hint.
+	if sub.HasCorners {
+		if e := [3]uint8{b.end[3*hint], b.end[3*hint+1], b.end[3*hint+2]}; e != sub.End {
+			return 0, false
+		}
+	}
+	return hint, true
+}
+
 // LocateXYZ returns the row whose centroid is (x, y, z) and, for the
 // sub-blocked kinds, whose extent is (dx, dy, dz), each within
 // MatchTolerance of the (sub-)block size per axis (ResolveXYZ, then

@@ -99,6 +99,58 @@ func randomBlocks(t *testing.T, rng *rand.Rand, g *Geometry) *Blocks {
 	return b
 }
 
+// LocateNear gives Locate's result whatever its hint: every identity of
+// rows and parents (by sidx and by corners, every corner pair), hints on
+// the row itself, its neighbours, other rows and off the model, on random
+// sub-block sets of each kind and a whole one.
+func TestLocateNearEqualsLocate(t *testing.T) {
+	rng := newRand()
+	sizes := map[ModelType]Size3D{FullySubBlocked: {2, 3, 2}, Flexible: {3, 2, 4}, VariableOctree: {4, 2, 1}}
+	for _, kind := range []ModelType{FullySubBlocked, Flexible, VariableOctree} {
+		g := mustGeometry(t, XYZ{500, -20, 7}, rot("z", 20, "y", 35), SubBlockedSize(kind, Size3D{3, 2, 2}, sizes[kind], XYZ{6, 4, 2.5}))
+		for trial := 0; trial < 3; trial++ {
+			b := randomBlocks(t, rng, g)
+			if trial == 2 {
+				b = g.WholeBlocks()
+			}
+			ns := g.Subblocks()
+			var subs []SubID
+			for sidx := uint32(0); sidx <= uint32(g.SubCells()); sidx++ {
+				subs = append(subs, SidxID(sidx))
+			}
+			for sx := 0; sx < ns[0]; sx++ {
+				for ex := sx + 1; ex <= ns[0]+1; ex++ {
+					for sy := 0; sy < ns[1]; sy++ {
+						for ey := sy + 1; ey <= ns[1]; ey++ {
+							for sz := 0; sz < ns[2]; sz++ {
+								for ez := sz + 1; ez <= ns[2]; ez++ {
+									subs = append(subs, CornersID([3]uint8{uint8(sx), uint8(sy), uint8(sz)}, [3]uint8{uint8(ex), uint8(ey), uint8(ez)}))
+								}
+							}
+						}
+					}
+				}
+			}
+			for p := int64(-1); p <= g.NumParents(); p++ {
+				i, j, k := uint32(1<<31), uint32(0), uint32(0)
+				if p >= 0 && p < g.NumParents() {
+					i, j, k = g.ParentIJK(p)
+				}
+				for _, sub := range subs {
+					want, wok := b.Locate(i, j, k, sub)
+					for _, hint := range []int64{-1, 0, want - 1, want, want + 1, rng.Int64N(b.NumRows()), b.NumRows() - 1, b.NumRows()} {
+						got, ok := b.LocateNear(hint, i, j, k, sub)
+						require.Equal(t, wok, ok, "parent %d %+v hint %d", p, sub, hint)
+						if wok {
+							require.Equal(t, want, got, "parent %d %+v hint %d", p, sub, hint)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 // Locate and LocateXYZ agree with a linear search over every possible
 // identity, on random sub-block sets of each kind.
 func TestLocateBruteForce(t *testing.T) {

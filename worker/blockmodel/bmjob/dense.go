@@ -125,6 +125,57 @@ func (d *dense) set(row int64, v *bmwire.Values, r int) {
 	c.Null[row] = !valid
 }
 
+// setRun stores values r…r+n-1 of v at rows at…at+n-1: what set does for
+// each, one type switch and bulk copies for the run.
+func (d *dense) setRun(at int64, v *bmwire.Values, r, n int) {
+	if d.given != nil {
+		g := d.given[at : at+int64(n)]
+		for x := range g {
+			g[x] = true
+		}
+	}
+	d.count += int64(n)
+	c := &d.col
+	var valid []bool
+	if v.Valid != nil {
+		valid = v.Valid[r : r+n]
+	}
+	switch familyOf(c.Type) {
+	case famFloat:
+		dst := c.Floats[at : at+int64(n)]
+		copy(dst, v.Float[r:r+n])
+		for x, ok := range valid {
+			if !ok {
+				dst[x] = math.NaN()
+			}
+		}
+		return
+	case famInt:
+		copy(c.Ints[at:at+int64(n)], v.Int[r:r+n])
+	case famUint:
+		dst := c.Uints[at : at+int64(n)]
+		if c.Type == blockmodel.UInt64 {
+			copy(dst, v.Uint[r:r+n])
+		} else {
+			for x, y := range v.Int[r : r+n] {
+				dst[x] = uint64(y)
+			}
+		}
+	case famBool:
+		copy(c.Bools[at:at+int64(n)], v.Bool[r:r+n])
+	default:
+		copy(c.Strings[at:at+int64(n)], v.Str[r:r+n])
+	}
+	null := c.Null[at : at+int64(n)]
+	if valid == nil {
+		clear(null)
+		return
+	}
+	for x, ok := range valid {
+		null[x] = !ok
+	}
+}
+
 // slice returns rows [lo, hi) as a batch (sharing storage), Given set when
 // only some rows are given.
 func (d *dense) slice(lo, hi int64, allGiven bool) bmstore.Column {

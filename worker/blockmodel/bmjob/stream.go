@@ -112,7 +112,9 @@ func (s *streamSink) Batch(b *bmwire.Batch) error {
 		}
 	}
 	v := &b.Values[0]
-	for r, row := range b.Rows {
+	rows := b.Rows
+	for r := 0; r < len(rows); {
+		row := rows[r]
 		if row < s.next {
 			return errOutOfOrder
 		}
@@ -122,9 +124,16 @@ func (s *streamSink) Batch(b *bmwire.Batch) error {
 		if s.cur == nil {
 			s.take()
 		}
-		s.cur.set(int64(s.curLen), v, r)
-		s.curLen++
-		s.next++
+		// The run of consecutive rows from r that fits the current batch
+		// is copied in bulk (a whole file in row order is one run a batch).
+		k, lim := 1, min(len(rows)-r, s.chunk-s.curLen)
+		for k < lim && rows[r+k] == row+int64(k) {
+			k++
+		}
+		s.cur.setRun(int64(s.curLen), v, r, k)
+		s.curLen += k
+		s.next += int64(k)
+		r += k
 		if s.curLen == s.chunk {
 			if err := s.flush(); err != nil {
 				return err

@@ -417,3 +417,49 @@ func TestUpdateFileAgainstBlocks(t *testing.T) {
 		}
 	}
 }
+
+// hidden hides a *blockmodel.Blocks behind the Locator interface, so the
+// reader locates every row with Locate.
+type hidden struct{ blockmodel.Locator }
+
+// Files mostly in row order (rows located from the row after the last,
+// LocateNear) read the same as through Locate alone: every row in order,
+// with a row left out, a row out of place, a duplicate and a row matching
+// nothing, for each sub-blocked kind and identity by index.
+func TestInOrderFilesReadAsLocate(t *testing.T) {
+	cols := []bmwire.ValueColumn{{Title: "cu", Type: blockmodel.Float64}, {Title: "tag", Type: blockmodel.Utf8}}
+	for _, kind := range []blockmodel.ModelType{blockmodel.FullySubBlocked, blockmodel.Flexible, blockmodel.VariableOctree} {
+		b := model(t, kind)
+		n := b.NumRows()
+		var all []fileRow
+		for r := range n {
+			all = append(all, rowOf(b, r, float64(r)))
+		}
+		bad := rowOf(b, n/2, -1)
+		bad.ijk[0] = uint32(b.Geometry().Parents()[0])
+		files := map[string][]fileRow{
+			"in order":     all,
+			"one left out": append(append([]fileRow{}, all[:n/3]...), all[n/3+1:]...),
+			"out of place": append(append([]fileRow{all[n/2]}, all[:n/2]...), all[n/2+1:]...),
+			"duplicate":    append(append([]fileRow{}, all...), all[n/4]),
+			"no match":     append(append(append([]fileRow{}, all[:n/2]...), bad), all[n/2:]...),
+		}
+		for name, rows := range files {
+			data := writeParquet(t, kind, true, rows)
+			spec := bmwire.FileSpec{Kind: kind, Input: bmwire.DefaultInput(), Columns: cols, BatchRows: 16}
+			near := bmwire.NewCollector(cols)
+			sNear, errNear := bmwire.Read(bytes.NewReader(data), int64(len(data)), spec, b, near)
+			plain := bmwire.NewCollector(cols)
+			sPlain, errPlain := bmwire.Read(bytes.NewReader(data), int64(len(data)), spec, hidden{b}, plain)
+			what := fmt.Sprintf("%s, %s", kind, name)
+			assert.Equal(t, errPlain, errNear, what)
+			assert.Equal(t, sPlain, sNear, what)
+			assert.Equal(t, plain.Rows, near.Rows, what)
+			assert.Equal(t, plain.Values, near.Values, what)
+			if name == "in order" {
+				require.NoError(t, errNear, what)
+				require.Len(t, near.Rows, int(n), what)
+			}
+		}
+	}
+}

@@ -28,11 +28,30 @@ type Values struct {
 	Uint  []uint64
 	Bool  []bool
 	Str   []string
+	// u32 holds the values of an identity column (UInt32) of a batch
+	// while they come from UINT32 pages without nulls, in place of Int
+	// (which is then empty): read without a conversion, matched as they
+	// are (processWhole). Any other append, and any reader of Int, widens
+	// them into Int first. Only a rawBatch's identity columns use it.
+	u32 []uint32
 }
 
 // Len is the number of values.
 func (v *Values) Len() int {
-	return max(len(v.Float), len(v.Int), len(v.Uint), len(v.Bool), len(v.Str))
+	return max(len(v.Float), len(v.Int), len(v.Uint), len(v.Bool), len(v.Str), len(v.u32))
+}
+
+// widen moves values held in u32 to Int.
+func (v *Values) widen() {
+	if len(v.u32) == 0 {
+		return
+	}
+	at := len(v.Int)
+	v.Int = grow(v.Int, len(v.u32))
+	for x, y := range v.u32 {
+		v.Int[at+x] = int64(y)
+	}
+	v.u32 = v.u32[:0]
 }
 
 // IsValid reports whether value r is not null.
@@ -41,6 +60,7 @@ func (v *Values) IsValid(r int) bool { return v.Valid == nil || v.Valid[r] }
 // reset empties v keeping its storage.
 func (v *Values) reset() {
 	v.Valid, v.Float, v.Int, v.Uint, v.Bool, v.Str = v.Valid[:0], v.Float[:0], v.Int[:0], v.Uint[:0], v.Bool[:0], v.Str[:0]
+	v.u32 = v.u32[:0]
 }
 
 // family of a data type: which slice of Values holds it.
@@ -166,6 +186,7 @@ func (v *Values) appendFloat(f float64) error {
 
 // appendNull appends a null (a zero value marked invalid).
 func (v *Values) appendNull() {
+	v.widen()
 	n := v.Len()
 	if v.Valid == nil {
 		v.Valid = make([]bool, n, max(n+1, 64))
