@@ -123,3 +123,23 @@ func TestBlobImmutableSameSize(t *testing.T) {
 	assert.False(t, ok)
 	assert.Empty(t, tmpEntries(t, s))
 }
+
+// TestBlobWriterLarge: a blob of several writeback chunks (their writeback
+// started while the rest is written) is stored whole.
+func TestBlobWriterLarge(t *testing.T) {
+	s := openTest(t, t.TempDir())
+	const name = "3c6e5a4e-8d7b-4f3a-9c2d-1e0f9a8b7c6d"
+	data := make([]byte, 2*writebackChunk+12345)
+	for i := range data {
+		data[i] = byte(i*13 + i>>16)
+	}
+	w, err := s.CreateBlob(testWS, name)
+	require.NoError(t, err)
+	defer w.Abort()
+	for off := 0; off < len(data); off += 1 << 20 {
+		_, err := w.Write(data[off:min(len(data), off+1<<20)])
+		require.NoError(t, err)
+	}
+	require.NoError(t, w.Commit())
+	assert.Equal(t, data, readBlob(t, s, name))
+}

@@ -101,6 +101,8 @@ type BlobWriter struct {
 	f    *os.File
 	h    hash.Hash // SHA-256 names only
 	done bool
+	// n bytes are written; writeback was started for the first synced.
+	n, synced int64
 }
 
 // CreateBlob starts writing blob name of workspace ws; the caller writes
@@ -137,11 +139,22 @@ func (w *BlobWriter) Write(p []byte) (int, error) {
 	if w.h != nil {
 		w.h.Write(p[:n])
 	}
+	w.n += int64(n)
+	if w.n-w.synced >= writebackChunk {
+		// The file's pages go to disk while the rest is written, so that
+		// Commit's fsync does not write it all at the end.
+		startWriteback(w.f, w.synced, w.n-w.synced)
+		w.synced = w.n
+	}
 	if err != nil {
 		return n, writeError("blob upload", err)
 	}
 	return n, nil
 }
+
+// writebackChunk is how many bytes a BlobWriter writes before it starts
+// their writeback.
+const writebackChunk = 8 << 20
 
 // blobCopyBuffer is the buffer of BlobWriter.ReadFrom: a large upload is
 // read and written in few system calls.
