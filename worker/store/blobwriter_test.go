@@ -143,3 +143,21 @@ func TestBlobWriterLarge(t *testing.T) {
 	require.NoError(t, w.Commit())
 	assert.Equal(t, data, readBlob(t, s, name))
 }
+
+// TestBlobWriterFailedWrite: after a write failed, Commit refuses the
+// blob (it would miss bytes) and nothing is kept.
+func TestBlobWriterFailedWrite(t *testing.T) {
+	s := openTest(t, t.TempDir())
+	const name = "4c6e5a4e-8d7b-4f3a-9c2d-1e0f9a8b7c6d"
+	w, err := s.CreateBlob(testWS, name)
+	require.NoError(t, err)
+	_, err = w.Write([]byte("first part"))
+	require.NoError(t, err)
+	require.NoError(t, w.f.Close()) // the next write fails
+	_, err = w.Write([]byte("lost part"))
+	require.Error(t, err)
+	require.Error(t, w.Commit())
+	ok, _ := s.BlobExists(ctx, testWS, name)
+	assert.False(t, ok)
+	assert.Empty(t, tmpEntries(t, s))
+}

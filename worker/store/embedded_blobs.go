@@ -103,6 +103,8 @@ type BlobWriter struct {
 	done bool
 	// n bytes are written; writeback was started for the first synced.
 	n, synced int64
+	// err is the first failed write: Commit refuses a blob missing bytes.
+	err error
 }
 
 // CreateBlob starts writing blob name of workspace ws; the caller writes
@@ -147,7 +149,10 @@ func (w *BlobWriter) Write(p []byte) (int, error) {
 		w.synced = w.n
 	}
 	if err != nil {
-		return n, writeError("blob upload", err)
+		if w.err == nil {
+			w.err = writeError("blob upload", err)
+		}
+		return n, w.err
 	}
 	return n, nil
 }
@@ -191,12 +196,16 @@ func (w *BlobWriter) Abort() {
 // Commit makes the bytes written the blob: for a SHA-256 name they must
 // hash to it; the file is fsynced and renamed into place. When the blob
 // exists already, the same bytes are a no-op and other bytes a conflict
-// (ErrBlobExists, 409): blobs are immutable. On an error nothing is kept.
+// (ErrBlobExists, 409): blobs are immutable. After a failed Write it
+// returns that error. On an error nothing is kept.
 func (w *BlobWriter) Commit() error {
 	if w.done {
 		return errors.New("store: commit of a committed or aborted blob")
 	}
 	defer w.Abort() // after the rename, only the (closed) file is left
+	if w.err != nil {
+		return w.err
+	}
 	var got string
 	if w.h != nil {
 		if got = hex.EncodeToString(w.h.Sum(nil)); got != w.name {
