@@ -459,6 +459,20 @@ func (s *statusRecorder) Write(p []byte) (int, error) {
 
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
+// ReadFrom passes io.Copy (http.ServeContent's copy of a blob or file) on
+// to the connection's ReadFrom, which sends a file with sendfile(2): without
+// it every download was read into user space and written again, 32 KiB at
+// a time.
+func (s *statusRecorder) ReadFrom(r io.Reader) (int64, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	if rf, ok := s.ResponseWriter.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(s.ResponseWriter, r)
+}
+
 type releaseKey struct{}
 
 // Detach gives back the in-flight slots r holds: for a handler about to

@@ -1,9 +1,11 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -44,20 +46,6 @@ func ErrBlobExists(name string) *Error {
 		fmt.Sprintf("blob %s already exists with other content; blobs are immutable, upload under a new name", name)), "name", name)
 }
 
-// fileDigest returns the SHA-256 hex digest of a file's content.
-func fileDigest(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
 func (s *Embedded) blobPath(ws Workspace, name string) string {
 	return filepath.Join(s.dir, "blobs", ws.Org, ws.ID, name[:2], name)
 }
@@ -81,76 +69,212 @@ func (s *Embedded) BlobExists(ctx context.Context, ws Workspace, name string) (b
 	return true, nil
 }
 
-// PutBlob implements Store: the bytes are written to a temporary file while
-// being hashed; for a SHA-256 name they must hash to it (otherwise nothing is
-// kept); then the file is fsynced and renamed into place. Storing an existing
-// blob again is a no-op.
+// PutBlob implements Store: the bytes are written to a temporary file of
+// the store (see BlobWriter): for a SHA-256 name they must hash to it
+// (otherwise nothing is kept); then the file is fsynced and renamed into
+// place. Storing an existing blob again is a no-op; other bytes under an
+// existing UUID name are a conflict (409).
 func (s *Embedded) PutBlob(ctx context.Context, ws Workspace, name string, r io.Reader) error {
-	if err := checkWorkspace(ws); err != nil {
+	w, err := s.CreateBlob(ws, name)
+	if err != nil {
 		return err
 	}
-	ws = normWorkspace(ws)
+	defer w.Abort()
+	if _, err := w.ReadFrom(r); err != nil {
+		return err
+	}
+	return w.Commit()
+}
+
+// BlobWriter writes a new blob of an embedded store: the bytes go to a
+// temporary file in the store's directory (the blobs' filesystem), Commit
+// makes them the blob (fsync, then rename into place) and Abort drops them;
+// nothing is visible under the blob's name before Commit, nor after a
+// crash before it (the store clears its temporary files when it opens).
+// Only a SHA-256 name is hashed (its bytes must hash to it): a UUID name
+// costs no hashing, and an existing blob of that name is compared with the
+// new bytes instead. A BlobWriter is not safe for concurrent use.
+type BlobWriter struct {
+	s    *Embedded
+	ws   Workspace
+	name string
+	f    *os.File
+	h    hash.Hash // SHA-256 names only
+	done bool
+	// n bytes are written; writeback was started for the first synced.
+	n, synced int64
+	// err is the first failed write: Commit refuses a blob missing bytes.
+	err error
+}
+
+// CreateBlob starts writing blob name of workspace ws; the caller writes
+// the bytes, then calls Commit, or Abort to drop them (Abort after Commit
+// does nothing, so it can be deferred).
+func (s *Embedded) CreateBlob(ws Workspace, name string) (*BlobWriter, error) {
+	if err := checkWorkspace(ws); err != nil {
+		return nil, err
+	}
 	name, err := NormaliseBlobName(name)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	f, h, err := s.tempBlob()
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := io.Copy(io.MultiWriter(f, h), r); err != nil {
-		f.Close()
-		if problem.NoSpace(err) {
-			return ErrInsufficientStorage("blob upload", err)
-		}
-		return err
-	}
-	return s.commitBlob(ws, name, f, h)
-}
-
-func (s *Embedded) tempBlob() (*os.File, hash.Hash, error) {
 	f, err := os.CreateTemp(filepath.Join(s.dir, "tmp"), "blob-*")
 	if err != nil {
-		return nil, nil, writeError("blob upload", err)
+		return nil, writeError("blob upload", err)
 	}
-	return f, sha256.New(), nil
+	w := &BlobWriter{s: s, ws: normWorkspace(ws), name: name, f: f}
+	if objects.IsSHA256Key(name) {
+		w.h = sha256.New()
+	}
+	return w, nil
 }
 
-// commitBlob checks the digest of a fully written temporary file and renames
-// it into place.
-func (s *Embedded) commitBlob(ws Workspace, name string, f *os.File, h hash.Hash) error {
-	got := hex.EncodeToString(h.Sum(nil))
-	if objects.IsSHA256Key(name) && got != name {
-		f.Close()
-		return ErrDigestMismatch(name, got)
+// Name returns the (normalised) name of the blob being written.
+func (w *BlobWriter) Name() string { return w.name }
+
+// Write implements io.Writer.
+func (w *BlobWriter) Write(p []byte) (int, error) {
+	if w.done {
+		return 0, errors.New("store: write to a committed or aborted blob")
 	}
-	dst := s.blobPath(ws, name)
+	n, err := w.f.Write(p)
+	if w.h != nil {
+		w.h.Write(p[:n])
+	}
+	w.n += int64(n)
+	if w.n-w.synced >= writebackChunk {
+		// The file's pages go to disk while the rest is written, so that
+		// Commit's fsync does not write it all at the end.
+		startWriteback(w.f, w.synced, w.n-w.synced)
+		w.synced = w.n
+	}
+	if err != nil {
+		if w.err == nil {
+			w.err = writeError("blob upload", err)
+		}
+		return n, w.err
+	}
+	return n, nil
+}
+
+// writebackChunk is how many bytes a BlobWriter writes before it starts
+// their writeback.
+const writebackChunk = 8 << 20
+
+// blobCopyBuffer is the buffer of BlobWriter.ReadFrom: a large upload is
+// read and written in few system calls.
+const blobCopyBuffer = 1 << 20
+
+// ReadFrom implements io.ReaderFrom: it writes r's bytes until EOF, read
+// through a buffer of 1 MiB (in-memory readers write themselves).
+func (w *BlobWriter) ReadFrom(r io.Reader) (int64, error) {
+	if wt, ok := r.(io.WriterTo); ok {
+		if _, file := r.(*os.File); !file {
+			return wt.WriteTo(writerOnly{w})
+		}
+	}
+	return io.CopyBuffer(writerOnly{w}, readerOnly{r}, make([]byte, blobCopyBuffer))
+}
+
+// writerOnly and readerOnly hide ReadFrom and WriteTo from io.CopyBuffer,
+// so that it uses the buffer given.
+type (
+	writerOnly struct{ io.Writer }
+	readerOnly struct{ io.Reader }
+)
+
+// Abort drops the bytes written; it does nothing after Commit or Abort.
+func (w *BlobWriter) Abort() {
+	if w.done {
+		return
+	}
+	w.done = true
+	w.f.Close()
+	os.Remove(w.f.Name())
+}
+
+// Commit makes the bytes written the blob: for a SHA-256 name they must
+// hash to it; the file is fsynced and renamed into place. When the blob
+// exists already, the same bytes are a no-op and other bytes a conflict
+// (ErrBlobExists, 409): blobs are immutable. After a failed Write it
+// returns that error. On an error nothing is kept.
+func (w *BlobWriter) Commit() error {
+	if w.done {
+		return errors.New("store: commit of a committed or aborted blob")
+	}
+	defer w.Abort() // after the rename, only the (closed) file is left
+	if w.err != nil {
+		return w.err
+	}
+	var got string
+	if w.h != nil {
+		if got = hex.EncodeToString(w.h.Sum(nil)); got != w.name {
+			return ErrDigestMismatch(w.name, got)
+		}
+	}
+	s := w.s
+	dst := s.blobPath(w.ws, w.name)
 	s.blobMu.Lock()
 	defer s.blobMu.Unlock()
 	if _, err := os.Stat(dst); err == nil {
-		f.Close()
-		// Blobs are immutable: the same bytes again are a no-op, different
+		// Blobs are immutable: the same bytes again are a no-op, other
 		// bytes under an existing (UUID) name a conflict.
-		if objects.IsSHA256Key(name) {
+		if w.h != nil {
 			return nil
 		}
-		have, err := fileDigest(dst)
+		same, err := sameContent(w.f, dst)
 		if err != nil {
 			return ErrStorage(err)
 		}
-		if have != got {
-			return ErrBlobExists(name)
+		if !same {
+			return ErrBlobExists(w.name)
 		}
 		return nil
 	}
 	if s.hook != nil {
 		s.hook("blob-written")
 	}
-	if err := atomicfile.Commit(f, dst); err != nil {
+	w.done = true
+	if err := atomicfile.Commit(w.f, dst); err != nil {
 		return writeError("blob upload", err)
 	}
 	return nil
+}
+
+// sameContent reports whether the file f (read from its start) holds the
+// bytes of the file at path.
+func sameContent(f *os.File, path string) (bool, error) {
+	g, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer g.Close()
+	fs, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	gs, err := g.Stat()
+	if err != nil {
+		return false, err
+	}
+	if fs.Size() != gs.Size() {
+		return false, nil
+	}
+	a, b := make([]byte, 256<<10), make([]byte, 256<<10)
+	for off := int64(0); off < fs.Size(); {
+		n := int(min(int64(len(a)), fs.Size()-off))
+		if _, err := f.ReadAt(a[:n], off); err != nil {
+			return false, err
+		}
+		if _, err := io.ReadFull(g, b[:n]); err != nil {
+			return false, err
+		}
+		if !bytes.Equal(a[:n], b[:n]) {
+			return false, nil
+		}
+		off += int64(n)
+	}
+	return true, nil
 }
 
 // OpenBlob implements Store. v may be nil.
@@ -258,28 +382,24 @@ func (s *Embedded) CommitBlocks(ctx context.Context, ws Workspace, name string, 
 	}
 	dir := s.stagingDir(ws, name)
 	defer os.RemoveAll(dir)
-	f, h, err := s.tempBlob()
+	w, err := s.CreateBlob(ws, name)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(f.Name())
-	w := io.MultiWriter(f, h)
+	defer w.Abort()
 	for _, id := range blockIDs {
 		if len(id) == 0 || len(id) > 64 {
-			f.Close()
 			return ErrBadRequest("block ids must be 1 to 64 bytes")
 		}
 		b, err := os.Open(filepath.Join(dir, hex.EncodeToString(id)))
 		if err != nil {
-			f.Close()
 			return ErrBadRequest(fmt.Sprintf("block %x was not uploaded", id))
 		}
-		_, err = io.Copy(w, b)
+		_, err = w.ReadFrom(b)
 		b.Close()
 		if err != nil {
-			f.Close()
-			return writeError("blob upload", err)
+			return err
 		}
 	}
-	return s.commitBlob(ws, name, f, h)
+	return w.Commit()
 }

@@ -55,7 +55,9 @@ const (
 type Options struct {
 	// Dir is the directory of the column store (created when missing).
 	Dir string
-	// TempDir holds query outputs while they are written (default Dir/tmp).
+	// TempDir holds query outputs while they are written when the object
+	// store is not the embedded one, which takes them directly (default
+	// Dir/tmp).
 	TempDir string
 	// Signer signs the upload and download URLs: the worker's one
 	// URL-signing key, so that the blob routes accept them.

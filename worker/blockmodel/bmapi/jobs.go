@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"slices"
@@ -524,8 +525,17 @@ func (a *Area) query(w http.ResponseWriter, r *http.Request, c *call) {
 		BBox: box, Columns: cols, Mapping: rec.Mapping, JobURL: a.jobURL(r, &md.doc.Record, j.ID)})
 }
 
-// runQuery writes a query job's output to a temporary file, then stores it
-// as a blob of the workspace (downloaded through a signed URL).
+// blobCreator is the embedded object store's direct writing of a blob
+// (store.Embedded.CreateBlob).
+type blobCreator interface {
+	CreateBlob(ws store.Workspace, name string) (*store.BlobWriter, error)
+}
+
+// runQuery writes a query job's output as a blob of the workspace
+// (downloaded through a signed URL). With the embedded store the output is
+// written where it becomes the blob, which a rename then commits; with
+// another store it is written to a temporary file, then stored. A failed
+// query leaves no blob.
 func (a *Area) runQuery(ctx context.Context, md *model, st *jobState) error {
 	g, latest, err := a.latest(md)
 	if err != nil {
@@ -540,26 +550,45 @@ func (a *Area) runQuery(ctx context.Context, md *model, st *jobState) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(a.tmp, "query-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	defer f.Close()
-	if _, err := bmjob.Query(ctx, a.bm, md.id(), g, v, q, f); err != nil {
+	ws := store.Workspace{Org: st.Org, ID: st.WS}
+	name := bmstore.NewUUID()
+	write := func(w io.Writer) (bool, error) {
+		_, err := bmjob.Query(ctx, a.bm, md.id(), g, v, q, w)
 		var ve *blockmodel.ValidationError
 		if errors.As(err, &ve) {
 			st.Problem = &problem.Problem{Type: problem.BlockModelValidation, Title: "Validation Error.", Status: http.StatusUnprocessableEntity, Detail: ve.Error()}
-			return nil
+			return false, nil
 		}
-		return err
+		return err == nil, err
 	}
-	if _, err := f.Seek(0, 0); err != nil {
-		return err
-	}
-	name := bmstore.NewUUID()
-	if err := a.objects.PutBlob(ctx, store.Workspace{Org: st.Org, ID: st.WS}, name, f); err != nil {
-		return err
+	if bc, ok := a.objects.(blobCreator); ok {
+		w, err := bc.CreateBlob(ws, name)
+		if err != nil {
+			return err
+		}
+		defer w.Abort()
+		if ok, err := write(w); !ok {
+			return err
+		}
+		if err := w.Commit(); err != nil {
+			return err
+		}
+	} else {
+		f, err := os.CreateTemp(a.tmp, "query-*")
+		if err != nil {
+			return err
+		}
+		defer os.Remove(f.Name())
+		defer f.Close()
+		if ok, err := write(f); !ok {
+			return err
+		}
+		if _, err := f.Seek(0, 0); err != nil {
+			return err
+		}
+		if err := a.objects.PutBlob(ctx, ws, name, f); err != nil {
+			return err
+		}
 	}
 	st.Download = name
 	return nil

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -459,4 +461,45 @@ func mustPayload(t *testing.T, st *bmstore.Store, id string) json.RawMessage {
 	j, err := st.GetJob(id)
 	require.NoError(t, err)
 	return j.Payload
+}
+
+// A query job's output is the blob itself: the bytes downloaded are the
+// file under the workspace's blobs, and no temporary file of the output
+// (written in the store's tmp, committed by a rename) is left behind.
+func TestQueryOutputIsTheBlob(t *testing.T) {
+	dir := t.TempDir()
+	w, _ := startWorkerIn(t, dir)
+	rec := create(t, w.c, org, ws, regularBody("queried", ""))
+	path := bmPrefix(org, ws) + "/" + rec.BMUUID
+	var up updateAnswer
+	require.NoError(t, do(t, w.c, http.MethodPatch, path+"/blocks", addCu, http.StatusAccepted).JSON(&up))
+	do(t, w.as(""), http.MethodPut, pathOf(w.c, *up.UploadURL), gradeCSV(false), http.StatusCreated)
+	do(t, w.c, http.MethodPost, path+"/jobs/"+up.JobUUID+"/uploaded", nil, http.StatusCreated)
+	require.Equal(t, "COMPLETE", waitJob(t, w.c, up.JobURL).JobStatus)
+
+	var res struct {
+		JobURL string `json:"job_url"`
+	}
+	require.NoError(t, do(t, w.c, http.MethodPost, path+"/blocks", `{"columns": ["cu"]}`, http.StatusOK).JSON(&res))
+	j := waitJob(t, w.c, res.JobURL)
+	require.Equal(t, "COMPLETE", j.JobStatus, "%s", j.Payload)
+	var dl struct {
+		DownloadURL string `json:"download_url"`
+	}
+	require.NoError(t, json.Unmarshal(j.Payload, &dl))
+	u, err := url.Parse(dl.DownloadURL)
+	require.NoError(t, err)
+	name := u.Path[strings.LastIndex(u.Path, "/")+1:]
+	file := do(t, w.as(""), http.MethodGet, pathOf(w.c, dl.DownloadURL), nil, http.StatusOK)
+	stored, err := os.ReadFile(filepath.Join(dir, "blobs", org, ws, name[:2], name))
+	require.NoError(t, err)
+	assert.Equal(t, stored, file.Body)
+	pf, err := parquet.OpenFile(bytes.NewReader(file.Body), int64(len(file.Body)))
+	require.NoError(t, err)
+	assert.Equal(t, int64(24), pf.NumRows())
+	left, err := os.ReadDir(filepath.Join(dir, "tmp"))
+	require.NoError(t, err)
+	for _, e := range left {
+		assert.False(t, strings.HasPrefix(e.Name(), "blob-") || strings.HasPrefix(e.Name(), "query-"), "temporary file %s left", e.Name())
+	}
 }
