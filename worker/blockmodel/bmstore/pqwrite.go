@@ -478,10 +478,14 @@ func (tw *tableWriter) discard() {
 // encode encodes the slot's rows into its buffer, column after column,
 // page after page.
 func (s *groupSlot) encode(codecs []format.CompressionCodec) error {
+	// Room for the pages of uncompressed columns (a dictionary's indices
+	// take about 2 bytes a value); compressed pages are small and grow the
+	// buffer as they come. A slot's buffer is kept for its next row group.
 	size := 0
 	for c := range s.cols {
-		n := s.cols[c].Len()
-		size += n*8 + n/8 + (n/pageRows+2)*(headerRoom+16)
+		if n := s.cols[c].Len(); codecs[c] == format.Uncompressed {
+			size += n*2 + n/8 + (n/pageRows+2)*(headerRoom+16)
+		}
 	}
 	s.buf, s.segs, s.chunks = slices.Grow(s.buf[:0], size), s.segs[:0], s.chunks[:0]
 	for c := range s.cols {
@@ -807,6 +811,7 @@ func appendPlain(b []byte, col *Column, lo, hi int, nulls []bool, nullCount int)
 func put32[T int64 | uint64](b []byte, vals []T, nulls []bool, m int) []byte {
 	if m == len(vals) && littleEndian() {
 		// narrowed a chunk at a time into an aligned buffer, then copied
+		b = slices.Grow(b, 4*m)
 		var tmp [1024]uint32
 		for lo := 0; lo < len(vals); lo += len(tmp) {
 			chunk := vals[lo:min(len(vals), lo+len(tmp))]
