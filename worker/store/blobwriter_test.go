@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/geostat-engine/geostat/worker/internal/atomicfile"
 )
 
 // readBlob returns a stored blob's bytes.
@@ -129,7 +131,7 @@ func TestBlobImmutableSameSize(t *testing.T) {
 func TestBlobWriterLarge(t *testing.T) {
 	s := openTest(t, t.TempDir())
 	const name = "3c6e5a4e-8d7b-4f3a-9c2d-1e0f9a8b7c6d"
-	data := make([]byte, 2*writebackChunk+12345)
+	data := make([]byte, 2*atomicfile.WritebackChunk+12345)
 	for i := range data {
 		data[i] = byte(i*13 + i>>16)
 	}

@@ -101,8 +101,8 @@ type BlobWriter struct {
 	f    *os.File
 	h    hash.Hash // SHA-256 names only
 	done bool
-	// n bytes are written; writeback was started for the first synced.
-	n, synced int64
+	// wb starts the file's writeback as bytes come.
+	wb atomicfile.Writeback
 	// err is the first failed write: Commit refuses a blob missing bytes.
 	err error
 }
@@ -122,7 +122,7 @@ func (s *Embedded) CreateBlob(ws Workspace, name string) (*BlobWriter, error) {
 	if err != nil {
 		return nil, writeError("blob upload", err)
 	}
-	w := &BlobWriter{s: s, ws: normWorkspace(ws), name: name, f: f}
+	w := &BlobWriter{s: s, ws: normWorkspace(ws), name: name, f: f, wb: atomicfile.Writeback{F: f}}
 	if objects.IsSHA256Key(name) {
 		w.h = sha256.New()
 	}
@@ -141,13 +141,9 @@ func (w *BlobWriter) Write(p []byte) (int, error) {
 	if w.h != nil {
 		w.h.Write(p[:n])
 	}
-	w.n += int64(n)
-	if w.n-w.synced >= writebackChunk {
-		// The file's pages go to disk while the rest is written, so that
-		// Commit's fsync does not write it all at the end.
-		startWriteback(w.f, w.synced, w.n-w.synced)
-		w.synced = w.n
-	}
+	// The file's pages go to disk while the rest is written, so that
+	// Commit's fsync does not write it all at the end.
+	w.wb.Wrote(n)
 	if err != nil {
 		if w.err == nil {
 			w.err = writeError("blob upload", err)
@@ -156,10 +152,6 @@ func (w *BlobWriter) Write(p []byte) (int, error) {
 	}
 	return n, nil
 }
-
-// writebackChunk is how many bytes a BlobWriter writes before it starts
-// their writeback.
-const writebackChunk = 8 << 20
 
 // blobCopyBuffer is the buffer of BlobWriter.ReadFrom: a large upload is
 // read and written in few system calls.

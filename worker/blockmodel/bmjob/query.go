@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 	"unsafe"
@@ -391,6 +392,14 @@ func appendRows(sl *qslot, cols []outCol, scanned []bmstore.Column, sys *blockmo
 // selectRows flags the rows of a batch a bbox selects: an IJK box by the
 // parent's indices, an XYZ box by the centroid (bounds inclusive).
 func selectRows(sel []bool, sys *blockmodel.SystemBatch, box bmwire.BBox, n int) []bool {
+	if box.IJK == nil && box.XYZ == nil { // every row
+		at := len(sel)
+		sel = slices.Grow(sel, n)[:at+n]
+		for r := range sel[at:] {
+			sel[at+r] = true
+		}
+		return sel
+	}
 	for r := range n {
 		ok := true
 		switch {
@@ -418,6 +427,13 @@ func excludeNullRows(sel []bool, cols []outCol, scanned []bmstore.Column) {
 		}
 	}
 	if len(user) == 0 {
+		return
+	}
+	if u := user[0]; len(user) == 1 && u.Floats != nil && u.Null != nil {
+		// one float column (the common query): branch-free
+		for r, f := range u.Floats[:len(sel)] {
+			sel[r] = sel[r] && !u.Null[r] && f == f
+		}
 		return
 	}
 	for r, ok := range sel {

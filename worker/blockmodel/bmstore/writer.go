@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/geostat-engine/geostat/worker/internal/atomicfile"
 )
 
 // ColumnWriter streams one column's N rows, in row order, to a file of an
@@ -36,8 +38,10 @@ func (t *Tx) newFileWriter(name string, typ DataType) (*ColumnWriter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bmstore: %w", err)
 	}
-	// No buffering: the table writer writes whole pages.
-	tw, err := newTableWriter(f, []string{"v"}, []DataType{typ}, storeRowGroup)
+	// No buffering: the table writer writes whole pages. The file's
+	// writeback starts as it is written, so that the commit's fsync waits
+	// only for the tail.
+	tw, err := newTableWriter(&atomicfile.Writeback{F: f}, []string{"v"}, []DataType{typ}, storeRowGroup)
 	if err != nil {
 		f.Close()
 		os.Remove(f.Name())

@@ -74,3 +74,31 @@ func Remove(path string) error {
 	}
 	return SyncDir(filepath.Dir(path))
 }
+
+// WritebackChunk is how many bytes a Writeback lets accumulate before it
+// starts their writing to disk.
+const WritebackChunk = 8 << 20
+
+// Writeback writes to a file and starts the writing to disk of every
+// WritebackChunk bytes as they come (StartWriteback), so that the file's
+// fsync, at its commit, waits only for the tail.
+type Writeback struct {
+	F         *os.File
+	n, synced int64
+}
+
+// Write implements io.Writer.
+func (w *Writeback) Write(p []byte) (int, error) {
+	n, err := w.F.Write(p)
+	w.Wrote(n)
+	return n, err
+}
+
+// Wrote counts n bytes written to the file by its owner.
+func (w *Writeback) Wrote(n int) {
+	w.n += int64(n)
+	if w.n-w.synced >= WritebackChunk {
+		StartWriteback(w.F, w.synced, w.n-w.synced)
+		w.synced = w.n
+	}
+}

@@ -1,6 +1,7 @@
 package atomicfile
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -43,4 +44,28 @@ func TestWriteCommitRemove(t *testing.T) {
 
 	// A failing write leaves nothing.
 	assert.Error(t, Write(filepath.Join(dir, "missing"), path, []byte("x"), nil))
+}
+
+// TestWriteback: a file written through a Writeback, across several
+// writeback chunks, holds every byte once committed.
+func TestWriteback(t *testing.T) {
+	dir := t.TempDir()
+	f, err := os.CreateTemp(dir, "wb-*")
+	require.NoError(t, err)
+	w := &Writeback{F: f}
+	var want []byte
+	for i := range 5 {
+		chunk := bytes.Repeat([]byte{byte('a' + i)}, WritebackChunk/2+1234)
+		n, err := w.Write(chunk)
+		require.NoError(t, err)
+		require.Equal(t, len(chunk), n)
+		want = append(want, chunk...)
+	}
+	require.Equal(t, int64(len(want)), w.n)
+	require.Positive(t, w.synced, "writeback started for the first chunks")
+	path := filepath.Join(dir, "out")
+	require.NoError(t, Commit(f, path))
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(want, got))
 }

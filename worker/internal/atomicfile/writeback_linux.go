@@ -1,6 +1,6 @@
 //go:build linux && (amd64 || arm64 || riscv64 || loong64)
 
-package store
+package atomicfile
 
 import (
 	"os"
@@ -10,10 +10,10 @@ import (
 // syncFileRangeWrite is SYNC_FILE_RANGE_WRITE of sync_file_range(2).
 const syncFileRangeWrite = 2
 
-// startWriteback asks the kernel to start writing a range of f to disk
+// StartWriteback asks the kernel to start writing a range of f to disk
 // now, without waiting (sync_file_range(2) with SYNC_FILE_RANGE_WRITE): the
 // fsync of Commit then waits only for what was written last. It is a hint:
-// an error changes nothing (Commit's fsync still writes everything).
-func startWriteback(f *os.File, off, n int64) {
+// an error changes nothing (the fsync still writes everything).
+func StartWriteback(f *os.File, off, n int64) {
 	_, _, _ = syscall.Syscall6(syscall.SYS_SYNC_FILE_RANGE, f.Fd(), uintptr(off), uintptr(n), syncFileRangeWrite, 0, 0)
 }
