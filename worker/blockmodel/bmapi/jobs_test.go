@@ -192,8 +192,10 @@ func pendingURLPath(w *worker, u string) string { return pathOf(w.c, u) }
 // A query end to end: POST …/blocks answers the resolved query and its
 // job; the job COMPLETE has a download URL of a Parquet file with the
 // geometry columns and the columns asked for.
-func TestQueryEndToEnd(t *testing.T) {
-	w := startWorker(t)
+// modelWithCu creates a regular model and adds its cu column through an
+// update job; it returns the model's path.
+func modelWithCu(t *testing.T, w *worker) string {
+	t.Helper()
 	rec := create(t, w.c, org, ws, regularBody("queried", ""))
 	path := bmPrefix(org, ws) + "/" + rec.BMUUID
 	var up updateAnswer
@@ -201,6 +203,12 @@ func TestQueryEndToEnd(t *testing.T) {
 	do(t, w.as(""), http.MethodPut, pathOf(w.c, *up.UploadURL), gradeCSV(false), http.StatusCreated)
 	do(t, w.c, http.MethodPost, path+"/jobs/"+up.JobUUID+"/uploaded", nil, http.StatusCreated)
 	require.Equal(t, "COMPLETE", waitJob(t, w.c, up.JobURL).JobStatus)
+	return path
+}
+
+func TestQueryEndToEnd(t *testing.T) {
+	w := startWorker(t)
+	path := modelWithCu(t, w)
 
 	var res struct {
 		BMUUID    string   `json:"bm_uuid"`
@@ -214,7 +222,7 @@ func TestQueryEndToEnd(t *testing.T) {
 	q := `{"columns": ["cu", "version_id"], "geometry_columns": "indices", "bbox": {"i_minmax": {"min": 0, "max": 1}, "j_minmax": {"min": 0, "max": 2}, "k_minmax": {"min": 0, "max": 0}},
 		"version_uuid": null, "output_options": {"file_format": "parquet", "column_headers": "name", "exclude_null_rows": false}}`
 	require.NoError(t, do(t, w.c, http.MethodPost, path+"/blocks", q, http.StatusOK).JSON(&res))
-	assert.Equal(t, rec.BMUUID, res.BMUUID)
+	assert.Equal(t, path[strings.LastIndex(path, "/")+1:], res.BMUUID)
 	assert.Equal(t, 2, res.VersionID)
 	assert.Equal(t, []string{"cu", "version_id"}, res.Columns)
 	assert.Equal(t, 1, res.BBox.IMinMax.Max)
@@ -469,13 +477,7 @@ func mustPayload(t *testing.T, st *bmstore.Store, id string) json.RawMessage {
 func TestQueryOutputIsTheBlob(t *testing.T) {
 	dir := t.TempDir()
 	w, _ := startWorkerIn(t, dir)
-	rec := create(t, w.c, org, ws, regularBody("queried", ""))
-	path := bmPrefix(org, ws) + "/" + rec.BMUUID
-	var up updateAnswer
-	require.NoError(t, do(t, w.c, http.MethodPatch, path+"/blocks", addCu, http.StatusAccepted).JSON(&up))
-	do(t, w.as(""), http.MethodPut, pathOf(w.c, *up.UploadURL), gradeCSV(false), http.StatusCreated)
-	do(t, w.c, http.MethodPost, path+"/jobs/"+up.JobUUID+"/uploaded", nil, http.StatusCreated)
-	require.Equal(t, "COMPLETE", waitJob(t, w.c, up.JobURL).JobStatus)
+	path := modelWithCu(t, w)
 
 	var res struct {
 		JobURL string `json:"job_url"`

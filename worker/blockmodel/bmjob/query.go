@@ -234,7 +234,7 @@ func queryRows(ctx context.Context, s *bmstore.Store, modelID string, v *bmstore
 	for range querySlots {
 		sl := &qslot{out: make([]bmstore.Column, len(cols))}
 		for i, c := range cols {
-			sl.out[i] = outColumn(c.typ)
+			sl.out[i] = bmstore.EmptyColumn(c.typ, bmstore.QueryRowGroup) // null flags come with a scanned column that has some
 		}
 		free <- sl
 	}
@@ -332,26 +332,6 @@ func queryRows(ctx context.Context, s *bmstore.Store, modelID string, v *bmstore
 		<-free
 	}
 	return err
-}
-
-// outColumn is an empty output column of type t with room for a row
-// group (no null flags until a scanned column brings some).
-func outColumn(t blockmodel.DataType) bmstore.Column {
-	c := bmstore.Column{Type: t}
-	const n = bmstore.QueryRowGroup
-	switch familyOf(t) {
-	case famFloat:
-		c.Floats = make([]float64, 0, n)
-	case famInt:
-		c.Ints = make([]int64, 0, n)
-	case famUint:
-		c.Uints = make([]uint64, 0, n)
-	case famBool:
-		c.Bools = make([]bool, 0, n)
-	default:
-		c.Strings = make([]string, 0, n)
-	}
-	return c
 }
 
 // resetColumn empties c keeping its storage (and its null flags' absence).

@@ -137,7 +137,15 @@ func (c *Column) check() error {
 
 // newColumn returns an empty batch of type t with capacity n and a Null slice.
 func newColumn(t DataType, n int) Column {
-	c := Column{Type: t, Null: make([]bool, 0, n)}
+	c := EmptyColumn(t, n)
+	c.Null = make([]bool, 0, n)
+	return c
+}
+
+// EmptyColumn returns an empty batch of type t with room for n rows in its
+// typed slice and no null flags (Null nil: no row is null).
+func EmptyColumn(t DataType, n int) Column {
+	c := Column{Type: t}
 	switch k, _ := kindOf(t); k {
 	case kBool:
 		c.Bools = make([]bool, 0, n)
