@@ -899,7 +899,7 @@ const dictMinRows = 1024
 const dictMaxValues = 1 << 16
 
 // build makes the dictionary of a floating-point chunk; false when it
-// does not pay: more distinct values than a quarter of the chunk's rows
+// does not pay: more distinct values than a quarter of the chunk's values
 // (or dictMaxValues), as full-precision estimates have. Float16 and
 // Float32 values are keyed by their float32 bits.
 func (d *floatDict) build(col *Column) bool {
@@ -955,7 +955,9 @@ func (d *floatDict) build(col *Column) bool {
 		m++
 	}
 	d.idx = d.idx[:m]
-	return len(d.values) > 0
+	// a quarter of the values that are there, not of the rows: a chunk of
+	// mostly nulls with distinct values is PLAIN
+	return len(d.values) > 0 && 4*len(d.values) <= m
 }
 
 // reset empties the hash table, sized for size slots (a power of two).

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -34,6 +35,7 @@ var nullPatterns = map[string]func(r int, rng *rand.Rand) bool{
 	"runs16":    func(r int, _ *rand.Rand) bool { return r/16%2 == 1 },
 	"runs17x3":  func(r int, _ *rand.Rand) bool { return (r+3)/17%3 == 0 },
 	"edge":      func(r int, _ *rand.Rand) bool { return r >= pageRows-5 && r < pageRows+40 },
+	"page":      func(r int, _ *rand.Rand) bool { return r >= pageRows && r < 2*pageRows }, // a page of nulls only
 }
 
 // patterned is a random column of type t whose nulls follow pattern.
@@ -102,12 +104,19 @@ func TestWriterFilesReadByArrow(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, schema, []format.SchemaElement(pf.Metadata().Schema), name)
 		require.Len(t, pf.RowGroups(), 3, name)
+		dicts := 0
 		for g, rg := range pf.Metadata().RowGroups {
 			for c, cc := range rg.Columns {
 				dict := cc.MetaData.DictionaryPageOffset != 0
-				wantDict := strings.HasPrefix(names[c], "dict_") && g < 2 && name != "all"
-				require.Equal(t, wantDict, dict, "%s %s row group %d: dictionary", name, names[c], g)
+				require.Equal(t, wantDictionary(&want[c], g*group, min(n, (g+1)*group)), dict, "%s %s row group %d: dictionary", name, names[c], g)
+				if dict {
+					dicts++
+					require.True(t, strings.HasPrefix(names[c], "dict_"), "%s %s: only columns of few values have dictionaries", name, names[c])
+				}
 			}
+		}
+		if name != "all" {
+			require.Positive(t, dicts, name)
 		}
 
 		// Arrow reads every value
@@ -309,4 +318,28 @@ func TestQueryWriterLentGroups(t *testing.T) {
 	big := []Column{randColumn(rng, blockmodel.UInt32, QueryRowGroup+1), randColumn(rng, blockmodel.Float64, QueryRowGroup+1), randColumn(rng, blockmodel.Utf8, QueryRowGroup+1)}
 	require.Error(t, q.WriteGroup(big, func() { calls++ }))
 	require.Equal(t, 2, calls)
+}
+
+// wantDictionary is the rule of floatDict.build for rows [lo, hi) of c: a
+// float chunk of at least dictMinRows rows whose distinct values are at
+// most a quarter of its values (and at most dictMaxValues).
+func wantDictionary(c *Column, lo, hi int) bool {
+	if c.Floats == nil || hi-lo < dictMinRows {
+		return false
+	}
+	distinct := map[uint64]bool{}
+	present := 0
+	for r := lo; r < hi; r++ {
+		if c.IsNull(r) {
+			continue
+		}
+		present++
+		if c.Type == blockmodel.Float64 {
+			distinct[math.Float64bits(c.Floats[r])] = true
+		} else {
+			distinct[uint64(math.Float32bits(float32(c.Floats[r])))] = true
+		}
+	}
+	d := len(distinct)
+	return d > 0 && 4*d <= present && d <= min(dictMaxValues, (hi-lo)/4)
 }
