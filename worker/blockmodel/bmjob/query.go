@@ -201,8 +201,29 @@ type qslot struct {
 
 // querySlots is the number of output row groups a query fills or lends at
 // once (one filled, the others encoded): each is fresh memory for a query
-// (about 3.3 MB for i, j, k and a Float64 column).
-const querySlots = 3
+// (about 3.3 MB for i, j, k and a Float64 column). A query whose groups
+// would take more than querySlotBudget in all keeps two (one filled, one
+// encoded).
+const (
+	querySlots      = 3
+	querySlotBudget = 64 << 20
+)
+
+// slotsFor is the number of output row groups in flight for cols.
+func slotsFor(cols []outCol) int {
+	row := 0
+	for _, c := range cols {
+		if c.typ == blockmodel.Utf8 {
+			row += 33 // a string's header and some of its bytes, and a null flag
+		} else {
+			row += 9
+		}
+	}
+	if querySlots*row*bmstore.QueryRowGroup > querySlotBudget {
+		return 2
+	}
+	return querySlots
+}
 
 // queryRows streams rows [from, to) to qw: input batches are read and
 // their selected rows appended to output row groups of exactly
@@ -230,8 +251,9 @@ func queryRows(ctx context.Context, s *bmstore.Store, modelID string, v *bmstore
 			needCoords = true
 		}
 	}
-	free := make(chan *qslot, querySlots)
-	for range querySlots {
+	slots := slotsFor(cols)
+	free := make(chan *qslot, slots)
+	for range slots {
 		sl := &qslot{out: make([]bmstore.Column, len(cols))}
 		for i, c := range cols {
 			sl.out[i] = bmstore.EmptyColumn(c.typ, bmstore.QueryRowGroup) // null flags come with a scanned column that has some
@@ -328,7 +350,7 @@ func queryRows(ctx context.Context, s *bmstore.Store, modelID string, v *bmstore
 		err = e
 	}
 	// every lent group comes back before the caller closes qw
-	for range querySlots {
+	for range slots {
 		<-free
 	}
 	return err

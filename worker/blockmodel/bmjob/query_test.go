@@ -434,3 +434,15 @@ func TestQueryRowGroupsAcrossBatches(t *testing.T) {
 		}
 	}
 }
+
+// TestQuerySlotsBounded: a query keeps three output row groups in flight,
+// two when three would exceed querySlotBudget (a wide query).
+func TestQuerySlotsBounded(t *testing.T) {
+	narrow := []outCol{{typ: blockmodel.UInt32}, {typ: blockmodel.UInt32}, {typ: blockmodel.UInt32}, {typ: blockmodel.Float64}}
+	require.Equal(t, 3, slotsFor(narrow))
+	var wide []outCol
+	for range 30 {
+		wide = append(wide, outCol{typ: blockmodel.Float64})
+	}
+	require.Equal(t, 2, slotsFor(wide))
+}
