@@ -89,13 +89,8 @@ func TestClientForms(t *testing.T) {
 	require.NoError(t, do(t, w.c, http.MethodPost, path+"/blocks", `{"columns": ["*"], "geometry_columns": "coordinates", "bbox": null, "version_uuid": null,
 		"output_options": {"column_headers": "id", "exclude_null_rows": true}}`, http.StatusOK, hdr...).JSON(&res))
 	assert.Equal(t, []string{"au", "grade"}, res.Columns)
-	j = waitJob(t, w.c, res.JobURL)
-	require.Equal(t, "COMPLETE", j.JobStatus, "%s", j.Payload)
-	var dl struct {
-		DownloadURL string `json:"download_url"`
-	}
-	require.NoError(t, json.Unmarshal(j.Payload, &dl))
-	file := do(t, w.as(""), http.MethodGet, pathOf(w.c, dl.DownloadURL), nil, http.StatusOK)
+	dl, _ := queryDownload(t, w, res.JobURL)
+	file := do(t, w.as(""), http.MethodGet, pathOf(w.c, dl), nil, http.StatusOK)
 	pf, err := parquet.OpenFile(bytes.NewReader(file.Body), int64(len(file.Body)))
 	require.NoError(t, err)
 	var names []string

@@ -2,7 +2,6 @@ package bmapi_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"testing"
@@ -58,13 +57,8 @@ func TestKnnIntoABlockModel(t *testing.T) {
 		JobURL string `json:"job_url"`
 	}
 	require.NoError(t, do(t, w.c, http.MethodPost, path+"/blocks", `{"columns": ["cu_knn"], "output_options": {"file_format": "csv", "exclude_null_rows": false}}`, http.StatusOK).JSON(&res))
-	j := waitJob(t, w.c, res.JobURL)
-	require.Equal(t, "COMPLETE", j.JobStatus, "%s", j.Payload)
-	var dl struct {
-		DownloadURL string `json:"download_url"`
-	}
-	require.NoError(t, json.Unmarshal(j.Payload, &dl))
-	out := do(t, w.as(""), http.MethodGet, pathOf(w.c, dl.DownloadURL), nil, http.StatusOK)
+	dl, _ := queryDownload(t, w, res.JobURL)
+	out := do(t, w.as(""), http.MethodGet, pathOf(w.c, dl), nil, http.StatusOK)
 	lines := 0
 	for _, b := range out.Body {
 		if b == '\n' {

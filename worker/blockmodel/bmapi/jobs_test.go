@@ -206,6 +206,21 @@ func modelWithCu(t *testing.T, w *worker) string {
 	return path
 }
 
+// queryDownload waits for a query job to be COMPLETE and returns its
+// download URL, as given and parsed.
+func queryDownload(t *testing.T, w *worker, jobURL string) (string, *url.URL) {
+	t.Helper()
+	j := waitJob(t, w.c, jobURL)
+	require.Equal(t, "COMPLETE", j.JobStatus, "%s", j.Payload)
+	var dl struct {
+		DownloadURL string `json:"download_url"`
+	}
+	require.NoError(t, json.Unmarshal(j.Payload, &dl))
+	u, err := url.Parse(dl.DownloadURL)
+	require.NoError(t, err)
+	return dl.DownloadURL, u
+}
+
 func TestQueryEndToEnd(t *testing.T) {
 	w := startWorker(t)
 	path := modelWithCu(t, w)
@@ -226,18 +241,11 @@ func TestQueryEndToEnd(t *testing.T) {
 	assert.Equal(t, 2, res.VersionID)
 	assert.Equal(t, []string{"cu", "version_id"}, res.Columns)
 	assert.Equal(t, 1, res.BBox.IMinMax.Max)
-	j := waitJob(t, w.c, res.JobURL)
-	require.Equal(t, "COMPLETE", j.JobStatus, "%s", j.Payload)
-	var dl struct {
-		DownloadURL string `json:"download_url"`
-	}
-	require.NoError(t, json.Unmarshal(j.Payload, &dl))
-	u, err := url.Parse(dl.DownloadURL)
-	require.NoError(t, err)
+	dl, u := queryDownload(t, w, res.JobURL)
 	se, err := strconv.ParseInt(u.Query().Get("se"), 10, 64)
 	require.NoError(t, err)
 	assert.InDelta(t, time.Now().Add(30*time.Minute).Unix(), se, 60, "the download URL is valid for 30 minutes")
-	file := do(t, w.as(""), http.MethodGet, pathOf(w.c, dl.DownloadURL), nil, http.StatusOK)
+	file := do(t, w.as(""), http.MethodGet, pathOf(w.c, dl), nil, http.StatusOK)
 	pf, err := parquet.OpenFile(bytes.NewReader(file.Body), int64(len(file.Body)))
 	require.NoError(t, err)
 	var names []string
@@ -318,13 +326,8 @@ func TestSubBlockedUpdateAndQuery(t *testing.T) {
 		JobURL string `json:"job_url"`
 	}
 	require.NoError(t, do(t, w.c, http.MethodPost, path+"/blocks", `{"columns": ["au"], "output_options": {"file_format": "csv", "exclude_null_rows": false}}`, http.StatusOK).JSON(&res))
-	j = waitJob(t, w.c, res.JobURL)
-	require.Equal(t, "COMPLETE", j.JobStatus, "%s", j.Payload)
-	var dl struct {
-		DownloadURL string `json:"download_url"`
-	}
-	require.NoError(t, json.Unmarshal(j.Payload, &dl))
-	out := do(t, w.as(""), http.MethodGet, pathOf(w.c, dl.DownloadURL), nil, http.StatusOK)
+	dl, _ := queryDownload(t, w, res.JobURL)
+	out := do(t, w.as(""), http.MethodGet, pathOf(w.c, dl), nil, http.StatusOK)
 	assert.Equal(t, "i,j,k,sidx,au\n0,0,0,0,1\n0,0,0,1,2\n0,0,0,2,3\n0,0,0,3,4\n1,0,0,0,\n", string(out.Body))
 }
 
@@ -483,16 +486,9 @@ func TestQueryOutputIsTheBlob(t *testing.T) {
 		JobURL string `json:"job_url"`
 	}
 	require.NoError(t, do(t, w.c, http.MethodPost, path+"/blocks", `{"columns": ["cu"]}`, http.StatusOK).JSON(&res))
-	j := waitJob(t, w.c, res.JobURL)
-	require.Equal(t, "COMPLETE", j.JobStatus, "%s", j.Payload)
-	var dl struct {
-		DownloadURL string `json:"download_url"`
-	}
-	require.NoError(t, json.Unmarshal(j.Payload, &dl))
-	u, err := url.Parse(dl.DownloadURL)
-	require.NoError(t, err)
+	dl, u := queryDownload(t, w, res.JobURL)
 	name := u.Path[strings.LastIndex(u.Path, "/")+1:]
-	file := do(t, w.as(""), http.MethodGet, pathOf(w.c, dl.DownloadURL), nil, http.StatusOK)
+	file := do(t, w.as(""), http.MethodGet, pathOf(w.c, dl), nil, http.StatusOK)
 	stored, err := os.ReadFile(filepath.Join(dir, "blobs", org, ws, name[:2], name))
 	require.NoError(t, err)
 	assert.Equal(t, stored, file.Body)
