@@ -105,13 +105,12 @@ func Query(ctx context.Context, s *bmstore.Store, modelID string, g *blockmodel.
 	}
 	headers := make([]string, len(cols))
 	types := make([]blockmodel.DataType, len(cols))
-	userFlags := make([]bool, len(cols))
 	for i, c := range cols {
-		headers[i], types[i], userFlags[i] = c.header, c.typ, c.user
+		headers[i], types[i] = c.header, c.typ
 	}
 	res := QueryResult{Headers: headers, Columns: resolved}
 	qw, err := bmstore.NewQueryWriter(w, headers, types, bmstore.QueryOptions{Format: q.Output.Format,
-		Delimiter: rune(q.Output.Delimiter), UserColumns: userFlags}) // null rows are left out here, by queryRows
+		Delimiter: rune(q.Output.Delimiter)}) // null rows are left out by queryRows
 	if err != nil {
 		return res, fmt.Errorf("bmjob: query: %w", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -22,12 +21,6 @@ type QueryOptions struct {
 	Format string
 	// Delimiter of CSV output (default ',').
 	Delimiter rune
-	// ExcludeNullRows drops rows whose columns flagged in UserColumns are
-	// all null (no flagged column: no row is dropped).
-	ExcludeNullRows bool
-	// UserColumns flags, per output column, the user columns that count
-	// for ExcludeNullRows (nil: none).
-	UserColumns []bool
 }
 
 // QueryWriter streams a query result (user columns from a Scanner, system
@@ -38,8 +31,6 @@ type QueryWriter struct {
 	opts  QueryOptions
 	tw    *tableWriter
 	bw    *bufio.Writer
-	sel   []Column
-	keep  []bool // rows of the current batch kept (ExcludeNullRows)
 	rows  int64
 }
 
@@ -47,9 +38,6 @@ type QueryWriter struct {
 func NewQueryWriter(w io.Writer, names []string, types []DataType, opts QueryOptions) (*QueryWriter, error) {
 	if len(names) != len(types) || len(names) == 0 {
 		return nil, errors.New("bmstore: query writer: names and types differ in length or are empty")
-	}
-	if opts.UserColumns != nil && len(opts.UserColumns) != len(names) {
-		return nil, errors.New("bmstore: query writer: UserColumns length differs from names")
 	}
 	q := &QueryWriter{names: names, types: types, opts: opts}
 	switch opts.Format {
@@ -75,9 +63,6 @@ func NewQueryWriter(w io.Writer, names []string, types []DataType, opts QueryOpt
 	default:
 		return nil, fmt.Errorf("bmstore: query writer: unknown format %q", opts.Format)
 	}
-	for _, t := range types {
-		q.sel = append(q.sel, newColumn(t, 0))
-	}
 	return q, nil
 }
 
@@ -98,30 +83,6 @@ func (q *QueryWriter) Write(cols []Column) error {
 	ptrs := make([]*Column, len(cols))
 	for i := range cols {
 		ptrs[i] = &cols[i]
-	}
-	if q.opts.ExcludeNullRows && q.opts.UserColumns != nil && hasTrue(q.opts.UserColumns) {
-		kept := q.keepRows(cols, n)
-		if kept < n {
-			// Runs of kept rows copied in bulk, column by column.
-			for i := range q.sel {
-				q.sel[i].reset()
-				for lo := 0; lo < n; {
-					for lo < n && !q.keep[lo] {
-						lo++
-					}
-					hi := lo
-					for hi < n && q.keep[hi] {
-						hi++
-					}
-					if lo < hi {
-						q.sel[i].appendRange(&cols[i], lo, hi)
-					}
-					lo = hi
-				}
-				ptrs[i] = &q.sel[i]
-			}
-			n = kept
-		}
 	}
 	if n == 0 {
 		return nil
@@ -148,8 +109,8 @@ func (q *QueryWriter) Write(cols []Column) error {
 }
 
 // WriteGroup writes one row group of a Parquet output from the caller's
-// columns (one per output column, at most QueryRowGroup rows, every row
-// kept: ExcludeNullRows does not apply) without copying them: they are lent
+// columns (one per output column, at most QueryRowGroup rows) without
+// copying them: they are lent
 // to the writer, which encodes them in the background and calls release
 // when it is through with them (release is always called, also on error).
 // A CSV output writes the rows at once, then releases them.
@@ -176,40 +137,6 @@ func (q *QueryWriter) Close() error {
 		return q.tw.close()
 	}
 	return q.bw.Flush()
-}
-
-// keepRows sets q.keep[r] for the rows of a batch of n rows with a value
-// in at least one user column, and returns their number.
-func (q *QueryWriter) keepRows(cols []Column, n int) int {
-	q.keep = slices.Grow(q.keep[:0], n)[:n]
-	clear(q.keep)
-	for i, u := range q.opts.UserColumns {
-		if !u {
-			continue
-		}
-		c := &cols[i]
-		for r := range n {
-			if !q.keep[r] && !c.IsNull(r) {
-				q.keep[r] = true
-			}
-		}
-	}
-	kept := 0
-	for _, k := range q.keep {
-		if k {
-			kept++
-		}
-	}
-	return kept
-}
-
-func hasTrue(b []bool) bool {
-	for _, x := range b {
-		if x {
-			return true
-		}
-	}
-	return false
 }
 
 func csvField(s string, d rune) string {

@@ -109,7 +109,13 @@ func readAll(t *testing.T, s *Store, id string, v int, col string, batch int) Co
 	if c, ok := ver.Column(col); ok {
 		typ = c.DataType
 	}
-	out := newColumn(typ, int(ver.Rows))
+	return drain(t, sc, typ, int(ver.Rows))
+}
+
+// drain reads a scan of one column of type typ (about n rows) to its end.
+func drain(t *testing.T, sc *Scanner, typ DataType, n int) Column {
+	t.Helper()
+	out := newColumn(typ, n)
 	for {
 		b, err := sc.Next()
 		if errors.Is(err, io.EOF) {
@@ -453,11 +459,11 @@ func TestQueryWriter(t *testing.T) {
 		{Type: blockmodel.Utf8, Strings: []string{"p", "", "a,b"}, Null: []bool{true, true, false}},
 	}
 	var buf bytes.Buffer
-	q, err := NewQueryWriter(&buf, names, types, QueryOptions{Format: "csv", ExcludeNullRows: true, UserColumns: []bool{false, true, true}})
+	q, err := NewQueryWriter(&buf, names, types, QueryOptions{Format: "csv"})
 	require.NoError(t, err)
 	require.NoError(t, q.Write(cols))
 	require.NoError(t, q.Close())
-	require.Equal(t, "x,a,s\n1,5,\n3,7,\"a,b\"\n", buf.String())
+	require.Equal(t, "x,a,s\n1,5,\n2,,\n3,7,\"a,b\"\n", buf.String(), "every row, nulls as empty fields")
 
 	buf.Reset()
 	q, err = NewQueryWriter(&buf, names, types, QueryOptions{})
