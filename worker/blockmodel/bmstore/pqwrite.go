@@ -741,6 +741,14 @@ func littleEndian() bool {
 	return *(*byte)(unsafe.Pointer(&x)) == 1
 }
 
+// float64Bits views float64 values as their IEEE bits (the same memory).
+func float64Bits(v []float64) []uint64 {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*uint64)(unsafe.Pointer(&v[0])), len(v))
+}
+
 // asBytes is the memory of a slice of fixed-size values.
 func asBytes[T any](v []T) []byte {
 	if len(v) == 0 {
@@ -759,7 +767,7 @@ func appendPlain(b []byte, col *Column, lo, hi int, nulls []bool, nullCount int)
 		if dense {
 			return append(b, asBytes(col.Floats[lo:hi])...)
 		}
-		return putDouble(b, col.Floats[lo:hi], nulls, m)
+		return put64(b, float64Bits(col.Floats[lo:hi]), nulls, m)
 	case blockmodel.Float16, blockmodel.Float32:
 		return putFloat(b, col.Floats[lo:hi], nulls, m)
 	case blockmodel.Int8, blockmodel.Int16, blockmodel.Int32, blockmodel.Date32:
@@ -841,19 +849,6 @@ func put64[T int64 | uint64](b []byte, vals []T, nulls []bool, m int) []byte {
 	for i, x := range vals {
 		if m == len(vals) || !nulls[i] {
 			binary.LittleEndian.PutUint64(d[w:], uint64(x))
-			w += 8
-		}
-	}
-	return b
-}
-
-func putDouble(b []byte, vals []float64, nulls []bool, m int) []byte {
-	at := len(b)
-	b = slices.Grow(b, 8*m)[:at+8*m]
-	d, w := b[at:], 0
-	for i, x := range vals {
-		if m == len(vals) || !nulls[i] {
-			binary.LittleEndian.PutUint64(d[w:], math.Float64bits(x))
 			w += 8
 		}
 	}
