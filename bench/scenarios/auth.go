@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"sync/atomic"
 
 	"github.com/geostat-engine/geostat/bench/harness"
 	"github.com/geostat-engine/geostat/geostat/synthetic"
-	"github.com/geostat-engine/geostat/worker/cluster"
 	"github.com/geostat-engine/geostat/worker/identity"
 	"github.com/google/uuid"
 )
@@ -49,26 +47,8 @@ const authLookupsPerRun = 1_000_000
 
 func setupAuthLookup(ctx context.Context, cfg harness.Config) (*harness.Workload, error) {
 	users, grants := authSizes(cfg.Size)
-	dir, err := os.MkdirTemp("", "geostat-bench-auth-")
+	nc, closeAll, err := embeddedNATS("bench-auth")
 	if err != nil {
-		return nil, err
-	}
-	ns, err := cluster.StartServer(cluster.ServerOptions{Dir: dir})
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	nc, err := cluster.ConnectInProcess(ns, "bench-auth")
-	closeAll := func() {
-		if nc != nil {
-			nc.Close()
-		}
-		ns.Shutdown()
-		ns.WaitForShutdown()
-		os.RemoveAll(dir)
-	}
-	if err != nil {
-		closeAll()
 		return nil, err
 	}
 	admin := identity.Static{Token: "gst_bench-admin-" + uuid.NewString(), User: identity.UserRef{ID: uuid.NewString(), Name: "bench admin"},

@@ -47,9 +47,10 @@ func clusterAssemble() harness.Scenario {
 	}
 }
 
-// embeddedQueue starts an embedded server in a temporary directory and
-// opens the queue on an in-process connection.
-func embeddedQueue(ctx context.Context) (*cluster.Queue, func(), error) {
+// embeddedNATS starts an embedded server in a temporary directory and
+// connects to it in process as name; closeAll closes both and removes the
+// directory.
+func embeddedNATS(name string) (nc *nats.Conn, closeAll func(), err error) {
 	dir, err := os.MkdirTemp("", "geostat-bench-nats-")
 	if err != nil {
 		return nil, nil, err
@@ -59,8 +60,7 @@ func embeddedQueue(ctx context.Context) (*cluster.Queue, func(), error) {
 		os.RemoveAll(dir)
 		return nil, nil, err
 	}
-	var nc *nats.Conn
-	closeAll := func() {
+	closeAll = func() {
 		if nc != nil {
 			nc.Close()
 		}
@@ -68,8 +68,18 @@ func embeddedQueue(ctx context.Context) (*cluster.Queue, func(), error) {
 		ns.WaitForShutdown()
 		os.RemoveAll(dir)
 	}
-	if nc, err = cluster.ConnectInProcess(ns, "bench"); err != nil {
+	if nc, err = cluster.ConnectInProcess(ns, name); err != nil {
 		closeAll()
+		return nil, nil, err
+	}
+	return nc, closeAll, nil
+}
+
+// embeddedQueue starts an embedded server in a temporary directory and
+// opens the queue on an in-process connection.
+func embeddedQueue(ctx context.Context) (*cluster.Queue, func(), error) {
+	nc, closeAll, err := embeddedNATS("bench")
+	if err != nil {
 		return nil, nil, err
 	}
 	q, err := cluster.Open(ctx, nc, cluster.Config{})

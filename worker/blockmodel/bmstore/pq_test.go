@@ -145,18 +145,7 @@ func scanRange(t *testing.T, s *Store, v int, col string, typ DataType, from, to
 	sc, err := s.Scan("m", v, []string{col}, int64(from), int64(to), 33_333)
 	require.NoError(t, err)
 	defer sc.Close()
-	out := newColumn(typ, to-from)
-	for {
-		b, err := sc.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		require.NoError(t, err)
-		for r := 0; r < b[0].Len(); r++ {
-			out.appendFrom(&b[0], r)
-		}
-	}
-	return out
+	return drain(t, sc, typ, to-from)
 }
 
 // TestQueryParquetEveryType writes one column of every data type through
