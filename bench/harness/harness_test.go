@@ -256,3 +256,18 @@ func TestMemorySampler(t *testing.T) {
 	}
 	assert.Equal(t, p, s.Stop(), "a second Stop returns the same peaks")
 }
+
+// TestHeapPeak: a 64 MiB buffer held while f runs shows in the peak, and
+// nothing held shows next to nothing.
+func TestHeapPeak(t *testing.T) {
+	var sink []byte
+	peak := HeapPeak(func() {
+		sink = make([]byte, 64<<20)
+		for i := range sink {
+			sink[i] = byte(i)
+		}
+	})
+	require.GreaterOrEqual(t, peak, uint64(60<<20), "the base may shrink by what the collector frees meanwhile")
+	sink = nil
+	require.Less(t, HeapPeak(func() {}), uint64(8<<20))
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"slices"
 	"time"
 )
@@ -183,4 +184,37 @@ func summarise(times []float64) Wall {
 		med = 0.5 * (s[n/2-1] + s[n/2])
 	}
 	return Wall{Median: med, Min: s[0], Max: s[n-1], Runs: times}
+}
+
+// HeapPeak runs f and returns the peak, above its level before, of the
+// bytes in heap spans in use (runtime.MemStats.HeapInuse), sampled every
+// 10 ms through runtime/metrics: runtime.ReadMemStats stops the world,
+// which at this rate would slow what is measured.
+func HeapPeak(f func()) uint64 {
+	runtime.GC()
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/unused:bytes"}}
+	inuse := func() uint64 {
+		metrics.Read(sample)
+		return sample[0].Value.Uint64() + sample[1].Value.Uint64()
+	}
+	base := inuse()
+	peak := base
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			peak = max(peak, inuse())
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	f()
+	close(done)
+	<-stopped
+	return max(peak, inuse()) - base
 }

@@ -10,8 +10,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/metrics"
 	"syscall"
 	"time"
 
@@ -126,38 +124,14 @@ func (e *bmEnv) create(id string) error {
 }
 
 // measured runs f and records the heap's peak above its level before
-// (bytes in heap spans in use, as runtime.MemStats.HeapInuse, sampled
-// every 10 ms through runtime/metrics, which does not stop the world).
+// (harness.HeapPeak) and the process's CPU time.
 func (e *bmEnv) measured(f func() error) error {
-	runtime.GC()
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/unused:bytes"}}
-	inuse := func() uint64 {
-		metrics.Read(sample)
-		return sample[0].Value.Uint64() + sample[1].Value.Uint64()
-	}
-	base := inuse()
-	peak := base
+	var err error
 	cpu0 := processCPU()
-	done, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			peak = max(peak, inuse())
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	err := f()
+	peak := harness.HeapPeak(func() { err = f() })
 	e.cpu += processCPU() - cpu0
 	e.runs++
-	close(done)
-	<-stopped
-	e.peak = max(e.peak, max(peak, inuse())-base)
+	e.peak = max(e.peak, peak)
 	return err
 }
 

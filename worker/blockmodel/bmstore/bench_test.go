@@ -6,12 +6,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"runtime"
-	"runtime/metrics"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/geostat-engine/geostat/bench/harness"
 	"github.com/geostat-engine/geostat/worker/blockmodel"
 )
 
@@ -25,38 +24,6 @@ func benchRows(b *testing.B) int64 {
 		return 100_000
 	}
 	return 10_000_000
-}
-
-// peakHeap samples the bytes of heap spans in use (HeapInuse) while f
-// runs and returns the peak above the value before. It reads them through
-// runtime/metrics: runtime.ReadMemStats stops the world, which at this
-// rate slows what is measured.
-func peakHeap(f func()) uint64 {
-	runtime.GC()
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/unused:bytes"}}
-	inuse := func() uint64 {
-		metrics.Read(sample)
-		return sample[0].Value.Uint64() + sample[1].Value.Uint64()
-	}
-	base := inuse()
-	peak := base
-	done := make(chan struct{})
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		for {
-			peak = max(peak, inuse())
-			select {
-			case <-done:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
-	}()
-	f()
-	close(done)
-	<-stopped
-	return max(peak, inuse()) - base
 }
 
 // BenchmarkAddFloat64Column commits a new blockmodel.Float64 column to an
@@ -111,7 +78,7 @@ func benchAddFloat64(b *testing.B, value func(rng *rand.Rand, r int64) float64) 
 		var ver *Version
 		addStart := nowSeconds()
 		var asecs float64
-		addPeak := peakHeap(func() {
+		addPeak := harness.HeapPeak(func() {
 			tx, err := s.Begin("m")
 			if err != nil {
 				b.Fatal(err)
@@ -143,7 +110,7 @@ func benchAddFloat64(b *testing.B, value func(rng *rand.Rand, r int64) float64) 
 			b.Fatal(err)
 		}
 		var qsecs float64
-		qPeak := peakHeap(func() {
+		qPeak := harness.HeapPeak(func() {
 			start := nowSeconds()
 			sc, err := s.Scan("m", ver.VersionID, []string{col.ColID}, 0, n, 0)
 			if err != nil {
