@@ -458,13 +458,23 @@ func TestNotifySetsMessage(t *testing.T) {
 }
 
 // blockingStore is a job store whose record writes wait until released:
-// a slow NATS, as the Manager's store goroutine sees it.
+// a slow NATS, as the Manager's store goroutine sees it. entered receives
+// a value (when there is room) each time a write starts waiting.
 type blockingStore struct {
 	*jskv.Store
 	release chan struct{}
+	entered chan struct{}
+}
+
+func newBlockingStore(t *testing.T) blockingStore {
+	return blockingStore{Store: newStore(t), release: make(chan struct{}), entered: make(chan struct{}, 1)}
 }
 
 func (b blockingStore) SaveRev(ctx context.Context, r jobs.Record) (uint64, error) {
+	select {
+	case b.entered <- struct{}{}:
+	default:
+	}
 	select {
 	case <-b.release:
 	case <-ctx.Done():
@@ -478,7 +488,7 @@ func (b blockingStore) SaveRev(ctx context.Context, r jobs.Record) (uint64, erro
 // status reads answer meanwhile; the earlier submit completes once the
 // store does.
 func TestSubmitGivesUpWhenTheStoreIsSlow(t *testing.T) {
-	st := blockingStore{Store: newStore(t), release: make(chan struct{})}
+	st := newBlockingStore(t)
 	m, err := newManager(t, jobs.Options{Shared: st})
 	require.NoError(t, err)
 	quick := func(context.Context, func(int, string)) (any, error) { return 1, nil }
@@ -490,8 +500,8 @@ func TestSubmitGivesUpWhenTheStoreIsSlow(t *testing.T) {
 		first <- err
 	}()
 	// The first write holds the store; wait until it does (the job is
-	// listed as soon as Submit took it).
-	require.Eventually(t, func() bool { return len(m.List("o")) == 1 }, 10*time.Second, time.Millisecond)
+	// listed as soon as Submit took it, before its write is queued).
+	<-st.entered
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	t0 := time.Now()
@@ -512,6 +522,46 @@ func TestSubmitGivesUpWhenTheStoreIsSlow(t *testing.T) {
 	got, ok := m.Get(given.ID)
 	require.True(t, ok)
 	assert.Equal(t, jobs.Failed, got.Status, "and never runs")
+}
+
+// A submit whose own store write has started and hangs answers when its
+// context ends, not at the store call's 30 s bound; its job is failed and
+// stays failed once the store answers again.
+func TestSubmitGivesUpWhileItsWriteHangs(t *testing.T) {
+	st := newBlockingStore(t)
+	m, err := newManager(t, jobs.Options{Shared: st})
+	require.NoError(t, err)
+	ran := make(chan struct{}, 1)
+	fn := func(context.Context, func(int, string)) (any, error) { ran <- struct{}{}; return 1, nil }
+	ctx, cancel := context.WithCancel(context.Background())
+	answered := make(chan error, 1)
+	go func() {
+		_, err := m.Submit(ctx, jobs.Spec{Org: "o", Topic: "t", Task: "x"}, fn)
+		answered <- err
+	}()
+	<-st.entered // the write has started and waits
+	t0 := time.Now()
+	cancel()
+	err = <-answered
+	assert.Less(t, time.Since(t0), 2*time.Second, "the submit answers when its context ends")
+	require.ErrorIs(t, err, context.Canceled)
+	list := m.List("o")
+	require.Len(t, list, 1)
+	assert.Equal(t, jobs.Failed, list[0].Status)
+	close(st.release)
+	// The failed record is written after the cut write; a later job runs,
+	// so the store is working again, and the given-up one never ran.
+	r, err := m.Submit(context.Background(), jobs.Spec{Org: "o", Topic: "t", Task: "y"}, func(context.Context, func(int, string)) (any, error) { return 2, nil })
+	require.NoError(t, err)
+	assert.Equal(t, jobs.Succeeded, wait(t, m, r.ID).Status)
+	got, ok := m.Get(list[0].ID)
+	require.True(t, ok)
+	assert.Equal(t, jobs.Failed, got.Status)
+	select {
+	case <-ran:
+		t.Fatal("the given-up job ran")
+	default:
+	}
 }
 
 // After Shutdown, a prune (its store deletion queued behind the shut

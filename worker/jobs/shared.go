@@ -221,9 +221,10 @@ func (m *Manager) signal() {
 }
 
 // submitShared records a new job in the shared store and queues it
-// (storeIO), waiting until then or until ctx ends (at most 30 s). j is in
-// m.jobs already; m.mu is not held. A job that could not be queued is
-// failed (and kept, so that its id answers).
+// (storeIO), waiting until then or until ctx ends (at most 30 s), also
+// once the store call has started. j is in m.jobs already; m.mu is not
+// held. A job that could not be queued is failed (and kept, so that its id
+// answers).
 func (m *Manager) submitShared(ctx context.Context, j *job, request []byte) (Record, error) {
 	ctx, cancel := context.WithTimeout(ctx, ioTimeout)
 	defer cancel()
@@ -238,6 +239,13 @@ func (m *Manager) submitShared(ctx context.Context, j *job, request []byte) (Rec
 		if !state.CompareAndSwap(0, 1) {
 			return
 		}
+		// Started: the submitter's context ends the store calls too, so
+		// that a store that hangs cannot hold the request past it. A
+		// write cut short is followed by the failed record (saved below,
+		// in order), which a feeder that got the message then skips.
+		ictx, stop := context.WithCancel(ictx)
+		defer stop()
+		defer context.AfterFunc(ctx, stop)()
 		if rs, ok := m.shared.(revisionSaver); ok {
 			rev, err := rs.SaveRev(ictx, rec)
 			if err != nil {
@@ -262,7 +270,7 @@ func (m *Manager) submitShared(ctx context.Context, j *job, request []byte) (Rec
 		if state.CompareAndSwap(0, 2) {
 			qerr = fmt.Errorf("the job store did not take the job in time: %w", ctx.Err())
 		} else {
-			qerr = <-done // started: its own deadline ends it
+			qerr = <-done // started: ctx ends its store calls too
 		}
 	}
 	m.mu.Lock()
