@@ -875,23 +875,31 @@ type floatDict struct {
 	values []uint64
 	idx    []int32
 	next   int // indices already written to pages
-	// An open-addressing hash table of the values' bits (linear probing).
+	// An open-addressing hash table of the values' bits (linear probing);
+	// an empty slot's key is emptyKey.
 	table []dictEntry
 	shift uint
+	zeros []bool // no nulls, for chunks without flags
 }
 
-// dictEntry is a slot of floatDict's table: a value's bits and its index
-// plus one (0: an empty slot).
+// dictEntry is a slot of floatDict's table: a value's bits and its index.
 type dictEntry struct {
 	key uint64
 	at  int32
 }
+
+// emptyKey marks an empty slot of floatDict's table: the bits of a NaN,
+// which is never a key (NaNs are null), nor a float32's bits.
+const emptyKey = 0x7ff8_0000_dead_beef
 
 // dictMinRows is the least number of rows of a chunk worth a dictionary.
 const dictMinRows = 1024
 
 // dictMaxValues bounds a dictionary's values (indices of at most 16 bits).
 const dictMaxValues = 1 << 16
+
+// dictHash is the multiplier of floatDict's hash (Fibonacci hashing).
+const dictHash = 0x9e3779b97f4a7c15
 
 // build makes the dictionary of a floating-point chunk; false when it
 // does not pay: more distinct values than a quarter of the chunk's values
@@ -907,42 +915,48 @@ func (d *floatDict) build(col *Column) bool {
 	d.idx = slices.Grow(d.idx[:0], n)[:n]
 	// the table starts at the size the previous chunk's dictionary needed
 	// (a failed one's, its limit's), within what this chunk's limit needs
-	d.reset(max(4096, min(1<<bits.Len(uint(2*len(d.values))), 1<<bits.Len(uint(2*limit)))))
+	d.reset(max(4096, min(1<<bits.Len(uint(4*len(d.values))), 1<<bits.Len(uint(4*limit)))))
 	d.values = d.values[:0]
 	wide := col.Type == blockmodel.Float64
 	nulls := col.Null
-	if nulls != nil && len(nulls) != n {
+	if len(nulls) != n {
 		nulls = nil // Column.check keeps them equal
 	}
+	idx, table, shift := d.idx, d.table, d.shift
+	mask := uint64(len(table) - 1)
 	m := 0
-	for r, f := range col.Floats {
-		if f != f || (nulls != nil && nulls[r]) {
+	floats := col.Floats
+	if nulls == nil {
+		nulls = d.noNulls(n)
+	}
+	nulls = nulls[:len(floats)]
+	for r, f := range floats {
+		if f != f || nulls[r] {
 			continue
 		}
-		var key uint64
-		if wide {
-			key = math.Float64bits(f)
-		} else {
+		key := math.Float64bits(f)
+		if !wide {
 			key = uint64(math.Float32bits(float32(f)))
 		}
-		mask := uint64(len(d.table) - 1)
-		h := (key * 0x9e3779b97f4a7c15) >> d.shift
+		h := (key * dictHash) >> shift
 		for {
-			e := &d.table[h&mask]
-			if e.at == 0 {
+			// h&mask < len(table), a power of two
+			e := (*dictEntry)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(table)), uintptr(h&mask)*unsafe.Sizeof(dictEntry{})))
+			if e.key == key {
+				idx[m] = e.at
+				break
+			}
+			if e.key == emptyKey {
 				if len(d.values) == limit {
 					return false
 				}
-				d.values = append(d.values, key)
 				e.key, e.at = key, int32(len(d.values))
-				d.idx[m] = e.at - 1
-				if 2*len(d.values) > len(d.table) {
+				idx[m] = e.at
+				d.values = append(d.values, key)
+				if 4*len(d.values) > len(table) { // at most a quarter full
 					d.grow()
+					table, shift, mask = d.table, d.shift, uint64(len(d.table)-1)
 				}
-				break
-			}
-			if e.key == key {
-				d.idx[m] = e.at - 1
 				break
 			}
 			h++
@@ -955,13 +969,23 @@ func (d *floatDict) build(col *Column) bool {
 	return len(d.values) > 0 && 4*len(d.values) <= m
 }
 
+// noNulls is n false flags, kept for the next chunk.
+func (d *floatDict) noNulls(n int) []bool {
+	if len(d.zeros) < n {
+		d.zeros = make([]bool, n)
+	}
+	return d.zeros[:n]
+}
+
 // reset empties the hash table, sized for size slots (a power of two).
 func (d *floatDict) reset(size int) {
 	if cap(d.table) >= size {
 		d.table = d.table[:size]
-		clear(d.table)
 	} else {
 		d.table = make([]dictEntry, size)
+	}
+	for i := range d.table {
+		d.table[i].key = emptyKey
 	}
 	d.shift = uint(64 - bits.Len(uint(size-1)))
 }
@@ -971,11 +995,11 @@ func (d *floatDict) grow() {
 	d.reset(2 * len(d.table))
 	mask := uint64(len(d.table) - 1)
 	for i, key := range d.values {
-		h := (key * 0x9e3779b97f4a7c15) >> d.shift
-		for d.table[h&mask].at != 0 {
+		h := (key * dictHash) >> d.shift
+		for d.table[h&mask].key != emptyKey {
 			h++
 		}
-		d.table[h&mask] = dictEntry{key: key, at: int32(i + 1)}
+		d.table[h&mask] = dictEntry{key: key, at: int32(i)}
 	}
 }
 
@@ -992,32 +1016,23 @@ func (d *floatDict) appendIndices(b []byte, m int) []byte {
 	groups := (m + 7) / 8
 	b = binary.AppendUvarint(b, uint64(groups)<<1|1)
 	at := len(b)
-	b = slices.Grow(b, groups*w+8)[:at+groups*w]
+	// A bit-packed run is the values' bits one after another, lowest bit
+	// first, whole words stored as they fill (8 bytes of room past the
+	// run for the last one); the last group's padding values are zeros.
+	b = slices.Grow(b, groups*w+8)[:at+groups*w+8]
 	out := b[at:]
-	// Eight values of w bits are w bytes: pack them into a word and copy
-	// its low w bytes.
-	var word [16]byte
-	for g := range groups {
-		var acc uint64
-		var hi uint64
-		for k := range 8 {
-			var v uint64
-			if i := 8*g + k; i < m {
-				v = uint64(idx[i])
-			}
-			sh := uint(k * w)
-			if sh < 64 {
-				acc |= v << sh
-				if sh+uint(w) > 64 {
-					hi |= v >> (64 - sh)
-				}
-			} else {
-				hi |= v << (sh - 64)
-			}
+	var acc uint64
+	nb, o, uw := uint(0), 0, uint(w)
+	for _, x := range idx {
+		acc |= uint64(x) << nb
+		nb += uw
+		if nb >= 64 {
+			binary.LittleEndian.PutUint64(out[o:], acc)
+			o += 8
+			nb -= 64
+			acc = uint64(x) >> (uw - nb) // the bits that did not fit (none when nb is 0: x < 1<<w)
 		}
-		binary.LittleEndian.PutUint64(word[:8], acc)
-		binary.LittleEndian.PutUint64(word[8:], hi)
-		copy(out[g*w:], word[:w])
 	}
-	return b
+	binary.LittleEndian.PutUint64(out[o:], acc)
+	return b[:at+groups*w]
 }
