@@ -121,8 +121,7 @@ func BenchmarkApplyUpdate10M(b *testing.B) {
 // BenchmarkQuery10M queries one Float64 column of a 10,000,000-row
 // regular model (lognormal grades with three decimals, one row in 50
 // null) to Parquet, the output counted and dropped: scan, select,
-// encode. Bytes are the
-// column's data (8 bytes a row).
+// encode. Bytes are the column's data (8 bytes a row).
 func BenchmarkQuery10M(b *testing.B) {
 	const nx, ny, nz = 250, 200, 200
 	g, err := blockmodel.NewGeometry(blockmodel.XYZ{}, nil,
