@@ -132,6 +132,9 @@ type tableWriter struct {
 	// rowsHint, when positive, is the number of rows the caller will
 	// write (sizes the buffers of a small table).
 	rowsHint int64
+	// intDicts lets integer chunks of long runs of equal values be
+	// dictionary-encoded in RLE runs (see runDict).
+	intDicts bool
 	// free holds idle slots, made on first use; a slot is taken to fill a
 	// row group and returned after its bytes are written.
 	free   chan *groupSlot
@@ -182,6 +185,7 @@ type groupSlot struct {
 	nulls []bool
 	raw   []byte
 	dict  floatDict
+	runs  runDict
 }
 
 // headerRoom is the room left for a page header before its body (a data
@@ -344,7 +348,7 @@ func (tw *tableWriter) dispatch() error {
 	prev, done := tw.prev, make(chan error, 1)
 	tw.prev = done
 	go func() {
-		err := geostat.Catch(func() error { return s.encode(tw.codecs) }) // a panic fails the write, never the process
+		err := geostat.Catch(func() error { return s.encode(tw.codecs, tw.intDicts) }) // a panic fails the write, never the process
 		if prev != nil {
 			if perr := <-prev; perr != nil && err == nil {
 				err = perr
@@ -372,7 +376,7 @@ func (s *groupSlot) done() {
 }
 
 func (tw *tableWriter) encodeAndWrite(s *groupSlot) error {
-	if err := s.encode(tw.codecs); err != nil {
+	if err := s.encode(tw.codecs, tw.intDicts); err != nil {
 		return err
 	}
 	return tw.commit(s)
@@ -477,7 +481,7 @@ func (tw *tableWriter) discard() {
 
 // encode encodes the slot's rows into its buffer, column after column,
 // page after page.
-func (s *groupSlot) encode(codecs []format.CompressionCodec) error {
+func (s *groupSlot) encode(codecs []format.CompressionCodec, intDicts bool) error {
 	// Room for the pages of uncompressed columns (a dictionary's indices
 	// take about 2 bytes a value); compressed pages are small and grow the
 	// buffer as they come. A slot's buffer is kept for its next row group.
@@ -492,14 +496,17 @@ func (s *groupSlot) encode(codecs []format.CompressionCodec) error {
 		col := &s.cols[c]
 		n := col.Len()
 		ch := chunkBytes{from: len(s.segs), values: int64(n)}
-		var dict *floatDict
-		if col.Type == blockmodel.Float64 || col.Type == blockmodel.Float32 || col.Type == blockmodel.Float16 {
-			if s.dict.build(col) {
-				dict = &s.dict
-				ch.dict = true
-				if err := s.dictPage(col.Type, codecs[c], &ch); err != nil {
-					return err
-				}
+		var dict pageDict
+		switch k, _ := kindOf(col.Type); {
+		case k == kFloat && s.dict.build(col):
+			dict = &s.dict
+		case (k == kInt || k == kUint) && intDicts && s.runs.build(col):
+			dict = &s.runs
+		}
+		if dict != nil {
+			ch.dict = true
+			if err := s.dictPage(col.Type, codecs[c], &ch, dict.dictValues()); err != nil {
+				return err
 			}
 		}
 		for lo := 0; lo < n; {
@@ -533,7 +540,7 @@ func pageEnd(col *Column, lo, n int) int {
 
 // page appends the data page of rows [lo, hi) of col to s.buf: PLAIN
 // values, or indices into dict (RLE_DICTIONARY) when dict is not nil.
-func (s *groupSlot) page(col *Column, lo, hi int, codec format.CompressionCodec, ch *chunkBytes, dict *floatDict) error {
+func (s *groupSlot) page(col *Column, lo, hi int, codec format.CompressionCodec, ch *chunkBytes, dict pageDict) error {
 	n := hi - lo
 	nulls, nullCount := s.pageNulls(col, lo, hi)
 	at, raw := s.body(codec)
@@ -604,14 +611,15 @@ func (s *groupSlot) pageNulls(col *Column, lo, hi int) ([]bool, int) {
 	return nulls, count
 }
 
-// dictPage appends the dictionary page of s.dict (PLAIN values of type t).
-func (s *groupSlot) dictPage(t DataType, codec format.CompressionCodec, ch *chunkBytes) error {
+// dictPage appends the dictionary page of the values d (PLAIN values of
+// type t, as bits: a float's, or an integer's).
+func (s *groupSlot) dictPage(t DataType, codec format.CompressionCodec, ch *chunkBytes, d []uint64) error {
 	at, raw := s.body(codec)
 	start := len(raw)
-	d := s.dict.values
-	if t == blockmodel.Float64 {
+	switch t {
+	case blockmodel.Float64, blockmodel.Int64, blockmodel.Timestamp, blockmodel.UInt64:
 		raw = put64(raw, d, nil, len(d))
-	} else {
+	default:
 		raw = put32(raw, d, nil, len(d))
 	}
 	return s.finish(at, raw, start, codec, ch, func(rawSize, bodySize int) format.PageHeader {
@@ -866,6 +874,138 @@ func putFloat(b []byte, vals []float64, nulls []bool, m int) []byte {
 		}
 	}
 	return b
+}
+
+// pageDict is a column chunk's dictionary, as the pages write it.
+type pageDict interface {
+	// dictValues are the dictionary's values (bits), in index order.
+	dictValues() []uint64
+	// appendIndices appends the RLE_DICTIONARY data of the next m values
+	// that are not null: the bit width, then the hybrid's runs.
+	appendIndices(b []byte, m int) []byte
+}
+
+func (d *floatDict) dictValues() []uint64 { return d.values }
+
+// runDict is the dictionary of an integer column chunk made of long runs
+// of equal values (the j and k of a query of a regular model, a rock code
+// along a row of blocks): its distinct values, in order of first
+// appearance, and the chunk's values that are not null as runs of one
+// index, written as RLE runs of the hybrid. Runs are found in a first
+// pass, which gives up early (the i of a query, estimates): a chunk is
+// encoded so only when its runs average at least runDictMinRun values.
+type runDict struct {
+	values []uint64
+	runs   []dictRun
+	run    int   // the next run to write
+	used   int32 // values of runs[run] written already
+	index  map[uint64]int32
+}
+
+// dictRun is a run of n equal values of dictionary index at.
+type dictRun struct {
+	at, n int32
+}
+
+// runDictMinRun is the least mean run length of a run dictionary's chunk.
+const runDictMinRun = 16
+
+// build makes the run dictionary of an integer chunk (Ints or Uints); false
+// when its runs are too short or its distinct values too many.
+func (d *runDict) build(col *Column) bool {
+	vals := col.Ints
+	if vals == nil {
+		vals = asInt64(col.Uints)
+	}
+	n := len(vals)
+	if n < dictMinRows || len(vals) == 0 {
+		return false
+	}
+	nulls := col.Null
+	if len(nulls) != n {
+		nulls = nil // Column.check keeps them equal
+	}
+	limit := n / runDictMinRun
+	// Count the runs first: a chunk of short runs stops after limit runs.
+	runs, first, prev := 0, true, int64(0)
+	for r, v := range vals {
+		if nulls != nil && nulls[r] {
+			continue
+		}
+		if first || v != prev {
+			if runs++; runs > limit {
+				return false
+			}
+			first, prev = false, v
+		}
+	}
+	if runs == 0 {
+		return false
+	}
+	d.values, d.runs, d.run, d.used = d.values[:0], d.runs[:0], 0, 0
+	if d.index == nil {
+		d.index = make(map[uint64]int32)
+	}
+	clear(d.index)
+	for r := 0; r < n; {
+		if nulls != nil && nulls[r] {
+			r++
+			continue
+		}
+		v, k := vals[r], int32(1)
+		for r++; r < n; r++ {
+			if nulls != nil && nulls[r] {
+				continue
+			}
+			if vals[r] != v {
+				break
+			}
+			k++
+		}
+		at, ok := d.index[uint64(v)]
+		if !ok {
+			if len(d.values) == dictMaxValues {
+				return false
+			}
+			at = int32(len(d.values))
+			d.index[uint64(v)] = at
+			d.values = append(d.values, uint64(v))
+		}
+		d.runs = append(d.runs, dictRun{at: at, n: k})
+	}
+	return true
+}
+
+func (d *runDict) dictValues() []uint64 { return d.values }
+
+// appendIndices appends the next m indices as RLE_DICTIONARY data: the
+// bit width, then an RLE run a run (split where a page ends), each index
+// in the bytes its width needs.
+func (d *runDict) appendIndices(b []byte, m int) []byte {
+	w := max(1, bits.Len(uint(len(d.values)-1)))
+	b = append(b, byte(w))
+	size := (w + 7) / 8
+	for m > 0 {
+		run := d.runs[d.run]
+		k := min(int(run.n-d.used), m)
+		b = binary.AppendUvarint(b, uint64(k)<<1)
+		for x := range size {
+			b = append(b, byte(run.at>>(8*x)))
+		}
+		m -= k
+		if d.used += int32(k); d.used == run.n {
+			d.run, d.used = d.run+1, 0
+		}
+	}
+	return b
+}
+
+// asInt64 views unsigned values as signed ones (the same bits).
+func asInt64(v []uint64) []int64 {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*int64)(unsafe.Pointer(&v[0])), len(v))
 }
 
 // floatDict is the dictionary of a floating-point column chunk: its

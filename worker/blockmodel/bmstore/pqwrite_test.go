@@ -79,6 +79,30 @@ func TestWriterFilesReadByArrow(t *testing.T) {
 			}
 			names, want = append(names, "dict_"+string(typ)), append(want, c)
 		}
+		// integers in runs of equal values in the first two row groups
+		// (run dictionary chunks: runs of 1 to 60, the mean above
+		// runDictMinRun; negative values too), random in the last
+		for _, typ := range allTypes {
+			if k, _ := kindOf(typ); k != kInt && k != kUint {
+				continue
+			}
+			c := patterned(rng, typ, n, pattern)
+			for r := 0; r < 2*group; {
+				v, k := int64(rng.IntN(90)), 1+rng.IntN(60)
+				if k, _ := kindOf(typ); k == kInt {
+					v -= 40
+				}
+				for ; k > 0 && r < 2*group; k-- {
+					if c.Ints != nil {
+						c.Ints[r] = v
+					} else {
+						c.Uints[r] = uint64(v)
+					}
+					r++
+				}
+			}
+			names, want = append(names, "runs_"+string(typ)), append(want, c)
+		}
 		types := make([]DataType, len(want))
 		for i := range want {
 			types[i] = want[i].Type
@@ -87,6 +111,7 @@ func TestWriterFilesReadByArrow(t *testing.T) {
 		var buf bytes.Buffer
 		tw, err := newTableWriter(&buf, names, types, group)
 		require.NoError(t, err)
+		tw.intDicts = true
 		for lo := 0; lo < n; lo += 33_333 {
 			var batch []*Column
 			for i := range want {
@@ -111,7 +136,7 @@ func TestWriterFilesReadByArrow(t *testing.T) {
 				require.Equal(t, wantDictionary(&want[c], g*group, min(n, (g+1)*group)), dict, "%s %s row group %d: dictionary", name, names[c], g)
 				if dict {
 					dicts++
-					require.True(t, strings.HasPrefix(names[c], "dict_"), "%s %s: only columns of few values have dictionaries", name, names[c])
+					require.True(t, strings.HasPrefix(names[c], "dict_") || strings.HasPrefix(names[c], "runs_"), "%s %s: only columns of few values or long runs have dictionaries", name, names[c])
 				}
 			}
 		}
@@ -320,12 +345,33 @@ func TestQueryWriterLentGroups(t *testing.T) {
 	require.Equal(t, 2, calls)
 }
 
-// wantDictionary is the rule of floatDict.build for rows [lo, hi) of c: a
-// float chunk of at least dictMinRows rows whose distinct values are at
-// most a quarter of its values (and at most dictMaxValues).
+// wantDictionary is the rule of floatDict.build and runDict.build for
+// rows [lo, hi) of c: a chunk of at least dictMinRows rows; a float one
+// whose distinct values are at most a quarter of its values (and at most
+// dictMaxValues), an integer one whose values (not null) make at most one
+// run of equal values in runDictMinRun rows.
 func wantDictionary(c *Column, lo, hi int) bool {
-	if c.Floats == nil || hi-lo < dictMinRows {
+	if hi-lo < dictMinRows || c.Type == blockmodel.Boolean || c.Type == blockmodel.Utf8 {
 		return false
+	}
+	if c.Floats == nil {
+		runs := 0
+		var prev any
+		for r := lo; r < hi; r++ {
+			if c.IsNull(r) {
+				continue
+			}
+			var v any
+			if c.Ints != nil {
+				v = c.Ints[r]
+			} else {
+				v = c.Uints[r]
+			}
+			if runs == 0 || v != prev {
+				runs, prev = runs+1, v
+			}
+		}
+		return runs > 0 && runs <= (hi-lo)/runDictMinRun
 	}
 	distinct := map[uint64]bool{}
 	present := 0
