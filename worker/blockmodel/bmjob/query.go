@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
 	"sync"
@@ -198,11 +199,12 @@ type qslot struct {
 	out []bmstore.Column
 }
 
-// querySlots is the number of output row groups a query fills or lends at
-// once (one filled, the others encoded): each is fresh memory for a query
-// (about 3.3 MB for i, j, k and a Float64 column). A query whose groups
-// would take more than querySlotBudget in all keeps two (one filled, one
-// encoded).
+// querySlots is the most output row groups a query fills or lends at once
+// (one filled, the others encoded): each is fresh memory for a query
+// (about 3.3 MB for i, j, k and a Float64 column). A machine of two cores
+// keeps two (one filled, one encoded, as fast as three there and 3.3 MB
+// less), and so does a query whose groups would take more than
+// querySlotBudget in all.
 const (
 	querySlots      = 3
 	querySlotBudget = 64 << 20
@@ -218,7 +220,7 @@ func slotsFor(cols []outCol) int {
 			row += 9
 		}
 	}
-	if querySlots*row*bmstore.QueryRowGroup > querySlotBudget {
+	if runtime.GOMAXPROCS(0) <= 2 || querySlots*row*bmstore.QueryRowGroup > querySlotBudget {
 		return 2
 	}
 	return querySlots

@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"testing"
 
@@ -435,14 +436,20 @@ func TestQueryRowGroupsAcrossBatches(t *testing.T) {
 	}
 }
 
-// TestQuerySlotsBounded: a query keeps three output row groups in flight,
-// two when three would exceed querySlotBudget (a wide query).
+// TestQuerySlotsBounded: a query keeps three output row groups in flight
+// on more than two cores, two on two cores or when three would exceed
+// querySlotBudget (a wide query).
 func TestQuerySlotsBounded(t *testing.T) {
 	narrow := []outCol{{typ: blockmodel.UInt32}, {typ: blockmodel.UInt32}, {typ: blockmodel.UInt32}, {typ: blockmodel.Float64}}
-	require.Equal(t, 3, slotsFor(narrow))
 	var wide []outCol
 	for range 30 {
 		wide = append(wide, outCol{typ: blockmodel.Float64})
 	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	runtime.GOMAXPROCS(4)
+	require.Equal(t, 3, slotsFor(narrow))
+	require.Equal(t, 2, slotsFor(wide))
+	runtime.GOMAXPROCS(2)
+	require.Equal(t, 2, slotsFor(narrow))
 	require.Equal(t, 2, slotsFor(wide))
 }
