@@ -891,15 +891,16 @@ func (d *floatDict) dictValues() []uint64 { return d.values }
 // of equal values (the j and k of a query of a regular model, a rock code
 // along a row of blocks): its distinct values, in order of first
 // appearance, and the chunk's values that are not null as runs of one
-// index, written as RLE runs of the hybrid. Runs are found in a first
-// pass, which gives up early (the i of a query, estimates): a chunk is
-// encoded so only when its runs average at least runDictMinRun values.
+// index, written as RLE runs of the hybrid. A chunk is encoded so only
+// when its runs average at least runDictMinRun values.
 type runDict struct {
 	values []uint64
 	runs   []dictRun
 	run    int   // the next run to write
 	used   int32 // values of runs[run] written already
-	index  map[uint64]int32
+	// scratch of build: each run's value, and the values' indices
+	keys  []uint64
+	index map[uint64]int32
 }
 
 // dictRun is a run of n equal values of dictionary index at.
@@ -911,67 +912,73 @@ type dictRun struct {
 const runDictMinRun = 16
 
 // build makes the run dictionary of an integer chunk (Ints or Uints); false
-// when its runs are too short or its distinct values too many.
+// when its runs are too short or its distinct values too many. The runs
+// are found in one pass, which stops once there are more than a chunk's
+// share (the i of a query stops after a sixteenth of its rows); their
+// indices are looked up a run at a time.
 func (d *runDict) build(col *Column) bool {
 	vals := col.Ints
 	if vals == nil {
 		vals = asInt64(col.Uints)
 	}
 	n := len(vals)
-	if n < dictMinRows || len(vals) == 0 {
+	if n < dictMinRows {
 		return false
 	}
 	nulls := col.Null
-	if len(nulls) != n {
-		nulls = nil // Column.check keeps them equal
+	if len(nulls) != n || bytes.IndexByte(asBytes(nulls), 1) < 0 {
+		nulls = nil // none null (Column.check keeps the lengths equal)
 	}
 	limit := n / runDictMinRun
-	// Count the runs first: a chunk of short runs stops after limit runs.
-	runs, first, prev := 0, true, int64(0)
-	for r, v := range vals {
-		if nulls != nil && nulls[r] {
-			continue
-		}
-		if first || v != prev {
-			if runs++; runs > limit {
-				return false
-			}
-			first, prev = false, v
-		}
-	}
-	if runs == 0 {
-		return false
-	}
-	d.values, d.runs, d.run, d.used = d.values[:0], d.runs[:0], 0, 0
-	if d.index == nil {
-		d.index = make(map[uint64]int32)
-	}
-	clear(d.index)
+	d.runs, d.run, d.used = d.runs[:0], 0, 0
+	d.keys = d.keys[:0]
 	for r := 0; r < n; {
 		if nulls != nil && nulls[r] {
 			r++
 			continue
 		}
-		v, k := vals[r], int32(1)
-		for r++; r < n; r++ {
-			if nulls != nil && nulls[r] {
-				continue
-			}
-			if vals[r] != v {
-				break
-			}
-			k++
+		if len(d.runs) == limit {
+			return false
 		}
-		at, ok := d.index[uint64(v)]
+		v, k := vals[r], int32(1)
+		if nulls == nil {
+			start := r
+			for r++; r < n && vals[r] == v; r++ {
+			}
+			k = int32(r - start)
+		} else {
+			for r++; r < n; r++ {
+				if nulls[r] {
+					continue
+				}
+				if vals[r] != v {
+					break
+				}
+				k++
+			}
+		}
+		d.runs = append(d.runs, dictRun{n: k})
+		d.keys = append(d.keys, uint64(v))
+	}
+	if len(d.runs) == 0 {
+		return false
+	}
+	d.values = d.values[:0]
+	if d.index == nil {
+		d.index = make(map[uint64]int32)
+	}
+	clear(d.index)
+	for i, v := range d.keys {
+		at, ok := d.index[v]
 		if !ok {
 			if len(d.values) == dictMaxValues {
 				return false
 			}
 			at = int32(len(d.values))
-			d.index[uint64(v)] = at
-			d.values = append(d.values, uint64(v))
+			d.index[v] = at
+			d.values = append(d.values, v)
 		}
-		d.runs = append(d.runs, dictRun{at: at, n: k})
+		d.runs[i].at = at
 	}
 	return true
 }
