@@ -694,12 +694,15 @@ func appendLevels(b []byte, n int, nulls []bool, nullCount int) []byte {
 		return appendRLERun(b, n, 0)
 	}
 	const minRun = 16
-	runFrom := func(i int) int { // length of the run of equal levels at i
-		j := i + 1
-		for j < n && nulls[j] == nulls[i] {
-			j++
+	flags := asBytes(nulls[:n])
+	runFrom := func(i int) int { // length of the run of equal levels at i (a vectorised search)
+		if j := bytes.IndexByte(flags[i+1:], flags[i]^1); j >= 0 {
+			return j + 1
 		}
-		return j - i
+		return n - i
+	}
+	longRunAt := func(i int) bool { // whether a run of at least minRun starts at i
+		return i+minRun <= n && bytes.IndexByte(flags[i+1:i+minRun], flags[i]^1) < 0
 	}
 	for i := 0; i < n; {
 		if r := runFrom(i); r >= minRun {
@@ -716,7 +719,7 @@ func appendLevels(b []byte, n int, nulls []bool, nullCount int) []byte {
 		end := i
 		for {
 			end += 8
-			if end >= n || runFrom(end) >= minRun {
+			if end >= n || longRunAt(end) {
 				break
 			}
 		}
