@@ -252,6 +252,21 @@ func queryRows(ctx context.Context, s *bmstore.Store, modelID string, v *bmstore
 			needCoords = true
 		}
 	}
+	// A model of whole parents with no sub-block columns and no box: the
+	// output's i, j and k follow from the row (parent) number, generated
+	// straight into the output (see ijkInto), no index columns a batch.
+	g := blocks.Geometry()
+	direct := !needCoords && box.IJK == nil && box.XYZ == nil && blocks.Whole() &&
+		g.Type() != blockmodel.FullySubBlocked && g.Type() != blockmodel.VariableOctree && g.Type() != blockmodel.Flexible
+	for _, c := range cols {
+		switch c.system {
+		case blockmodel.ColI, blockmodel.ColJ, blockmodel.ColK:
+		case blockmodel.ColSubBlockDerivation:
+			direct = false
+		default:
+			direct = direct && c.scan >= 0 // a scanned column, copied as it is
+		}
+	}
 	slots := slotsFor(cols)
 	free := make(chan *qslot, slots)
 	for range slots {
@@ -300,11 +315,12 @@ func queryRows(ctx context.Context, s *bmstore.Store, modelID string, v *bmstore
 					return fmt.Errorf("bmjob: query: %w", err)
 				}
 			}
-			if needCoords {
+			switch {
+			case needCoords:
 				if err := blocks.FillSystem(lo, hi, &sys); err != nil {
 					return fmt.Errorf("bmjob: query: %w", err)
 				}
-			} else {
+			case !direct:
 				fillIndices(blocks, lo, hi, &sys)
 			}
 			sel = selectRows(sel[:0], &sys, box, n)
@@ -328,7 +344,11 @@ func queryRows(ctx context.Context, s *bmstore.Store, modelID string, v *bmstore
 						r1++
 					}
 				}
-				appendRows(cur, cols, scanned, &sys, sel, r0, r1)
+				if direct {
+					appendDirect(cur, cols, scanned, g, lo, sel, r0, r1)
+				} else {
+					appendRows(cur, cols, scanned, &sys, sel, r0, r1)
+				}
 				fill += k
 				r0 = r1
 				if fill == batch {
@@ -390,6 +410,88 @@ func appendRows(sl *qslot, cols []outCol, scanned []bmstore.Column, sys *blockmo
 			systemInto(dst, sys, c.system, part, r0, r1)
 		}
 	}
+}
+
+// appendDirect is appendRows for a model of whole parents without
+// sub-block columns: the batch starts at row (parent) lo, and its i, j
+// and k are generated from the row numbers.
+func appendDirect(sl *qslot, cols []outCol, scanned []bmstore.Column, g *blockmodel.Geometry, lo int64, sel []bool, r0, r1 int) {
+	part := sel[r0:r1]
+	for i, c := range cols {
+		dst := &sl.out[i]
+		switch c.system {
+		case blockmodel.ColI:
+			dst.Uints = ijkInto(dst.Uints, g, 0, lo+int64(r0), part)
+		case blockmodel.ColJ:
+			dst.Uints = ijkInto(dst.Uints, g, 1, lo+int64(r0), part)
+		case blockmodel.ColK:
+			dst.Uints = ijkInto(dst.Uints, g, 2, lo+int64(r0), part)
+		default: // a scanned column (see direct in queryRows)
+			selectInto(dst, &scanned[c.scan], part, r0, r1)
+		}
+	}
+}
+
+// ijkInto appends to dst the i, j or k (axis 0, 1 or 2) of the selected
+// rows (sel[r]) of the rows from row0 of a model whose rows are its
+// parents in canonical order (i fastest): branch-free, as widen, when dst
+// has room for every row.
+func ijkInto(dst []uint64, g *blockmodel.Geometry, axis int, row0 int64, sel []bool) []uint64 {
+	np := g.Parents()
+	i, j, k := g.ParentIJK(row0)
+	nx, ny := int64(np[0]), int64(np[1])
+	// the value, its modulus, the rows of a run of it and the rows left
+	// of the current run
+	var v, mod uint64
+	var period, left int64
+	switch axis {
+	case 0:
+		v, mod, period, left = uint64(i), uint64(np[0]), 1, 1
+	case 1:
+		v, mod, period, left = uint64(j), uint64(np[1]), nx, nx-int64(i)
+	default:
+		v, mod, period, left = uint64(k), uint64(np[2]), nx*ny, nx*(ny-int64(j))-int64(i)
+	}
+	at := len(dst)
+	if at+len(sel) > cap(dst) {
+		for _, s := range sel {
+			if s {
+				dst = append(dst, v)
+			}
+			if left--; left == 0 {
+				left = period
+				if v++; v == mod {
+					v = 0
+				}
+			}
+		}
+		return dst
+	}
+	dst = dst[:at+len(sel)]
+	w := at
+	if axis == 0 {
+		for _, s := range sel {
+			dst[w] = v
+			w += b2i(s)
+			if v++; v == mod {
+				v = 0
+			}
+		}
+		return dst[:w]
+	}
+	for r := 0; r < len(sel); {
+		run := sel[r:int(min(int64(len(sel)), int64(r)+left))]
+		for _, s := range run {
+			dst[w] = v
+			w += b2i(s)
+		}
+		r += len(run)
+		left = period
+		if v++; v == mod {
+			v = 0
+		}
+	}
+	return dst[:w]
 }
 
 // selectRows flags the rows of a batch a bbox selects: an IJK box by the

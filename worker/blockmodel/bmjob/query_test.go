@@ -453,3 +453,43 @@ func TestQuerySlotsBounded(t *testing.T) {
 	require.Equal(t, 2, slotsFor(narrow))
 	require.Equal(t, 2, slotsFor(wide))
 }
+
+// TestIJKInto: the i, j and k ijkInto generates for selected rows from
+// any row equal the geometry's ParentIJK of each selected row, with room
+// for every row (branch-free) and without (appended), after values
+// already there; runs cross rows and slabs of the grid.
+func TestIJKInto(t *testing.T) {
+	rng := rand.New(rand.NewPCG(36, 1))
+	for _, n := range []blockmodel.Size3D{{NX: 1, NY: 1, NZ: 7}, {NX: 5, NY: 3, NZ: 4}, {NX: 250, NY: 2, NZ: 3}, {NX: 7, NY: 11, NZ: 13}} {
+		g, err := blockmodel.NewGeometry(blockmodel.XYZ{}, nil, blockmodel.RegularSize(n, blockmodel.XYZ{X: 1, Y: 1, Z: 1}))
+		require.NoError(t, err)
+		total := g.NumParents()
+		for range 200 {
+			row0 := rng.Int64N(total)
+			rows := 1 + rng.IntN(int(total-row0))
+			sel := make([]bool, rows)
+			for r := range sel {
+				sel[r] = rng.IntN(4) != 0
+			}
+			for axis := range 3 {
+				want := []uint64{}
+				for r, s := range sel {
+					if s {
+						i, j, k := g.ParentIJK(row0 + int64(r))
+						want = append(want, uint64([3]uint32{i, j, k}[axis]))
+					}
+				}
+				for _, room := range []bool{true, false} {
+					capacity := 3 + rows
+					if !room {
+						capacity = 3 + len(want) // enough for the selected rows only
+					}
+					dst := append(make([]uint64, 0, capacity), 9, 9, 9)
+					got := ijkInto(dst, g, axis, row0, sel)
+					require.Equal(t, []uint64{9, 9, 9}, got[:3])
+					require.Equal(t, want, got[3:], "%v axis %d from row %d (%d rows), room %v", n, axis, row0, rows, room)
+				}
+			}
+		}
+	}
+}
