@@ -1048,13 +1048,23 @@ const dictMinRows = 1024
 // dictMaxValues bounds a dictionary's values (indices of at most 16 bits).
 const dictMaxValues = 1 << 16
 
+// dictProbe is the number of a chunk's first values (not null) that, all
+// distinct, make it PLAIN at once: full-precision estimates are given up
+// after dictProbe values, not after a quarter of the chunk.
+const dictProbe = 4096
+
+// dictMinTable is the least size of floatDict's table (entries): a probe's
+// values fit a quarter of it, so a table grows only for a dictionary.
+const dictMinTable = 4 * dictProbe
+
 // dictHash is the multiplier of floatDict's hash (Fibonacci hashing).
 const dictHash = 0x9e3779b97f4a7c15
 
 // build makes the dictionary of a floating-point chunk; false when it
 // does not pay: more distinct values than a quarter of the chunk's values
-// (or dictMaxValues), as full-precision estimates have. Float16 and
-// Float32 values are keyed by their float32 bits.
+// (or dictMaxValues), or its first dictProbe values all distinct, as
+// full-precision estimates have. Float16 and Float32 values are keyed by
+// their float32 bits.
 func (d *floatDict) build(col *Column) bool {
 	n := len(col.Floats)
 	if n < dictMinRows {
@@ -1065,7 +1075,7 @@ func (d *floatDict) build(col *Column) bool {
 	d.idx = slices.Grow(d.idx[:0], n)[:n]
 	// the table starts at the size the previous chunk's dictionary needed
 	// (a failed one's, its limit's), within what this chunk's limit needs
-	d.reset(max(4096, min(1<<bits.Len(uint(4*len(d.values))), 1<<bits.Len(uint(4*limit)))))
+	d.reset(max(dictMinTable, min(1<<bits.Len(uint(4*len(d.values))), 1<<bits.Len(uint(4*limit)))))
 	d.values = d.values[:0]
 	wide := col.Type == blockmodel.Float64
 	nulls := col.Null
@@ -1103,6 +1113,9 @@ func (d *floatDict) build(col *Column) bool {
 				e.key, e.at = key, int32(len(d.values))
 				idx[m] = e.at
 				d.values = append(d.values, key)
+				if m+1 == dictProbe && len(d.values) == dictProbe {
+					return false // the first dictProbe values all distinct
+				}
 				if 4*len(d.values) > len(table) { // at most a quarter full
 					d.grow()
 					table, shift, mask = d.table, d.shift, uint64(len(d.table)-1)

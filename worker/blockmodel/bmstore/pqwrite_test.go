@@ -79,6 +79,17 @@ func TestWriterFilesReadByArrow(t *testing.T) {
 			}
 			names, want = append(names, "dict_"+string(typ)), append(want, c)
 		}
+		// a float column whose first row group starts with dictProbe
+		// distinct values and then repeats them (PLAIN by the probe, though
+		// a quarter of its values are distinct), the second of few values
+		probe := patterned(rng, blockmodel.Float64, n, pattern)
+		for r := range group {
+			probe.Floats[r] = float64(r % dictProbe)
+		}
+		for r := group; r < 2*group; r++ {
+			probe.Floats[r] = float64(rng.IntN(3000))
+		}
+		names, want = append(names, "dict_probe"), append(want, probe)
 		// integers in runs of equal values in the first two row groups
 		// (run dictionary chunks: runs of 1 to 60, the mean above
 		// runDictMinRun; negative values too), random in the last
@@ -348,7 +359,8 @@ func TestQueryWriterLentGroups(t *testing.T) {
 // wantDictionary is the rule of floatDict.build and runDict.build for
 // rows [lo, hi) of c: a chunk of at least dictMinRows rows; a float one
 // whose distinct values are at most a quarter of its values (and at most
-// dictMaxValues), an integer one whose values (not null) make at most one
+// dictMaxValues) and whose first dictProbe values (not null) are not all
+// distinct, an integer one whose values (not null) make at most one
 // run of equal values in runDictMinRun rows.
 func wantDictionary(c *Column, lo, hi int) bool {
 	if hi-lo < dictMinRows || c.Type == blockmodel.Boolean || c.Type == blockmodel.Utf8 {
@@ -375,6 +387,7 @@ func wantDictionary(c *Column, lo, hi int) bool {
 	}
 	distinct := map[uint64]bool{}
 	present := 0
+	probed := false // the first dictProbe values all distinct
 	for r := lo; r < hi; r++ {
 		if c.IsNull(r) {
 			continue
@@ -385,7 +398,10 @@ func wantDictionary(c *Column, lo, hi int) bool {
 		} else {
 			distinct[uint64(math.Float32bits(float32(c.Floats[r])))] = true
 		}
+		if present == dictProbe && len(distinct) == dictProbe {
+			probed = true
+		}
 	}
 	d := len(distinct)
-	return d > 0 && 4*d <= present && d <= min(dictMaxValues, (hi-lo)/4)
+	return !probed && d > 0 && 4*d <= present && d <= min(dictMaxValues, (hi-lo)/4)
 }
