@@ -272,7 +272,12 @@ func queryRows(ctx context.Context, s *bmstore.Store, modelID string, v *bmstore
 	for range slots {
 		sl := &qslot{out: make([]bmstore.Column, len(cols))}
 		for i, c := range cols {
-			sl.out[i] = bmstore.EmptyColumn(c.typ, bmstore.QueryRowGroup) // null flags come with a scanned column that has some
+			switch c.system {
+			case blockmodel.ColI, blockmodel.ColJ, blockmodel.ColK, blockmodel.ColSidx: // 4 bytes a row, not 8
+				sl.out[i] = bmstore.EmptyUint32Column(c.typ, bmstore.QueryRowGroup)
+			default:
+				sl.out[i] = bmstore.EmptyColumn(c.typ, bmstore.QueryRowGroup) // null flags come with a scanned column that has some
+			}
 		}
 		free <- sl
 	}
@@ -379,7 +384,7 @@ func queryRows(ctx context.Context, s *bmstore.Store, modelID string, v *bmstore
 
 // resetColumn empties c keeping its storage (and its null flags' absence).
 func resetColumn(c bmstore.Column) bmstore.Column {
-	c.Bools, c.Ints, c.Uints, c.Floats, c.Strings = c.Bools[:0], c.Ints[:0], c.Uints[:0], c.Floats[:0], c.Strings[:0]
+	c.Bools, c.Ints, c.Uints, c.U32, c.Floats, c.Strings = c.Bools[:0], c.Ints[:0], c.Uints[:0], c.U32[:0], c.Floats[:0], c.Strings[:0]
 	if c.Null != nil {
 		c.Null = c.Null[:0]
 	}
@@ -421,11 +426,11 @@ func appendDirect(sl *qslot, cols []outCol, scanned []bmstore.Column, g *blockmo
 		dst := &sl.out[i]
 		switch c.system {
 		case blockmodel.ColI:
-			dst.Uints = ijkInto(dst.Uints, g, 0, lo+int64(r0), part)
+			dst.U32 = ijkInto(dst.U32, g, 0, lo+int64(r0), part)
 		case blockmodel.ColJ:
-			dst.Uints = ijkInto(dst.Uints, g, 1, lo+int64(r0), part)
+			dst.U32 = ijkInto(dst.U32, g, 1, lo+int64(r0), part)
 		case blockmodel.ColK:
-			dst.Uints = ijkInto(dst.Uints, g, 2, lo+int64(r0), part)
+			dst.U32 = ijkInto(dst.U32, g, 2, lo+int64(r0), part)
 		default: // a scanned column (see direct in queryRows)
 			selectInto(dst, &scanned[c.scan], part, r0, r1)
 		}
@@ -436,21 +441,21 @@ func appendDirect(sl *qslot, cols []outCol, scanned []bmstore.Column, g *blockmo
 // rows (sel[r]) of the rows from row0 of a model whose rows are its
 // parents in canonical order (i fastest): branch-free, as widen, when dst
 // has room for every row.
-func ijkInto(dst []uint64, g *blockmodel.Geometry, axis int, row0 int64, sel []bool) []uint64 {
+func ijkInto(dst []uint32, g *blockmodel.Geometry, axis int, row0 int64, sel []bool) []uint32 {
 	np := g.Parents()
 	i, j, k := g.ParentIJK(row0)
 	nx, ny := int64(np[0]), int64(np[1])
 	// the value, its modulus, the rows of a run of it and the rows left
 	// of the current run
-	var v, mod uint64
+	var v, mod uint32
 	var period, left int64
 	switch axis {
 	case 0:
-		v, mod, period, left = uint64(i), uint64(np[0]), 1, 1
+		v, mod, period, left = i, uint32(np[0]), 1, 1
 	case 1:
-		v, mod, period, left = uint64(j), uint64(np[1]), nx, nx-int64(i)
+		v, mod, period, left = j, uint32(np[1]), nx, nx-int64(i)
 	default:
-		v, mod, period, left = uint64(k), uint64(np[2]), nx*ny, nx*(ny-int64(j))-int64(i)
+		v, mod, period, left = k, uint32(np[2]), nx*ny, nx*(ny-int64(j))-int64(i)
 	}
 	at := len(dst)
 	if at+len(sel) > cap(dst) {
@@ -597,6 +602,8 @@ func systemInto(dst *bmstore.Column, sys *blockmodel.SystemBatch, name string, s
 		f = sys.DZ
 	}
 	switch {
+	case u32 != nil && dst.U32 != nil:
+		dst.U32 = pick(dst.U32, u32[r0:r1], sel)
 	case u32 != nil:
 		dst.Uints = widen(dst.Uints, u32[r0:r1], sel)
 	case u8 != nil:

@@ -472,11 +472,11 @@ func TestIJKInto(t *testing.T) {
 				sel[r] = rng.IntN(4) != 0
 			}
 			for axis := range 3 {
-				want := []uint64{}
+				want := []uint32{}
 				for r, s := range sel {
 					if s {
 						i, j, k := g.ParentIJK(row0 + int64(r))
-						want = append(want, uint64([3]uint32{i, j, k}[axis]))
+						want = append(want, [3]uint32{i, j, k}[axis])
 					}
 				}
 				for _, room := range []bool{true, false} {
@@ -484,9 +484,9 @@ func TestIJKInto(t *testing.T) {
 					if !room {
 						capacity = 3 + len(want) // enough for the selected rows only
 					}
-					dst := append(make([]uint64, 0, capacity), 9, 9, 9)
+					dst := append(make([]uint32, 0, capacity), 9, 9, 9)
 					got := ijkInto(dst, g, axis, row0, sel)
-					require.Equal(t, []uint64{9, 9, 9}, got[:3])
+					require.Equal(t, []uint32{9, 9, 9}, got[:3])
 					require.Equal(t, want, got[3:], "%v axis %d from row %d (%d rows), room %v", n, axis, row0, rows, room)
 				}
 			}

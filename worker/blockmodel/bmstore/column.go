@@ -83,11 +83,16 @@ func kindOf(t DataType) (kind, error) {
 // value; a NaN in Floats is a null too. Given, when non-nil, marks the rows an
 // update supplies (absent rows keep their value with merge and become null
 // with replace); it is ignored elsewhere.
+//
+// U32, when non-nil, holds the values of an unsigned column of at most 32
+// bits in place of Uints (4 bytes a row, not 8): a query's index columns
+// (see EmptyUint32Column). The writers read it; other code uses Uints.
 type Column struct {
 	Type    DataType
 	Bools   []bool
 	Ints    []int64
 	Uints   []uint64
+	U32     []uint32
 	Floats  []float64
 	Strings []string
 	Null    []bool
@@ -102,12 +107,23 @@ func (c *Column) Len() int {
 	case kInt:
 		return len(c.Ints)
 	case kUint:
+		if c.U32 != nil {
+			return len(c.U32)
+		}
 		return len(c.Uints)
 	case kFloat:
 		return len(c.Floats)
 	default:
 		return len(c.Strings)
 	}
+}
+
+// uint returns the value of row r of an unsigned column (Uints or U32).
+func (c *Column) uint(r int) uint64 {
+	if c.U32 != nil {
+		return uint64(c.U32[r])
+	}
+	return c.Uints[r]
 }
 
 // IsNull reports whether row r is null (including NaN floats).
@@ -126,6 +142,9 @@ func (c *Column) check() error {
 		return err
 	}
 	n := c.Len()
+	if c.U32 != nil && (c.Type == blockmodel.UInt64 || len(c.Uints) > 0) {
+		return fmt.Errorf("column batch: 32-bit values of a %s column, or with Uints too", c.Type)
+	}
 	if c.Null != nil && len(c.Null) != n {
 		return fmt.Errorf("column batch: %d null flags for %d rows", len(c.Null), n)
 	}
@@ -161,9 +180,15 @@ func EmptyColumn(t DataType, n int) Column {
 	return c
 }
 
+// EmptyUint32Column returns an empty batch of an unsigned type of at most
+// 32 bits (t) with room for n rows in U32 and no null flags.
+func EmptyUint32Column(t DataType, n int) Column {
+	return Column{Type: t, U32: make([]uint32, 0, n)}
+}
+
 // reset empties c keeping its capacity.
 func (c *Column) reset() {
-	c.Bools, c.Ints, c.Uints = c.Bools[:0], c.Ints[:0], c.Uints[:0]
+	c.Bools, c.Ints, c.Uints, c.U32 = c.Bools[:0], c.Ints[:0], c.Uints[:0], c.U32[:0]
 	c.Floats, c.Strings, c.Null = c.Floats[:0], c.Strings[:0], c.Null[:0]
 	if c.Bools == nil && c.Type == blockmodel.Boolean {
 		c.Bools = []bool{}
@@ -180,7 +205,11 @@ func (c *Column) appendFrom(src *Column, r int) {
 	case kInt:
 		c.Ints = append(c.Ints, zeroIf(null, src.Ints, r))
 	case kUint:
-		c.Uints = append(c.Uints, zeroIf(null, src.Uints, r))
+		var v uint64
+		if !null {
+			v = src.uint(r)
+		}
+		c.Uints = append(c.Uints, v)
 	case kFloat:
 		v := math.NaN()
 		if !null {
@@ -209,7 +238,13 @@ func (c *Column) appendRange(src *Column, lo, hi int) {
 	case kInt:
 		c.Ints = append(c.Ints, src.Ints[lo:hi]...)
 	case kUint:
-		c.Uints = append(c.Uints, src.Uints[lo:hi]...)
+		if src.U32 == nil {
+			c.Uints = append(c.Uints, src.Uints[lo:hi]...)
+			break
+		}
+		for _, x := range src.U32[lo:hi] {
+			c.Uints = append(c.Uints, uint64(x))
+		}
 	case kFloat:
 		c.Floats = append(c.Floats, src.Floats[lo:hi]...)
 	default:

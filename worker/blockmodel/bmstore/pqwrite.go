@@ -789,6 +789,12 @@ func appendPlain(b []byte, col *Column, lo, hi int, nulls []bool, nullCount int)
 		}
 		return put64(b, col.Ints[lo:hi], nulls, m)
 	case blockmodel.UInt8, blockmodel.UInt16, blockmodel.UInt32:
+		if col.U32 != nil {
+			if dense {
+				return append(b, asBytes(col.U32[lo:hi])...)
+			}
+			return put32(b, col.U32[lo:hi], nulls, m)
+		}
 		return put32(b, col.Uints[lo:hi], nulls, m)
 	case blockmodel.UInt64:
 		if dense {
@@ -827,7 +833,7 @@ func appendPlain(b []byte, col *Column, lo, hi int, nulls []bool, nullCount int)
 // (nulls[i]; every value when m is len(vals)) in PLAIN encoding: integers
 // as their low 32 or 64 bits, floats as float64 or float32 bits.
 
-func put32[T int64 | uint64](b []byte, vals []T, nulls []bool, m int) []byte {
+func put32[T int64 | uint64 | uint32](b []byte, vals []T, nulls []bool, m int) []byte {
 	if m == len(vals) && littleEndian() {
 		// narrowed a chunk at a time into an aligned buffer, then copied
 		b = slices.Grow(b, 4*m)
@@ -914,23 +920,56 @@ type dictRun struct {
 // runDictMinRun is the least mean run length of a run dictionary's chunk.
 const runDictMinRun = 16
 
-// build makes the run dictionary of an integer chunk (Ints or Uints); false
+// build makes the run dictionary of an integer chunk (Ints, Uints or U32); false
 // when its runs are too short or its distinct values too many. The runs
 // are found in one pass, which stops once there are more than a chunk's
 // share (the i of a query stops after a sixteenth of its rows); their
 // indices are looked up a run at a time.
 func (d *runDict) build(col *Column) bool {
-	vals := col.Ints
-	if vals == nil {
-		vals = asInt64(col.Uints)
+	nulls := col.Null
+	if len(nulls) != col.Len() || bytes.IndexByte(asBytes(nulls), 1) < 0 {
+		nulls = nil // none null (Column.check keeps the lengths equal)
 	}
+	var ok bool
+	switch {
+	case col.Ints != nil:
+		ok = findRuns(d, col.Ints, nulls)
+	case col.U32 != nil:
+		ok = findRuns(d, col.U32, nulls)
+	default:
+		ok = findRuns(d, col.Uints, nulls)
+	}
+	if !ok {
+		return false
+	}
+	d.values = d.values[:0]
+	if d.index == nil {
+		d.index = make(map[uint64]int32)
+	}
+	clear(d.index)
+	for i, v := range d.keys {
+		at, ok := d.index[v]
+		if !ok {
+			if len(d.values) == dictMaxValues {
+				return false
+			}
+			at = int32(len(d.values))
+			d.index[v] = at
+			d.values = append(d.values, v)
+		}
+		d.runs[i].at = at
+	}
+	return true
+}
+
+// findRuns records the runs of equal values of vals that are not null
+// (nulls[r]; nil when none is) in d.runs and their values' bits in d.keys;
+// false when there are none, or more than runDictMinRun values a run
+// (given up as soon as that is certain).
+func findRuns[T int64 | uint64 | uint32](d *runDict, vals []T, nulls []bool) bool {
 	n := len(vals)
 	if n < dictMinRows {
 		return false
-	}
-	nulls := col.Null
-	if len(nulls) != n || bytes.IndexByte(asBytes(nulls), 1) < 0 {
-		nulls = nil // none null (Column.check keeps the lengths equal)
 	}
 	limit := n / runDictMinRun
 	d.runs, d.run, d.used = d.runs[:0], 0, 0
@@ -963,27 +1002,7 @@ func (d *runDict) build(col *Column) bool {
 		d.runs = append(d.runs, dictRun{n: k})
 		d.keys = append(d.keys, uint64(v))
 	}
-	if len(d.runs) == 0 {
-		return false
-	}
-	d.values = d.values[:0]
-	if d.index == nil {
-		d.index = make(map[uint64]int32)
-	}
-	clear(d.index)
-	for i, v := range d.keys {
-		at, ok := d.index[v]
-		if !ok {
-			if len(d.values) == dictMaxValues {
-				return false
-			}
-			at = int32(len(d.values))
-			d.index[v] = at
-			d.values = append(d.values, v)
-		}
-		d.runs[i].at = at
-	}
-	return true
+	return len(d.runs) > 0
 }
 
 func (d *runDict) dictValues() []uint64 { return d.values }
@@ -1008,14 +1027,6 @@ func (d *runDict) appendIndices(b []byte, m int) []byte {
 		}
 	}
 	return b
-}
-
-// asInt64 views unsigned values as signed ones (the same bits).
-func asInt64(v []uint64) []int64 {
-	if len(v) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*int64)(unsafe.Pointer(&v[0])), len(v))
 }
 
 // floatDict is the dictionary of a floating-point column chunk: its

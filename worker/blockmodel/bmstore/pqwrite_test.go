@@ -295,12 +295,16 @@ func TestSetBits(t *testing.T) {
 // group is refused and released at once.
 func TestQueryWriterLentGroups(t *testing.T) {
 	rng := rand.New(rand.NewPCG(30, 4))
-	types := []DataType{blockmodel.UInt32, blockmodel.Float64, blockmodel.Utf8}
-	names := []string{"i", "grade", "code"}
+	types := []DataType{blockmodel.UInt32, blockmodel.Float64, blockmodel.Utf8, blockmodel.UInt32, blockmodel.UInt8, blockmodel.UInt32}
+	names := []string{"i", "grade", "code", "i32", "u8_32", "runs32"}
+	u32 := []bool{false, false, false, true, true, true} // lent in U32
 	sizes := []int{QueryRowGroup, QueryRowGroup, QueryRowGroup, 12_345}
 	var want []Column
 	for _, typ := range types {
 		want = append(want, randColumn(rng, typ, 3*QueryRowGroup+12_345))
+	}
+	for r := range want[5].Uints { // runs of 40 (a run dictionary), some null
+		want[5].Uints[r] = uint64(r / 40 % 7)
 	}
 	var buf bytes.Buffer
 	q, err := NewQueryWriter(&buf, names, types, QueryOptions{})
@@ -314,12 +318,20 @@ func TestQueryWriterLentGroups(t *testing.T) {
 			// a copy the writer may read until it releases it
 			cp := newColumn(types[c], n)
 			cp.appendRange(&group[c], 0, n)
+			if u32[c] {
+				cp.U32 = make([]uint32, n)
+				for r, x := range cp.Uints {
+					cp.U32[r] = uint32(x)
+				}
+				cp.Uints = nil
+			}
 			group[c] = cp
 		}
 		require.NoError(t, q.WriteGroup(group, func() {
 			for c := range group { // the lender reuses its storage
 				clear(group[c].Null)
 				clear(group[c].Uints)
+				clear(group[c].U32)
 				clear(group[c].Floats)
 				clear(group[c].Strings)
 			}
@@ -343,6 +355,19 @@ func TestQueryWriterLentGroups(t *testing.T) {
 		got := arrowColumn(t, table.Column(c), types[c])
 		requireSameFast(t, &want[c], &got, names[c])
 	}
+	for g := range 4 {
+		md, err := rdr.MetaData().RowGroup(g).ColumnChunk(5)
+		require.NoError(t, err)
+		require.True(t, md.HasDictionaryPage(), "row group %d: runs of a U32 column are a run dictionary", g)
+	}
+
+	// the CSV writer reads U32 columns too
+	var text bytes.Buffer
+	cq, err := NewQueryWriter(&text, []string{"i"}, []DataType{blockmodel.UInt32}, QueryOptions{Format: "csv"})
+	require.NoError(t, err)
+	require.NoError(t, cq.WriteGroup([]Column{{Type: blockmodel.UInt32, U32: []uint32{7, 4294967295}, Null: []bool{false, false}}}, func() {}))
+	require.NoError(t, cq.Close())
+	require.Equal(t, "i\n7\n4294967295\n", strings.ReplaceAll(text.String(), "\r\n", "\n"))
 
 	// a group of the wrong shape is refused and released
 	q, err = NewQueryWriter(&bytes.Buffer{}, names, types, QueryOptions{})

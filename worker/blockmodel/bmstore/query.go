@@ -161,7 +161,7 @@ func appendCSV(b []byte, c *Column, r int, d rune) []byte {
 	case blockmodel.Timestamp:
 		return time.UnixMicro(c.Ints[r]).UTC().AppendFormat(b, "2006-01-02T15:04:05.999999Z")
 	case blockmodel.UInt8, blockmodel.UInt16, blockmodel.UInt32, blockmodel.UInt64:
-		return strconv.AppendUint(b, c.Uints[r], 10)
+		return strconv.AppendUint(b, c.uint(r), 10)
 	case blockmodel.Float16, blockmodel.Float32:
 		return strconv.AppendFloat(b, float64(float32(c.Floats[r])), 'g', -1, 32)
 	case blockmodel.Float64:
