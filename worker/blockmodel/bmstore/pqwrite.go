@@ -137,9 +137,12 @@ type tableWriter struct {
 	// intDicts lets integer chunks of long runs of equal values be
 	// dictionary-encoded in RLE runs (see runDict).
 	intDicts bool
-	// free holds idle slots, made on first use; a slot is taken to fill a
-	// row group and returned after its bytes are written.
+	// free holds idle slots; a slot is taken to fill a row group and
+	// returned after its bytes are written. Slots are made on first use,
+	// up to slots of them (made so far: made), an idle one preferred.
 	free   chan *groupSlot
+	slots  int
+	made   int
 	slot   *groupSlot
 	direct bool
 	// prev receives the outcome of the previously dispatched row group
@@ -224,19 +227,28 @@ func newTableWriter(w io.Writer, names []string, types []DataType, group int) (*
 	if slots < 2 {
 		slots, tw.direct = 1, true
 	}
-	tw.free = make(chan *groupSlot, slots)
-	for range slots {
-		tw.free <- nil // slots are made on first use
-	}
+	tw.free, tw.slots = make(chan *groupSlot, slots), slots
 	return tw, nil
+}
+
+// idle returns an idle slot: one made before when there is one, else a
+// new one while fewer than tw.slots exist, else the next one freed.
+func (tw *tableWriter) idle() *groupSlot {
+	select {
+	case s := <-tw.free:
+		return s
+	default:
+	}
+	if tw.made < tw.slots {
+		tw.made++
+		return &groupSlot{}
+	}
+	return <-tw.free
 }
 
 // take makes the next slot current, waiting for one to be free.
 func (tw *tableWriter) take() {
-	s := <-tw.free
-	if s == nil {
-		s = &groupSlot{}
-	}
+	s := tw.idle()
 	if s.own == nil {
 		for _, t := range tw.types {
 			size := tw.group
@@ -290,10 +302,7 @@ func (tw *tableWriter) writeGroup(cols []Column, release func()) error {
 		tw.free <- tw.slot
 		tw.slot = nil
 	}
-	s := <-tw.free
-	if s == nil {
-		s = &groupSlot{}
-	}
+	s := tw.idle()
 	s.cols, s.release = cols, release
 	tw.slot = s
 	return tw.dispatch()
@@ -340,8 +349,9 @@ func (tw *tableWriter) dispatch() error {
 	tw.slot = nil
 	if tw.direct {
 		err := geostat.Catch(func() error { return tw.encodeAndWrite(s) })
-		s.done()
+		release := s.done()
 		tw.free <- s
+		release()
 		if err != nil {
 			tw.err = err
 		}
@@ -362,19 +372,25 @@ func (tw *tableWriter) dispatch() error {
 		if err != nil {
 			tw.failed.CompareAndSwap(nil, &err)
 		}
-		s.done()
+		// The slot is idle before its lent columns go back, so that the
+		// lender's next group finds it (no new slot for it).
+		release := s.done()
 		done <- err
 		tw.free <- s
+		release()
 	}()
 	return nil
 }
 
-// done gives lent columns back once the slot is through with them.
-func (s *groupSlot) done() {
-	if s.release != nil {
-		s.release()
-		s.cols, s.release = nil, nil
+// done ends the slot's loan of columns: the release to call (once the
+// slot is idle), a no-op when the columns were its own.
+func (s *groupSlot) done() (release func()) {
+	release = s.release
+	if release == nil {
+		return func() {}
 	}
+	s.cols, s.release = nil, nil
+	return release
 }
 
 func (tw *tableWriter) encodeAndWrite(s *groupSlot) error {

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -429,4 +432,34 @@ func wantDictionary(c *Column, lo, hi int) bool {
 	}
 	d := len(distinct)
 	return !probed && d > 0 && 4*d <= present && d <= min(dictMaxValues, (hi-lo)/4)
+}
+
+// TestQueryWriterReusesIdleSlots: a lender of two row groups at a time
+// (as a query on two cores) keeps the writer at two slots, however many
+// groups it writes: a slot is idle again before its group is released,
+// and an idle slot is taken before a new one is made.
+func TestQueryWriterReusesIdleSlots(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("the writer keeps one slot on one core")
+	}
+	rng := rand.New(rand.NewPCG(30, 5))
+	q, err := NewQueryWriter(io.Discard, []string{"v"}, []DataType{blockmodel.Float64}, QueryOptions{})
+	require.NoError(t, err)
+	free := make(chan []Column, 2)
+	for range 2 {
+		free <- []Column{randColumn(rng, blockmodel.Float64, 1000)}
+	}
+	var busy atomic.Int32 // releases that came before their slot was idle
+	for range 12 {
+		g := <-free
+		require.NoError(t, q.WriteGroup(g, func() {
+			if len(q.tw.free) == 0 {
+				busy.Add(1)
+			}
+			free <- g
+		}))
+	}
+	require.NoError(t, q.Close())
+	require.Zero(t, busy.Load())
+	require.Equal(t, 2, q.tw.made)
 }
