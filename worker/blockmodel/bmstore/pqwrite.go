@@ -373,11 +373,13 @@ func (tw *tableWriter) dispatch() error {
 			tw.failed.CompareAndSwap(nil, &err)
 		}
 		// The slot is idle before its lent columns go back, so that the
-		// lender's next group finds it (no new slot for it).
+		// lender's next group finds it (no new slot for it), and both
+		// before the group counts as written (Close returns after every
+		// release).
 		release := s.done()
-		done <- err
 		tw.free <- s
 		release()
+		done <- err
 	}()
 	return nil
 }
