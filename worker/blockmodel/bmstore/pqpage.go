@@ -156,10 +156,8 @@ func (c *chunkReader) open(cc *format.ColumnChunk, rows int64) error {
 		if size < 0 || size > len(c.buf)-off {
 			return fmt.Errorf("page of %d bytes at %d, past the column chunk's %d bytes", size, off, len(c.buf))
 		}
-		if err := c.checkRaw(c.buf[off:off+size], raw); err != nil {
-			return err
-		}
 		p := pageInfo{at: off, size: size, raw: raw}
+		body := c.buf[off : off+size]
 		off += size
 		switch h.Type {
 		case format.DictionaryPage:
@@ -170,6 +168,9 @@ func (c *chunkReader) open(cc *format.ColumnChunk, rows int64) error {
 			if len(c.pages) > 0 || dictAt >= 0 || c.kind == kBool ||
 				(dh.Encoding != format.Plain && dh.Encoding != format.PlainDictionary) {
 				return errUnsupported
+			}
+			if err := c.checkRaw(body, raw); err != nil {
+				return err
 			}
 			dictAt, dictHeader = p.at, dh
 			c.pages = append(c.pages, p) // decoded below, then dropped
@@ -193,6 +194,9 @@ func (c *chunkReader) open(cc *format.ColumnChunk, rows int64) error {
 			}
 			if dh.NumValues < 0 || int64(dh.NumValues) > rows-total {
 				return fmt.Errorf("data page of %d values past the row group's %d rows", dh.NumValues, rows)
+			}
+			if err := c.checkRaw(body, raw); err != nil {
+				return err
 			}
 			total += int64(dh.NumValues)
 			p.rows, p.enc = int(dh.NumValues), dh.Encoding
