@@ -80,8 +80,8 @@ type colReader struct {
 	inFast     bool
 	fastChunks int
 	pqChunks   int
-	pages  parquet.Pages
-	page   parquet.Page
+	pages      parquet.Pages
+	page       parquet.Page
 	// The current page: rows, next row, definition levels (nil: every
 	// row has a value), its values and the next value index.
 	rows   int
