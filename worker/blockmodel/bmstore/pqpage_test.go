@@ -1,6 +1,7 @@
 package bmstore
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -157,8 +158,9 @@ type craft struct {
 	dict        bool
 	// hooks, each optional: a data page's raw body (rg, page index
 	// among data pages, last page of its chunk), its dictionary indices
-	// (dictionary size given), its header, the header's bytes, the
-	// stored body, the footer
+	// (dictionary size given), its stored body (the header gives its
+	// size), its header (page -1: the dictionary page), the header's
+	// bytes, the footer
 	raw     func(rg, p int, last bool, raw []byte) []byte
 	indices func(rg, p int, idx []uint32, dictLen int)
 	header  func(rg, p int, last bool, h *format.PageHeader)
@@ -185,10 +187,10 @@ func craftFile(t *testing.T, c *Column, o craft) []byte {
 		if o.codec == format.Snappy {
 			stored = s2.EncodeSnappy(nil, raw)
 		}
-		h.UncompressedPageSize, h.CompressedPageSize = int32(len(raw)), int32(len(stored))
 		if o.stored != nil {
 			stored = o.stored(rg, p, stored)
 		}
+		h.UncompressedPageSize, h.CompressedPageSize = int32(len(raw)), int32(len(stored))
 		if o.header != nil {
 			o.header(rg, p, last, &h)
 		}
@@ -477,4 +479,252 @@ func parquetValue(c *Column, r int) parquet.Value {
 		v = parquet.ByteArrayValue([]byte(c.Strings[r]))
 	}
 	return v.Level(0, 1, 0)
+}
+
+// readErr reads a whole column file in batches; it returns the first
+// error, and the chunks read each way.
+func readErr(path string, typ DataType) (readStats, error) {
+	cr, err := openColReader(path, typ)
+	if err != nil {
+		return readStats{}, err
+	}
+	defer cr.close()
+	c := newColumn(typ, 0)
+	for {
+		c.reset()
+		k, err := cr.read(&c, 3_000)
+		if err != nil || k == 0 {
+			return readStats{cr.fastChunks, cr.pqChunks}, err
+		}
+	}
+}
+
+// TestChunkReaderDamagedFiles: damaged column files (a chunk cut short or
+// past the file, a page past its chunk, garbage page headers, bad runs of
+// levels, an index outside the dictionary, values or levels past the page,
+// corrupt Snappy, more values than rows, a dictionary larger than its
+// page) give an error from chunkReader, never a panic or a hang, and are
+// not handed to parquet-go.
+func TestChunkReaderDamagedFiles(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 4))
+	const group, page = 5_000, 2_000
+	n := 3*group + 10
+	want := fewValues(rng, blockmodel.Int64, n, nullPatterns["fifth"])
+	levels := func(raw, lv []byte) []byte { // raw with its levels replaced by lv
+		old := binary.LittleEndian.Uint32(raw)
+		out := binary.LittleEndian.AppendUint32(nil, uint32(len(lv)))
+		out = append(out, lv...)
+		return append(out, raw[4+old:]...)
+	}
+	on := func(rg0, p0 int) func(rg, p int) bool { return func(rg, p int) bool { return rg == rg0 && p == p0 } }
+	at := on(1, 1)
+	cases := []struct {
+		name string
+		o    craft
+		msg  string
+	}{
+		{"chunk cut short", craft{meta: func(m *format.FileMetaData) { m.RowGroups[0].Columns[0].MetaData.TotalCompressedSize -= 10 }}, "past the column chunk"},
+		{"chunk of two bytes", craft{meta: func(m *format.FileMetaData) { m.RowGroups[1].Columns[0].MetaData.TotalCompressedSize = 2 }}, "page header"},
+		{"chunk past the file", craft{meta: func(m *format.FileMetaData) { m.RowGroups[2].Columns[0].MetaData.TotalCompressedSize += 1 << 40 }}, "past the file"},
+		{"page past the chunk", craft{header: func(rg, p int, last bool, h *format.PageHeader) {
+			if rg == 1 && last {
+				h.CompressedPageSize += 100
+			}
+		}}, "past the column chunk"},
+		{"garbage page header", craft{hbytes: func(rg, p int, b []byte) []byte {
+			if at(rg, p) {
+				return bytes.Repeat([]byte{0xff}, len(b))
+			}
+			return b
+		}}, "page header"},
+		{"page header cut short", craft{hbytes: func(rg, p int, b []byte) []byte {
+			if at(rg, p) {
+				return b[:3]
+			}
+			return b
+		}}, "page header"},
+		{"more values than rows", craft{header: func(rg, p int, last bool, h *format.PageHeader) {
+			if rg == 1 && last {
+				h.DataPageHeader.V.NumValues += 3
+			}
+		}}, "rows"},
+		{"fewer values than rows", craft{header: func(rg, p int, last bool, h *format.PageHeader) {
+			if rg == 1 && p == 0 {
+				h.DataPageHeader.V.NumValues--
+			}
+		}}, "values for"},
+		{"unterminated run header", craft{raw: func(rg, p int, last bool, raw []byte) []byte {
+			if at(rg, p) {
+				return levels(raw, bytes.Repeat([]byte{0xff}, 11))
+			}
+			return raw
+		}}, "run header"},
+		{"runs end early", craft{raw: func(rg, p int, last bool, raw []byte) []byte {
+			if at(rg, p) {
+				return levels(raw, []byte{5 << 1, 1})
+			}
+			return raw
+		}}, "runs end"},
+		{"bit-packed run past the page", craft{raw: func(rg, p int, last bool, raw []byte) []byte {
+			if at(rg, p) {
+				return levels(raw, append(binary.AppendUvarint(nil, 1000<<1|1), 0xff, 0xff))
+			}
+			return raw
+		}}, "runs end"},
+		{"level wider than its bits", craft{raw: func(rg, p int, last bool, raw []byte) []byte {
+			if at(rg, p) {
+				return levels(raw, append(binary.AppendUvarint(nil, page<<1), 2))
+			}
+			return raw
+		}}, "wider"},
+		{"levels past the page", craft{raw: func(rg, p int, last bool, raw []byte) []byte {
+			if at(rg, p) {
+				binary.LittleEndian.PutUint32(raw, 1<<31)
+			}
+			return raw
+		}}, "past the page"},
+		{"values past the page", craft{raw: func(rg, p int, last bool, raw []byte) []byte {
+			if at(rg, p) {
+				return raw[:len(raw)-5]
+			}
+			return raw
+		}}, "ends before its values"},
+		{"index outside the dictionary", craft{dict: true, indices: func(rg, p int, idx []uint32, dictLen int) {
+			if at(rg, p) {
+				idx[len(idx)/2] = uint32(dictLen)
+			}
+		}}, "dictionary index"},
+		{"RLE index outside the dictionary", craft{dict: true, indices: func(rg, p int, idx []uint32, dictLen int) {
+			if at(rg, p) {
+				for i := range idx[:20] {
+					idx[i] = uint32(dictLen + 7)
+				}
+			}
+		}}, "dictionary index"},
+		{"indices end early", craft{dict: true, raw: func(rg, p int, last bool, raw []byte) []byte {
+			if at(rg, p) {
+				return raw[:len(raw)-3]
+			}
+			return raw
+		}}, "runs end"},
+		{"dictionary larger than its page", craft{dict: true, header: func(rg, p int, last bool, h *format.PageHeader) {
+			if rg == 1 && p == -1 {
+				h.DictionaryPageHeader.V.NumValues = 1 << 30
+			}
+		}}, "dictionary of"},
+		{"snappy length", craft{codec: format.Snappy, stored: func(rg, p int, b []byte) []byte {
+			if at(rg, p) {
+				n, _ := s2.DecodedLen(b)
+				raw, _ := s2.Decode(nil, b)
+				return s2.EncodeSnappy(nil, raw[:n-1])
+			}
+			return b
+		}}, "declares"},
+		{"snappy corrupt", craft{codec: format.Snappy, stored: func(rg, p int, b []byte) []byte {
+			if at(rg, p) {
+				n, _ := s2.DecodedLen(b)
+				out := binary.AppendUvarint(nil, uint64(n))
+				return append(out, bytes.Repeat([]byte{0xff}, len(b)-len(out))...)
+			}
+			return b
+		}}, "snappy"},
+		{"snappy past its ratio", craft{codec: format.Snappy, stored: func(rg, p int, b []byte) []byte {
+			if at(rg, p) {
+				return binary.AppendUvarint(nil, 1<<30)
+			}
+			return b
+		}}, "decodes to"},
+	}
+	dir := t.TempDir()
+	for i, tc := range cases {
+		o := tc.o
+		o.group, o.page = group, page
+		path := filepath.Join(dir, fmt.Sprintf("d%d.parquet", i))
+		require.NoError(t, os.WriteFile(path, craftFile(t, &want, o), 0o600))
+		st, err := readErr(path, blockmodel.Int64)
+		require.ErrorContains(t, err, tc.msg, tc.name)
+		require.Zero(t, st.pq, "%s: not read by parquet-go", tc.name)
+		// and from any row: an error or the rows, never a panic
+		for _, from := range []int{group + page + 1, n - 1} {
+			cr, err := openColReader(path, blockmodel.Int64)
+			if err != nil {
+				continue
+			}
+			if err := cr.skip(int64(from)); err == nil {
+				c := newColumn(blockmodel.Int64, 0)
+				_, _ = cr.read(&c, n)
+			}
+			cr.close()
+		}
+	}
+	// the undamaged file reads
+	for _, o := range []craft{{}, {dict: true}, {codec: format.Snappy}} {
+		o.group, o.page = group, page
+		path := filepath.Join(dir, "good.parquet")
+		require.NoError(t, os.WriteFile(path, craftFile(t, &want, o), 0o600))
+		st, err := readErr(path, blockmodel.Int64)
+		require.NoError(t, err)
+		require.Equal(t, readStats{fast: 4}, st)
+	}
+}
+
+// TestChunkReaderCorruptBytes flips random bytes of the column chunks of
+// good files (every kind of page, both codecs) and reads them with
+// chunkReader, from the start and after a skip: an error or some rows,
+// never a panic, a hang or an allocation beyond the chunk's bounds.
+func TestChunkReaderCorruptBytes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 5))
+	const group, page = 4_000, 1_500
+	n := 2*group + 10
+	files := []struct {
+		typ DataType
+		o   craft
+	}{
+		{blockmodel.Int64, craft{dict: true, codec: format.Snappy}},
+		{blockmodel.Float64, craft{dict: true}},
+		{blockmodel.Utf8, craft{codec: format.Snappy}},
+		{blockmodel.Utf8, craft{dict: true}},
+		{blockmodel.Boolean, craft{}},
+		{blockmodel.UInt16, craft{}},
+	}
+	for _, f := range files {
+		want := fewValues(rng, f.typ, n, nullPatterns["fifth"])
+		o := f.o
+		o.group, o.page = group, page
+		good := craftFile(t, &want, o)
+		pf, err := parquet.OpenFile(bytes.NewReader(good), int64(len(good)))
+		require.NoError(t, err)
+		meta := pf.Metadata()
+		end := meta.RowGroups[len(meta.RowGroups)-1].Columns[0].MetaData.DataPageOffset
+		end += meta.RowGroups[len(meta.RowGroups)-1].Columns[0].MetaData.TotalCompressedSize
+		for range 400 {
+			b := bytes.Clone(good)
+			for range 1 + rng.IntN(4) {
+				b[4+rng.Int64N(end-4)] ^= byte(1 + rng.IntN(255))
+			}
+			c := newChunkReader(bytes.NewReader(b), int64(len(b)), f.typ)
+			for g := range meta.RowGroups {
+				rows := meta.RowGroups[g].NumRows
+				if err := c.open(&meta.RowGroups[g].Columns[0], rows); err != nil {
+					continue
+				}
+				require.LessOrEqual(t, cap(c.buf), int(end))
+				require.LessOrEqual(t, len(c.dictF)+len(c.dictI)+len(c.dictU)+len(c.dictS), int(end))
+				if rng.IntN(2) == 0 {
+					if _, err := c.skip(rng.Int64N(rows)); err != nil {
+						continue
+					}
+				}
+				col := newColumn(f.typ, 0)
+				for !c.done() {
+					k, err := c.read(&col, 1+rng.IntN(2_000))
+					if err != nil {
+						break
+					}
+					require.Positive(t, k)
+				}
+				require.LessOrEqual(t, cap(c.raw), snappyRatio*int(end)+16)
+			}
+		}
+	}
 }
