@@ -20,17 +20,20 @@ import (
 // a decoder of the one layout they have: a flat OPTIONAL column (maximum
 // definition level 1), data pages v1 with definition levels in the
 // RLE/bit-packed hybrid and PLAIN or dictionary-encoded values (after a
-// PLAIN dictionary page), uncompressed or Snappy. It reads a column chunk
-// with one ReadAt into a buffer reused from chunk to chunk, decompresses a
-// page into another, and decodes levels and values straight into the
-// destination Column: nothing is allocated a page once the buffers have
-// grown. A chunk of any other layout is left to parquet-go (colReader's
-// fallback); a damaged chunk is an error, found before anything is sized
-// from it.
+// PLAIN dictionary page), uncompressed or Snappy. Opening a column chunk
+// reads and checks its page headers (small reads) against the chunk's
+// bytes and rows, and decodes its dictionary; a page is then read with one
+// ReadAt into a buffer reused from page to page, decompressed into
+// another, and its levels and values decoded straight into the destination
+// Column: nothing is allocated a page once the buffers have grown (to the
+// largest page). A chunk of any other layout is left to parquet-go
+// (colReader's fallback); a damaged chunk is an error, found before
+// anything is sized from it.
 
-// maxChunkBytes bounds the column chunk a chunkReader holds in memory; a
-// larger one (long strings) is read by parquet-go, a page at a time.
-const maxChunkBytes = 64 << 20
+// headerWindows are the bytes read to parse a page header: more only when
+// the header is longer (statistics of long strings); a header longer than
+// the last is an error.
+var headerWindows = [...]int64{256, 16 << 10, 1 << 20}
 
 // snappyRatio bounds how many times its size a Snappy block decodes to
 // (a copy of 64 bytes takes 3 bytes: at most 21.3 times, plus the header).
@@ -42,11 +45,11 @@ var errUnsupported = errors.New("column chunk layout left to parquet-go")
 
 // pageInfo locates one data page of the current chunk.
 type pageInfo struct {
-	at, size int             // the page body, buf[at:at+size]
-	raw      int             // its uncompressed size
-	rows     int             // its rows (values, nulls included)
-	dict     bool            // its values are dictionary indices
-	enc      format.Encoding // of its values
+	at   int64 // the file offset of the page body
+	size int   // the body's bytes
+	raw  int   // its uncompressed size
+	rows int   // its rows (values, nulls included)
+	dict bool  // its values are dictionary indices
 }
 
 // chunkReader decodes the column chunks of one column file written by the
@@ -58,9 +61,10 @@ type chunkReader struct {
 	kind  kind
 	phys  format.Type
 	codec format.CompressionCodec
-	// buf holds the current chunk's bytes; raw the current page's body
-	// uncompressed (when the chunk is compressed).
-	buf   []byte
+	// hb holds the bytes of a page header; page the current page's body
+	// as stored, raw uncompressed (when the chunk is compressed).
+	hb    []byte
+	page  []byte
 	raw   []byte
 	pages []pageInfo
 	next  int // index of the next page in pages
@@ -78,9 +82,10 @@ type chunkReader struct {
 	dictI []int64
 	dictU []uint64
 	dictS []string
-	// hdr and dec parse page headers (reused).
+	// hdr and dec parse page headers into h (reused).
 	hdr thrift.BytesReader
 	dec *thrift.Decoder
+	h   format.PageHeader
 }
 
 // newChunkReader returns a chunkReader of a column file of type t and
@@ -132,48 +137,37 @@ func (c *chunkReader) open(cc *format.ColumnChunk, rows int64) error {
 	if start < 4 || n < 0 || start > c.size || n > c.size-start {
 		return fmt.Errorf("column chunk of %d bytes at %d, past the file's %d bytes", n, start, c.size)
 	}
-	if n > maxChunkBytes {
-		return errUnsupported
-	}
-	c.buf = slices.Grow(c.buf[:0], int(n))[:n]
-	if k, err := c.f.ReadAt(c.buf, start); k < len(c.buf) {
-		if err == nil || errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
-		}
-		return fmt.Errorf("read column chunk: %w", err)
-	}
-	dictAt := -1
-	var dictHeader format.DictionaryPageHeader
+	end := start + n
+	var dict *pageInfo
+	var dictValues int
 	var total int64
-	for off := 0; off < len(c.buf); {
-		var h format.PageHeader
-		hlen, err := c.header(c.buf[off:], &h)
+	for off := start; off < end; {
+		hlen, err := c.header(off, end)
 		if err != nil {
-			return fmt.Errorf("page header at %d of the column chunk: %w", off, err)
+			return fmt.Errorf("page header at %d of the column chunk: %w", off-start, err)
 		}
-		off += hlen
+		h := &c.h
+		off += int64(hlen)
 		size, raw := int(h.CompressedPageSize), int(h.UncompressedPageSize)
-		if size < 0 || size > len(c.buf)-off {
-			return fmt.Errorf("page of %d bytes at %d, past the column chunk's %d bytes", size, off, len(c.buf))
+		if size < 0 || int64(size) > end-off {
+			return fmt.Errorf("page of %d bytes at %d, past the column chunk's %d bytes", size, off-start, n)
+		}
+		if raw < 0 || (c.codec == format.Uncompressed && raw != size) {
+			return fmt.Errorf("page of %d bytes declares %d uncompressed", size, raw)
 		}
 		p := pageInfo{at: off, size: size, raw: raw}
-		body := c.buf[off : off+size]
-		off += size
+		off += int64(size)
 		switch h.Type {
 		case format.DictionaryPage:
 			dh, ok := h.DictionaryPageHeader.Get()
 			if !ok {
 				return errors.New("dictionary page without its header")
 			}
-			if len(c.pages) > 0 || dictAt >= 0 || c.kind == kBool ||
+			if len(c.pages) > 0 || dict != nil || c.kind == kBool ||
 				(dh.Encoding != format.Plain && dh.Encoding != format.PlainDictionary) {
 				return errUnsupported
 			}
-			if err := c.checkRaw(body, raw); err != nil {
-				return err
-			}
-			dictAt, dictHeader = p.at, dh
-			c.pages = append(c.pages, p) // decoded below, then dropped
+			dict, dictValues = &p, int(dh.NumValues)
 		case format.DataPage:
 			dh, ok := h.DataPageHeader.Get()
 			if !ok {
@@ -182,7 +176,7 @@ func (c *chunkReader) open(cc *format.ColumnChunk, rows int64) error {
 			switch dh.Encoding {
 			case format.Plain:
 			case format.RLEDictionary, format.PlainDictionary:
-				if dictAt < 0 {
+				if dict == nil {
 					return errors.New("dictionary-encoded page without a dictionary page")
 				}
 				p.dict = true
@@ -195,11 +189,8 @@ func (c *chunkReader) open(cc *format.ColumnChunk, rows int64) error {
 			if dh.NumValues < 0 || int64(dh.NumValues) > rows-total {
 				return fmt.Errorf("data page of %d values past the row group's %d rows", dh.NumValues, rows)
 			}
-			if err := c.checkRaw(body, raw); err != nil {
-				return err
-			}
 			total += int64(dh.NumValues)
-			p.rows, p.enc = int(dh.NumValues), dh.Encoding
+			p.rows = int(dh.NumValues)
 			c.pages = append(c.pages, p)
 		default:
 			return errUnsupported // data pages v2, index pages
@@ -208,59 +199,90 @@ func (c *chunkReader) open(cc *format.ColumnChunk, rows int64) error {
 	if total != rows {
 		return fmt.Errorf("column chunk of %d values for %d rows", total, rows)
 	}
-	if dictAt >= 0 {
-		body, err := c.body(c.pages[0])
+	// the page buffer at the size of the largest page, at once
+	most := 0
+	for _, p := range c.pages {
+		most = max(most, p.size)
+	}
+	c.page = slices.Grow(c.page[:0], most)
+	if dict != nil {
+		body, err := c.body(*dict)
 		if err != nil {
 			return err
 		}
-		if err := c.decodeDict(body, int(dictHeader.NumValues)); err != nil {
+		if err := c.decodeDict(body, dictValues); err != nil {
 			return err
 		}
-		c.pages = c.pages[1:]
 	}
 	return nil
 }
 
-// header parses the page header at the start of b into h; it returns the
-// header's length.
-func (c *chunkReader) header(b []byte, h *format.PageHeader) (n int, err error) {
+// header reads and parses the page header at file offset off (of a chunk
+// ending at end) into c.h; it returns the header's length.
+func (c *chunkReader) header(off, end int64) (int, error) {
+	var err error
+	for _, w := range headerWindows {
+		w = min(w, end-off)
+		c.hb = slices.Grow(c.hb[:0], int(w))[:w]
+		if err := c.readAt(c.hb, off); err != nil {
+			return 0, err
+		}
+		var n int
+		if n, err = c.parseHeader(c.hb); err == nil {
+			return n, nil
+		}
+		if w == end-off {
+			break // the rest of the chunk is no header
+		}
+	}
+	return 0, err
+}
+
+// readAt reads len(b) bytes of the file at off.
+func (c *chunkReader) readAt(b []byte, off int64) error {
+	if k, err := c.f.ReadAt(b, off); k < len(b) {
+		if err == nil || errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return fmt.Errorf("read column chunk: %w", err)
+	}
+	return nil
+}
+
+// parseHeader parses the page header at the start of b into c.h; it
+// returns the header's length.
+func (c *chunkReader) parseHeader(b []byte) (n int, err error) {
 	defer func() {
 		if p := recover(); p != nil { // parquet-go's thrift on garbage: an error, not a crash
 			err = fmt.Errorf("bad page header: %v", p)
 		}
 	}()
+	c.h = format.PageHeader{}
 	c.hdr.ResetBytes(b)
-	if err := c.dec.Decode(h); err != nil {
+	if err := c.dec.Decode(&c.h); err != nil {
 		return 0, fmt.Errorf("bad page header: %w", err)
 	}
 	return c.hdr.BytesRead(), nil
 }
 
-// checkRaw checks the uncompressed size raw of a page body b against the
-// body: equal when uncompressed; Snappy's own length header, within what
-// Snappy can expand b to.
-func (c *chunkReader) checkRaw(b []byte, raw int) error {
+// body reads page p and returns its body uncompressed (in c.raw when
+// compressed, after checking its size against Snappy's own length header
+// and against what Snappy can expand the page to).
+func (c *chunkReader) body(p pageInfo) ([]byte, error) {
+	c.page = slices.Grow(c.page[:0], p.size)[:p.size]
+	if err := c.readAt(c.page, p.at); err != nil {
+		return nil, err
+	}
+	b := c.page
 	if c.codec == format.Uncompressed {
-		if raw != len(b) {
-			return fmt.Errorf("uncompressed page of %d bytes declares %d", len(b), raw)
-		}
-		return nil
+		return b, nil
 	}
 	n, err := s2.DecodedLen(b)
 	if err != nil {
-		return fmt.Errorf("snappy page: %w", err)
+		return nil, fmt.Errorf("snappy page: %w", err)
 	}
-	if n != raw || n > snappyRatio*len(b)+16 {
-		return fmt.Errorf("snappy page of %d bytes decodes to %d, declares %d", len(b), n, raw)
-	}
-	return nil
-}
-
-// body returns page p's body uncompressed (in c.raw when compressed).
-func (c *chunkReader) body(p pageInfo) ([]byte, error) {
-	b := c.buf[p.at : p.at+p.size]
-	if c.codec == format.Uncompressed {
-		return b, nil
+	if n != p.raw || n > snappyRatio*len(b)+16 {
+		return nil, fmt.Errorf("snappy page of %d bytes decodes to %d, declares %d", len(b), n, p.raw)
 	}
 	c.raw = slices.Grow(c.raw[:0], p.raw)[:p.raw]
 	out, err := s2.Decode(c.raw, b)
@@ -269,7 +291,6 @@ func (c *chunkReader) body(p pageInfo) ([]byte, error) {
 	}
 	return out, nil
 }
-
 // decodeDict decodes a PLAIN dictionary page of n values into the
 // dictionary slice of the column's kind.
 func (c *chunkReader) decodeDict(b []byte, n int) error {

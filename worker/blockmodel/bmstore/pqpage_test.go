@@ -708,7 +708,7 @@ func TestChunkReaderCorruptBytes(t *testing.T) {
 				if err := c.open(&meta.RowGroups[g].Columns[0], rows); err != nil {
 					continue
 				}
-				require.LessOrEqual(t, cap(c.buf), int(end))
+				require.LessOrEqual(t, cap(c.page), int(end))
 				require.LessOrEqual(t, len(c.dictF)+len(c.dictI)+len(c.dictU)+len(c.dictS), int(end))
 				if rng.IntN(2) == 0 {
 					if _, err := c.skip(rng.Int64N(rows)); err != nil {
@@ -725,6 +725,87 @@ func TestChunkReaderCorruptBytes(t *testing.T) {
 				}
 				require.LessOrEqual(t, cap(c.raw), snappyRatio*int(end)+16)
 			}
+		}
+	}
+}
+
+// BenchmarkReadColumn reads a column file of 2,000,000 rows (BMSTORE_BENCH_ROWS)
+// through colReader in batches of 100,000 rows, with chunkReader ("fast")
+// and through parquet-go only ("parquet-go"): floats of a few thousand
+// values with 2 % nulls (dictionary chunks, as BenchmarkQuery10M's),
+// distinct floats (PLAIN), and int64 codes (Snappy).
+func BenchmarkReadColumn(b *testing.B) {
+	n := 2_000_000
+	if v := benchRows(b); v != 10_000_000 {
+		n = int(v)
+	}
+	rng := rand.New(rand.NewPCG(31, 6))
+	kinds := []struct {
+		name string
+		typ  DataType
+		val  func(r int) (float64, int64)
+	}{
+		{"dict-float64", blockmodel.Float64, func(int) (float64, int64) {
+			return math.Round(math.Exp(0.8*rng.NormFloat64())*1000) / 1000, 0
+		}},
+		{"plain-float64", blockmodel.Float64, func(int) (float64, int64) { return rng.NormFloat64(), 0 }},
+		{"int64", blockmodel.Int64, func(r int) (float64, int64) { return 0, int64(r / 7 % 1000) }},
+	}
+	for _, k := range kinds {
+		c := newColumn(k.typ, n)
+		for r := range n {
+			f, i := k.val(r)
+			c.Null = append(c.Null, rng.IntN(50) == 0)
+			if k.typ == blockmodel.Float64 {
+				c.Floats = append(c.Floats, f)
+			} else {
+				c.Ints = append(c.Ints, i)
+			}
+		}
+		path := filepath.Join(b.TempDir(), "c.parquet")
+		f, err := os.Create(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		tw, err := newTableWriter(f, []string{"v"}, []DataType{k.typ}, storeRowGroup)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := tw.write([]*Column{&c}); err != nil {
+			b.Fatal(err)
+		}
+		if err := tw.close(); err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+		for _, fast := range []bool{true, false} {
+			name := k.name + "/fast"
+			if !fast {
+				name = k.name + "/parquet-go"
+			}
+			b.Run(name, func(b *testing.B) {
+				b.SetBytes(8 * int64(n))
+				b.ReportAllocs()
+				dst := newColumn(k.typ, 100_000)
+				for b.Loop() {
+					cr, err := openColReader(path, k.typ)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if !fast {
+						cr.fast = nil
+					}
+					for got := 0; got < n; {
+						dst.reset()
+						m, err := cr.read(&dst, 100_000)
+						if err != nil || m == 0 {
+							b.Fatal(err, m)
+						}
+						got += m
+					}
+					cr.close()
+				}
+			})
 		}
 	}
 }
