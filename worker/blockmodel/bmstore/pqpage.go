@@ -291,6 +291,7 @@ func (c *chunkReader) body(p pageInfo) ([]byte, error) {
 	}
 	return out, nil
 }
+
 // decodeDict decodes a PLAIN dictionary page of n values into the
 // dictionary slice of the column's kind.
 func (c *chunkReader) decodeDict(b []byte, n int) error {
