@@ -1,6 +1,7 @@
 package bmstore
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"unsafe"
 
 	"github.com/klauspost/compress/s2"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
@@ -477,60 +479,45 @@ func (c *chunkReader) decode(dst *Column, k int) error {
 	switch c.kind {
 	case kFloat:
 		dst.Floats = grow(dst.Floats, k)
-		out := dst.Floats[len(dst.Floats)-k:]
-		if err := c.floats(out[k-m:]); err != nil {
-			return err
-		}
-		spreadIn(out, nulls, m, math.NaN())
+		return fill(dst.Floats[len(dst.Floats)-k:], nulls, m, math.NaN(), c.floats)
 	case kInt:
 		dst.Ints = grow(dst.Ints, k)
-		out := dst.Ints[len(dst.Ints)-k:]
-		if err := c.ints(out[k-m:]); err != nil {
-			return err
-		}
-		spreadIn(out, nulls, m, 0)
+		return fill(dst.Ints[len(dst.Ints)-k:], nulls, m, 0, c.ints)
 	case kUint:
 		dst.Uints = grow(dst.Uints, k)
-		out := dst.Uints[len(dst.Uints)-k:]
-		if err := c.uints(out[k-m:]); err != nil {
-			return err
-		}
-		spreadIn(out, nulls, m, 0)
+		return fill(dst.Uints[len(dst.Uints)-k:], nulls, m, 0, c.uints)
 	case kBool:
 		dst.Bools = grow(dst.Bools, k)
-		out := dst.Bools[len(dst.Bools)-k:]
-		if err := c.bools(out[k-m:]); err != nil {
-			return err
-		}
-		spreadIn(out, nulls, m, false)
+		return fill(dst.Bools[len(dst.Bools)-k:], nulls, m, false, c.bools)
 	default:
 		dst.Strings = grow(dst.Strings, k)
-		out := dst.Strings[len(dst.Strings)-k:]
-		if err := c.strings(out[k-m:]); err != nil {
-			return err
-		}
-		spreadIn(out, nulls, m, "")
+		return fill(dst.Strings[len(dst.Strings)-k:], nulls, m, "", c.strings)
 	}
-	return nil
 }
 
-// spreadIn moves the m values at the end of out to the rows of out that
-// are not null, in order, and sets the null rows to null. A value moves
-// only forward (the values left to place are never fewer than the rows
-// left), so it is done in place.
-func spreadIn[T any](out []T, nulls []bool, m int, null T) {
+// fill sets the rows of out: null where nulls says, elsewhere the next
+// values decoded by vals (m in all), a run of rows with values at a time.
+func fill[T any](out []T, nulls []bool, m int, null T, vals func([]T) error) error {
 	if m == len(out) {
-		return
+		return vals(out)
 	}
-	src := len(out) - m
-	for i, isNull := range nulls[:len(out)] {
-		if isNull {
-			out[i] = null
-			continue
+	nb := asBytes(nulls[:len(out)])
+	for i := 0; i < len(out); {
+		run := bytes.IndexByte(nb[i:], 1) // rows with values before the next null
+		if run < 0 {
+			run = len(out) - i
 		}
-		out[i] = out[src]
-		src++
+		if run > 0 {
+			if err := vals(out[i : i+run]); err != nil {
+				return err
+			}
+			i += run
+		}
+		for ; i < len(out) && nulls[i]; i++ {
+			out[i] = null
+		}
 	}
+	return nil
 }
 
 // skipRows skips the next k rows of the current page.
@@ -931,6 +918,21 @@ func unpackLookup[T any](h *hybrid, dict []T, out []T) error {
 		if last := uint(len(b)-8)*8 + 7; off <= last {
 			fast = min(len(out), int((last-off)/w)+1)
 		}
+	}
+	if littleEndian() && fast > 0 {
+		// off>>3+8 <= len(b) for the fast values; v < len(dict) checked
+		base, d := unsafe.Pointer(unsafe.SliceData(b)), unsafe.Pointer(unsafe.SliceData(dict))
+		size := unsafe.Sizeof(dict[0])
+		for i := range out[:fast] {
+			v := *(*uint64)(unsafe.Add(base, off>>3)) >> (off & 7) & mask
+			if v >= n {
+				return fmt.Errorf("dictionary index %d of %d values", v, n)
+			}
+			out[i] = *(*T)(unsafe.Add(d, uintptr(v)*size))
+			off += w
+		}
+		out = out[fast:]
+		fast = 0
 	}
 	for i := range out[:fast] {
 		v := binary.LittleEndian.Uint64(b[off>>3:]) >> (off & 7) & mask
