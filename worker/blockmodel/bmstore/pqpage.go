@@ -140,7 +140,8 @@ func (c *chunkReader) open(cc *format.ColumnChunk, rows int64) error {
 		return fmt.Errorf("column chunk of %d bytes at %d, past the file's %d bytes", n, start, c.size)
 	}
 	end := start + n
-	var dict *pageInfo
+	var dict pageInfo // the dictionary page, when hasDict
+	hasDict := false
 	var dictValues int
 	var total int64
 	for off := start; off < end; {
@@ -165,11 +166,11 @@ func (c *chunkReader) open(cc *format.ColumnChunk, rows int64) error {
 			if !ok {
 				return errors.New("dictionary page without its header")
 			}
-			if len(c.pages) > 0 || dict != nil || c.kind == kBool ||
+			if len(c.pages) > 0 || hasDict || c.kind == kBool ||
 				(dh.Encoding != format.Plain && dh.Encoding != format.PlainDictionary) {
 				return errUnsupported
 			}
-			dict, dictValues = &p, int(dh.NumValues)
+			dict, dictValues, hasDict = p, int(dh.NumValues), true
 		case format.DataPage:
 			dh, ok := h.DataPageHeader.Get()
 			if !ok {
@@ -178,7 +179,7 @@ func (c *chunkReader) open(cc *format.ColumnChunk, rows int64) error {
 			switch dh.Encoding {
 			case format.Plain:
 			case format.RLEDictionary, format.PlainDictionary:
-				if dict == nil {
+				if !hasDict {
 					return errors.New("dictionary-encoded page without a dictionary page")
 				}
 				p.dict = true
@@ -206,9 +207,9 @@ func (c *chunkReader) open(cc *format.ColumnChunk, rows int64) error {
 	for _, p := range c.pages {
 		most = max(most, p.size)
 	}
-	c.page = slices.Grow(c.page[:0], most)
-	if dict != nil {
-		body, err := c.body(*dict)
+	c.page = reserve(c.page, most)
+	if hasDict {
+		body, err := c.body(dict)
 		if err != nil {
 			return err
 		}
@@ -271,7 +272,7 @@ func (c *chunkReader) parseHeader(b []byte) (n int, err error) {
 // compressed, after checking its size against Snappy's own length header
 // and against what Snappy can expand the page to).
 func (c *chunkReader) body(p pageInfo) ([]byte, error) {
-	c.page = slices.Grow(c.page[:0], p.size)[:p.size]
+	c.page = reserve(c.page, p.size)[:p.size]
 	if err := c.readAt(c.page, p.at); err != nil {
 		return nil, err
 	}
@@ -286,7 +287,7 @@ func (c *chunkReader) body(p pageInfo) ([]byte, error) {
 	if n != p.raw || n > snappyRatio*len(b)+16 {
 		return nil, fmt.Errorf("snappy page of %d bytes decodes to %d, declares %d", len(b), n, p.raw)
 	}
-	c.raw = slices.Grow(c.raw[:0], p.raw)[:p.raw]
+	c.raw = reserve(c.raw, p.raw)[:p.raw]
 	out, err := s2.Decode(c.raw, b)
 	if err != nil || len(out) != p.raw {
 		return nil, fmt.Errorf("snappy page: %w", errors.Join(err, s2.ErrCorrupt))
@@ -311,38 +312,38 @@ func (c *chunkReader) decodeDict(b []byte, n int) error {
 	}
 	switch {
 	case c.phys == format.Double:
-		c.dictF = grow(c.dictF[:0], n)
+		c.dictF = reserve(c.dictF, n)[:n]
 		for i := range c.dictF {
 			c.dictF[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
 		}
 	case c.phys == format.Float:
-		c.dictF = grow(c.dictF[:0], n)
+		c.dictF = reserve(c.dictF, n)[:n]
 		for i := range c.dictF {
 			c.dictF[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
 		}
 	case c.phys == format.Int32 && c.kind == kInt:
-		c.dictI = grow(c.dictI[:0], n)
+		c.dictI = reserve(c.dictI, n)[:n]
 		for i := range c.dictI {
 			c.dictI[i] = int64(int32(binary.LittleEndian.Uint32(b[4*i:])))
 		}
 	case c.phys == format.Int32:
-		c.dictU = grow(c.dictU[:0], n)
+		c.dictU = reserve(c.dictU, n)[:n]
 		for i := range c.dictU {
 			c.dictU[i] = uint64(binary.LittleEndian.Uint32(b[4*i:]))
 		}
 	case c.phys == format.Int64 && c.kind == kInt:
-		c.dictI = grow(c.dictI[:0], n)
+		c.dictI = reserve(c.dictI, n)[:n]
 		for i := range c.dictI {
 			c.dictI[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
 		}
 	case c.phys == format.Int64:
-		c.dictU = grow(c.dictU[:0], n)
+		c.dictU = reserve(c.dictU, n)[:n]
 		for i := range c.dictU {
 			c.dictU[i] = binary.LittleEndian.Uint64(b[8*i:])
 		}
 	default: // ByteArray
 		clear(c.dictS)
-		c.dictS = grow(c.dictS[:0], n)
+		c.dictS = reserve(c.dictS, n)[:n]
 		for i := range c.dictS {
 			s, rest, err := plainString(b)
 			if err != nil {
@@ -358,6 +359,17 @@ func (c *chunkReader) decodeDict(b []byte, n int) error {
 func grow[T any](s []T, n int) []T {
 	at := len(s)
 	return slices.Grow(s, n)[:at+n]
+}
+
+// reserve returns s emptied, with room for n elements: an eighth more
+// than n when it grows, as pages vary in size (with their nulls, their
+// runs), so that a buffer sized by one chunk's largest page seldom grows
+// again for the next chunk's.
+func reserve[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s[:0]
+	}
+	return make([]T, 0, n+n/8)
 }
 
 // plainString reads one PLAIN byte array (a 4-byte length, the bytes)
