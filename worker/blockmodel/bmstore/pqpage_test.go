@@ -1,6 +1,7 @@
 package bmstore
 
 import (
+	"compress/gzip"
 	"bytes"
 	"encoding/binary"
 	"fmt"
@@ -154,6 +155,7 @@ func TestChunkReaderAgainstWriter(t *testing.T) {
 // bit-packed runs) or PLAIN, and hooks that damage it.
 type craft struct {
 	codec       format.CompressionCodec
+	gzipGroup   int // 1 + the row group written with GZIP instead (0: none)
 	group, page int
 	dict        bool
 	// hooks, each optional: a data page's raw body (rg, page index
@@ -184,7 +186,15 @@ func craftFile(t *testing.T, c *Column, o craft) []byte {
 			raw = o.raw(rg, p, last, raw)
 		}
 		stored := raw
-		if o.codec == format.Snappy {
+		switch {
+		case o.gzipGroup == rg+1:
+			var z bytes.Buffer
+			zw := gzip.NewWriter(&z)
+			_, err := zw.Write(raw)
+			require.NoError(t, err)
+			require.NoError(t, zw.Close())
+			stored = z.Bytes()
+		case o.codec == format.Snappy:
 			stored = s2.EncodeSnappy(nil, raw)
 		}
 		if o.stored != nil {
@@ -206,6 +216,9 @@ func craftFile(t *testing.T, c *Column, o craft) []byte {
 		start := len(out)
 		md := format.ColumnMetaData{Type: typ, Encoding: []format.Encoding{format.Plain, format.RLE}, PathInSchema: []string{"v"},
 			Codec: o.codec, NumValues: int64(hi - lo), DataPageOffset: int64(start)}
+		if o.gzipGroup == rg+1 {
+			md.Codec = format.Gzip
+		}
 		// the dictionary: distinct values in order of first appearance
 		var dict Column
 		var idx []uint32
@@ -449,6 +462,33 @@ func TestChunkReaderFallback(t *testing.T) {
 			got, _ = readColumnFile(t, path, typ, n, from, func() int { return 1 + rng.IntN(9_000) }, true)
 			sub := slice(&want, from, n)
 			requireSameFast(t, &sub, &got, fmt.Sprintf("%s from %d", what, from))
+		}
+	}
+}
+
+// TestChunkReaderMixedFile: a file whose first row group chunkReader
+// leaves to parquet-go (GZIP pages; parquet-go takes a column's codec from
+// its first chunk) reads right from the start and from any row, in
+// batches across the row groups, each chunk read its way.
+func TestChunkReaderMixedFile(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 7))
+	const group, page = 10_000, 3_000
+	n := 4*group - 5
+	path := filepath.Join(t.TempDir(), "c.parquet")
+	for _, typ := range []DataType{blockmodel.Float64, blockmodel.Int32, blockmodel.Utf8} {
+		for _, dict := range []bool{false, true} {
+			want := fewValues(rng, typ, n, nullPatterns["sparse"])
+			require.NoError(t, os.WriteFile(path, craftFile(t, &want, craft{codec: format.Snappy, gzipGroup: 1, group: group, page: page, dict: dict}), 0o600))
+			what := fmt.Sprintf("%s dict %v", typ, dict)
+			got, st := readColumnFile(t, path, typ, n, 0, fixedBatch(7_000), true)
+			require.Equal(t, readStats{fast: 3, pq: 1}, st, what)
+			requireSameFast(t, &want, &got, what)
+			for range 5 {
+				from := rng.IntN(n)
+				got, _ := readColumnFile(t, path, typ, n, from, func() int { return 1 + rng.IntN(15_000) }, true)
+				sub := slice(&want, from, n)
+				requireSameFast(t, &sub, &got, fmt.Sprintf("%s from %d", what, from))
+			}
 		}
 	}
 }
