@@ -1,8 +1,8 @@
 package bmstore
 
 import (
-	"compress/gzip"
 	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"fmt"
 	"math"
