@@ -33,9 +33,11 @@ import (
 // anything is sized from it.
 
 // headerWindows are the bytes read to parse a page header: more only when
-// the header is longer (statistics of long strings); a header longer than
-// the last is an error.
-var headerWindows = [...]int64{256, 16 << 10, 1 << 20}
+// the header is longer (statistics of long strings). A header longer than
+// the last is not the store's (its headers take about 30 bytes): the chunk
+// is left to parquet-go. The bound also bounds the nesting of a garbage
+// header, which parquet-go's thrift decodes recursively.
+var headerWindows = [...]int64{256, 16 << 10}
 
 // snappyRatio bounds how many times its size a Snappy block decodes to
 // (a copy of 64 bytes takes 3 bytes: at most 21.3 times, plus the header).
@@ -226,7 +228,7 @@ func (c *chunkReader) header(off, end int64) (int, error) {
 	var err error
 	for _, w := range headerWindows {
 		w = min(w, end-off)
-		c.hb = slices.Grow(c.hb[:0], int(w))[:w]
+		c.hb = reserve(c.hb, int(w))[:w]
 		if err := c.readAt(c.hb, off); err != nil {
 			return 0, err
 		}
@@ -234,11 +236,11 @@ func (c *chunkReader) header(off, end int64) (int, error) {
 		if n, err = c.parseHeader(c.hb); err == nil {
 			return n, nil
 		}
-		if w == end-off {
-			break // the rest of the chunk is no header
+		if w == end-off || !(errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
+			return 0, err // bad, or longer than the rest of the chunk
 		}
 	}
-	return 0, err
+	return 0, errUnsupported
 }
 
 // readAt reads len(b) bytes of the file at off.

@@ -493,6 +493,27 @@ func TestChunkReaderMixedFile(t *testing.T) {
 	}
 }
 
+// TestChunkReaderLongHeader: a chunk with a page header longer than
+// chunkReader reads (statistics of 20 KB) is left to parquet-go and reads
+// right; the others are chunkReader's.
+func TestChunkReaderLongHeader(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 8))
+	const group, page = 10_000, 3_000
+	n := 3 * group
+	want := fewValues(rng, blockmodel.Utf8, n, nullPatterns["fifth"])
+	long := bytes.Repeat([]byte("x"), 20_000)
+	path := filepath.Join(t.TempDir(), "c.parquet")
+	require.NoError(t, os.WriteFile(path, craftFile(t, &want, craft{group: group, page: page,
+		header: func(rg, p int, last bool, h *format.PageHeader) {
+			if rg == 1 && p == 2 {
+				h.DataPageHeader.V.Statistics.MaxValue = long
+			}
+		}}), 0o600))
+	got, st := readColumnFile(t, path, blockmodel.Utf8, n, 0, fixedBatch(4_000), true)
+	require.Equal(t, readStats{fast: 2, pq: 1}, st)
+	requireSameFast(t, &want, &got, "long header")
+}
+
 // parquetValue is row r of c as a Parquet value of its column (definition
 // level 1, or a null of level 0).
 func parquetValue(c *Column, r int) parquet.Value {
