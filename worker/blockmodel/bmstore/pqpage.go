@@ -1,7 +1,6 @@
 package bmstore
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -517,10 +516,7 @@ func fill[T any](out []T, nulls []bool, m int, null T, vals func([]T) error) err
 	}
 	nb := asBytes(nulls[:len(out)])
 	for i := 0; i < len(out); {
-		run := bytes.IndexByte(nb[i:], 1) // rows with values before the next null
-		if run < 0 {
-			run = len(out) - i
-		}
+		run := nextNull(nb, i) - i // rows with values before the next null
 		if run > 0 {
 			if err := vals(out[i : i+run]); err != nil {
 				return err
@@ -532,6 +528,23 @@ func fill[T any](out []T, nulls []bool, m int, null T, vals func([]T) error) err
 		}
 	}
 	return nil
+}
+
+// nextNull returns the index of the first non-zero byte of b from i (a
+// null flag), len(b) if none: a word at a time, as runs between nulls are
+// short (tens of rows) for IndexByte's setup to pay.
+func nextNull(b []byte, i int) int {
+	for ; i+8 <= len(b); i += 8 {
+		if x := binary.LittleEndian.Uint64(b[i:]); x != 0 {
+			return i + bits.TrailingZeros64(x)/8
+		}
+	}
+	for ; i < len(b); i++ {
+		if b[i] != 0 {
+			return i
+		}
+	}
+	return len(b)
 }
 
 // skipRows skips the next k rows of the current page.
@@ -926,18 +939,13 @@ func unpackLookup[T any](h *hybrid, dict []T, out []T) error {
 	b, off, w := h.bits, h.off, h.width
 	mask := uint64(1)<<w - 1
 	n := uint64(len(dict))
-	// first the values whose word (8 bytes from their first) is in b
-	fast := 0
-	if len(b) >= 8 && w > 0 {
-		if last := uint(len(b)-8)*8 + 7; off <= last {
-			fast = min(len(out), int((last-off)/w)+1)
-		}
-	}
-	if littleEndian() && fast > 0 {
-		// off>>3+8 <= len(b) for the fast values; v < len(dict) checked
+	i := 0
+	if littleEndian() && len(b) >= 8 {
+		// first the values whose word (8 bytes from their first) is in
+		// b, loaded without a bounds check (v < len(dict) is checked)
 		base, d := unsafe.Pointer(unsafe.SliceData(b)), unsafe.Pointer(unsafe.SliceData(dict))
-		size := unsafe.Sizeof(dict[0])
-		for i := range out[:fast] {
+		size, last := unsafe.Sizeof(dict[0]), uint(len(b)-8)
+		for ; i < len(out) && off>>3 <= last; i++ {
 			v := *(*uint64)(unsafe.Add(base, off>>3)) >> (off & 7) & mask
 			if v >= n {
 				return fmt.Errorf("dictionary index %d of %d values", v, n)
@@ -945,18 +953,8 @@ func unpackLookup[T any](h *hybrid, dict []T, out []T) error {
 			out[i] = *(*T)(unsafe.Add(d, uintptr(v)*size))
 			off += w
 		}
-		out = out[fast:]
-		fast = 0
 	}
-	for i := range out[:fast] {
-		v := binary.LittleEndian.Uint64(b[off>>3:]) >> (off & 7) & mask
-		if v >= n {
-			return fmt.Errorf("dictionary index %d of %d values", v, n)
-		}
-		out[i] = dict[v]
-		off += w
-	}
-	for i := fast; i < len(out); i++ {
+	for ; i < len(out); i++ {
 		v := word(b, off>>3) >> (off & 7) & mask
 		if v >= n {
 			return fmt.Errorf("dictionary index %d of %d values", v, n)
