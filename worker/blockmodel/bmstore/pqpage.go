@@ -774,7 +774,10 @@ func (h *hybrid) run() error {
 	if h.width > 0 && groups <= nb/uint64(h.width) {
 		nb = groups * uint64(h.width)
 	}
-	values := min(groups*8, maxRunValues)
+	values := uint64(maxRunValues)
+	if groups < maxRunValues/8 {
+		values = groups * 8
+	}
 	if h.width > 0 {
 		values = min(values, nb*8/uint64(h.width))
 	} else {

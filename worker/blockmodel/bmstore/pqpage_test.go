@@ -870,3 +870,86 @@ func BenchmarkReadColumn(b *testing.B) {
 		}
 	}
 }
+
+// TestHybridDecoder decodes RLE/bit-packed hybrid streams of every bit
+// width up to 16 (identity dictionaries) and of levels, in random pieces
+// with skips between them, against the values encoded; run headers out of
+// range are errors.
+func TestHybridDecoder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 9))
+	for width := 0; width <= 16; width++ {
+		dict := make([]uint32, 1<<width)
+		for i := range dict {
+			dict[i] = uint32(i)
+		}
+		for range 20 {
+			n := 1 + rng.IntN(3000)
+			vals := make([]uint32, 0, n)
+			for len(vals) < n {
+				v := uint32(rng.IntN(len(dict)))
+				for k := 1 + rng.IntN(20); k > 0 && len(vals) < n; k-- {
+					vals = append(vals, v)
+					if rng.IntN(3) == 0 {
+						v = uint32(rng.IntN(len(dict)))
+					}
+				}
+			}
+			var h hybrid
+			h.reset(appendHybrid(nil, vals, width), uint(width))
+			for at := 0; at < n; {
+				k := min(n-at, 1+rng.IntN(100))
+				if rng.IntN(4) == 0 {
+					require.NoError(t, h.skipValues(k))
+				} else {
+					out := make([]uint32, k)
+					require.NoError(t, lookup(&h, dict, out))
+					require.Equal(t, vals[at:at+k], out, "width %d at %d", width, at)
+				}
+				at += k
+			}
+			require.Error(t, lookup(&h, dict, make([]uint32, 8+rng.IntN(8))), "past the values") // a bit-packed run's padding at most
+		}
+	}
+	// levels: nulls and skip against the flags
+	for range 200 {
+		n := 1 + rng.IntN(5000)
+		nulls := make([]bool, n)
+		count := 0
+		for i, p := 0, rng.Float64(); i < n; i++ {
+			if nulls[i] = rng.Float64() < p; nulls[i] {
+				count++
+			}
+		}
+		var h hybrid
+		h.reset(appendLevels(nil, n, nulls, count), 1)
+		for at := 0; at < n; {
+			k := min(n-at, 1+rng.IntN(300))
+			want := 0
+			for _, x := range nulls[at : at+k] {
+				if !x {
+					want++
+				}
+			}
+			if rng.IntN(3) == 0 {
+				got, err := h.skip(k)
+				require.NoError(t, err)
+				require.Equal(t, want, got)
+			} else {
+				out := make([]bool, k)
+				got, err := h.nulls(out)
+				require.NoError(t, err)
+				require.Equal(t, want, got)
+				require.Equal(t, nulls[at:at+k], out)
+			}
+			at += k
+		}
+	}
+	// bit-packed run headers of huge counts: the values there are, then
+	// an error (an RLE run of such a count is only a long run)
+	for _, head := range []uint64{1<<63 | 1, 1<<62 | 1, 1<<61 | 1, math.MaxUint64} {
+		var h hybrid
+		h.reset(append(binary.AppendUvarint(nil, head), 0xff, 0xff, 0xff), 8)
+		out := make([]uint32, 10)
+		require.Error(t, lookup(&h, make([]uint32, 300), out), "%x", head)
+	}
+}
