@@ -154,7 +154,7 @@ func (r *colReader) read(dst *Column, n int) (int, error) {
 			k, err := r.fast.read(dst, n-got)
 			got += k
 			if err != nil {
-				return got, fmt.Errorf("read column chunk %d: %w", r.rg-1, err)
+				return got, fmt.Errorf("read column file %s, row group %d: %w", r.f.Name(), r.rg-1, err)
 			}
 			r.inFast = !r.fast.done()
 			continue
@@ -190,7 +190,7 @@ func (r *colReader) skip(n int64) error {
 			k, err := r.fast.skip(n)
 			n -= k
 			if err != nil {
-				return fmt.Errorf("read column chunk %d: %w", r.rg-1, err)
+				return fmt.Errorf("read column file %s, row group %d: %w", r.f.Name(), r.rg-1, err)
 			}
 			r.inFast = !r.fast.done()
 			continue
@@ -293,7 +293,7 @@ func (r *colReader) openFast() (bool, error) {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("read column chunk %d: %w", r.rg, err)
+		return false, fmt.Errorf("read column file %s, row group %d: %w", r.f.Name(), r.rg, err)
 	}
 	r.rg++
 	r.fastChunks++
