@@ -60,7 +60,6 @@ type pageInfo struct {
 type chunkReader struct {
 	f     io.ReaderAt
 	size  int64 // of the file
-	typ   DataType
 	kind  kind
 	phys  format.Type
 	codec format.CompressionCodec
@@ -95,7 +94,7 @@ type chunkReader struct {
 // size bytes.
 func newChunkReader(f io.ReaderAt, size int64, t DataType) *chunkReader {
 	k, _ := kindOf(t)
-	c := &chunkReader{f: f, size: size, typ: t, kind: k, phys: formatType(t)}
+	c := &chunkReader{f: f, size: size, kind: k, phys: formatType(t)}
 	proto := new(thrift.CompactProtocol)
 	c.hdr = proto.NewReaderFromBytes(nil)
 	c.dec = thrift.NewDecoder(c.hdr)
@@ -120,8 +119,9 @@ func formatType(t DataType) format.Type {
 }
 
 // open makes column chunk cc of a row group of rows rows current: it reads
-// its bytes, checks every page header against them and the rows, and
-// decodes its dictionary. errUnsupported: the chunk is left to parquet-go.
+// its page headers, checks each against the chunk's bytes and the rows,
+// and reads and decodes its dictionary. errUnsupported: the chunk is left
+// to parquet-go.
 func (c *chunkReader) open(cc *format.ColumnChunk, rows int64) error {
 	c.pages, c.next, c.left = c.pages[:0], 0, 0
 	md := &cc.MetaData
