@@ -29,9 +29,11 @@
 // from the typed slices of Column, floats dictionary-encoded when a chunk
 // has few distinct values and otherwise PLAIN, both uncompressed, other
 // types PLAIN with Snappy pages; row groups are encoded on several
-// goroutines. Files are read a page of typed values at a time through
-// parquet-go (no parquet.Value a row), whatever their codec (zstd in files
-// written before) or encoding.
+// goroutines. Files of that layout are read by the store's own page
+// decoder (pqpage.go: levels and values straight into Column, no buffer a
+// page); a chunk of any other (zstd or data pages v2 in files written
+// before, another encoding) is read a page of typed values at a time
+// through parquet-go (no parquet.Value a row).
 //
 // blockmodel.Float16 columns are stored with blockmodel.Float32 physical type (parquet-go has no
 // public FLOAT16 logical type); values are widened, not rounded.

@@ -61,18 +61,27 @@ func leaf(t DataType) (parquet.Node, error) {
 	return parquet.Optional(n), nil
 }
 
-// colReader streams one column file's values in row order. Pages are read
-// as typed slices (page.Data()) with their definition levels, so a value
-// costs a slice copy, not a parquet.Value; a page whose data is not plain
-// (a dictionary page, or a file of another layout) is read value by value.
+// colReader streams one column file's values in row order. A column chunk
+// of the layout the store writes is decoded by fast (pqpage.go); any other
+// is read through parquet-go's pages, as typed slices (page.Data()) with
+// their definition levels, so a value costs a slice copy, not a
+// parquet.Value; a page without a typed view is read value by value.
 type colReader struct {
 	f      *os.File
 	pf     *parquet.File
 	typ    DataType
 	maxDef byte
 	rg     int
-	pages  parquet.Pages
-	page   parquet.Page
+	// fast decodes the chunks of the store's own layout (nil when the
+	// file's column is not an OPTIONAL one of maximum definition level
+	// 1); inFast: the current chunk is fast's. fastChunks and pqChunks
+	// count the chunks read each way.
+	fast       *chunkReader
+	inFast     bool
+	fastChunks int
+	pqChunks   int
+	pages      parquet.Pages
+	page       parquet.Page
 	// The current page: rows, next row, definition levels (nil: every
 	// row has a value), its values and the next value index.
 	rows   int
@@ -112,7 +121,11 @@ func openColReader(path string, t DataType) (*colReader, error) {
 		f.Close()
 		return nil, fmt.Errorf("open column file %s: not a file of one flat column", path)
 	}
-	return &colReader{f: f, pf: pf, typ: t, maxDef: byte(cols[0].MaxDefinitionLevel())}, nil
+	r := &colReader{f: f, pf: pf, typ: t, maxDef: byte(cols[0].MaxDefinitionLevel())}
+	if r.maxDef == 1 {
+		r.fast = newChunkReader(f, st.Size(), t)
+	}
+	return r, nil
 }
 
 // physical is the kind of the page data of a data type's values.
@@ -137,6 +150,15 @@ func physical(t DataType) encoding.Kind {
 func (r *colReader) read(dst *Column, n int) (int, error) {
 	got := 0
 	for got < n {
+		if r.inFast {
+			k, err := r.fast.read(dst, n-got)
+			got += k
+			if err != nil {
+				return got, fmt.Errorf("read column file %s, row group %d: %w", r.f.Name(), r.rg-1, err)
+			}
+			r.inFast = !r.fast.done()
+			continue
+		}
 		if r.row == r.rows {
 			if err := r.nextPage(); err != nil {
 				if errors.Is(err, io.EOF) {
@@ -164,6 +186,15 @@ func (r *colReader) read(dst *Column, n int) (int, error) {
 // row groups are skipped from their metadata.
 func (r *colReader) skip(n int64) error {
 	for n > 0 {
+		if r.inFast {
+			k, err := r.fast.skip(n)
+			n -= k
+			if err != nil {
+				return fmt.Errorf("read column file %s, row group %d: %w", r.f.Name(), r.rg-1, err)
+			}
+			r.inFast = !r.fast.done()
+			continue
+		}
 		if r.pages == nil && r.row == r.rows {
 			rgs := r.pf.RowGroups()
 			if r.rg < len(rgs) && rgs[r.rg].NumRows() <= n {
@@ -205,7 +236,8 @@ func (r *colReader) skip(n int64) error {
 	return nil
 }
 
-// nextPage makes the next page with rows current (io.EOF at the end).
+// nextPage makes the next page with rows current (io.EOF at the end), or
+// the next chunk fast's (inFast).
 func (r *colReader) nextPage() error {
 	if r.page != nil {
 		parquet.Release(r.page)
@@ -218,6 +250,10 @@ func (r *colReader) nextPage() error {
 			if r.rg >= len(rgs) {
 				return io.EOF
 			}
+			if ok, err := r.openFast(); ok || err != nil {
+				return err
+			}
+			r.pqChunks++
 			r.pages = rgs[r.rg].ColumnChunks()[0].Pages()
 			r.rg++
 		}
@@ -240,6 +276,29 @@ func (r *colReader) nextPage() error {
 		}
 		return nil
 	}
+}
+
+// openFast makes the next row group's chunk fast's when it has the
+// store's layout (true); false leaves it to parquet-go.
+func (r *colReader) openFast() (bool, error) {
+	if r.fast == nil {
+		return false, nil
+	}
+	rgs := r.pf.Metadata().RowGroups
+	if r.rg >= len(rgs) || len(rgs[r.rg].Columns) != 1 {
+		return false, nil
+	}
+	err := r.fast.open(&rgs[r.rg].Columns[0], rgs[r.rg].NumRows)
+	if errors.Is(err, errUnsupported) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read column file %s, row group %d: %w", r.f.Name(), r.rg, err)
+	}
+	r.rg++
+	r.fastChunks++
+	r.inFast = true
+	return true, nil
 }
 
 // typed sets the typed view of page p; false if it has none.
