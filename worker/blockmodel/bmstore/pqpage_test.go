@@ -24,13 +24,14 @@ import (
 )
 
 // writeColumnFile writes c to a column file at path with tableWriter, in
-// row groups of group rows.
+// row groups of group rows, as the store does.
 func writeColumnFile(t *testing.T, path string, c *Column, group int) {
 	t.Helper()
 	f, err := os.Create(path)
 	require.NoError(t, err)
 	tw, err := newTableWriter(f, []string{"v"}, []DataType{c.Type}, group)
 	require.NoError(t, err)
+	tw.intDicts = true
 	for lo := 0; lo < c.Len(); lo += 33_333 {
 		b := slice(c, lo, min(c.Len(), lo+33_333))
 		require.NoError(t, tw.write([]*Column{&b}))
@@ -127,11 +128,35 @@ func TestChunkReaderAgainstWriter(t *testing.T) {
 			}
 			cols = append(cols, c)
 		}
+		runsFrom := len(cols)
+		for _, typ := range allTypes { // integers in runs: run dictionaries, then a plain chunk
+			if k, _ := kindOf(typ); k != kInt && k != kUint {
+				continue
+			}
+			c := patterned(rng, typ, n, pattern)
+			for r := range 2 * group {
+				v := int64(r / 30 % 50)
+				if c.Ints != nil {
+					c.Ints[r] = v - 20
+				} else {
+					c.Uints[r] = uint64(v)
+				}
+			}
+			cols = append(cols, c)
+		}
 		for i := range cols {
 			want := &cols[i]
 			what := fmt.Sprintf("%s column %d (%s)", name, i, want.Type)
 			path := filepath.Join(dir, fmt.Sprintf("c%d.parquet", i))
 			writeColumnFile(t, path, want, group)
+			if k, _ := kindOf(want.Type); (k == kInt || k == kUint) && name != "all" {
+				b, err := os.ReadFile(path)
+				require.NoError(t, err)
+				pf, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
+				require.NoError(t, err)
+				dict := pf.Metadata().RowGroups[0].Columns[0].MetaData.DictionaryPageOffset != 0
+				require.Equal(t, i >= runsFrom, dict, "%s: a run dictionary for the columns of runs only", what)
+			}
 
 			got, st := readColumnFile(t, path, want.Type, n, 0, fixedBatch(100_000), true)
 			require.Equal(t, readStats{fast: 3}, st, "%s: every chunk read by chunkReader", what)

@@ -26,7 +26,7 @@ import (
 // The store's column files and query outputs are written by tableWriter,
 // a Parquet writer for flat tables of OPTIONAL columns: data pages v1,
 // PLAIN values or a chunk's dictionary (floats of few distinct values, see
-// floatDict; in query outputs integers in long runs, see runDict),
+// floatDict; integers in long runs, see runDict),
 // definition levels in the RLE/bit-packed hybrid, each page compressed on
 // its own (Snappy, or not at all: see codecOf). It writes
 // straight from the typed slices of Column (no value a cell) and encodes
