@@ -2,6 +2,7 @@ package bmjob
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -301,6 +302,7 @@ func queryRows(ctx context.Context, s *bmstore.Store, modelID string, v *bmstore
 	}()
 	var sys blockmodel.SystemBatch
 	var sel []bool
+	var runs [][2]int // the selected runs of a part of a batch (selectionOf)
 	var cur *qslot
 	fill := 0 // rows in cur
 	err := func() error {
@@ -350,9 +352,9 @@ func queryRows(ctx context.Context, s *bmstore.Store, modelID string, v *bmstore
 					}
 				}
 				if direct {
-					appendDirect(cur, cols, scanned, g, lo, sel, r0, r1)
+					appendDirect(cur, cols, scanned, g, lo, sel, r0, r1, &runs)
 				} else {
-					appendRows(cur, cols, scanned, &sys, sel, r0, r1)
+					appendRows(cur, cols, scanned, &sys, sel, r0, r1, &runs)
 				}
 				fill += k
 				r0 = r1
@@ -393,8 +395,8 @@ func resetColumn(c bmstore.Column) bmstore.Column {
 
 // appendRows appends the selected rows of [r0, r1) of a batch to the
 // output columns of sl.
-func appendRows(sl *qslot, cols []outCol, scanned []bmstore.Column, sys *blockmodel.SystemBatch, sel []bool, r0, r1 int) {
-	part := sel[r0:r1]
+func appendRows(sl *qslot, cols []outCol, scanned []bmstore.Column, sys *blockmodel.SystemBatch, sel []bool, r0, r1 int, runs *[][2]int) {
+	part := selectionOf(sel[r0:r1], runs)
 	for i, c := range cols {
 		dst := &sl.out[i]
 		switch {
@@ -420,8 +422,8 @@ func appendRows(sl *qslot, cols []outCol, scanned []bmstore.Column, sys *blockmo
 // appendDirect is appendRows for a model of whole parents without
 // sub-block columns: the batch starts at row (parent) lo, and its i, j
 // and k are generated from the row numbers.
-func appendDirect(sl *qslot, cols []outCol, scanned []bmstore.Column, g *blockmodel.Geometry, lo int64, sel []bool, r0, r1 int) {
-	part := sel[r0:r1]
+func appendDirect(sl *qslot, cols []outCol, scanned []bmstore.Column, g *blockmodel.Geometry, lo int64, sel []bool, r0, r1 int, runs *[][2]int) {
+	part := selectionOf(sel[r0:r1], runs)
 	for i, c := range cols {
 		dst := &sl.out[i]
 		switch c.system {
@@ -438,65 +440,62 @@ func appendDirect(sl *qslot, cols []outCol, scanned []bmstore.Column, g *blockmo
 }
 
 // ijkInto appends to dst the i, j or k (axis 0, 1 or 2) of the selected
-// rows (sel[r]) of the rows from row0 of a model whose rows are its
-// parents in canonical order (i fastest): branch-free, as widen, when dst
-// has room for every row.
-func ijkInto(dst []uint32, g *blockmodel.Geometry, axis int, row0 int64, sel []bool) []uint32 {
+// rows of the rows from row0 of a model whose rows are its parents in
+// canonical order (i fastest): a run of selected rows at a time, as
+// segments of consecutive i or of one j or k.
+func ijkInto(dst []uint32, g *blockmodel.Geometry, axis int, row0 int64, sel selection) []uint32 {
 	np := g.Parents()
-	i, j, k := g.ParentIJK(row0)
-	nx, ny := int64(np[0]), int64(np[1])
-	// the value, its modulus, the rows of a run of it and the rows left
-	// of the current run
-	var v, mod uint32
-	var period, left int64
+	// a value lasts period rows and wraps at mod
+	period, mod := int64(1), int64(np[0])
 	switch axis {
-	case 0:
-		v, mod, period, left = i, uint32(np[0]), 1, 1
 	case 1:
-		v, mod, period, left = j, uint32(np[1]), nx, nx-int64(i)
-	default:
-		v, mod, period, left = k, uint32(np[2]), nx*ny, nx*(ny-int64(j))-int64(i)
+		period, mod = int64(np[0]), int64(np[1])
+	case 2:
+		period, mod = int64(np[0])*int64(np[1]), int64(np[2])
 	}
-	at := len(dst)
-	if at+len(sel) > cap(dst) {
-		for _, s := range sel {
+	runs := sel.runs
+	if runs == nil { // short runs: rows one at a time
+		for r, s := range sel.sel {
 			if s {
-				dst = append(dst, v)
-			}
-			if left--; left == 0 {
-				left = period
-				if v++; v == mod {
-					v = 0
-				}
+				p := row0 + int64(r)
+				dst = append(dst, uint32(p/period%mod))
 			}
 		}
 		return dst
 	}
-	dst = dst[:at+len(sel)]
-	w := at
-	if axis == 0 {
-		for _, s := range sel {
-			dst[w] = v
-			w += b2i(s)
+	for _, run := range runs {
+		a, b := run[0], run[1]
+		p := row0 + int64(a) // the run's first parent
+		v, left := p/period%mod, period-p%period
+		for x := a; x < b; {
+			if axis == 0 { // i, i+1, ... up to the end of the row of the grid
+				var seg []uint32
+				dst, seg = extend(dst, int(min(int64(b-x), mod-v)))
+				for d := range seg {
+					seg[d] = uint32(v) + uint32(d)
+				}
+				x, v = x+len(seg), 0
+				continue
+			}
+			var seg []uint32
+			dst, seg = extend(dst, int(min(int64(b-x), left)))
+			for d := range seg {
+				seg[d] = uint32(v)
+			}
+			x, left = x+len(seg), period
 			if v++; v == mod {
 				v = 0
 			}
 		}
-		return dst[:w]
 	}
-	for r := 0; r < len(sel); {
-		run := sel[r:int(min(int64(len(sel)), int64(r)+left))]
-		for _, s := range run {
-			dst[w] = v
-			w += b2i(s)
-		}
-		r += len(run)
-		left = period
-		if v++; v == mod {
-			v = 0
-		}
-	}
-	return dst[:w]
+	return dst
+}
+
+// extend lengthens s by k elements, returned as seg to be set.
+func extend[T any](s []T, k int) (_, seg []T) {
+	at := len(s)
+	s = slices.Grow(s, k)[:at+k]
+	return s, s[at:]
 }
 
 // selectRows flags the rows of a batch a bbox selects: an IJK box by the
@@ -563,7 +562,7 @@ func excludeNullRows(sel []bool, cols []outCol, scanned []bmstore.Column) {
 
 // systemInto writes the selected rows of a system column of a batch into
 // dst (reusing its storage), unsigned integers widened.
-func systemInto(dst *bmstore.Column, sys *blockmodel.SystemBatch, name string, sel []bool, r0, r1 int) {
+func systemInto(dst *bmstore.Column, sys *blockmodel.SystemBatch, name string, sel selection, r0, r1 int) {
 	var u32 []uint32
 	var u8 []uint8
 	var f []float64
@@ -603,13 +602,13 @@ func systemInto(dst *bmstore.Column, sys *blockmodel.SystemBatch, name string, s
 	}
 	switch {
 	case u32 != nil && dst.U32 != nil:
-		dst.U32 = pick(dst.U32, u32[r0:r1], sel)
+		dst.U32 = pickSel(dst.U32, u32[r0:r1], sel)
 	case u32 != nil:
-		dst.Uints = widen(dst.Uints, u32[r0:r1], sel)
+		dst.Uints = widen(dst.Uints, u32[r0:r1], sel.sel)
 	case u8 != nil:
-		dst.Uints = widen(dst.Uints, u8[r0:r1], sel)
+		dst.Uints = widen(dst.Uints, u8[r0:r1], sel.sel)
 	default:
-		dst.Floats = pick(dst.Floats, f[r0:r1], sel)
+		dst.Floats = pickSel(dst.Floats, f[r0:r1], sel)
 	}
 }
 
@@ -642,16 +641,16 @@ func b2i(b bool) int {
 
 // selectInto appends the selected rows of [r0, r1) of a scanned column
 // (sel is the selection of those rows) to dst.
-func selectInto(dst *bmstore.Column, src *bmstore.Column, sel []bool, r0, r1 int) {
+func selectInto(dst *bmstore.Column, src *bmstore.Column, sel selection, r0, r1 int) {
 	if src.Null != nil || dst.Null != nil {
 		if dst.Null == nil { // rows before had no flags: none null
 			dst.Null = make([]bool, dst.Len(), bmstore.QueryRowGroup)
 		}
 		if src.Null != nil {
-			dst.Null = pick(dst.Null, src.Null[r0:r1], sel)
+			dst.Null = pickSel(dst.Null, src.Null[r0:r1], sel)
 		} else {
 			k := 0
-			for _, x := range sel {
+			for _, x := range sel.sel {
 				k += b2i(x)
 			}
 			dst.Null = append(dst.Null, make([]bool, k)...)
@@ -659,15 +658,15 @@ func selectInto(dst *bmstore.Column, src *bmstore.Column, sel []bool, r0, r1 int
 	}
 	switch familyOf(src.Type) {
 	case famFloat:
-		dst.Floats = pick(dst.Floats, src.Floats[r0:r1], sel)
+		dst.Floats = pickSel(dst.Floats, src.Floats[r0:r1], sel)
 	case famInt:
-		dst.Ints = pick(dst.Ints, src.Ints[r0:r1], sel)
+		dst.Ints = pickSel(dst.Ints, src.Ints[r0:r1], sel)
 	case famUint:
-		dst.Uints = pick(dst.Uints, src.Uints[r0:r1], sel)
+		dst.Uints = pickSel(dst.Uints, src.Uints[r0:r1], sel)
 	case famBool:
-		dst.Bools = pick(dst.Bools, src.Bools[r0:r1], sel)
+		dst.Bools = pickSel(dst.Bools, src.Bools[r0:r1], sel)
 	default:
-		dst.Strings = pick(dst.Strings, src.Strings[r0:r1], sel)
+		dst.Strings = pickSel(dst.Strings, src.Strings[r0:r1], sel)
 	}
 }
 
@@ -689,6 +688,76 @@ func pick[T any](dst, s []T, sel []bool) []T {
 		w += b2i(sel[r])
 	}
 	return dst[:w]
+}
+
+// selection is the selected rows of a part of a batch: a flag a row, and
+// the runs [a, b) of consecutive selected rows when they are few (long
+// runs: a query without a box, with few null rows), nil runs otherwise.
+type selection struct {
+	sel  []bool
+	runs [][2]int
+}
+
+// selectionOf makes the selection of sel, its runs in buf's storage.
+func selectionOf(sel []bool, buf *[][2]int) selection {
+	runs := (*buf)[:0]
+	limit := len(sel) / 16 // runs of 16 rows on average, else by flags
+	for r := 0; ; {
+		a, b := nextRun(sel, r)
+		if a == b {
+			break
+		}
+		if len(runs) == limit {
+			runs = nil
+			break
+		}
+		runs = append(runs, [2]int{a, b})
+		r = b
+	}
+	if runs != nil {
+		*buf = runs
+	}
+	return selection{sel: sel, runs: runs}
+}
+
+// pickSel appends the selected elements of s to dst: a run at a time, or
+// by flags (pick).
+func pickSel[T any](dst, s []T, sel selection) []T {
+	if sel.runs == nil {
+		return pick(dst, s, sel.sel)
+	}
+	for _, run := range sel.runs {
+		dst = append(dst, s[run[0]:run[1]]...)
+	}
+	return dst
+}
+
+// nextRun returns the next run [a, b) of selected rows at or after from
+// (a == b == len(sel) when there is none), reading the flags 8 at a time.
+func nextRun(sel []bool, from int) (a, b int) {
+	const none, all = 0, 0x0101010101010101 // 8 flags false, 8 true
+	flags := boolBytes(sel)
+	n := len(flags)
+	a = from
+	for a+8 <= n && binary.LittleEndian.Uint64(flags[a:]) == none {
+		a += 8
+	}
+	for a < n && flags[a] == 0 {
+		a++
+	}
+	b = a
+	for b+8 <= n && binary.LittleEndian.Uint64(flags[b:]) == all {
+		b += 8
+	}
+	for b < n && flags[b] != 0 {
+		b++
+	}
+	return a, b
+}
+
+// boolBytes is the memory of flags: a byte 0 or 1 a flag.
+func boolBytes(flags []bool) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(flags))), len(flags))
 }
 
 // fillIndices writes the index system columns of rows [from, to) into dst

@@ -455,21 +455,21 @@ func TestQuerySlotsBounded(t *testing.T) {
 }
 
 // TestIJKInto: the i, j and k ijkInto generates for selected rows from
-// any row equal the geometry's ParentIJK of each selected row, with room
-// for every row (branch-free) and without (appended), after values
-// already there; runs cross rows and slabs of the grid.
+// any row equal the geometry's ParentIJK of each selected row, with the
+// selection's runs and by its flags, after values already there; runs
+// cross rows and slabs of the grid.
 func TestIJKInto(t *testing.T) {
 	rng := rand.New(rand.NewPCG(36, 1))
 	for _, n := range []blockmodel.Size3D{{NX: 1, NY: 1, NZ: 7}, {NX: 5, NY: 3, NZ: 4}, {NX: 250, NY: 2, NZ: 3}, {NX: 7, NY: 11, NZ: 13}} {
 		g, err := blockmodel.NewGeometry(blockmodel.XYZ{}, nil, blockmodel.RegularSize(n, blockmodel.XYZ{X: 1, Y: 1, Z: 1}))
 		require.NoError(t, err)
 		total := g.NumParents()
-		for range 200 {
+		for it := range 200 {
 			row0 := rng.Int64N(total)
 			rows := 1 + rng.IntN(int(total-row0))
 			sel := make([]bool, rows)
 			for r := range sel {
-				sel[r] = rng.IntN(4) != 0
+				sel[r] = rng.IntN([]int{4, 50}[it%2]) != 0
 			}
 			for axis := range 3 {
 				want := []uint32{}
@@ -479,17 +479,64 @@ func TestIJKInto(t *testing.T) {
 						want = append(want, [3]uint32{i, j, k}[axis])
 					}
 				}
-				for _, room := range []bool{true, false} {
-					capacity := 3 + rows
-					if !room {
-						capacity = 3 + len(want) // enough for the selected rows only
-					}
-					dst := append(make([]uint32, 0, capacity), 9, 9, 9)
-					got := ijkInto(dst, g, axis, row0, sel)
+				for _, s := range []selection{{sel: sel}, {sel: sel, runs: bruteRuns(sel)}} {
+					got := ijkInto([]uint32{9, 9, 9}, g, axis, row0, s)
 					require.Equal(t, []uint32{9, 9, 9}, got[:3])
-					require.Equal(t, want, got[3:], "%v axis %d from row %d (%d rows), room %v", n, axis, row0, rows, room)
+					require.Equal(t, want, got[3:], "%v axis %d from row %d (%d rows), runs %v", n, axis, row0, rows, s.runs != nil)
 				}
 			}
 		}
+	}
+}
+
+// bruteRuns is the runs [a, b) of consecutive true flags, one flag at a time.
+func bruteRuns(sel []bool) [][2]int {
+	runs := [][2]int{}
+	for r := 0; r < len(sel); r++ {
+		if sel[r] && (r == 0 || !sel[r-1]) {
+			runs = append(runs, [2]int{r, r + 1})
+		} else if sel[r] {
+			runs[len(runs)-1][1] = r + 1
+		}
+	}
+	return runs
+}
+
+// TestSelectionRuns: selectionOf finds the runs of selected rows a brute
+// force finds (8 flags at a time, across word edges), nil when they
+// average fewer than 16 rows; pickSel picks the same either way.
+func TestSelectionRuns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(36, 2))
+	var buf [][2]int
+	for it := range 3000 {
+		n := rng.IntN(300)
+		sel := make([]bool, n)
+		gap := []int{2, 5, 40, 1000}[it%4]
+		for r := range sel {
+			sel[r] = rng.IntN(gap) != 0
+		}
+		if it%7 == 0 { // a long false stretch
+			from := rng.IntN(n + 1)
+			clear(sel[from:min(n, from+1+rng.IntN(40))])
+		}
+		s := selectionOf(sel, &buf)
+		want := bruteRuns(sel)
+		if len(want) > n/16 {
+			require.Nil(t, s.runs, "%d runs in %d rows", len(want), n)
+		} else {
+			require.Equal(t, want, append([][2]int{}, s.runs...))
+		}
+		vals := make([]int, n)
+		for r := range vals {
+			vals[r] = r
+		}
+		wantPick := []int{-1}
+		for r, ok := range sel {
+			if ok {
+				wantPick = append(wantPick, r)
+			}
+		}
+		require.Equal(t, wantPick, pickSel([]int{-1}, vals, s))
+		require.Equal(t, wantPick, pickSel([]int{-1}, vals, selection{sel: sel, runs: want}))
 	}
 }
