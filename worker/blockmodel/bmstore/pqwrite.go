@@ -1056,22 +1056,12 @@ type floatDict struct {
 	values []uint64
 	idx    []int32
 	next   int // indices already written to pages
-	// An open-addressing hash table of the values' bits (linear probing);
-	// an empty slot's key is emptyKey.
-	table []dictEntry
+	// An open-addressing hash table of the values (linear probing): a
+	// slot holds a value's index plus one, 0 when empty.
+	table []int32
 	shift uint
 	zeros []bool // no nulls, for chunks without flags
 }
-
-// dictEntry is a slot of floatDict's table: a value's bits and its index.
-type dictEntry struct {
-	key uint64
-	at  int32
-}
-
-// emptyKey marks an empty slot of floatDict's table: the bits of a NaN,
-// which is never a key (NaNs are null), nor a float32's bits.
-const emptyKey = 0x7ff8_0000_dead_beef
 
 // dictMinRows is the least number of rows of a chunk worth a dictionary.
 const dictMinRows = 1024
@@ -1113,7 +1103,7 @@ func (d *floatDict) build(col *Column) bool {
 	if len(nulls) != n {
 		nulls = nil // Column.check keeps them equal
 	}
-	idx, table, shift := d.idx, d.table, d.shift
+	idx, table, shift, values := d.idx, d.table, d.shift, d.values
 	mask := uint64(len(table) - 1)
 	m := 0
 	floats := col.Floats
@@ -1131,23 +1121,27 @@ func (d *floatDict) build(col *Column) bool {
 		}
 		h := (key * dictHash) >> shift
 		for {
-			// h&mask < len(table), a power of two
-			e := (*dictEntry)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(table)), uintptr(h&mask)*unsafe.Sizeof(dictEntry{})))
-			if e.key == key {
-				idx[m] = e.at
+			// h&mask < len(table), a power of two; a slot's index < len(values)
+			slot := (*int32)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(table)), uintptr(h&mask)*4))
+			at := *slot
+			if at != 0 && *(*uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(values)), uintptr(at-1)*8)) == key {
+				idx[m] = at - 1
 				break
 			}
-			if e.key == emptyKey {
-				if len(d.values) == limit {
+			if at == 0 {
+				if len(values) == limit {
+					d.values = values
 					return false
 				}
-				e.key, e.at = key, int32(len(d.values))
-				idx[m] = e.at
-				d.values = append(d.values, key)
-				if m+1 == dictProbe && len(d.values) == dictProbe {
+				values = append(values, key)
+				*slot = int32(len(values))
+				idx[m] = int32(len(values) - 1)
+				if m+1 == dictProbe && len(values) == dictProbe {
+					d.values = values
 					return false // the first dictProbe values all distinct
 				}
-				if 4*len(d.values) > len(table) { // at most a quarter full
+				if 4*len(values) > len(table) { // at most a quarter full
+					d.values = values
 					d.grow()
 					table, shift, mask = d.table, d.shift, uint64(len(d.table)-1)
 				}
@@ -1157,6 +1151,7 @@ func (d *floatDict) build(col *Column) bool {
 		}
 		m++
 	}
+	d.values = values
 	d.idx = d.idx[:m]
 	// a quarter of the values that are there, not of the rows: a chunk of
 	// mostly nulls with distinct values is PLAIN
@@ -1175,11 +1170,9 @@ func (d *floatDict) noNulls(n int) []bool {
 func (d *floatDict) reset(size int) {
 	if cap(d.table) >= size {
 		d.table = d.table[:size]
+		clear(d.table)
 	} else {
-		d.table = make([]dictEntry, size)
-	}
-	for i := range d.table {
-		d.table[i].key = emptyKey
+		d.table = make([]int32, size)
 	}
 	d.shift = uint(64 - bits.Len(uint(size-1)))
 }
@@ -1190,10 +1183,10 @@ func (d *floatDict) grow() {
 	mask := uint64(len(d.table) - 1)
 	for i, key := range d.values {
 		h := (key * dictHash) >> d.shift
-		for d.table[h&mask].key != emptyKey {
+		for d.table[h&mask] != 0 {
 			h++
 		}
-		d.table[h&mask] = dictEntry{key: key, at: int32(i)}
+		d.table[h&mask] = int32(i + 1)
 	}
 }
 
