@@ -24,12 +24,7 @@ import (
 // column's data (8 bytes a row); peak-heap-MiB is the most heap the update
 // held above the level before it.
 func BenchmarkApplyUpdate10M(b *testing.B) {
-	const nx, ny, nz = 250, 200, 200
-	g, err := blockmodel.NewGeometry(blockmodel.XYZ{}, nil,
-		blockmodel.RegularSize(blockmodel.Size3D{NX: nx, NY: ny, NZ: nz}, blockmodel.XYZ{X: 5, Y: 5, Z: 5}))
-	if err != nil {
-		b.Fatal(err)
-	}
+	g, s, tx := benchModel(b)
 	n := g.NumParents()
 	type row struct {
 		I  uint32  `parquet:"i"`
@@ -54,14 +49,6 @@ func BenchmarkApplyUpdate10M(b *testing.B) {
 		b.Fatal(err)
 	}
 	file := buf.Bytes()
-	s, err := bmstore.Open(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	tx, err := s.Create(bmstore.Model{ID: "m"}, n)
-	if err != nil {
-		b.Fatal(err)
-	}
 	if _, err := tx.Commit(bmstore.Meta{}); err != nil {
 		b.Fatal(err)
 	}
@@ -123,21 +110,8 @@ func BenchmarkApplyUpdate10M(b *testing.B) {
 // null) to Parquet, the output counted and dropped: scan, select,
 // encode. Bytes are the column's data (8 bytes a row).
 func BenchmarkQuery10M(b *testing.B) {
-	const nx, ny, nz = 250, 200, 200
-	g, err := blockmodel.NewGeometry(blockmodel.XYZ{}, nil,
-		blockmodel.RegularSize(blockmodel.Size3D{NX: nx, NY: ny, NZ: nz}, blockmodel.XYZ{X: 5, Y: 5, Z: 5}))
-	if err != nil {
-		b.Fatal(err)
-	}
+	g, s, tx := benchModel(b)
 	n := g.NumParents()
-	s, err := bmstore.Open(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	tx, err := s.Create(bmstore.Model{ID: "m"}, n)
-	if err != nil {
-		b.Fatal(err)
-	}
 	cw, err := tx.AddColumn(bmstore.ColumnMeta{Title: "cu", DataType: blockmodel.Float64})
 	if err != nil {
 		b.Fatal(err)
@@ -181,4 +155,24 @@ type countingWriter int64
 func (c *countingWriter) Write(p []byte) (int, error) {
 	*c += countingWriter(len(p))
 	return len(p), nil
+}
+
+// benchModel is the benchmarks' 250 × 200 × 200 regular geometry (5 m
+// blocks) and a store in a temporary directory creating its model "m"
+// (to be committed).
+func benchModel(b *testing.B) (*blockmodel.Geometry, *bmstore.Store, *bmstore.Tx) {
+	g, err := blockmodel.NewGeometry(blockmodel.XYZ{}, nil,
+		blockmodel.RegularSize(blockmodel.Size3D{NX: 250, NY: 200, NZ: 200}, blockmodel.XYZ{X: 5, Y: 5, Z: 5}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := bmstore.Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	tx, err := s.Create(bmstore.Model{ID: "m"}, g.NumParents())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return g, s, tx
 }

@@ -628,39 +628,25 @@ func (c *chunkReader) floats(out []float64) error {
 	return nil
 }
 
-// ints decodes the next len(out) values of the page into out.
+// ints decodes the next len(out) values of the page into out (INT32
+// values sign-extended).
 func (c *chunkReader) ints(out []int64) error {
-	if c.dict {
-		return lookup(&c.idx, c.dictI, out)
-	}
-	if c.phys == format.Int64 {
-		b, err := c.plainFixed(len(out), 8)
-		if err != nil {
-			return err
-		}
-		if littleEndian() {
-			copy(asBytes(out), b)
-			return nil
-		}
-		for i := range out {
-			out[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
-		}
-		return nil
-	}
-	b, err := c.plainFixed(len(out), 4)
-	if err != nil {
-		return err
-	}
-	for i := range out {
-		out[i] = int64(int32(binary.LittleEndian.Uint32(b[4*i:])))
-	}
-	return nil
+	return integers(c, out, c.dictI, true)
 }
 
-// uints decodes the next len(out) values of the page into out.
+// uints decodes the next len(out) values of the page into out (INT32
+// values as unsigned 32-bit ones).
 func (c *chunkReader) uints(out []uint64) error {
+	return integers(c, out, c.dictU, false)
+}
+
+// integers decodes the next len(out) values of an integer page into out:
+// dictionary indices looked up in dict, PLAIN INT64 values as they are,
+// PLAIN INT32 values sign-extended when signed, else zero-extended (a
+// loop each, no call a value).
+func integers[T int64 | uint64](c *chunkReader, out, dict []T, signed bool) error {
 	if c.dict {
-		return lookup(&c.idx, c.dictU, out)
+		return lookup(&c.idx, dict, out)
 	}
 	if c.phys == format.Int64 {
 		b, err := c.plainFixed(len(out), 8)
@@ -672,7 +658,7 @@ func (c *chunkReader) uints(out []uint64) error {
 			return nil
 		}
 		for i := range out {
-			out[i] = binary.LittleEndian.Uint64(b[8*i:])
+			out[i] = T(binary.LittleEndian.Uint64(b[8*i:]))
 		}
 		return nil
 	}
@@ -680,8 +666,14 @@ func (c *chunkReader) uints(out []uint64) error {
 	if err != nil {
 		return err
 	}
+	if signed {
+		for i := range out {
+			out[i] = T(int32(binary.LittleEndian.Uint32(b[4*i:])))
+		}
+		return nil
+	}
 	for i := range out {
-		out[i] = uint64(binary.LittleEndian.Uint32(b[4*i:]))
+		out[i] = T(binary.LittleEndian.Uint32(b[4*i:]))
 	}
 	return nil
 }
