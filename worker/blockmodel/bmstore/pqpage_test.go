@@ -468,7 +468,7 @@ func TestChunkReaderFallback(t *testing.T) {
 			w := parquet.NewWriter(f, append(opts, parquet.NewSchema("t", parquet.Group{"v": node}))...)
 			rows := make([]parquet.Row, 0, n)
 			for r := range n {
-				rows = append(rows, parquet.Row{parquetValue(&want, r)})
+				rows = append(rows, parquet.Row(appendValues(nil, &want, r, r+1, 0)))
 			}
 			_, err = w.WriteRows(rows)
 			require.NoError(t, err)
@@ -537,34 +537,6 @@ func TestChunkReaderLongHeader(t *testing.T) {
 	got, st := readColumnFile(t, path, blockmodel.Utf8, n, 0, fixedBatch(4_000), true)
 	require.Equal(t, readStats{fast: 2, pq: 1}, st)
 	requireSameFast(t, &want, &got, "long header")
-}
-
-// parquetValue is row r of c as a Parquet value of its column (definition
-// level 1, or a null of level 0).
-func parquetValue(c *Column, r int) parquet.Value {
-	if c.IsNull(r) {
-		return parquet.NullValue().Level(0, 0, 0)
-	}
-	var v parquet.Value
-	switch c.Type {
-	case blockmodel.Boolean:
-		v = parquet.BooleanValue(c.Bools[r])
-	case blockmodel.Int8, blockmodel.Int16, blockmodel.Int32, blockmodel.Date32:
-		v = parquet.Int32Value(int32(c.Ints[r]))
-	case blockmodel.Int64, blockmodel.Timestamp:
-		v = parquet.Int64Value(c.Ints[r])
-	case blockmodel.UInt8, blockmodel.UInt16, blockmodel.UInt32:
-		v = parquet.Int32Value(int32(uint32(c.Uints[r])))
-	case blockmodel.UInt64:
-		v = parquet.Int64Value(int64(c.Uints[r]))
-	case blockmodel.Float16, blockmodel.Float32:
-		v = parquet.FloatValue(float32(c.Floats[r]))
-	case blockmodel.Float64:
-		v = parquet.DoubleValue(c.Floats[r])
-	case blockmodel.Utf8:
-		v = parquet.ByteArrayValue([]byte(c.Strings[r]))
-	}
-	return v.Level(0, 1, 0)
 }
 
 // readErr reads a whole column file in batches; it returns the first
