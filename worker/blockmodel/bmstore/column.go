@@ -120,6 +120,16 @@ func (c *Column) Len() int {
 	}
 }
 
+// appendUint appends v to an unsigned column (to U32, truncated, when it
+// holds its values).
+func (c *Column) appendUint(v uint64) {
+	if c.U32 != nil {
+		c.U32 = append(c.U32, uint32(v))
+		return
+	}
+	c.Uints = append(c.Uints, v)
+}
+
 // uint returns the value of row r of an unsigned column (Uints or U32).
 func (c *Column) uint(r int) uint64 {
 	if c.U32 != nil {
@@ -211,7 +221,7 @@ func (c *Column) appendFrom(src *Column, r int) {
 		if !null {
 			v = src.uint(r)
 		}
-		c.Uints = append(c.Uints, v)
+		c.appendUint(v)
 	case kFloat:
 		v := math.NaN()
 		if !null {
@@ -240,12 +250,15 @@ func (c *Column) appendRange(src *Column, lo, hi int) {
 	case kInt:
 		c.Ints = append(c.Ints, src.Ints[lo:hi]...)
 	case kUint:
-		if src.U32 == nil {
+		switch {
+		case c.U32 == nil && src.U32 == nil:
 			c.Uints = append(c.Uints, src.Uints[lo:hi]...)
-			break
-		}
-		for _, x := range src.U32[lo:hi] {
-			c.Uints = append(c.Uints, uint64(x))
+		case c.U32 != nil && src.U32 != nil:
+			c.U32 = append(c.U32, src.U32[lo:hi]...)
+		default:
+			for r := lo; r < hi; r++ {
+				c.appendUint(src.uint(r))
+			}
 		}
 	case kFloat:
 		c.Floats = append(c.Floats, src.Floats[lo:hi]...)
@@ -263,7 +276,7 @@ func (c *Column) appendNull() {
 	case kInt:
 		c.Ints = append(c.Ints, 0)
 	case kUint:
-		c.Uints = append(c.Uints, 0)
+		c.appendUint(0)
 	case kFloat:
 		c.Floats = append(c.Floats, math.NaN())
 	default:
