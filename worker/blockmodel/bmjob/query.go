@@ -454,11 +454,16 @@ func ijkInto(dst []uint32, g *blockmodel.Geometry, axis int, row0 int64, sel sel
 		period, mod = int64(np[0])*int64(np[1]), int64(np[2])
 	}
 	runs := sel.runs
-	if runs == nil { // short runs: rows one at a time
-		for r, s := range sel.sel {
+	if runs == nil { // short runs: rows one at a time, the value stepped
+		v, left := row0/period%mod, period-row0%period
+		for _, s := range sel.sel {
 			if s {
-				p := row0 + int64(r)
-				dst = append(dst, uint32(p/period%mod))
+				dst = append(dst, uint32(v))
+			}
+			if left--; left == 0 {
+				if left, v = period, v+1; v == mod {
+					v = 0
+				}
 			}
 		}
 		return dst
