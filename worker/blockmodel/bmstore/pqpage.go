@@ -31,12 +31,16 @@ import (
 // (colReader's fallback); a damaged chunk is an error, found before
 // anything is sized from it.
 
-// headerWindows are the bytes read to parse a page header: more only when
-// the header is longer (statistics of long strings). A header longer than
-// the last is not the store's (its headers take about 30 bytes): the chunk
-// is left to parquet-go. The bound also bounds the nesting of a garbage
-// header, which parquet-go's thrift decodes recursively.
-var headerWindows = [...]int64{256, 16 << 10}
+// A page header is parsed from the first headerWindow bytes at its
+// offset, or maxHeader when it is longer (statistics of long strings). A
+// header longer than maxHeader is not the store's (its headers take about
+// 30 bytes): the chunk is left to parquet-go. The bound also bounds the
+// nesting of a garbage header, which parquet-go's thrift decodes
+// recursively.
+const (
+	headerWindow = 256
+	maxHeader    = 16 << 10
+)
 
 // snappyRatio bounds how many times its size a Snappy block decodes to
 // (a copy of 64 bytes takes 3 bytes: at most 21.3 times, plus the header).
@@ -225,7 +229,7 @@ func (c *chunkReader) open(cc *format.ColumnChunk, rows int64) error {
 // ending at end) into c.h; it returns the header's length.
 func (c *chunkReader) header(off, end int64) (int, error) {
 	var err error
-	for _, w := range headerWindows {
+	for _, w := range [...]int64{headerWindow, maxHeader} {
 		w = min(w, end-off)
 		c.hb = reserve(c.hb, int(w))[:w]
 		if err := c.readAt(c.hb, off); err != nil {

@@ -31,7 +31,6 @@ func writeColumnFile(t *testing.T, path string, c *Column, group int) {
 	require.NoError(t, err)
 	tw, err := newTableWriter(f, []string{"v"}, []DataType{c.Type}, group)
 	require.NoError(t, err)
-	tw.intDicts = true
 	for lo := 0; lo < c.Len(); lo += 33_333 {
 		b := slice(c, lo, min(c.Len(), lo+33_333))
 		require.NoError(t, tw.write([]*Column{&b}))

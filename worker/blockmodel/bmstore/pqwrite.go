@@ -134,14 +134,10 @@ type tableWriter struct {
 	// rowsHint, when positive, is the number of rows the caller will
 	// write (sizes the buffers of a small table).
 	rowsHint int64
-	// intDicts lets integer chunks of long runs of equal values be
-	// dictionary-encoded in RLE runs (see runDict).
-	intDicts bool
 	// free holds idle slots; a slot is taken to fill a row group and
 	// returned after its bytes are written. Slots are made on first use,
-	// up to slots of them (made so far: made), an idle one preferred.
+	// up to cap(free) of them (made so far: made), an idle one preferred.
 	free   chan *groupSlot
-	slots  int
 	made   int
 	slot   *groupSlot
 	direct bool
@@ -227,19 +223,19 @@ func newTableWriter(w io.Writer, names []string, types []DataType, group int) (*
 	if slots < 2 {
 		slots, tw.direct = 1, true
 	}
-	tw.free, tw.slots = make(chan *groupSlot, slots), slots
+	tw.free = make(chan *groupSlot, slots)
 	return tw, nil
 }
 
 // idle returns an idle slot: one made before when there is one, else a
-// new one while fewer than tw.slots exist, else the next one freed.
+// new one while fewer than cap(tw.free) exist, else the next one freed.
 func (tw *tableWriter) idle() *groupSlot {
 	select {
 	case s := <-tw.free:
 		return s
 	default:
 	}
-	if tw.made < tw.slots {
+	if tw.made < cap(tw.free) {
 		tw.made++
 		return &groupSlot{}
 	}
@@ -360,7 +356,7 @@ func (tw *tableWriter) dispatch() error {
 	prev, done := tw.prev, make(chan error, 1)
 	tw.prev = done
 	go func() {
-		err := geostat.Catch(func() error { return s.encode(tw.codecs, tw.intDicts) }) // a panic fails the write, never the process
+		err := geostat.Catch(func() error { return s.encode(tw.codecs) }) // a panic fails the write, never the process
 		if prev != nil {
 			if perr := <-prev; perr != nil && err == nil {
 				err = perr
@@ -396,7 +392,7 @@ func (s *groupSlot) done() (release func()) {
 }
 
 func (tw *tableWriter) encodeAndWrite(s *groupSlot) error {
-	if err := s.encode(tw.codecs, tw.intDicts); err != nil {
+	if err := s.encode(tw.codecs); err != nil {
 		return err
 	}
 	return tw.commit(s)
@@ -501,7 +497,7 @@ func (tw *tableWriter) discard() {
 
 // encode encodes the slot's rows into its buffer, column after column,
 // page after page.
-func (s *groupSlot) encode(codecs []format.CompressionCodec, intDicts bool) error {
+func (s *groupSlot) encode(codecs []format.CompressionCodec) error {
 	// Room for the pages of uncompressed columns (a dictionary's indices
 	// take about 2 bytes a value); compressed pages are small and grow the
 	// buffer as they come. A slot's buffer is kept for its next row group.
@@ -520,7 +516,7 @@ func (s *groupSlot) encode(codecs []format.CompressionCodec, intDicts bool) erro
 		switch k, _ := kindOf(col.Type); {
 		case k == kFloat && s.dict.build(col):
 			dict = &s.dict
-		case (k == kInt || k == kUint) && intDicts && s.runs.build(col):
+		case (k == kInt || k == kUint) && s.runs.build(col):
 			dict = &s.runs
 		}
 		if dict != nil {
@@ -940,8 +936,8 @@ type dictRun struct {
 // runDictMinRun is the least mean run length of a run dictionary's chunk.
 const runDictMinRun = 16
 
-// build makes the run dictionary of an integer chunk (Ints, Uints or U32); false
-// when its runs are too short or its distinct values too many. The runs
+// build makes the run dictionary of an integer chunk (Ints, Uints or U32);
+// false when its runs are too short or its distinct values too many. The runs
 // are found in one pass, which stops once there are more than a chunk's
 // share (the i of a query stops after a sixteenth of its rows); their
 // indices are looked up a run at a time.
@@ -984,8 +980,8 @@ func (d *runDict) build(col *Column) bool {
 
 // findRuns records the runs of equal values of vals that are not null
 // (nulls[r]; nil when none is) in d.runs and their values' bits in d.keys;
-// false when there are none, or more than runDictMinRun values a run
-// (given up as soon as that is certain).
+// false when there are none, or fewer than runDictMinRun values a run on
+// average (given up as soon as that is certain).
 func findRuns[T int64 | uint64 | uint32](d *runDict, vals []T, nulls []bool) bool {
 	n := len(vals)
 	if n < dictMinRows {

@@ -125,7 +125,6 @@ func TestWriterFilesReadByArrow(t *testing.T) {
 		var buf bytes.Buffer
 		tw, err := newTableWriter(&buf, names, types, group)
 		require.NoError(t, err)
-		tw.intDicts = true
 		for lo := 0; lo < n; lo += 33_333 {
 			var batch []*Column
 			for i := range want {

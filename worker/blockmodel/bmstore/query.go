@@ -47,7 +47,6 @@ func NewQueryWriter(w io.Writer, names []string, types []DataType, opts QueryOpt
 		if err != nil {
 			return nil, fmt.Errorf("bmstore: query writer: %w", err)
 		}
-		tw.intDicts = true // j and k of a regular model: runs of one value
 		q.tw = tw
 	case "csv":
 		if opts.Delimiter == 0 {

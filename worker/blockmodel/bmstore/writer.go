@@ -48,7 +48,6 @@ func (t *Tx) newFileWriter(name string, typ DataType) (*ColumnWriter, error) {
 		return nil, err
 	}
 	tw.rowsHint = t.rows
-	tw.intDicts = true // codes along rows of blocks: runs (read by chunkReader)
 	return &ColumnWriter{t: t, f: f, tw: tw, name: name}, nil
 }
 
