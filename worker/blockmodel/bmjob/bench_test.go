@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/geostat-engine/geostat/bench/harness"
 	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"github.com/geostat-engine/geostat/worker/blockmodel/bmstore"
 	"github.com/geostat-engine/geostat/worker/blockmodel/bmwire"
@@ -53,56 +51,28 @@ func BenchmarkApplyUpdate10M(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.SetBytes(8 * n)
-	// Peak heap in use above the level before the update (the file is held
-	// in memory by the benchmark, before), sampled every 10 ms.
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	idle := ms.HeapInuse
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-				var m runtime.MemStats
-				runtime.ReadMemStats(&m)
-				if m.HeapInuse > peak.Load() {
-					peak.Store(m.HeapInuse)
-				}
+	// Peak heap in use above the level before the updates (the file is
+	// held in memory by the benchmark, before).
+	b.ResetTimer()
+	peak := harness.HeapPeak(func() {
+		for it := 0; b.Loop(); it++ {
+			b.StopTimer()
+			latest, _ := s.Latest("m")
+			v, _ := s.Version("m", latest)
+			u, err := bmwire.DecodeUpdate([]byte(fmt.Sprintf(`{"columns": {"new": [{"title": "cu%d", "data_type": "Float64"}]},
+				"input_options": {"file_format": "parquet", "column_name_mapping": [{"file_column_name": "cu", "column_title": "cu%d"}]}}`, it, it)),
+				ModelInfo(g, v))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			if _, err := ApplyUpdate(context.Background(), s, UpdateInput{ModelID: "m", Geometry: g, Update: u,
+				File: bytes.NewReader(file), FileSize: int64(len(file))}); err != nil {
+				b.Fatal(err)
 			}
 		}
-	}()
-	defer func() {
-		close(stop)
-		<-sampled
-		if p := peak.Load(); p > idle {
-			b.ReportMetric(float64(p-idle)/(1<<20), "peak-heap-MiB")
-		}
-	}()
-	b.ResetTimer()
-	for it := 0; b.Loop(); it++ {
-		b.StopTimer()
-		latest, _ := s.Latest("m")
-		v, _ := s.Version("m", latest)
-		u, err := bmwire.DecodeUpdate([]byte(fmt.Sprintf(`{"columns": {"new": [{"title": "cu%d", "data_type": "Float64"}]},
-			"input_options": {"file_format": "parquet", "column_name_mapping": [{"file_column_name": "cu", "column_title": "cu%d"}]}}`, it, it)),
-			ModelInfo(g, v))
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.StartTimer()
-		if _, err := ApplyUpdate(context.Background(), s, UpdateInput{ModelID: "m", Geometry: g, Update: u,
-			File: bytes.NewReader(file), FileSize: int64(len(file))}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	})
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
 }
 
 // BenchmarkQuery10M queries one Float64 column of a 10,000,000-row

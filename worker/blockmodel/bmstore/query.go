@@ -110,10 +110,10 @@ func (q *QueryWriter) Write(cols []Column) error {
 
 // WriteGroup writes one row group of a Parquet output from the caller's
 // columns (one per output column, at most QueryRowGroup rows) without
-// copying them: they are lent
-// to the writer, which encodes them in the background and calls release
-// when it is through with them (release is always called, also on error).
-// A CSV output writes the rows at once, then releases them.
+// copying them: they are lent to the writer, which encodes them in the
+// background and calls release when it is through with them (release is
+// always called, also on error). A CSV output writes the rows at once,
+// then releases them.
 func (q *QueryWriter) WriteGroup(cols []Column, release func()) error {
 	if q.tw == nil {
 		defer release()

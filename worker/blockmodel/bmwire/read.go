@@ -129,12 +129,12 @@ type matcher struct {
 func newMatcher(spec FileSpec, index bool, loc blockmodel.Locator, c *collector, nident int) *matcher {
 	m := &matcher{spec: spec, index: index, loc: loc, c: c}
 	m.seen = make([]uint64, (loc.NumRows()+63)/64)
-	if b, ok := loc.(*blockmodel.Blocks); ok && index && b.Whole() && (nident == 3 || nident == 4) {
-		p := b.Geometry().Parents()
-		m.whole, m.dims = true, [3]uint64{uint64(p[0]), uint64(p[1]), uint64(p[2])}
-	}
 	if b, ok := loc.(*blockmodel.Blocks); ok && index {
 		m.near, m.last = b, -1
+		if b.Whole() && (nident == 3 || nident == 4) {
+			p := b.Geometry().Parents()
+			m.whole, m.dims = true, [3]uint64{uint64(p[0]), uint64(p[1]), uint64(p[2])}
+		}
 	}
 	m.out.Values = make([]Values, len(spec.Columns))
 	for i, col := range spec.Columns {
