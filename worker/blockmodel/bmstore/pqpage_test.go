@@ -39,6 +39,17 @@ func writeColumnFile(t *testing.T, path string, c *Column, group int) {
 	require.NoError(t, f.Close())
 }
 
+// requireReadFrom reads the column file at path (of want's rows) from row
+// from to its end in batches of 1 to most rows, through chunkReader where
+// it can, and requires want's rows from there.
+func requireReadFrom(t *testing.T, rng *rand.Rand, path string, want *Column, from, most int, what string) {
+	t.Helper()
+	n := want.Len()
+	got, _ := readColumnFile(t, path, want.Type, n, from, func() int { return 1 + rng.IntN(most) }, true)
+	sub := slice(want, from, n)
+	requireSameFast(t, &sub, &got, fmt.Sprintf("%s from %d", what, from))
+}
+
 // readStats are the chunks a read took each way.
 type readStats struct{ fast, pq int }
 
@@ -165,10 +176,7 @@ func TestChunkReaderAgainstWriter(t *testing.T) {
 			requireSameRead(t, &old, &got, what+" against parquet-go")
 
 			for _, from := range []int{1 + rng.IntN(pageRows), pageRows + rng.IntN(2*group-pageRows), 2*group + rng.IntN(123), n} {
-				batch := func() int { return 1 + rng.IntN(80_000) }
-				got, _ := readColumnFile(t, path, want.Type, n, from, batch, true)
-				sub := slice(want, from, n)
-				requireSameFast(t, &sub, &got, fmt.Sprintf("%s from %d", what, from))
+				requireReadFrom(t, rng, path, want, from, 80_000, what)
 			}
 		}
 	}
@@ -419,10 +427,7 @@ func TestChunkReaderDictionaries(t *testing.T) {
 				requireSameFast(t, &want, &got, what)
 				old, _ := readColumnFile(t, path, typ, n, 0, fixedBatch(9_999), false)
 				requireSameRead(t, &old, &got, what+" against parquet-go")
-				from := rng.IntN(n)
-				got, _ = readColumnFile(t, path, typ, n, from, func() int { return 1 + rng.IntN(12_000) }, true)
-				sub := slice(&want, from, n)
-				requireSameFast(t, &sub, &got, fmt.Sprintf("%s from %d", what, from))
+				requireReadFrom(t, rng, path, &want, rng.IntN(n), 12_000, what)
 			}
 		}
 	}
@@ -482,10 +487,7 @@ func TestChunkReaderFallback(t *testing.T) {
 			} else {
 				require.Equal(t, readStats{pq: 3}, st, what)
 			}
-			from := rng.IntN(n)
-			got, _ = readColumnFile(t, path, typ, n, from, func() int { return 1 + rng.IntN(9_000) }, true)
-			sub := slice(&want, from, n)
-			requireSameFast(t, &sub, &got, fmt.Sprintf("%s from %d", what, from))
+			requireReadFrom(t, rng, path, &want, rng.IntN(n), 9_000, what)
 		}
 	}
 }
@@ -508,10 +510,7 @@ func TestChunkReaderMixedFile(t *testing.T) {
 			require.Equal(t, readStats{fast: 3, pq: 1}, st, what)
 			requireSameFast(t, &want, &got, what)
 			for range 5 {
-				from := rng.IntN(n)
-				got, _ := readColumnFile(t, path, typ, n, from, func() int { return 1 + rng.IntN(15_000) }, true)
-				sub := slice(&want, from, n)
-				requireSameFast(t, &sub, &got, fmt.Sprintf("%s from %d", what, from))
+				requireReadFrom(t, rng, path, &want, rng.IntN(n), 15_000, what)
 			}
 		}
 	}
