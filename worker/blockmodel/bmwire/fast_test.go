@@ -217,12 +217,7 @@ func TestWholePathReadsEveryBatch(t *testing.T) {
 	for r := range int64(24) {
 		rows = append(rows, ijk{uint32(r % 4), uint32(r / 4 % 3), uint32(r / 12), float64(r)})
 	}
-	var buf bytes.Buffer
-	w := parquet.NewGenericWriter[ijk](&buf, parquet.PageBufferSize(32))
-	_, err := w.Write(rows)
-	require.NoError(t, err)
-	require.NoError(t, w.Close())
-	data := bytes.NewReader(buf.Bytes())
+	data := writeParquet(t, rows, parquet.PageBufferSize(32))
 	spec := FileSpec{Kind: blockmodel.Regular, Input: DefaultInput(), Columns: []ValueColumn{{"cu", blockmodel.Float64}}, BatchRows: 5}
 	s := &wholeProbe{t: t}
 	sum, err := Read(data, data.Size(), spec, b, s)
@@ -337,31 +332,17 @@ func TestOptionalIdentityColumns(t *testing.T) {
 	}
 	u32 := func(x int64) *uint32 { y := uint32(x); return &y }
 	write := func(rows any) *bytes.Reader {
-		var buf bytes.Buffer
-		var err error
+		page := parquet.PageBufferSize(40)
 		switch r := rows.(type) {
 		case []reqU32:
-			w := parquet.NewGenericWriter[reqU32](&buf, parquet.PageBufferSize(40))
-			_, err = w.Write(r)
-			require.NoError(t, err)
-			require.NoError(t, w.Close())
+			return writeParquet(t, r, page)
 		case []optU32:
-			w := parquet.NewGenericWriter[optU32](&buf, parquet.PageBufferSize(40))
-			_, err = w.Write(r)
-			require.NoError(t, err)
-			require.NoError(t, w.Close())
+			return writeParquet(t, r, page)
 		case []reqI64:
-			w := parquet.NewGenericWriter[reqI64](&buf, parquet.PageBufferSize(40))
-			_, err = w.Write(r)
-			require.NoError(t, err)
-			require.NoError(t, w.Close())
-		case []optI64:
-			w := parquet.NewGenericWriter[optI64](&buf, parquet.PageBufferSize(40))
-			_, err = w.Write(r)
-			require.NoError(t, err)
-			require.NoError(t, w.Close())
+			return writeParquet(t, r, page)
+		default:
+			return writeParquet(t, r.([]optI64), page)
 		}
-		return bytes.NewReader(buf.Bytes())
 	}
 	dims := blockmodel.Size3D{NX: 20, NY: 7, NZ: 3}
 	b := wholeModels(t, dims)["regular"]
@@ -444,22 +425,15 @@ func TestOptionalDoublesWithoutNulls(t *testing.T) {
 		rs = append(rs, req{uint32(*r.I), r.J, r.K, cu})
 		os = append(os, opt{uint32(*r.I), r.J, r.K, fp(cu)})
 	}
-	var rb, ob bytes.Buffer
-	rw := parquet.NewGenericWriter[req](&rb, parquet.PageBufferSize(64))
-	_, err := rw.Write(rs)
-	require.NoError(t, err)
-	require.NoError(t, rw.Close())
-	ow := parquet.NewGenericWriter[opt](&ob, parquet.PageBufferSize(64))
-	_, err = ow.Write(os)
-	require.NoError(t, err)
-	require.NoError(t, ow.Close())
+	rb := parquetBytes(t, rs, parquet.PageBufferSize(64))
+	ob := parquetBytes(t, os, parquet.PageBufferSize(64))
 	for _, batch := range []int{7, 64, 1000} {
 		spec := cuSpec
 		spec.BatchRows = batch
 		want, got := &batchSink{}, &batchSink{}
-		_, err := Read(bytes.NewReader(rb.Bytes()), int64(rb.Len()), spec, b, want)
+		_, err := Read(bytes.NewReader(rb), int64(len(rb)), spec, b, want)
 		require.NoError(t, err)
-		_, err = Read(bytes.NewReader(ob.Bytes()), int64(ob.Len()), spec, b, got)
+		_, err = Read(bytes.NewReader(ob), int64(len(ob)), spec, b, got)
 		require.NoError(t, err)
 		assert.Equal(t, want.batches, got.batches, "batch %d", batch)
 		var nulls int
@@ -512,21 +486,14 @@ func TestDictionaryColumns(t *testing.T) {
 			ps = append(ps, plain{i, int64(r.J), &k, cu})
 			ds = append(ds, dict{i, int64(r.J), &k, cu})
 		}
-		var pb, db bytes.Buffer
-		pw := parquet.NewGenericWriter[plain](&pb, parquet.PageBufferSize(64))
-		_, err := pw.Write(ps)
-		require.NoError(t, err)
-		require.NoError(t, pw.Close())
-		dw := parquet.NewGenericWriter[dict](&db, parquet.PageBufferSize(64))
-		_, err = dw.Write(ds)
-		require.NoError(t, err)
-		require.NoError(t, dw.Close())
+		pb := parquetBytes(t, ps, parquet.PageBufferSize(64))
+		db := parquetBytes(t, ds, parquet.PageBufferSize(64))
 		for _, batch := range []int{7, 64, 1000} {
 			spec := cuSpec
 			spec.BatchRows = batch
 			want, got := &batchSink{}, &batchSink{}
-			wantSum, wantErr := Read(bytes.NewReader(pb.Bytes()), int64(pb.Len()), spec, b, want)
-			gotSum, gotErr := Read(bytes.NewReader(db.Bytes()), int64(db.Len()), spec, b, got)
+			wantSum, wantErr := Read(bytes.NewReader(pb), int64(len(pb)), spec, b, want)
+			gotSum, gotErr := Read(bytes.NewReader(db), int64(len(db)), spec, b, got)
 			what := fmt.Sprintf("%s, batch %d", flaw, batch)
 			assert.Equal(t, wantErr, gotErr, what)
 			assert.Equal(t, wantSum, gotSum, what)
@@ -552,12 +519,7 @@ func TestDamagedDictionaryParquetNeverCrashes(t *testing.T) {
 	for r := range int64(24) {
 		rows = append(rows, dict{uint32(r % 4), uint32(r / 4 % 3), uint32(r / 12), fp(float64(r%5) * 0.37)})
 	}
-	var buf bytes.Buffer
-	w := parquet.NewGenericWriter[dict](&buf, parquet.MaxRowsPerRowGroup(7), parquet.PageBufferSize(32))
-	_, err := w.Write(rows)
-	require.NoError(t, err)
-	require.NoError(t, w.Close())
-	good := buf.Bytes()
+	good := parquetBytes(t, rows, parquet.MaxRowsPerRowGroup(7), parquet.PageBufferSize(32))
 	b := wholeModels(t, small)["regular"]
 	refused := 0
 	for at := int64(4); at < int64(len(good))-8; at++ {

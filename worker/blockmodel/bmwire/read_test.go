@@ -44,15 +44,21 @@ func (g regular) LocateXYZ(x, y, z, _, _, _ float64) (int64, [3]uint32, bool) {
 
 var grid = regular{n: [3]uint32{4, 3, 2}}
 
-// writeParquet writes rows with parquet-go's generic writer.
-func writeParquet[T any](t testing.TB, rows []T) *bytes.Reader {
+// writeParquet writes rows with parquet-go's generic writer (options
+// opts).
+func writeParquet[T any](t testing.TB, rows []T, opts ...parquet.WriterOption) *bytes.Reader {
+	return bytes.NewReader(parquetBytes(t, rows, opts...))
+}
+
+// parquetBytes is writeParquet's file as bytes.
+func parquetBytes[T any](t testing.TB, rows []T, opts ...parquet.WriterOption) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	w := parquet.NewGenericWriter[T](&buf)
+	w := parquet.NewGenericWriter[T](&buf, opts...)
 	_, err := w.Write(rows)
 	require.NoError(t, err)
 	require.NoError(t, w.Close())
-	return bytes.NewReader(buf.Bytes())
+	return buf.Bytes()
 }
 
 func readAll(t *testing.T, r *bytes.Reader, spec FileSpec) (*Collector, Summary, error) {
@@ -484,12 +490,7 @@ func TestDamagedParquetNeverCrashes(t *testing.T) {
 	for r := range int64(24) {
 		rows = append(rows, ijkCu{uint32(r % 4), uint32(r / 4 % 3), uint32(r / 12), fp(float64(r) * 0.37)})
 	}
-	var buf bytes.Buffer
-	w := parquet.NewGenericWriter[ijkCu](&buf, parquet.MaxRowsPerRowGroup(7), parquet.PageBufferSize(32))
-	_, err := w.Write(rows)
-	require.NoError(t, err)
-	require.NoError(t, w.Close())
-	good := buf.Bytes()
+	good := parquetBytes(t, rows, parquet.MaxRowsPerRowGroup(7), parquet.PageBufferSize(32))
 	refused := 0
 	for at := int64(4); at < int64(len(good))-8; at++ {
 		for _, b := range []byte{0x00, 0xff, 0x7f, good[at] ^ 0x5a} {
