@@ -424,76 +424,117 @@ func appendRows(sl *qslot, cols []outCol, scanned []bmstore.Column, sys *blockmo
 // and k are generated from the row numbers.
 func appendDirect(sl *qslot, cols []outCol, scanned []bmstore.Column, g *blockmodel.Geometry, lo int64, sel []bool, r0, r1 int, runs *[][2]int) {
 	part := selectionOf(sel[r0:r1], runs)
+	var ijk [3]*[]uint32
 	for i, c := range cols {
 		dst := &sl.out[i]
 		switch c.system {
 		case blockmodel.ColI:
-			dst.U32 = ijkInto(dst.U32, g, 0, lo+int64(r0), part)
+			ijk[0] = &dst.U32
 		case blockmodel.ColJ:
-			dst.U32 = ijkInto(dst.U32, g, 1, lo+int64(r0), part)
+			ijk[1] = &dst.U32
 		case blockmodel.ColK:
-			dst.U32 = ijkInto(dst.U32, g, 2, lo+int64(r0), part)
+			ijk[2] = &dst.U32
 		default: // a scanned column (see direct in queryRows)
 			selectInto(dst, &scanned[c.scan], part, r0, r1)
 		}
 	}
+	ijkInto(ijk, g, lo+int64(r0), part)
 }
 
-// ijkInto appends to dst the i, j or k (axis 0, 1 or 2) of the selected
-// rows of the rows from row0 of a model whose rows are its parents in
-// canonical order (i fastest): a run of selected rows at a time, as
-// segments of consecutive i or of one j or k.
-func ijkInto(dst []uint32, g *blockmodel.Geometry, axis int, row0 int64, sel selection) []uint32 {
-	np := g.Parents()
-	// a value lasts period rows and wraps at mod
-	period, mod := int64(1), int64(np[0])
-	switch axis {
-	case 1:
-		period, mod = int64(np[0]), int64(np[1])
-	case 2:
-		period, mod = int64(np[0])*int64(np[1]), int64(np[2])
+// ijkInto appends to *dst[0], *dst[1] and *dst[2] (nil when not asked)
+// the i, j and k of the selected rows of the rows from row0 of a model
+// whose rows are its parents in canonical order (i fastest): one pass over
+// the selection, a run of selected rows at a time as segments along a row
+// of the grid (consecutive i, one j and k). The indices are stepped from
+// run to run, with carries, not divided out of each run's first row.
+func ijkInto(dst [3]*[]uint32, g *blockmodel.Geometry, row0 int64, sel selection) {
+	k := 0
+	for _, run := range sel.runs {
+		k += run[1] - run[0]
 	}
-	runs := sel.runs
-	if runs == nil { // short runs: rows one at a time, the value stepped
-		v, left := row0/period%mod, period-row0%period
+	if sel.runs == nil {
+		for _, s := range sel.sel {
+			k += b2i(s)
+		}
+	}
+	var out [3][]uint32
+	for a, d := range dst {
+		if d != nil {
+			*d, out[a] = extend(*d, k)
+		}
+	}
+	np := g.Parents()
+	nx, ny := uint32(np[0]), uint32(np[1])
+	i, j, kk := g.ParentIJK(row0)
+	at := int64(0) // the row of i, j, kk (from row0)
+	// carry moves j and kk to the next row of the grid once i passed nx
+	carry := func() {
+		if j++; j == ny {
+			j, kk = 0, kk+1
+		}
+	}
+	w := 0               // values written
+	if sel.runs == nil { // short runs: rows one at a time
 		for _, s := range sel.sel {
 			if s {
-				dst = append(dst, uint32(v))
-			}
-			if left--; left == 0 {
-				if left, v = period, v+1; v == mod {
-					v = 0
+				if out[0] != nil {
+					out[0][w] = i
 				}
+				if out[1] != nil {
+					out[1][w] = j
+				}
+				if out[2] != nil {
+					out[2][w] = kk
+				}
+				w++
+			}
+			if i++; i == nx {
+				i = 0
+				carry()
 			}
 		}
-		return dst
+		return
 	}
-	for _, run := range runs {
-		a, b := run[0], run[1]
-		p := row0 + int64(a) // the run's first parent
-		v, left := p/period%mod, period-p%period
-		for x := a; x < b; {
-			if axis == 0 { // i, i+1, ... up to the end of the row of the grid
-				var seg []uint32
-				dst, seg = extend(dst, int(min(int64(b-x), mod-v)))
-				for d := range seg {
-					seg[d] = uint32(v) + uint32(d)
+	for _, run := range sel.runs {
+		// step to the run's first row: within the row of the grid, past
+		// its end once, or (a longer gap) from the row number
+		switch gap := int64(run[0]) - at; {
+		case gap < int64(nx-i):
+			i += uint32(gap)
+		case gap < int64(nx-i)+int64(nx):
+			i += uint32(gap - int64(nx))
+			carry()
+		default:
+			i, j, kk = g.ParentIJK(row0 + int64(run[0]))
+		}
+		for left := run[1] - run[0]; left > 0; {
+			seg := min(left, int(nx-i))
+			if o := out[0]; o != nil {
+				o = o[w : w+seg]
+				for d := range o {
+					o[d] = i + uint32(d)
 				}
-				x, v = x+len(seg), 0
-				continue
 			}
-			var seg []uint32
-			dst, seg = extend(dst, int(min(int64(b-x), left)))
-			for d := range seg {
-				seg[d] = uint32(v)
+			if o := out[1]; o != nil {
+				o = o[w : w+seg]
+				for d := range o {
+					o[d] = j
+				}
 			}
-			x, left = x+len(seg), period
-			if v++; v == mod {
-				v = 0
+			if o := out[2]; o != nil {
+				o = o[w : w+seg]
+				for d := range o {
+					o[d] = kk
+				}
+			}
+			w, left = w+seg, left-seg
+			if i += uint32(seg); i == nx {
+				i = 0
+				carry()
 			}
 		}
+		at = int64(run[1])
 	}
-	return dst
 }
 
 // extend lengthens s by k elements, returned as seg to be set.
@@ -507,11 +548,9 @@ func extend[T any](s []T, k int) (_, seg []T) {
 // parent's indices, an XYZ box by the centroid (bounds inclusive).
 func selectRows(sel []bool, sys *blockmodel.SystemBatch, box bmwire.BBox, n int) []bool {
 	if box.IJK == nil && box.XYZ == nil { // every row
-		at := len(sel)
-		sel = slices.Grow(sel, n)[:at+n]
-		for r := range sel[at:] {
-			sel[at+r] = true
-		}
+		var all []bool
+		sel, all = extend(sel, n)
+		setFlags(all)
 		return sel
 	}
 	for r := range n {
@@ -544,9 +583,20 @@ func excludeNullRows(sel []bool, cols []outCol, scanned []bmstore.Column) {
 		return
 	}
 	if u := user[0]; len(user) == 1 && u.Floats != nil && u.Null != nil {
-		// one float column (the common query): branch-free
+		// one float column (the common query): the null flags 8 at a
+		// time, then NaN values (a null too, rarely there)
+		s, nb := boolBytes(sel), boolBytes(u.Null[:len(sel)])
+		r := 0
+		for ; r+8 <= len(s); r += 8 {
+			binary.LittleEndian.PutUint64(s[r:], binary.LittleEndian.Uint64(s[r:])&^binary.LittleEndian.Uint64(nb[r:]))
+		}
+		for ; r < len(s); r++ {
+			s[r] &^= nb[r]
+		}
 		for r, f := range u.Floats[:len(sel)] {
-			sel[r] = sel[r] && !u.Null[r] && f == f
+			if f != f {
+				sel[r] = false
+			}
 		}
 		return
 	}
@@ -758,6 +808,19 @@ func nextRun(sel []bool, from int) (a, b int) {
 		b++
 	}
 	return a, b
+}
+
+// setFlags sets every flag of sel, 8 at a time.
+func setFlags(sel []bool) {
+	const all = 0x0101010101010101
+	s := boolBytes(sel)
+	r := 0
+	for ; r+8 <= len(s); r += 8 {
+		binary.LittleEndian.PutUint64(s[r:], all)
+	}
+	for ; r < len(s); r++ {
+		s[r] = 1
+	}
 }
 
 // boolBytes is the memory of flags: a byte 0 or 1 a flag.

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -456,8 +458,9 @@ func TestQuerySlotsBounded(t *testing.T) {
 
 // TestIJKInto: the i, j and k ijkInto generates for selected rows from
 // any row equal the geometry's ParentIJK of each selected row, with the
-// selection's runs and by its flags, after values already there; runs
-// cross rows and slabs of the grid.
+// selection's runs and by its flags, for every subset of the axes, after
+// values already there; runs and the gaps between them cross rows and
+// slabs of the grid.
 func TestIJKInto(t *testing.T) {
 	rng := rand.New(rand.NewPCG(36, 1))
 	for _, n := range []blockmodel.Size3D{{NX: 1, NY: 1, NZ: 7}, {NX: 5, NY: 3, NZ: 4}, {NX: 250, NY: 2, NZ: 3}, {NX: 7, NY: 11, NZ: 13}} {
@@ -469,20 +472,42 @@ func TestIJKInto(t *testing.T) {
 			rows := 1 + rng.IntN(int(total-row0))
 			sel := make([]bool, rows)
 			for r := range sel {
-				sel[r] = rng.IntN([]int{4, 50}[it%2]) != 0
+				switch it % 3 {
+				case 0, 1: // a row in 4 or in 50 left out
+					sel[r] = rng.IntN([]int{4, 50}[it%3]) != 0
+				default: // a row in 30 selected: gaps longer than rows of the grid
+					sel[r] = rng.IntN(30) == 0
+				}
 			}
-			for axis := range 3 {
-				want := []uint32{}
-				for r, s := range sel {
-					if s {
-						i, j, k := g.ParentIJK(row0 + int64(r))
-						want = append(want, [3]uint32{i, j, k}[axis])
+			var want [3][]uint32
+			for r, s := range sel {
+				if s {
+					i, j, k := g.ParentIJK(row0 + int64(r))
+					for axis, v := range [3]uint32{i, j, k} {
+						want[axis] = append(want[axis], v)
 					}
 				}
-				for _, s := range []selection{{sel: sel}, {sel: sel, runs: bruteRuns(sel)}} {
-					got := ijkInto([]uint32{9, 9, 9}, g, axis, row0, s)
-					require.Equal(t, []uint32{9, 9, 9}, got[:3])
-					require.Equal(t, want, got[3:], "%v axis %d from row %d (%d rows), runs %v", n, axis, row0, rows, s.runs != nil)
+			}
+			for _, s := range []selection{{sel: sel}, {sel: sel, runs: bruteRuns(sel)}} {
+				// every subset of the axes asked, after values already there
+				for asked := 1; asked < 8; asked++ {
+					var got [3][]uint32
+					var dst [3]*[]uint32
+					for axis := range 3 {
+						if asked>>axis&1 != 0 {
+							got[axis] = []uint32{9, 9, 9}
+							dst[axis] = &got[axis]
+						}
+					}
+					ijkInto(dst, g, row0, s)
+					for axis := range 3 {
+						if dst[axis] == nil {
+							require.Nil(t, got[axis])
+							continue
+						}
+						require.Equal(t, []uint32{9, 9, 9}, got[axis][:3])
+						require.Equal(t, append([]uint32{}, want[axis]...), got[axis][3:], "%v axis %d from row %d (%d rows), runs %v", n, axis, row0, rows, s.runs != nil)
+					}
 				}
 			}
 		}
@@ -500,6 +525,51 @@ func bruteRuns(sel []bool) [][2]int {
 		}
 	}
 	return runs
+}
+
+// TestExcludeNullRows: a row stays selected when one of the user columns
+// has a value (not a null flag, not NaN), for one float column (the path
+// 8 flags at a time, any length and alignment), for an integer column and
+// for two columns; selectRows without a box selects every row.
+func TestExcludeNullRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(37, 2))
+	for n := range 40 {
+		for range 20 {
+			floats, ints := bmstore.EmptyColumn(blockmodel.Float64, n), bmstore.EmptyColumn(blockmodel.Int64, n)
+			floats.Null, ints.Null = []bool{}, []bool{}
+			for range n {
+				f := rng.Float64()
+				if rng.IntN(5) == 0 {
+					f = math.NaN()
+				}
+				floats.Floats, floats.Null = append(floats.Floats, f), append(floats.Null, rng.IntN(3) == 0)
+				ints.Ints, ints.Null = append(ints.Ints, 1), append(ints.Null, rng.IntN(3) == 0)
+			}
+			scanned := []bmstore.Column{floats, ints}
+			base := make([]bool, n)
+			for r := range base {
+				base[r] = rng.IntN(4) != 0
+			}
+			for _, users := range [][]int{{0}, {1}, {0, 1}} {
+				cols := []outCol{{system: blockmodel.ColI, scan: -1}}
+				for _, u := range users {
+					cols = append(cols, outCol{scan: u, user: true})
+				}
+				want := make([]bool, n)
+				for r := range want {
+					for _, u := range users {
+						want[r] = want[r] || (base[r] && !scanned[u].IsNull(r))
+					}
+				}
+				sel := append([]bool{}, base...)
+				excludeNullRows(sel, cols, scanned)
+				require.Equal(t, want, sel, "%d rows, columns %v", n, users)
+			}
+		}
+		all := selectRows([]bool{false}, nil, bmwire.BBox{}, n)
+		require.Len(t, all, n+1)
+		require.Equal(t, slices.Repeat([]bool{true}, n), all[1:])
+	}
 }
 
 // TestSelectionRuns: selectionOf finds the runs of selected rows a brute
