@@ -339,7 +339,7 @@ func queryRows(ctx context.Context, s *bmstore.Store, modelID string, v *bmstore
 				if cur == nil {
 					cur, fill = <-free, 0
 					for i := range cur.out {
-						cur.out[i] = resetColumn(cur.out[i])
+						cur.out[i].Reset()
 					}
 				}
 				r1, k := r0, 0
@@ -382,15 +382,6 @@ func queryRows(ctx context.Context, s *bmstore.Store, modelID string, v *bmstore
 		<-free
 	}
 	return err
-}
-
-// resetColumn empties c keeping its storage (and its null flags' absence).
-func resetColumn(c bmstore.Column) bmstore.Column {
-	c.Bools, c.Ints, c.Uints, c.U32, c.Floats, c.Strings = c.Bools[:0], c.Ints[:0], c.Uints[:0], c.U32[:0], c.Floats[:0], c.Strings[:0]
-	if c.Null != nil {
-		c.Null = c.Null[:0]
-	}
-	return c
 }
 
 // appendRows appends the selected rows of [r0, r1) of a batch to the
@@ -713,7 +704,9 @@ func selectInto(dst *bmstore.Column, src *bmstore.Column, sel selection, r0, r1 
 	}
 	switch familyOf(src.Type) {
 	case famFloat:
+		at := len(dst.Floats)
 		dst.Floats = pickSel(dst.Floats, src.Floats[r0:r1], sel)
+		dst.PickCodes(src, at, r0, sel.runs, sel.sel) // the writer's hint
 	case famInt:
 		dst.Ints = pickSel(dst.Ints, src.Ints[r0:r1], sel)
 	case famUint:

@@ -89,6 +89,10 @@ func kindOf(t DataType) (kind, error) {
 // U32, when non-nil, holds the values of an unsigned column of at most 32
 // bits in place of Uints (4 bytes a row, not 8): a query's index columns
 // (see EmptyUint32Column). The writers read it; other code uses Uints.
+//
+// A float column may also carry codes (see PickCodes): a code a row,
+// given by the dictionary-encoded pages it was read from, that lets the
+// writers encode a dictionary without hashing every value.
 type Column struct {
 	Type    DataType
 	Bools   []bool
@@ -99,6 +103,28 @@ type Column struct {
 	Strings []string
 	Null    []bool
 	Given   []bool
+	// codes, when there is one a row of Floats, code the values by spans
+	// of rows (codeSpans): the rows of a span with a dictionary whose
+	// code is the same hold the same value. They are a hint: the Scanner
+	// sets them from dictionary pages, PickCodes keeps them through a
+	// selection, and the writers check every value against the first of
+	// its code, ignoring codes that do not hold (or whose length is not
+	// that of Floats: code that changes Floats need not keep them).
+	codes     []uint32
+	codeSpans []codeSpan
+}
+
+// codeSpan is a span of rows of a Column with codes: from row from to the
+// next span's (or the end), coded by dict (nil: rows without codes, zero).
+type codeSpan struct {
+	from int
+	dict *codeDict
+}
+
+// codeDict stands for the dictionary of one column chunk read: its
+// identity (pointer) and size (codes are below it).
+type codeDict struct {
+	size int
 }
 
 // Len is the number of rows of the batch.
@@ -198,12 +224,98 @@ func EmptyUint32Column(t DataType, n int) Column {
 	return Column{Type: t, U32: make([]uint32, 0, n)}
 }
 
-// reset empties c keeping its capacity.
-func (c *Column) reset() {
+// Reset empties c keeping its storage (and the absence of null flags).
+func (c *Column) Reset() {
 	c.Bools, c.Ints, c.Uints, c.U32 = c.Bools[:0], c.Ints[:0], c.Uints[:0], c.U32[:0]
 	c.Floats, c.Strings, c.Null = c.Floats[:0], c.Strings[:0], c.Null[:0]
+	c.codes, c.codeSpans = c.codes[:0], c.codeSpans[:0]
 	if c.Bools == nil && c.Type == blockmodel.Boolean {
 		c.Bools = []bool{}
+	}
+}
+
+// coded reports whether c's codes are well formed: one a row of Floats,
+// spans from row 0 in order within the rows (a span may be empty).
+func (c *Column) coded() bool {
+	if len(c.codes) != len(c.Floats) || len(c.codeSpans) == 0 || c.codeSpans[0].from != 0 {
+		return false
+	}
+	for i := 1; i < len(c.codeSpans); i++ {
+		if f := c.codeSpans[i].from; f < c.codeSpans[i-1].from || f > len(c.Floats) {
+			return false
+		}
+	}
+	return true
+}
+
+// codesFrom prepares c's codes for rows appended from row at (the rows
+// before it keep their codes, or get zeros without a dictionary when they
+// do not have one a row), coded by dict (nil: none); the caller then
+// appends the rows' codes.
+func (c *Column) codesFrom(at int, dict *codeDict) {
+	if cap(c.codes) < cap(c.Floats) { // room for as many codes as values, once
+		c.codes = append(make([]uint32, 0, cap(c.Floats)), c.codes...)
+	}
+	if len(c.codes) != at || (at > 0 && len(c.codeSpans) == 0) {
+		c.codes, c.codeSpans = append(c.codes[:0], make([]uint32, at)...), c.codeSpans[:0]
+		if at > 0 {
+			c.codeSpans = append(c.codeSpans, codeSpan{})
+		}
+	}
+	n := len(c.codeSpans)
+	switch {
+	case n > 0 && c.codeSpans[n-1].dict == dict:
+	case n > 0 && c.codeSpans[n-1].from == at: // an empty span: replaced
+		c.codeSpans[n-1].dict = dict
+	default:
+		c.codeSpans = append(c.codeSpans, codeSpan{from: at, dict: dict})
+	}
+}
+
+// uncoded gives the rows of c from row at, appended without codes, zero
+// codes in a span without dictionary when the rows before have codes.
+func (c *Column) uncoded(at int) {
+	if len(c.codes) > 0 {
+		c.codesFrom(at, nil)
+		c.codes = append(c.codes, make([]uint32, len(c.Floats)-at)...)
+	}
+}
+
+// PickCodes keeps the codes of src's values (see Column) for the rows of
+// c from row at: the rows of src from row lo that a selection keeps, the
+// runs [a, b) of rows (counted from lo) when runs is not nil, else the rows
+// r with sel[r-lo] set, whose Floats were appended to c. Without codes in
+// src those rows get none; when c has none either it does nothing.
+func (c *Column) PickCodes(src *Column, at, lo int, runs [][2]int, sel []bool) {
+	if !src.coded() {
+		c.uncoded(at)
+		return
+	}
+	hi, next := lo+len(sel), at
+	for i, sp := range src.codeSpans {
+		end := len(src.Floats)
+		if i+1 < len(src.codeSpans) {
+			end = src.codeSpans[i+1].from
+		}
+		a, b := max(sp.from, lo), min(end, hi)
+		if a >= b {
+			continue
+		}
+		c.codesFrom(next, sp.dict)
+		if runs == nil {
+			for r := a; r < b; r++ {
+				if sel[r-lo] {
+					c.codes = append(c.codes, src.codes[r])
+				}
+			}
+		} else {
+			for _, run := range runs {
+				if x, y := max(lo+run[0], a), min(lo+run[1], b); x < y {
+					c.codes = append(c.codes, src.codes[x:y]...)
+				}
+			}
+		}
+		next = len(c.codes)
 	}
 }
 

@@ -33,7 +33,7 @@ func TestUint32Columns(t *testing.T) {
 	twin.appendRange(&narrow, 0, 2)
 	require.Equal(t, []uint32{1, 4294967295}, twin.U32)
 
-	narrow.reset()
+	narrow.Reset()
 	require.Equal(t, 0, narrow.Len())
 	require.NotNil(t, narrow.U32, "still 32-bit after a reset")
 

@@ -83,11 +83,13 @@ type chunkReader struct {
 	bit    uint
 	dict   bool
 	idx    hybrid
-	// The chunk's dictionary, by the kind of the column.
-	dictF []float64
-	dictI []int64
-	dictU []uint64
-	dictS []string
+	// The chunk's dictionary, by the kind of the column; codeDict stands
+	// for a float one in the codes of the rows read (see Column).
+	codeDict *codeDict
+	dictF    []float64
+	dictI    []int64
+	dictU    []uint64
+	dictS    []string
 	// hdr and dec parse page headers into h (reused).
 	hdr thrift.BytesReader
 	dec *thrift.Decoder
@@ -221,6 +223,7 @@ func (c *chunkReader) open(cc *format.ColumnChunk, rows int64) error {
 		if err := c.decodeDict(body, dictValues); err != nil {
 			return err
 		}
+		c.codeDict = &codeDict{size: dictValues}
 	}
 	return nil
 }
@@ -495,8 +498,15 @@ func (c *chunkReader) decode(dst *Column, k int) error {
 	}
 	switch c.kind {
 	case kFloat:
+		at := len(dst.Floats)
 		dst.Floats = grow(dst.Floats, k)
-		return fill(dst.Floats[len(dst.Floats)-k:], nulls, m, math.NaN(), c.floats)
+		if c.dict { // values and their codes (see Column)
+			dst.codesFrom(at, c.codeDict)
+			dst.codes = grow(dst.codes, k)
+			return c.floatCodes(dst.Floats[at:], dst.codes[at:], nulls, m)
+		}
+		dst.uncoded(at)
+		return fill(dst.Floats[at:], nulls, m, math.NaN(), c.floats)
 	case kInt:
 		dst.Ints = grow(dst.Ints, k)
 		return fill(dst.Ints[len(dst.Ints)-k:], nulls, m, 0, c.ints)
@@ -601,6 +611,36 @@ func (c *chunkReader) plainFixed(n, w int) ([]byte, error) {
 	b := c.vals[:n*w]
 	c.vals = c.vals[n*w:]
 	return b, nil
+}
+
+// floatCodes decodes the next rows of a dictionary page, m of them with a
+// value (nulls says which), into their values (out) and codes: a run of
+// rows with values at a time, as fill does.
+func (c *chunkReader) floatCodes(out []float64, codes []uint32, nulls []bool, m int) error {
+	dict := c.dictF
+	nb := asBytes(nulls[:len(out)])
+	for i := 0; i < len(out); {
+		run := len(out) - i // rows with values before the next null
+		if m < len(out) {
+			run = nextNull(nb, i) - i
+		}
+		if run > 0 {
+			cs := codes[i : i+run]
+			if err := c.idx.indices(cs, len(dict)); err != nil {
+				return fmt.Errorf("dictionary indices: %w", err)
+			}
+			o := out[i : i+run]
+			o = o[:len(cs)]
+			for r, v := range cs {
+				o[r] = dict[v]
+			}
+			i += run
+		}
+		for ; i < len(out) && nulls[i]; i++ {
+			out[i], codes[i] = math.NaN(), 0
+		}
+	}
+	return nil
 }
 
 // floats decodes the next len(out) values of the page into out.
@@ -901,6 +941,64 @@ func (h *hybrid) skipValues(n int) error {
 		h.left -= t
 		n -= t
 	}
+	return nil
+}
+
+// indices decodes the next len(out) dictionary indices of h into out; an
+// index of n or more is an error.
+func (h *hybrid) indices(out []uint32, n int) error {
+	for len(out) > 0 {
+		if h.left == 0 {
+			if err := h.run(); err != nil {
+				return err
+			}
+			continue
+		}
+		t := min(h.left, len(out))
+		if h.rle {
+			if uint64(h.value) >= uint64(n) {
+				return fmt.Errorf("dictionary index %d of %d values", h.value, n)
+			}
+			for i := range out[:t] {
+				out[i] = h.value
+			}
+		} else if err := h.unpackIndices(out[:t], n); err != nil {
+			return err
+		}
+		h.left -= t
+		out = out[t:]
+	}
+	return nil
+}
+
+// unpackIndices decodes len(out) indices of h's current bit-packed run
+// into out, as unpackLookup does; an index of n or more is an error.
+func (h *hybrid) unpackIndices(out []uint32, n int) error {
+	b, off, w := h.bits, h.off, h.width
+	mask := uint64(1)<<w - 1
+	i := 0
+	if littleEndian() && len(b) >= 8 {
+		// the values whose word (8 bytes from their first) is in b,
+		// loaded without a bounds check
+		base, last := unsafe.Pointer(unsafe.SliceData(b)), uint(len(b)-8)
+		for ; i < len(out) && off>>3 <= last; i++ {
+			v := *(*uint64)(unsafe.Add(base, off>>3)) >> (off & 7) & mask
+			if v >= uint64(n) {
+				return fmt.Errorf("dictionary index %d of %d values", v, n)
+			}
+			out[i] = uint32(v)
+			off += w
+		}
+	}
+	for ; i < len(out); i++ {
+		v := word(b, off>>3) >> (off & 7) & mask
+		if v >= uint64(n) {
+			return fmt.Errorf("dictionary index %d of %d values", v, n)
+		}
+		out[i] = uint32(v)
+		off += w
+	}
+	h.off = off
 	return nil
 }
 

@@ -547,7 +547,7 @@ func readErr(path string, typ DataType) (readStats, error) {
 	defer cr.close()
 	c := newColumn(typ, 0)
 	for {
-		c.reset()
+		c.Reset()
 		k, err := cr.read(&c, 3_000)
 		if err != nil || k == 0 {
 			return readStats{cr.fastChunks, cr.pqChunks}, err
@@ -852,7 +852,7 @@ func BenchmarkReadColumn(b *testing.B) {
 						cr.fast = nil
 					}
 					for got := 0; got < n; {
-						dst.reset()
+						dst.Reset()
 						m, err := cr.read(&dst, 100_000)
 						if err != nil || m == 0 {
 							b.Fatal(err, m)

@@ -255,7 +255,7 @@ func (tw *tableWriter) take() {
 		}
 	}
 	for i := range s.own {
-		s.own[i].reset()
+		s.own[i].Reset()
 	}
 	s.cols = s.own
 	tw.slot = s
@@ -1056,7 +1056,8 @@ type floatDict struct {
 	// slot holds a value's index plus one, 0 when empty.
 	table []int32
 	shift uint
-	zeros []bool // no nulls, for chunks without flags
+	zeros []bool  // no nulls, for chunks without flags
+	remap []int32 // by code of a span's dictionary: its index plus one, 0 unseen
 }
 
 // dictMinRows is the least number of rows of a chunk worth a dictionary.
@@ -1081,12 +1082,38 @@ const dictHash = 0x9e3779b97f4a7c15
 // does not pay: more distinct values than a quarter of the chunk's values
 // (or dictMaxValues), or its first dictProbe values all distinct, as
 // full-precision estimates have. Float16 and Float32 values are keyed by
-// their float32 bits.
+// their float32 bits. A chunk with codes (see Column) hashes one value a
+// code of each span, not every value, and checks the other values of the
+// code against it; codes that do not hold are dropped and every value is
+// hashed. Either way the dictionary and indices are the same.
 func (d *floatDict) build(col *Column) bool {
 	n := len(col.Floats)
 	if n < dictMinRows {
 		return false
 	}
+	nulls := col.Null
+	if len(nulls) != n {
+		nulls = nil // Column.check keeps them equal
+	}
+	if nulls == nil {
+		nulls = d.noNulls(n)
+	}
+	m, ok, valid := d.fill(col, nulls, col.coded())
+	if !valid {
+		m, ok, _ = d.fill(col, nulls, false)
+	}
+	d.idx = d.idx[:m]
+	// a quarter of the values that are there, not of the rows: a chunk of
+	// mostly nulls with distinct values is PLAIN
+	return ok && len(d.values) > 0 && 4*len(d.values) <= m
+}
+
+// fill makes the dictionary and indices of the chunk from an empty one,
+// by its code spans when withCodes; it returns the number of indices, ok
+// false when the dictionary was given up, valid false when codes did not
+// hold.
+func (d *floatDict) fill(col *Column, nulls []bool, withCodes bool) (m int, ok, valid bool) {
+	n := len(col.Floats)
 	limit := min(dictMaxValues, n/4)
 	d.next = 0
 	d.idx = slices.Grow(d.idx[:0], n)[:n]
@@ -1094,18 +1121,36 @@ func (d *floatDict) build(col *Column) bool {
 	// (a failed one's, its limit's), within what this chunk's limit needs
 	d.reset(max(dictMinTable, min(1<<bits.Len(uint(4*len(d.values))), 1<<bits.Len(uint(4*limit)))))
 	d.values = d.values[:0]
-	wide := col.Type == blockmodel.Float64
-	nulls := col.Null
-	if len(nulls) != n {
-		nulls = nil // Column.check keeps them equal
+	spans := []codeSpan{{}}
+	if withCodes {
+		spans = col.codeSpans
 	}
+	for i, sp := range spans {
+		hi := n
+		if i+1 < len(spans) {
+			hi = spans[i+1].from
+		}
+		if sp.dict == nil {
+			m, ok = d.hash(col, nulls, sp.from, hi, m, limit)
+		} else if m, ok, valid = d.byCodes(col, nulls, sp, hi, m, limit); !valid {
+			return m, false, false
+		}
+		if !ok {
+			return m, false, true
+		}
+	}
+	return m, true, true
+}
+
+// hash adds the values of rows [lo, hi) (not null) to the dictionary and
+// their indices from idx[m]; it returns the new m, false when the
+// dictionary is given up.
+func (d *floatDict) hash(col *Column, nulls []bool, lo, hi, m, limit int) (int, bool) {
+	wide := col.Type == blockmodel.Float64
 	idx, table, shift, values := d.idx, d.table, d.shift, d.values
 	mask := uint64(len(table) - 1)
-	m := 0
-	floats := col.Floats
-	if nulls == nil {
-		nulls = d.noNulls(n)
-	}
+	floats := col.Floats[lo:hi]
+	nulls = nulls[lo:hi]
 	nulls = nulls[:len(floats)]
 	for r, f := range floats {
 		if f != f || nulls[r] {
@@ -1125,22 +1170,12 @@ func (d *floatDict) build(col *Column) bool {
 				break
 			}
 			if at == 0 {
-				if len(values) == limit {
-					d.values = values
-					return false
+				d.values = values
+				if !d.add(slot, key, m, limit) {
+					return m, false
 				}
-				values = append(values, key)
-				*slot = int32(len(values))
-				idx[m] = int32(len(values) - 1)
-				if m+1 == dictProbe && len(values) == dictProbe {
-					d.values = values
-					return false // the first dictProbe values all distinct
-				}
-				if 4*len(values) > len(table) { // at most a quarter full
-					d.values = values
-					d.grow()
-					table, shift, mask = d.table, d.shift, uint64(len(d.table)-1)
-				}
+				table, shift, values = d.table, d.shift, d.values
+				mask = uint64(len(table) - 1)
 				break
 			}
 			h++
@@ -1148,10 +1183,87 @@ func (d *floatDict) build(col *Column) bool {
 		m++
 	}
 	d.values = values
-	d.idx = d.idx[:m]
-	// a quarter of the values that are there, not of the rows: a chunk of
-	// mostly nulls with distinct values is PLAIN
-	return len(d.values) > 0 && 4*len(d.values) <= m
+	return m, true
+}
+
+// byCodes is hash for rows [sp.from, hi) coded by sp.dict: the first value
+// of a code is looked up in the table (remap then holds its index plus
+// one), the code's other values are checked against it. It returns valid
+// false at the first row whose code does not hold.
+func (d *floatDict) byCodes(col *Column, nulls []bool, sp codeSpan, hi, m, limit int) (_ int, ok, valid bool) {
+	wide := col.Type == blockmodel.Float64
+	if cap(d.remap) < sp.dict.size {
+		d.remap = make([]int32, sp.dict.size)
+	}
+	remap := d.remap[:sp.dict.size]
+	clear(remap)
+	idx, values := d.idx, d.values
+	floats, codes := col.Floats[sp.from:hi], col.codes[sp.from:hi]
+	codes = codes[:len(floats)]
+	nulls = nulls[sp.from:hi]
+	nulls = nulls[:len(floats)]
+	for r, f := range floats {
+		if f != f || nulls[r] {
+			continue
+		}
+		key := math.Float64bits(f)
+		if !wide {
+			key = uint64(math.Float32bits(float32(f)))
+		}
+		c := codes[r]
+		if uint64(c) >= uint64(len(remap)) {
+			return m, false, false
+		}
+		o := remap[c]
+		switch {
+		case o == 0:
+			slot := d.slot(key)
+			if o = *slot; o == 0 {
+				if !d.add(slot, key, m, limit) {
+					return m, false, true
+				}
+				values = d.values
+				o = int32(len(values))
+			}
+			remap[c] = o
+		case values[o-1] != key:
+			return m, false, false
+		}
+		idx[m] = o - 1
+		m++
+	}
+	return m, true, true
+}
+
+// slot returns the slot of the hash table holding key, or the empty one
+// where it goes.
+func (d *floatDict) slot(key uint64) *int32 {
+	mask := uint64(len(d.table) - 1)
+	for h := (key * dictHash) >> d.shift; ; h++ {
+		if at := d.table[h&mask]; at == 0 || d.values[at-1] == key {
+			return &d.table[h&mask]
+		}
+	}
+}
+
+// add makes key (absent) the next value of the dictionary, in slot, and
+// the index of value m; false when the dictionary is given up: limit
+// values already, or the first dictProbe values all distinct. It grows
+// the table past a quarter full.
+func (d *floatDict) add(slot *int32, key uint64, m, limit int) bool {
+	if len(d.values) == limit {
+		return false
+	}
+	d.values = append(d.values, key)
+	*slot = int32(len(d.values))
+	d.idx[m] = int32(len(d.values) - 1)
+	if m+1 == dictProbe && len(d.values) == dictProbe {
+		return false // the first dictProbe values all distinct
+	}
+	if 4*len(d.values) > len(d.table) { // at most a quarter full
+		d.grow()
+	}
+	return true
 }
 
 // noNulls is n false flags, kept for the next chunk.

@@ -128,7 +128,7 @@ func (sc *Scanner) read(out []Column) ([]Column, error) {
 	n := int(min(int64(sc.batch), sc.end-sc.pos))
 	for i, r := range sc.readers {
 		c := &out[i]
-		c.reset()
+		c.Reset()
 		if r == nil {
 			for range n {
 				c.Ints = append(c.Ints, sc.consts[i])

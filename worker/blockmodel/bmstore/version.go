@@ -474,7 +474,7 @@ func (t *Tx) writeVersionIDs(v *Version) error {
 	batch := newColumn(blockmodel.Int64, batchRows)
 	for lo := int64(0); lo < t.rows; lo += batchRows {
 		hi := min(t.rows, lo+batchRows)
-		batch.reset()
+		batch.Reset()
 		if old != nil {
 			if k, err := old.read(&batch, int(hi-lo)); err != nil || int64(k) != hi-lo {
 				cw.abort()

@@ -102,14 +102,14 @@ func (w *ColumnWriter) Write(b Column) error {
 		w.given += int64(n)
 	} else {
 		if w.old != nil {
-			w.oldBuf.reset()
+			w.oldBuf.Reset()
 			if k, err := w.old.read(&w.oldBuf, n); err != nil || k != n {
 				return fmt.Errorf("bmstore: column %q: read old values: %v", w.meta.Title, err)
 			}
 		}
 		// Runs of supplied rows come from the batch, the others from the
 		// old file or null.
-		w.out.reset()
+		w.out.Reset()
 		for r := 0; r < n; {
 			given := b.Given[r]
 			e := r + 1
