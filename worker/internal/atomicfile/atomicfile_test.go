@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -47,7 +48,8 @@ func TestWriteCommitRemove(t *testing.T) {
 }
 
 // TestWriteback: a file written through a Writeback, across several
-// writeback chunks, holds every byte once committed.
+// writeback chunks, has background fsyncs and holds every byte once
+// committed.
 func TestWriteback(t *testing.T) {
 	dir := t.TempDir()
 	f, err := os.CreateTemp(dir, "wb-*")
@@ -63,6 +65,11 @@ func TestWriteback(t *testing.T) {
 	}
 	require.Equal(t, int64(len(want)), w.n)
 	require.Positive(t, w.synced, "writeback started for the first chunks")
+	// the first chunk's background fsync ends (bounded wait on its count)
+	for i := 0; w.syncs.Load() == 0; i++ {
+		require.Less(t, i, 10_000, "no background fsync ended")
+		time.Sleep(time.Millisecond)
+	}
 	path := filepath.Join(dir, "out")
 	require.NoError(t, Commit(f, path))
 	got, err := os.ReadFile(path)
