@@ -227,6 +227,12 @@ func slotsFor(cols []outCol) int {
 	return querySlots
 }
 
+// scanBatch is the rows a query reads at a time: a quarter of an output
+// row group, as the Scanner holds two batches and a batch's memory is
+// fresh for each query (a page fault costs 12 µs a 4 KiB page on the
+// 2-core machine: 3 ms a MiB).
+const scanBatch = bmstore.QueryRowGroup / 4
+
 // queryRows streams rows [from, to) to qw: input batches are read and
 // their selected rows appended to output row groups of exactly
 // bmstore.QueryRowGroup rows (the last shorter), each lent to qw as it
@@ -239,7 +245,7 @@ func queryRows(ctx context.Context, s *bmstore.Store, modelID string, v *bmstore
 	var sc *bmstore.Scanner
 	if len(scan) > 0 {
 		var err error
-		if sc, err = s.Scan(modelID, v.VersionID, scan, from, to, batch); err != nil {
+		if sc, err = s.Scan(modelID, v.VersionID, scan, from, to, scanBatch); err != nil {
 			return fmt.Errorf("bmjob: query: %w", err)
 		}
 		defer sc.Close()
@@ -306,11 +312,11 @@ func queryRows(ctx context.Context, s *bmstore.Store, modelID string, v *bmstore
 	var cur *qslot
 	fill := 0 // rows in cur
 	err := func() error {
-		for lo := from; lo < to; lo += batch {
+		for lo := from; lo < to; lo += scanBatch {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			hi := min(to, lo+batch)
+			hi := min(to, lo+scanBatch)
 			n := int(hi - lo)
 			var scanned []bmstore.Column
 			if sc != nil {
