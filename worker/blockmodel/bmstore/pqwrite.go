@@ -1156,10 +1156,7 @@ func (d *floatDict) hash(col *Column, nulls []bool, lo, hi, m, limit int) (int, 
 		if f != f || nulls[r] {
 			continue
 		}
-		key := math.Float64bits(f)
-		if !wide {
-			key = uint64(math.Float32bits(float32(f)))
-		}
+		key := dictKey(f, wide)
 		h := (key * dictHash) >> shift
 		for {
 			// h&mask < len(table), a power of two; a slot's index < len(values)
@@ -1186,6 +1183,15 @@ func (d *floatDict) hash(col *Column, nulls []bool, lo, hi, m, limit int) (int, 
 	return m, true
 }
 
+// dictKey is the key of a value in a dictionary: its bits, its float32
+// bits when not wide (Float16 and Float32 columns).
+func dictKey(f float64, wide bool) uint64 {
+	if wide {
+		return math.Float64bits(f)
+	}
+	return uint64(math.Float32bits(float32(f)))
+}
+
 // byCodes is hash for rows [sp.from, hi) coded by sp.dict: the first value
 // of a code is looked up in the table (remap then holds its index plus
 // one), the code's other values are checked against it. It returns valid
@@ -1206,10 +1212,7 @@ func (d *floatDict) byCodes(col *Column, nulls []bool, sp codeSpan, hi, m, limit
 		if f != f || nulls[r] {
 			continue
 		}
-		key := math.Float64bits(f)
-		if !wide {
-			key = uint64(math.Float32bits(float32(f)))
-		}
+		key := dictKey(f, wide)
 		c := codes[r]
 		if uint64(c) >= uint64(len(remap)) {
 			return m, false, false
