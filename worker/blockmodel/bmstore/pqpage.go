@@ -223,7 +223,9 @@ func (c *chunkReader) open(cc *format.ColumnChunk, rows int64) error {
 		if err := c.decodeDict(body, dictValues); err != nil {
 			return err
 		}
-		c.codeDict = &codeDict{size: dictValues}
+		if c.kind == kFloat {
+			c.codeDict = &codeDict{size: dictValues}
+		}
 	}
 	return nil
 }
@@ -643,11 +645,9 @@ func (c *chunkReader) floatCodes(out []float64, codes []uint32, nulls []bool, m 
 	return nil
 }
 
-// floats decodes the next len(out) values of the page into out.
+// floats decodes the next len(out) values of a PLAIN page into out (a
+// dictionary page's go through floatCodes).
 func (c *chunkReader) floats(out []float64) error {
-	if c.dict {
-		return lookup(&c.idx, c.dictF, out)
-	}
 	if c.phys == format.Double {
 		b, err := c.plainFixed(len(out), 8)
 		if err != nil {
