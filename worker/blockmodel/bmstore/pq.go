@@ -128,21 +128,11 @@ func openColReader(path string, t DataType) (*colReader, error) {
 	return r, nil
 }
 
-// physical is the kind of the page data of a data type's values.
+// physical is the kind of the page data of a data type's values:
+// parquet-go's encoding.Kind numbers the physical types as format.Type
+// does, one up (0 is Undefined; TestPhysicalKinds).
 func physical(t DataType) encoding.Kind {
-	switch t {
-	case blockmodel.Boolean:
-		return encoding.Boolean
-	case blockmodel.Int64, blockmodel.Timestamp, blockmodel.UInt64:
-		return encoding.Int64
-	case blockmodel.Float16, blockmodel.Float32:
-		return encoding.Float
-	case blockmodel.Float64:
-		return encoding.Double
-	case blockmodel.Utf8:
-		return encoding.ByteArray
-	}
-	return encoding.Int32
+	return encoding.Kind(formatType(t)) + 1
 }
 
 // read appends up to n values to dst; it returns the number appended (less

@@ -11,6 +11,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
+	"github.com/parquet-go/parquet-go/encoding"
 	"github.com/parquet-go/parquet-go/format"
 	"github.com/stretchr/testify/require"
 
@@ -491,4 +492,17 @@ func TestQueryWriterWideTable(t *testing.T) {
 		}
 		requireSameFast(t, &want[c], &got, names[c])
 	}
+}
+
+// TestPhysicalKinds: physical gives each data type the encoding.Kind of
+// its Parquet physical type, the kind parquet-go's pages report.
+func TestPhysicalKinds(t *testing.T) {
+	want := map[format.Type]encoding.Kind{format.Boolean: encoding.Boolean, format.Int32: encoding.Int32,
+		format.Int64: encoding.Int64, format.Float: encoding.Float, format.Double: encoding.Double,
+		format.ByteArray: encoding.ByteArray}
+	for _, typ := range allTypes {
+		require.Equal(t, want[formatType(typ)], physical(typ), typ)
+	}
+	require.Equal(t, encoding.Double, physical(blockmodel.Float64))
+	require.Equal(t, encoding.Int32, physical(blockmodel.Date32))
 }

@@ -649,18 +649,7 @@ func (c *chunkReader) floatCodes(out []float64, codes []uint32, nulls []bool, m 
 // dictionary page's go through floatCodes).
 func (c *chunkReader) floats(out []float64) error {
 	if c.phys == format.Double {
-		b, err := c.plainFixed(len(out), 8)
-		if err != nil {
-			return err
-		}
-		if littleEndian() {
-			copy(asBytes(out), b)
-			return nil
-		}
-		for i := range out {
-			out[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
-		}
-		return nil
+		return plain8(c, out, math.Float64frombits)
 	}
 	b, err := c.plainFixed(len(out), 4)
 	if err != nil {
@@ -668,6 +657,24 @@ func (c *chunkReader) floats(out []float64) error {
 	}
 	for i := range out {
 		out[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
+	}
+	return nil
+}
+
+// plain8 decodes the next len(out) PLAIN values of 8 bytes (INT64,
+// DOUBLE) into out: copied as they are on a little-endian machine, else
+// each converted from its little-endian bits.
+func plain8[T any](c *chunkReader, out []T, conv func(uint64) T) error {
+	b, err := c.plainFixed(len(out), 8)
+	if err != nil {
+		return err
+	}
+	if littleEndian() {
+		copy(asBytes(out), b)
+		return nil
+	}
+	for i := range out {
+		out[i] = conv(binary.LittleEndian.Uint64(b[8*i:]))
 	}
 	return nil
 }
@@ -693,18 +700,7 @@ func integers[T int64 | uint64](c *chunkReader, out, dict []T, signed bool) erro
 		return lookup(&c.idx, dict, out)
 	}
 	if c.phys == format.Int64 {
-		b, err := c.plainFixed(len(out), 8)
-		if err != nil {
-			return err
-		}
-		if littleEndian() {
-			copy(asBytes(out), b)
-			return nil
-		}
-		for i := range out {
-			out[i] = T(binary.LittleEndian.Uint64(b[8*i:]))
-		}
-		return nil
+		return plain8(c, out, func(x uint64) T { return T(x) })
 	}
 	b, err := c.plainFixed(len(out), 4)
 	if err != nil {
