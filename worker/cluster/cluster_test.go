@@ -589,6 +589,47 @@ func TestSubmitValidation(t *testing.T) {
 	require.ErrorIs(t, err, cluster.ErrNoJob)
 }
 
+// A Submit whose context ends while it queues its shards returns the
+// context's error only once the store call under way has ended, so that a
+// cleanup right after it (Forget) leaves nothing behind: no queued shard,
+// no record. Several rounds, each cut off after its first shard is queued.
+func TestSubmitCutOff(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	q, nc := clustertest.QueueConfig(t, ctx, cluster.Config{})
+	keys := make([]string, 300)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("s%d", i)
+	}
+	for round := range 5 {
+		job := fmt.Sprintf("cut-%d", round)
+		sctx, stop := context.WithCancel(ctx)
+		errc := make(chan error, 1)
+		go func() { errc <- q.Submit(sctx, job, json.RawMessage(`{}`), keys) }()
+		for i := 0; ; i++ {
+			pending, _, err := q.Pending(ctx)
+			require.NoError(t, err)
+			if pending > 0 {
+				break
+			}
+			require.Less(t, i, 5000, "no shard was ever queued")
+			time.Sleep(time.Millisecond)
+		}
+		stop()
+		select {
+		case err := <-errc:
+			require.ErrorIs(t, err, context.Canceled, "round %d", round)
+		case <-ctx.Done():
+			t.Fatal("the submit did not return after its context ended")
+		}
+		require.NoError(t, q.Forget(ctx, job))
+		pending, _, err := q.Pending(ctx)
+		require.NoError(t, err)
+		require.Zero(t, pending, "round %d: a shard stayed queued after the cleanup", round)
+		clustertest.RequireEmpty(t, ctx, nc)
+	}
+}
+
 // helperEnv names the NATS URL for TestHelperWorkerProcess; set only in the
 // child processes TestKilledProcess starts.
 const helperEnv = "GEOSTAT_CLUSTER_TEST_NATS"

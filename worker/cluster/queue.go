@@ -238,6 +238,13 @@ func (q *Queue) Submit(ctx context.Context, job string, spec json.RawMessage, sh
 // SubmitKind is Submit of a job of kind: every shard message carries the
 // kind, and a Work loop (WorkKinds) computes it with the handler of that
 // kind, failing the job when it has none.
+//
+// When ctx ends during a Submit, the store call under way is finished
+// (bounded by submitWait) before Submit returns ctx's error: a record or a
+// shard message cut off on the client's side could still reach the store
+// later, after the caller's cleanup (Forget, Cancel) and then stay behind.
+// So everything a failed Submit stored is in the store when it returns,
+// and a cleanup after it finds it.
 func (q *Queue) SubmitKind(ctx context.Context, kind, job string, spec json.RawMessage, shards []string) error {
 	if !tokenRE.MatchString(job) {
 		return fmt.Errorf("cluster: job id %q: want 1 to 128 letters, digits, '-' or '_'", job)
@@ -256,15 +263,31 @@ func (q *Queue) SubmitKind(ctx context.Context, kind, job string, spec json.RawM
 	if err != nil {
 		return fmt.Errorf("cluster: job %s: %w", job, err)
 	}
-	key, err := q.jobKey(ctx, job, true)
+	// Each store call runs to its end (or submitWait); ctx is checked
+	// between them.
+	stopped := func() error {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("cluster: submitting job %s: %w", job, err)
+		}
+		return nil
+	}
+	if err := stopped(); err != nil {
+		return err
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), submitWait)
+	defer cancel()
+	key, err := q.jobKey(sctx, job, true)
 	if err != nil {
 		return err
 	}
-	if _, err := q.kv.Create(ctx, "job."+job, rec); err != nil {
+	if err := stopped(); err != nil {
+		return err
+	}
+	if _, err := q.kv.Create(sctx, "job."+job, rec); err != nil {
 		if !errors.Is(err, jetstream.ErrKeyExists) {
 			return fmt.Errorf("cluster: recording job %s: %w", job, err)
 		}
-		e, err := q.kv.Get(ctx, "job."+job)
+		e, err := q.kv.Get(sctx, "job."+job)
 		if err != nil {
 			return fmt.Errorf("cluster: reading job %s: %w", job, err)
 		}
@@ -273,12 +296,19 @@ func (q *Queue) SubmitKind(ctx context.Context, kind, job string, spec json.RawM
 		}
 	}
 	for _, s := range shards {
-		if err := q.wq.Publish(ctx, kind, job+"."+s, []byte(shardToken(key, s))); err != nil {
+		if err := stopped(); err != nil {
+			return err
+		}
+		if err := q.wq.Publish(sctx, kind, job+"."+s, []byte(shardToken(key, s))); err != nil {
 			return fmt.Errorf("cluster: publishing shard %s of job %s: %w", s, job, err)
 		}
 	}
 	return nil
 }
+
+// submitWait bounds the whole of a Submit's store calls, which run to
+// their end when the submitter's context ends (see SubmitKind).
+const submitWait = 30 * time.Second
 
 // Status is the state of a job.
 type Status struct {

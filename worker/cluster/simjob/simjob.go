@@ -476,14 +476,14 @@ func (r *Runner) Run(ctx context.Context, in tbsim.Input, p tbsim.Params, writer
 	if err != nil {
 		return err
 	}
+	// Whatever the outcome, a failed or cut-off submit included, the
+	// cluster forgets the job once Run returns: its results are in the
+	// writers or no longer wanted. A failed cleanup is logged and counted
+	// (Queue.Cleanup), never the job's outcome.
+	defer r.Queue.Cleanup(ctx, job)
 	if err := r.Queue.SubmitKind(ctx, ShardKind, job, spec, keys); err != nil {
 		return fmt.Errorf("submitting the shards: %w", err)
 	}
-	// Whatever the outcome, the cluster forgets the job once Run returns:
-	// its results are in the writers or no longer wanted.
-	// A failed cleanup is logged and counted (Queue.Cleanup), never the
-	// job's outcome.
-	defer r.Queue.Cleanup(ctx, job)
 	// Follow the done records while assembling: the assembler writes each
 	// tile as soon as its shards are done, while the compute workers go on
 	// with the next tiles (the shards are queued tile by tile).

@@ -138,6 +138,21 @@ func TestRunnerCancel(t *testing.T) {
 	clustertest.Cancel(t, ctx, q, nc, func(rctx context.Context) error { return r.Run(rctx, in, p, writers(t, p), nil) })
 }
 
+// A Runner whose context ends while it is still queuing its many shards
+// (one per coarse row and realisation) leaves nothing in the cluster: the
+// shards queued so far are purged and the job's records deleted.
+func TestRunnerCancelDuringSubmit(t *testing.T) {
+	in, p := job(t, 2)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	q, nc := clustertest.Queue(t, ctx)
+	r := &simjob.Runner{Queue: q, Sizes: shard.Sizes{TileBytes: 1, ShardBytes: 1, MinTiles: -1}}
+	pl, err := simjob.Plan(in, p, r.Sizes.WithDefaults())
+	require.NoError(t, err)
+	require.Greater(t, len(pl.Shards), 50, "enough shards for the cancel to land while they are queued")
+	clustertest.Cancel(t, ctx, q, nc, func(rctx context.Context) error { return r.Run(rctx, in, p, writers(t, p), nil) })
+}
+
 // A shard's memory estimate counts at least its blob and grows with the
 // threads; Handler.Estimate gives Job.Memory with its Threads; a Runner
 // refuses a job whose largest shard exceeds MaxMemory before queuing
