@@ -240,7 +240,7 @@ func (q *Queue) Submit(ctx context.Context, job string, spec json.RawMessage, sh
 // kind, failing the job when it has none.
 //
 // When ctx ends during a Submit, the store call under way is finished
-// (bounded by submitWait) before Submit returns ctx's error: a record or a
+// (within 30 seconds) before Submit returns ctx's error: a record or a
 // shard message cut off on the client's side could still reach the store
 // later, after the caller's cleanup (Forget, Cancel) and then stay behind.
 // So everything a failed Submit stored is in the store when it returns,
