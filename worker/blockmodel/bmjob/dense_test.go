@@ -97,7 +97,7 @@ func TestStreamSinkRuns(t *testing.T) {
 		for j := range sink.work {
 			var c bmstore.Column
 			if j.d == nil {
-				c = sliceColumn(sink.gap, j.n)
+				c = sliceColumn(sink.gapColumn(), j.n)
 			} else {
 				c = j.d.slice(0, int64(j.n), false)
 				c.Floats = append([]float64(nil), c.Floats...)

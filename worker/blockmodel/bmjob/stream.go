@@ -3,6 +3,7 @@ package bmjob
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/worker/blockmodel"
@@ -18,7 +19,10 @@ var errOutOfOrder = errors.New("bmjob: update file rows are not in row order")
 // file gives its rows in canonical order (what the client writes, and what
 // a query returns): each batch goes to the store's column writer as it is
 // read, in a second goroutine, so that reading the file and writing the
-// column overlap and the column is never held whole in memory. Rows the
+// column overlap and the column is never held whole in memory. A batch is
+// lent to the writer (ColumnWriter.WriteLent: a whole row group of the
+// store, every row given, is encoded from the batch itself, not a copy)
+// and comes back to the free ones when the writer releases it. Rows the
 // file skips are written as not given (merge keeps, replace or a new
 // column nulls them). A row before an earlier one stops it with
 // errOutOfOrder.
@@ -32,7 +36,7 @@ type streamSink struct {
 	next    int64 // first row not yet placed
 	cur     *dense
 	curLen  int
-	gap     bmstore.Column // a batch of rows not given, shared read-only
+	gap     bmstore.Column // a batch of rows not given, shared read-only (made at its first use)
 	free    chan *dense
 	work    chan streamJob
 	done    chan error
@@ -45,19 +49,33 @@ type streamJob struct {
 	all bool
 }
 
-// newStreamSink returns a sink for n model rows of type typ; open starts
-// the column writer once the file's row count is known (allRows: the file
+// streamBuffers is the number of a streamSink's batches: one filled, the
+// others with the writer (queued, or lent while encoded).
+const streamBuffers = 3
+
+// newStreamSink returns a sink for n model rows of type typ, written in
+// batches of chunk rows (fewer for a smaller model); open starts the
+// column writer once the file's row count is known (allRows: the file
 // has a row for every model row, so a merge is a replace).
 func newStreamSink(ctx context.Context, typ blockmodel.DataType, n int64, chunk int, open func(allRows bool) (*bmstore.ColumnWriter, error)) *streamSink {
+	chunk = int(max(1, min(int64(chunk), n)))
 	s := &streamSink{ctx: ctx, open: open, typ: typ, n: n, chunk: chunk,
-		free: make(chan *dense, 3), work: make(chan streamJob, 2), done: make(chan error, 1)}
-	for range 3 {
+		free: make(chan *dense, streamBuffers), work: make(chan streamJob, 2), done: make(chan error, 1)}
+	for range streamBuffers {
 		s.free <- newDense(typ, int64(chunk), true)
 	}
-	g := newDense(typ, int64(chunk), true)
-	s.gap = g.col
-	s.gap.Given = g.given // all false
 	return s
+}
+
+// gapColumn returns the batch of chunk rows not given, made at its first
+// use (a file without gaps of a whole batch needs none).
+func (s *streamSink) gapColumn() bmstore.Column {
+	if s.gap.Type == "" {
+		g := newDense(s.typ, int64(s.chunk), true)
+		s.gap = g.col
+		s.gap.Given = g.given // all false
+	}
+	return s.gap
 }
 
 // Start implements bmwire.Sink: opens the column writer and starts the
@@ -79,12 +97,22 @@ func (s *streamSink) writer() {
 			err = s.ctx.Err()
 		}
 		if err == nil {
+			if j.d == nil {
+				err = geostat.Catch(func() error { return s.w.Write(sliceColumn(s.gapColumn(), j.n)) })
+				continue
+			}
+			// The batch comes back when the writer releases it; after a
+			// failure (a panic of WriteLent included) at once, as the
+			// update is then dropped whole.
+			var once sync.Once
+			release := func() { once.Do(func() { s.free <- j.d }) }
 			err = geostat.Catch(func() error { // a panic fails the update, never the process
-				if j.d == nil {
-					return s.w.Write(sliceColumn(s.gap, j.n))
-				}
-				return s.w.Write(j.d.slice(0, int64(j.n), j.all))
+				return s.w.WriteLent(j.d.slice(0, int64(j.n), j.all), release)
 			})
+			if err != nil {
+				release()
+			}
+			continue
 		}
 		if j.d != nil {
 			s.free <- j.d

@@ -61,9 +61,12 @@ func applyUpdate(ctx context.Context, s *bmstore.Store, in UpdateInput, stream b
 	if err := checkTitles(base, u); err != nil {
 		return nil, err
 	}
-	batch := in.BatchRows
+	// Reading and writing go in batches of batch rows; a streamed column
+	// is written in batches of chunk rows, by default the store's row
+	// groups, which its writer encodes without a copy (WriteLent).
+	batch, chunk := in.BatchRows, in.BatchRows
 	if batch <= 0 {
-		batch = defaultBatch
+		batch, chunk = defaultBatch, bmstore.StoreRowGroup
 	}
 	meta := bmstore.Meta{CreatedBy: in.CreatedBy, Comment: u.Comment, CreatedAt: in.CreatedAt, VersionUUID: in.VersionUUID}
 	info := ModelInfo(in.Geometry, base)
@@ -88,7 +91,7 @@ func applyUpdate(ctx context.Context, s *bmstore.Store, in UpdateInput, stream b
 			for i := range cols {
 				one := spec
 				one.Columns = cols[i : i+1]
-				if sum, err = streamColumn(ctx, tx, base, u, i, r, size, one, rows, batch); err != nil {
+				if sum, err = streamColumn(ctx, tx, base, u, i, r, size, one, rows, chunk); err != nil {
 					break
 				}
 			}
@@ -119,9 +122,9 @@ func applyUpdate(ctx context.Context, s *bmstore.Store, in UpdateInput, stream b
 
 // streamColumn reads value column i of an update's file (new columns
 // first, then updated ones) and writes the column as it reads
-// (streamSink).
+// (streamSink), in batches of chunk rows.
 func streamColumn(ctx context.Context, tx *bmstore.Tx, base *bmstore.Version, u *bmwire.Update, i int, r io.ReaderAt, size int64,
-	spec bmwire.FileSpec, rows *blockmodel.Blocks, batch int) (bmwire.Summary, error) {
+	spec bmwire.FileSpec, rows *blockmodel.Blocks, chunk int) (bmwire.Summary, error) {
 	open := func(allRows bool) (*bmstore.ColumnWriter, error) {
 		if i < len(u.Columns.New) {
 			nc := u.Columns.New[i]
@@ -141,7 +144,7 @@ func streamColumn(ctx context.Context, tx *bmstore.Tx, base *bmstore.Version, u 
 		}
 		return w, nil
 	}
-	sink := newStreamSink(ctx, spec.Columns[0].Type, rows.NumRows(), batch, open)
+	sink := newStreamSink(ctx, spec.Columns[0].Type, rows.NumRows(), chunk, open)
 	sum, err := bmwire.Read(r, size, spec, rows, sink)
 	if err != nil {
 		sink.stop()

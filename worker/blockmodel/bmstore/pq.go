@@ -19,6 +19,11 @@ import (
 // row groups being encoded).
 const storeRowGroup = 1 << 18
 
+// StoreRowGroup is the number of rows of a row group of the store's column
+// files: a batch of that many rows, at a row group's start, can be lent to
+// a ColumnWriter instead of copied (ColumnWriter.WriteLent).
+const StoreRowGroup = storeRowGroup
+
 // valueChunk is the number of parquet.Values a colReader reads at a time
 // from a page without a typed view.
 const valueChunk = 8192

@@ -139,6 +139,42 @@ func (w *ColumnWriter) Write(b Column) error {
 	return nil
 }
 
+// WriteLent is Write of a batch the writer may keep, instead of copying
+// it, until it calls release: a batch with every row given that is a
+// whole row group (StoreRowGroup rows, or the column's last rows) at a
+// row group's start is lent to the goroutine that encodes it, which calls
+// release once it is written or has failed. Any other batch is copied as
+// Write does, and release is called before WriteLent returns. release is
+// called exactly once, whatever the outcome; the caller must not change
+// the batch's values or flags before.
+func (w *ColumnWriter) WriteLent(b Column, release func()) error {
+	n := b.Len()
+	if w.tw == nil || n == 0 || b.Type != w.meta.DataType || slices.Contains(b.Given, false) ||
+		w.rows%int64(w.tw.group) != 0 || (n != w.tw.group && w.rows+int64(n) != w.t.rows) || w.rows+int64(n) > w.t.rows {
+		err := w.Write(b)
+		release()
+		return err
+	}
+	if err := b.check(); err != nil {
+		release()
+		return err
+	}
+	if w.old != nil {
+		if err := w.old.skip(int64(n)); err != nil {
+			release()
+			return fmt.Errorf("bmstore: column %q: read old values: %w", w.meta.Title, err)
+		}
+	}
+	b.Given = nil // every row given
+	if err := w.tw.writeGroup([]Column{b}, release); err != nil {
+		return fmt.Errorf("bmstore: column %q: %w", w.meta.Title, err)
+	}
+	setBits(w.t.written, w.rows, w.rows+int64(n))
+	w.given += int64(n)
+	w.rows += int64(n)
+	return nil
+}
+
 // setBits sets bits [from, to) of a bitset, a word at a time.
 func setBits(bits []uint64, from, to int64) {
 	for from < to {
