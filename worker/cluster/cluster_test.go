@@ -606,15 +606,7 @@ func TestSubmitCutOff(t *testing.T) {
 		sctx, stop := context.WithCancel(ctx)
 		errc := make(chan error, 1)
 		go func() { errc <- q.Submit(sctx, job, json.RawMessage(`{}`), keys) }()
-		for i := 0; ; i++ {
-			pending, _, err := q.Pending(ctx)
-			require.NoError(t, err)
-			if pending > 0 {
-				break
-			}
-			require.Less(t, i, 5000, "no shard was ever queued")
-			time.Sleep(time.Millisecond)
-		}
+		clustertest.WaitQueued(t, ctx, q)
 		stop()
 		select {
 		case err := <-errc:

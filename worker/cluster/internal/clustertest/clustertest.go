@@ -170,15 +170,7 @@ func Cancel(t testing.TB, ctx context.Context, q *cluster.Queue, nc *nats.Conn, 
 	rctx, rcancel := context.WithCancel(ctx)
 	errc := make(chan error, 1)
 	go func() { errc <- run(rctx) }()
-	for i := 0; ; i++ {
-		pending, _, err := q.Pending(ctx)
-		require.NoError(t, err)
-		if pending > 0 {
-			break
-		}
-		require.Less(t, i, 1000, "the job's shards were never queued")
-		time.Sleep(10 * time.Millisecond)
-	}
+	WaitQueued(t, ctx, q)
 	rcancel()
 	select {
 	case err := <-errc:
@@ -190,4 +182,19 @@ func Cancel(t testing.TB, ctx context.Context, q *cluster.Queue, nc *nats.Conn, 
 	require.NoError(t, err)
 	require.Zero(t, pending, "the cancel purged the queued shards")
 	RequireEmpty(t, ctx, nc)
+}
+
+// WaitQueued waits until the queue holds a shard message not yet
+// delivered, polling every millisecond for at most 10 seconds.
+func WaitQueued(t testing.TB, ctx context.Context, q *cluster.Queue) {
+	t.Helper()
+	for i := 0; ; i++ {
+		pending, _, err := q.Pending(ctx)
+		require.NoError(t, err)
+		if pending > 0 {
+			return
+		}
+		require.Less(t, i, 10_000, "no shard was ever queued")
+		time.Sleep(time.Millisecond)
+	}
 }
