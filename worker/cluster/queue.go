@@ -240,11 +240,11 @@ func (q *Queue) Submit(ctx context.Context, job string, spec json.RawMessage, sh
 // kind, failing the job when it has none.
 //
 // When ctx ends during a Submit, the store call under way is finished
-// (within 30 seconds) before Submit returns ctx's error: a record or a
-// shard message cut off on the client's side could still reach the store
-// later, after the caller's cleanup (Forget, Cancel) and then stay behind.
-// So everything a failed Submit stored is in the store when it returns,
-// and a cleanup after it finds it.
+// (each call is bounded by 30 seconds) before Submit returns ctx's error:
+// a record or a shard message cut off on the client's side could still
+// reach the store later, after the caller's cleanup (Forget, Cancel), and
+// then stay behind. So everything a failed Submit stored is in the store
+// when it returns, and a cleanup after it finds it.
 func (q *Queue) SubmitKind(ctx context.Context, kind, job string, spec json.RawMessage, shards []string) error {
 	if !tokenRE.MatchString(job) {
 		return fmt.Errorf("cluster: job id %q: want 1 to 128 letters, digits, '-' or '_'", job)
@@ -263,51 +263,55 @@ func (q *Queue) SubmitKind(ctx context.Context, kind, job string, spec json.RawM
 	if err != nil {
 		return fmt.Errorf("cluster: job %s: %w", job, err)
 	}
-	// Each store call runs to its end (or submitWait); ctx is checked
-	// between them.
-	stopped := func() error {
+	// Each store call runs to its end (or submitWait) under a context of
+	// its own; ctx is checked before each.
+	call := func(f func(ctx context.Context) error) error {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("cluster: submitting job %s: %w", job, err)
 		}
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), submitWait)
+		defer cancel()
+		return f(cctx)
+	}
+	var key []byte
+	if err := call(func(ctx context.Context) (err error) {
+		key, err = q.jobKey(ctx, job, true)
+		return err
+	}); err != nil {
+		return err
+	}
+	if err := call(func(ctx context.Context) error {
+		if _, err := q.kv.Create(ctx, "job."+job, rec); err != nil {
+			if !errors.Is(err, jetstream.ErrKeyExists) {
+				return fmt.Errorf("cluster: recording job %s: %w", job, err)
+			}
+			e, err := q.kv.Get(ctx, "job."+job)
+			if err != nil {
+				return fmt.Errorf("cluster: reading job %s: %w", job, err)
+			}
+			if !bytes.Equal(e.Value(), rec) {
+				return fmt.Errorf("cluster: job %s already exists with another spec", job)
+			}
+		}
 		return nil
-	}
-	if err := stopped(); err != nil {
+	}); err != nil {
 		return err
-	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), submitWait)
-	defer cancel()
-	key, err := q.jobKey(sctx, job, true)
-	if err != nil {
-		return err
-	}
-	if err := stopped(); err != nil {
-		return err
-	}
-	if _, err := q.kv.Create(sctx, "job."+job, rec); err != nil {
-		if !errors.Is(err, jetstream.ErrKeyExists) {
-			return fmt.Errorf("cluster: recording job %s: %w", job, err)
-		}
-		e, err := q.kv.Get(sctx, "job."+job)
-		if err != nil {
-			return fmt.Errorf("cluster: reading job %s: %w", job, err)
-		}
-		if !bytes.Equal(e.Value(), rec) {
-			return fmt.Errorf("cluster: job %s already exists with another spec", job)
-		}
 	}
 	for _, s := range shards {
-		if err := stopped(); err != nil {
+		if err := call(func(ctx context.Context) error {
+			if err := q.wq.Publish(ctx, kind, job+"."+s, []byte(shardToken(key, s))); err != nil {
+				return fmt.Errorf("cluster: publishing shard %s of job %s: %w", s, job, err)
+			}
+			return nil
+		}); err != nil {
 			return err
-		}
-		if err := q.wq.Publish(sctx, kind, job+"."+s, []byte(shardToken(key, s))); err != nil {
-			return fmt.Errorf("cluster: publishing shard %s of job %s: %w", s, job, err)
 		}
 	}
 	return nil
 }
 
-// submitWait bounds the whole of a Submit's store calls, which run to
-// their end when the submitter's context ends (see SubmitKind).
+// submitWait bounds each of a Submit's store calls, which run to their
+// end when the submitter's context ends (see SubmitKind).
 const submitWait = 30 * time.Second
 
 // Status is the state of a job.
