@@ -14,15 +14,15 @@ import (
 	"github.com/geostat-engine/geostat/worker/blockmodel"
 )
 
-// storeRowGroup is the row group size of the store's column files. It
-// bounds the rows a tableWriter holds (a row group being filled and the
-// row groups being encoded).
-const storeRowGroup = 1 << 18
-
 // StoreRowGroup is the number of rows of a row group of the store's column
 // files: a batch of that many rows, at a row group's start, can be lent to
 // a ColumnWriter instead of copied (ColumnWriter.WriteLent).
-const StoreRowGroup = storeRowGroup
+const StoreRowGroup = 1 << 18
+
+// storeRowGroup is StoreRowGroup, the row group size of the store's column
+// files. It bounds the rows a tableWriter holds (a row group being filled
+// and the row groups being encoded).
+const storeRowGroup = StoreRowGroup
 
 // valueChunk is the number of parquet.Values a colReader reads at a time
 // from a page without a typed view.
