@@ -26,6 +26,12 @@ import (
 // fails as expired (A.6.2, OPEN-21).
 const PendingLifetime = 24 * time.Hour
 
+// MaxOpenJobs bounds the update jobs of one model not started yet (waiting
+// for their upload, or queued): a PATCH …/blocks past it answers 429. The
+// model's record lists them, so the bound is also that list's. Jobs past
+// PendingLifetime are expired first, so they do not count.
+const MaxOpenJobs = 256
+
 // jobState is what the area keeps in a job record's payload: the request
 // while the job waits, its outcome once finished. The job route renders
 // the A.6.1 payload from it, signing fresh URLs at each read.
@@ -140,11 +146,45 @@ func (a *Area) jobOf(md *model, id string) (bmstore.Job, jobState, error) {
 
 // expire fails a pending job past PendingLifetime.
 func (a *Area) expire(md *model, j bmstore.Job, st jobState) {
-	st.Problem = &problem.Problem{Type: problem.BlockModelJobExpired, Title: "Job Expired.", Status: http.StatusGone,
-		Detail: fmt.Sprintf("no upload was confirmed within %v of the job's start", PendingLifetime)}
-	if _, err := a.bm.TransitionJob(j.ID, bmstore.PendingUpload, bmstore.Failed, jsonRaw(st)); err == nil {
+	if a.expireJob(j, st) {
 		a.closeJob(md.id(), j.ID)
 	}
+}
+
+// expireJob moves a pending job to FAILED job/expired; false when it was
+// not pending any more.
+func (a *Area) expireJob(j bmstore.Job, st jobState) bool {
+	st.Problem = &problem.Problem{Type: problem.BlockModelJobExpired, Title: "Job Expired.", Status: http.StatusGone,
+		Detail: fmt.Sprintf("no upload was confirmed within %v of the job's start", PendingLifetime)}
+	_, err := a.bm.TransitionJob(j.ID, bmstore.PendingUpload, bmstore.Failed, jsonRaw(st))
+	return err == nil
+}
+
+// sweepOpenJobs expires the model's pending jobs past PendingLifetime and
+// drops from its open jobs those started or finished meanwhile (or gone);
+// it reports whether the list changed. The caller holds a.mu and saves the
+// model.
+func (a *Area) sweepOpenJobs(md *model) (bool, error) {
+	keep := md.doc.OpenJobs[:0:0]
+	for _, id := range md.doc.OpenJobs {
+		j, st, err := a.jobOf(md, id)
+		switch {
+		case problem.StatusOf(err) == http.StatusNotFound:
+			continue
+		case err != nil:
+			return false, err
+		case j.Status == bmstore.PendingUpload && a.now().Sub(j.CreatedAt) > PendingLifetime:
+			if a.expireJob(j, st) {
+				continue
+			}
+			keep = append(keep, id) // confirmed meanwhile: queued
+		case j.Status == bmstore.PendingUpload || j.Status == bmstore.Queued:
+			keep = append(keep, id)
+		}
+	}
+	changed := len(keep) != len(md.doc.OpenJobs)
+	md.doc.OpenJobs = keep
+	return changed, nil
 }
 
 // UpdateWithURL is the 202 answer of PATCH …/blocks (the client's
@@ -181,6 +221,23 @@ func (a *Area) startUpdate(w http.ResponseWriter, r *http.Request, c *call) {
 	u, err := bmwire.DecodeUpdate(b, bmjob.ModelInfo(g, latest))
 	if err != nil {
 		a.fail(w, r, err)
+		return
+	}
+	changed, err := a.sweepOpenJobs(md)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if len(md.doc.OpenJobs) >= MaxOpenJobs {
+		if changed {
+			if err := a.saveModel(md); err != nil {
+				a.fail(w, r, err)
+				return
+			}
+		}
+		a.fail(w, r, problem.New(http.StatusTooManyRequests, problem.BlockModelService, "Too Many Requests.",
+			fmt.Sprintf("block model %s has %d update jobs waiting for their upload or queued, the most it takes (%d): confirm their uploads, or let them expire %v after their start",
+				md.id(), len(md.doc.OpenJobs), MaxOpenJobs, PendingLifetime)))
 		return
 	}
 	st := jobState{Org: c.org, WS: c.ws, User: c.user, Update: b, VersionUUID: bmstore.NewUUID(), NeedsFile: u.NeedsFile()}

@@ -501,3 +501,37 @@ func TestQueryOutputIsTheBlob(t *testing.T) {
 		assert.False(t, strings.HasPrefix(e.Name(), "blob-") || strings.HasPrefix(e.Name(), "query-"), "temporary file %s left", e.Name())
 	}
 }
+
+// The update jobs of one model waiting for their upload are bounded: past
+// MaxOpenJobs a PATCH …/blocks answers 429 and records nothing; jobs past
+// their lifetime are expired by the next PATCH, which then goes through,
+// and confirmed ones no longer count.
+func TestOpenJobsBounded(t *testing.T) {
+	w := startWorker(t)
+	rec := create(t, w.c, org, ws, regularBody("crowded", ""))
+	path := bmPrefix(org, ws) + "/" + rec.BMUUID
+	ups := make([]updateAnswer, bmapi.MaxOpenJobs)
+	for n := range ups {
+		require.NoError(t, do(t, w.c, http.MethodPatch, path+"/blocks", addCu, http.StatusAccepted).JSON(&ups[n]))
+	}
+	r := do(t, w.c, http.MethodPatch, path+"/blocks", addCu, http.StatusTooManyRequests)
+	assert.Equal(t, errBase+"/block-model-service/service", problemType(t, r))
+	assert.Contains(t, string(r.Body), "256 update jobs")
+	// One confirmed (it runs and fails: nothing was uploaded) makes room
+	// for one.
+	do(t, w.c, http.MethodPost, path+"/jobs/"+ups[0].JobUUID+"/uploaded", nil, http.StatusCreated)
+	assert.Equal(t, "FAILED", waitJob(t, w.c, ups[0].JobURL).JobStatus)
+	var more updateAnswer
+	require.NoError(t, do(t, w.c, http.MethodPatch, path+"/blocks", addCu, http.StatusAccepted).JSON(&more))
+	do(t, w.c, http.MethodPatch, path+"/blocks", addCu, http.StatusTooManyRequests)
+	// A day later every pending job is expired by the next PATCH.
+	bmapi.SetClock(w.svc.BlockModels(), func() time.Time { return time.Now().Add(bmapi.PendingLifetime + time.Minute) })
+	do(t, w.c, http.MethodPatch, path+"/blocks", addCu, http.StatusAccepted)
+	var p struct {
+		Type string `json:"type"`
+	}
+	j := getJob(t, w.c, ups[1].JobURL)
+	require.Equal(t, "FAILED", j.JobStatus)
+	require.NoError(t, json.Unmarshal(j.Payload, &p))
+	assert.Equal(t, errBase+"/block-model-service/job/expired", p.Type)
+}
