@@ -968,7 +968,7 @@ func (h *hybrid) indices(out []uint32, n int) error {
 }
 
 // unpackIndices decodes len(out) indices of h's current bit-packed run
-// into out, as unpackLookup does; an index of n or more is an error.
+// into out; an index of n or more is an error.
 func (h *hybrid) unpackIndices(out []uint32, n int) error {
 	b, off, w := h.bits, h.off, h.width
 	mask := uint64(1)<<w - 1
@@ -999,62 +999,19 @@ func (h *hybrid) unpackIndices(out []uint32, n int) error {
 }
 
 // lookup decodes the next len(out) dictionary indices of h into their
-// values in dict; an index outside dict is an error.
+// values in dict; an index outside dict is an error. The indices go
+// through h.indices a chunk at a time, then to their values.
 func lookup[T any](h *hybrid, dict []T, out []T) error {
+	var idx [512]uint32
 	for len(out) > 0 {
-		if h.left == 0 {
-			if err := h.run(); err != nil {
-				return fmt.Errorf("dictionary indices: %w", err)
-			}
-			continue
+		k := min(len(out), len(idx))
+		if err := h.indices(idx[:k], len(dict)); err != nil {
+			return fmt.Errorf("dictionary indices: %w", err)
 		}
-		t := min(h.left, len(out))
-		if h.rle {
-			if uint64(h.value) >= uint64(len(dict)) {
-				return fmt.Errorf("dictionary index %d of %d values", h.value, len(dict))
-			}
-			v := dict[h.value]
-			for i := range out[:t] {
-				out[i] = v
-			}
-		} else if err := unpackLookup(h, dict, out[:t]); err != nil {
-			return err
+		for i, v := range idx[:k] {
+			out[i] = dict[v]
 		}
-		h.left -= t
-		out = out[t:]
+		out = out[k:]
 	}
-	return nil
-}
-
-// unpackLookup decodes len(out) indices of h's current bit-packed run
-// into their values in dict.
-func unpackLookup[T any](h *hybrid, dict []T, out []T) error {
-	b, off, w := h.bits, h.off, h.width
-	mask := uint64(1)<<w - 1
-	n := uint64(len(dict))
-	i := 0
-	if littleEndian() && len(b) >= 8 {
-		// first the values whose word (8 bytes from their first) is in
-		// b, loaded without a bounds check (v < len(dict) is checked)
-		base, d := unsafe.Pointer(unsafe.SliceData(b)), unsafe.Pointer(unsafe.SliceData(dict))
-		size, last := unsafe.Sizeof(dict[0]), uint(len(b)-8)
-		for ; i < len(out) && off>>3 <= last; i++ {
-			v := *(*uint64)(unsafe.Add(base, off>>3)) >> (off & 7) & mask
-			if v >= n {
-				return fmt.Errorf("dictionary index %d of %d values", v, n)
-			}
-			out[i] = *(*T)(unsafe.Add(d, uintptr(v)*size))
-			off += w
-		}
-	}
-	for ; i < len(out); i++ {
-		v := word(b, off>>3) >> (off & 7) & mask
-		if v >= n {
-			return fmt.Errorf("dictionary index %d of %d values", v, n)
-		}
-		out[i] = dict[v]
-		off += w
-	}
-	h.off = off
 	return nil
 }
