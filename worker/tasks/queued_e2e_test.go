@@ -71,7 +71,10 @@ func TestQueuedTaskRunsOnAnotherWorker(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, "tasks-test-worker-b", rec.Owner, "the other worker ran the job")
 	assert.Equal(t, 1, rec.Attempts)
-	orec, ok := other.Get(id)
+	// The owner stores the outcome before it applies it to its own record,
+	// so the submitting worker may see the job succeed a moment before the
+	// owner's run has ended: wait for that end.
+	orec, ok := other.Wait(ctx, id)
 	require.True(t, ok)
 	assert.Equal(t, jobs.Succeeded, orec.Status)
 
