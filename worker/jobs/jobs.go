@@ -376,6 +376,11 @@ var ErrTooLarge = errors.New("jobs: the job's memory estimate exceeds the limit"
 // Options.MaxPerUser unfinished jobs.
 var ErrBusy = errors.New("jobs: this user has too many jobs queued or running")
 
+// MaxMemory is the bound on the sum of the running jobs' memory estimates
+// (Options.MaxMemory; 0: none). Submit refuses a job whose estimate alone
+// exceeds it (ErrTooLarge).
+func (m *Manager) MaxMemory() int64 { return m.opts.MaxMemory }
+
 // Submit records a new job and schedules it. It returns the job's record.
 // With Shared, it waits (until ctx ends, at most 30 s) for the record to be
 // saved and the job queued; the Manager's lock is not held meanwhile, so

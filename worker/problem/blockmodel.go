@@ -54,6 +54,16 @@ func blockModelStatuses() map[string][]Status {
 		ok = func(meaning string) Status { return Status{http.StatusOK, meaning, nil} }
 	)
 	with := func(list []Status, more ...Status) []Status { return append(append([]Status(nil), list...), more...) }
+	// swap replaces the status of st's code in list.
+	swap := func(list []Status, st Status) []Status {
+		out := append([]Status(nil), list...)
+		for i := range out {
+			if out[i].Code == st.Code {
+				out[i] = st
+			}
+		}
+		return out
+	}
 	view := []Status{auth, noBM, statusGone, invalid}
 	edit := with(view, low)
 	notImpl := []Status{auth, invalid, {http.StatusNotImplemented, "block model reports are not implemented", []string{BlockModelNotImpl}}}
@@ -69,7 +79,8 @@ func blockModelStatuses() map[string][]Status {
 			Status{http.StatusInternalServerError, "no free name for the restored model", []string{BlockModelRestoreError}}, full),
 		"PATCH " + bm + "/blocks": with(edit, Status{http.StatusAccepted, "UpdateWithUrl: the job, its upload_url (when the update reads a file) and the reserved version_uuid", nil}, large, full,
 			Status{http.StatusTooManyRequests, "the model has 256 update jobs waiting for their upload or queued (bmapi.MaxOpenJobs)", []string{BlockModelService}}),
-		"POST " + bm + "/jobs/{job_id}/uploaded": with(edit, Status{http.StatusCreated, "{job_url}: the job is queued", nil},
+		"POST " + bm + "/jobs/{job_id}/uploaded": with(swap(edit, Status{http.StatusUnprocessableEntity, "invalid parameters (invalid-params names each), or an update needing more memory than the worker gives a job (a geometry change of many rows): the job fails",
+			[]string{BlockModelValidation, BlockModelJobUpdateError}}), Status{http.StatusCreated, "{job_url}: the job is queued", nil},
 			Status{http.StatusConflict, "the job is not waiting for an upload (confirmed already, or finished)", []string{BlockModelFileConflict}}, queue[0], queue[1]),
 		"GET " + bm + "/jobs/{job_id}":                with(view, ok("{job_status, payload}")),
 		"POST " + bm + "/blocks":                      with(view, ok("QueryResult: the resolved query and the job_url of its output"), large, queue[0], queue[1]),

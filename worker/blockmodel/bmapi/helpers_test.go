@@ -38,10 +38,13 @@ func startWorker(t *testing.T) *worker {
 }
 
 // startWorkerIn runs a worker over dir until the test ends or the returned
-// stop is called.
-func startWorkerIn(t *testing.T, dir string) (*worker, func()) {
+// stop is called; set changes its options.
+func startWorkerIn(t *testing.T, dir string, set ...func(*service.Options)) (*worker, func()) {
 	t.Helper()
 	opts := service.Options{}
+	for _, f := range set {
+		f(&opts)
+	}
 	opts.Addr = "127.0.0.1:0"
 	opts.DataDir = dir
 	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -305,27 +305,57 @@ func (a *Area) uploaded(w http.ResponseWriter, r *http.Request, c *call) {
 func (a *Area) submit(ctx context.Context, md *model, j bmstore.Job, st jobState, task string) error {
 	mem := int64(64 << 20)
 	if task == taskUpdate {
-		// The update's validating pass buffers the row numbers and values.
-		if g, err := md.doc.Record.Geometry(); err == nil {
-			mem += 16 * g.NumParents()
-		}
+		mem = a.updateMemory(ctx, md, st)
 	}
 	spec := jobs.Spec{Org: st.Org, Topic: Topic, Task: task, User: st.User.ID, Workspace: st.WS, Memory: mem,
 		Request: jsonRaw(queuedRequest{JobID: j.ID})}
-	if _, err := a.jobs.Submit(ctx, spec, a.runFunc(j.ID)); err != nil {
-		p := problem.Problem{Type: problem.BlockModelService, Title: "Service Error.", Status: http.StatusServiceUnavailable,
-			Detail: "the worker could not queue the job: " + err.Error()}
-		st.Problem = &p
-		if _, terr := a.bm.TransitionJob(j.ID, bmstore.Queued, bmstore.Failed, jsonRaw(st)); terr == nil {
-			a.closeJob(md.id(), j.ID)
-		}
-		status := http.StatusServiceUnavailable
-		if errors.Is(err, jobs.ErrBusy) {
-			status = http.StatusTooManyRequests
-		}
-		return &problem.Error{Status: status, Type: problem.BlockModelService, Title: "Service Unavailable.", Detail: p.Detail, Err: err}
+	_, err := a.jobs.Submit(ctx, spec, a.runFunc(j.ID))
+	if err == nil {
+		return nil
 	}
-	return nil
+	p := problem.Problem{Type: problem.BlockModelService, Title: "Service Error.", Status: http.StatusServiceUnavailable,
+		Detail: "the worker could not queue the job: " + err.Error()}
+	status := http.StatusServiceUnavailable
+	switch {
+	case errors.Is(err, jobs.ErrBusy):
+		status = http.StatusTooManyRequests
+	case errors.Is(err, jobs.ErrTooLarge):
+		p = *updateError(fmt.Sprintf("the update needs about %.0f MiB of memory, more than the %.0f MiB the worker gives a job",
+			float64(mem)/(1<<20), float64(a.jobs.MaxMemory())/(1<<20)))
+		status = http.StatusUnprocessableEntity
+	}
+	st.Problem = &p
+	if _, terr := a.bm.TransitionJob(j.ID, bmstore.Queued, bmstore.Failed, jsonRaw(st)); terr == nil {
+		a.closeJob(md.id(), j.ID)
+	}
+	title := "Service Unavailable."
+	if status == http.StatusUnprocessableEntity {
+		title = p.Title
+	}
+	return &problem.Error{Status: status, Type: p.Type, Title: title, Detail: p.Detail, Err: err}
+}
+
+// updateMemory is the memory estimate of an update job
+// (bmjob.UpdateMemory) from the latest version's rows; for a geometry
+// change, from the upload's row bound too (a Parquet footer, or the lines
+// of a CSV file). A request or file the job will refuse counts as an
+// update of no file.
+func (a *Area) updateMemory(ctx context.Context, md *model, st jobState) int64 {
+	g, latest, err := a.latest(md)
+	if err != nil {
+		return bmjob.UpdateMemory(0, 0, 0, false)
+	}
+	info := bmjob.ModelInfo(g, latest)
+	u, err := bmwire.DecodeUpdate(st.Update, info)
+	if err != nil || u.GeometryChange == nil || !*u.GeometryChange || !u.NeedsFile() {
+		return bmjob.UpdateMemory(latest.Rows, 0, 0, false)
+	}
+	var fileRows int64
+	if f, err := a.objects.OpenBlob(ctx, store.Workspace{Org: st.Org, ID: st.WS}, nil, st.Upload); err == nil {
+		fileRows, _ = bmjob.FileRowBound(f, f.Size(), u.Input.Format)
+		f.Close()
+	}
+	return bmjob.UpdateMemory(latest.Rows, fileRows, len(u.ValueColumns(info)), true)
 }
 
 // Rebuild makes the Func of a queued job of the area from its request
@@ -459,7 +489,7 @@ func (a *Area) runUpdate(ctx context.Context, md *model, st *jobState) error {
 		return nil
 	}
 	in := bmjob.UpdateInput{ModelID: md.id(), Geometry: g, Update: u, ModelFillSubblocks: md.doc.Record.FillSubblocks,
-		VersionUUID: st.VersionUUID, CreatedBy: st.User.ID}
+		VersionUUID: st.VersionUUID, CreatedBy: st.User.ID, MaxMemory: a.jobs.MaxMemory()}
 	ws := store.Workspace{Org: st.Org, ID: st.WS}
 	if u.NeedsFile() {
 		f, err := a.objects.OpenBlob(ctx, ws, nil, st.Upload)

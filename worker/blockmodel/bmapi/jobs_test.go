@@ -20,6 +20,7 @@ import (
 	"github.com/geostat-engine/geostat/worker/blockmodel/bmwire"
 	"github.com/geostat-engine/geostat/worker/jobs"
 	"github.com/geostat-engine/geostat/worker/objects"
+	"github.com/geostat-engine/geostat/worker/service"
 	"github.com/parquet-go/parquet-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -534,4 +535,45 @@ func TestOpenJobsBounded(t *testing.T) {
 	require.Equal(t, "FAILED", j.JobStatus)
 	require.NoError(t, json.Unmarshal(j.Payload, &p))
 	assert.Equal(t, errBase+"/block-model-service/job/expired", p.Type)
+}
+
+// An update whose memory estimate exceeds what the worker gives a job is
+// refused when its upload is confirmed: 422 job/update-error naming the
+// memory, the job FAILED with the same problem, the latest version kept.
+// Here the worker gives a job 64 MiB and 1 KiB; a geometry change of a
+// five-line file needs more (bmjob.UpdateMemory), an update of a column of
+// the model's two rows does not.
+func TestUpdateBeyondMemoryRefused(t *testing.T) {
+	w, _ := startWorkerIn(t, t.TempDir(), func(o *service.Options) { o.MaxMemory = 64<<20 + 1<<10 })
+	rec := create(t, w.c, org, ws, `{"name": "split", "model_origin": {"x": 0, "y": 0, "z": 0}, "block_rotation": [],
+		"size_options": {"model_type": "fully-sub-blocked", "n_parent_blocks": {"nx": 2, "ny": 1, "nz": 1},
+		"n_subblocks_per_parent": {"nx": 2, "ny": 2, "nz": 1}, "parent_block_size": {"x": 10, "y": 10, "z": 10}}}`)
+	path := bmPrefix(org, ws) + "/" + rec.BMUUID
+	var up updateAnswer
+	require.NoError(t, do(t, w.c, http.MethodPatch, path+"/blocks", `{"columns": {"new": [{"title": "au", "data_type": "Float64"}]},
+		"geometry_change": true, "update_type": "merge", "input_options": {"file_format": "csv"}}`, http.StatusAccepted).JSON(&up))
+	file := "x,y,z,dx,dy,dz,au\n2.5,2.5,5,5,5,10,1\n7.5,2.5,5,5,5,10,2\n2.5,7.5,5,5,5,10,3\n7.5,7.5,5,5,5,10,4\n"
+	do(t, w.as(""), http.MethodPut, pathOf(w.c, *up.UploadURL), file, http.StatusCreated)
+	r := do(t, w.c, http.MethodPost, path+"/jobs/"+up.JobUUID+"/uploaded", nil, http.StatusUnprocessableEntity)
+	assert.Equal(t, errBase+"/block-model-service/job/update-error", problemType(t, r))
+	assert.Contains(t, string(r.Body), "MiB of memory, more than the 64 MiB the worker gives a job")
+	j := getJob(t, w.c, up.JobURL)
+	require.Equal(t, "FAILED", j.JobStatus)
+	assert.Contains(t, string(j.Payload), "block-model-service/job/update-error")
+	assert.Contains(t, string(j.Payload), "more than the 64 MiB the worker gives a job")
+	do(t, w.c, http.MethodPost, path+"/jobs/"+up.JobUUID+"/uploaded", nil, http.StatusConflict)
+
+	var vs struct {
+		Total int `json:"total"`
+	}
+	require.NoError(t, do(t, w.c, http.MethodGet, path+"/versions", nil, http.StatusOK).JSON(&vs))
+	assert.Equal(t, 1, vs.Total, "the latest version is kept")
+
+	// An update of the model's rows as they are fits.
+	require.NoError(t, do(t, w.c, http.MethodPatch, path+"/blocks", `{"columns": {"new": [{"title": "au", "data_type": "Float64"}]},
+		"update_type": "replace", "input_options": {"file_format": "csv"}}`, http.StatusAccepted).JSON(&up))
+	do(t, w.as(""), http.MethodPut, pathOf(w.c, *up.UploadURL), "i,j,k,sidx,au\n0,0,0,0,1\n1,0,0,0,2\n", http.StatusCreated)
+	do(t, w.c, http.MethodPost, path+"/jobs/"+up.JobUUID+"/uploaded", nil, http.StatusCreated)
+	j = waitJob(t, w.c, up.JobURL)
+	require.Equal(t, "COMPLETE", j.JobStatus, "%s", j.Payload)
 }

@@ -110,6 +110,11 @@ type UpdateInput struct {
 	CreatedAt time.Time
 	// BatchRows is the row batch of reading and writing (0: a default).
 	BatchRows int
+	// MaxMemory, when positive, bounds the memory estimate of a geometry
+	// change (UpdateMemory, with the new rows counted once the file is
+	// read): a change past it fails with a *blockmodel.ValidationError
+	// before its rows are loaded.
+	MaxMemory int64
 }
 
 // QueryResult describes a query output Query wrote.

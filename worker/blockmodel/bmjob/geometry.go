@@ -133,10 +133,6 @@ func applyGeometryChange(ctx context.Context, s *bmstore.Store, tx *bmstore.Tx, 
 		e.Add("geometry_change", "a geometry change needs a file: give columns.new or columns.update")
 		return e.Err()
 	}
-	old, err := Rows(ctx, s, in.ModelID, base, g)
-	if err != nil {
-		return err
-	}
 	r, size, closeFile, err := openFile(in)
 	if err != nil {
 		return err
@@ -146,8 +142,21 @@ func applyGeometryChange(ctx context.Context, s *bmstore.Store, tx *bmstore.Tx, 
 	if err != nil {
 		return err
 	}
-	loc := newSubLocator(g, bound)
+	bound = clampRows(bound) // a footer may claim any count
 	cols := u.ValueColumns(info)
+	// Memory is bounded before anything is loaded: the latest rows, the
+	// file's rows (indexed, their values held) and the new rows, counted
+	// as the old and the file's (at most MaxRows: the rows the new set
+	// really has are checked once the file is read).
+	fits := func(out int64) error { return checkGeometrySize(base.Rows, bound, out, len(cols), in.MaxMemory) }
+	if err := fits(min(base.Rows+bound, MaxRows)); err != nil {
+		return err
+	}
+	old, err := Rows(ctx, s, in.ModelID, base, g)
+	if err != nil {
+		return err
+	}
+	loc := newSubLocator(g, bound)
 	sink := newScatter(ctx, cols, bound)
 	sum, err := bmwire.Read(r, size, bmwire.FileSpec{Kind: g.Type(), Input: u.Input, Columns: cols, BatchRows: batch}, loc, sink)
 	if err != nil {
@@ -165,7 +174,7 @@ func applyGeometryChange(ctx context.Context, s *bmstore.Store, tx *bmstore.Tx, 
 	} else {
 		fill = fill && in.ModelFillSubblocks
 	}
-	rows, err := newRows(ctx, g, old, loc.keys, replace, fill)
+	rows, err := newRows(ctx, g, old, loc.keys, replace, fill, fits)
 	if err != nil {
 		return err
 	}
@@ -335,8 +344,9 @@ func writeFilled(ctx context.Context, s *bmstore.Store, tx *bmstore.Tx, modelID 
 }
 
 // newRows builds the new sub-block set in canonical order from the latest
-// rows and the file's sub-blocks.
-func newRows(ctx context.Context, g *blockmodel.Geometry, old *blockmodel.Blocks, keys []subKey, replace, fill bool) ([]newRow, error) {
+// rows and the file's sub-blocks; check refuses a bound on its size before
+// anything is made.
+func newRows(ctx context.Context, g *blockmodel.Geometry, old *blockmodel.Blocks, keys []subKey, replace, fill bool, check func(rows int64) error) ([]newRow, error) {
 	order := make([]int, len(keys))
 	for i := range order {
 		order[i] = i
@@ -364,8 +374,8 @@ func newRows(ctx context.Context, g *blockmodel.Geometry, old *blockmodel.Blocks
 		bound += int64(max(cells-(hi-lo), 0))
 		lo = hi
 	}
-	if bound > MaxRows {
-		return nil, tooManyRows(bound)
+	if err := check(bound); err != nil {
+		return nil, err
 	}
 	out := make([]newRow, 0, oldN+int64(len(keys)))
 	// cellRow indexes the old rows of the parent being matched by sub-cell

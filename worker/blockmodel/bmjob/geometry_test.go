@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sort"
 	"strings"
@@ -399,4 +400,62 @@ func TestGeometryChangeRowBound(t *testing.T) {
 	n, err := s.Latest("m")
 	require.NoError(t, err)
 	assert.Equal(t, v1.VersionID, n)
+}
+
+// A geometry change is held to UpdateInput.MaxMemory: before anything is
+// loaded with its new rows counted as the old ones and the file's, and once
+// the file is read with the sub-blocks a fill adds. Ten whole parents of
+// 4 × 4 × 4 sub-cells, a file of one unit sub-block in each, filled: at
+// most 10 + 10 + 630 new rows (640 made). A refused change leaves the
+// latest version as it was.
+func TestGeometryChangeMemoryBound(t *testing.T) {
+	s, err := bmstore.Open(t.TempDir())
+	require.NoError(t, err)
+	g, err := blockmodel.NewGeometry(blockmodel.XYZ{}, nil, blockmodel.SubBlockedSize(blockmodel.FullySubBlocked,
+		blockmodel.Size3D{NX: 10, NY: 1, NZ: 1}, blockmodel.Size3D{NX: 4, NY: 4, NZ: 4}, blockmodel.XYZ{X: 4, Y: 4, Z: 4}))
+	require.NoError(t, err)
+	v1 := createModel(t, s, "m", g.WholeBlocks())
+	u := decodeUpdate(t, s, "m", g, `{"columns": {"new": [{"title": "cu", "data_type": "Float64"}]}, "geometry_change": true,
+		"update_type": "merge", "fill_subblocks": true, "input_options": {"file_format": "csv"}}`)
+	var file strings.Builder
+	file.WriteString("x,y,z,dx,dy,dz,cu\n")
+	for p := range 10 {
+		fmt.Fprintf(&file, "%g,0.5,0.5,1,1,1,%d\n", float64(4*p)+0.5, p)
+	}
+	body := []byte(file.String())
+	const old, fileRows = 10, 12 // the CSV's line bound: header, ten rows, the end
+	run := func(maxMemory int64) (*bmstore.Version, error) {
+		in := UpdateInput{ModelID: "m", Geometry: g, Update: u, CreatedBy: "u", BatchRows: 5, MaxMemory: maxMemory,
+			File: bytes.NewReader(body), FileSize: int64(len(body))}
+		return ApplyUpdate(context.Background(), s, in)
+	}
+	refused := func(maxMemory int64) {
+		t.Helper()
+		_, err := run(maxMemory)
+		var ve *blockmodel.ValidationError
+		require.ErrorAs(t, err, &ve)
+		assert.Contains(t, err.Error(), "more than the")
+		assert.Contains(t, err.Error(), "the worker gives a job")
+		n, err := s.Latest("m")
+		require.NoError(t, err)
+		assert.Equal(t, v1.VersionID, n)
+	}
+	assert.Equal(t, UpdateMemory(old, fileRows, 1, true), geometryMemory(old, fileRows, old+fileRows, 1))
+	refused(UpdateMemory(old, fileRows, 1, true) - 1)         // before loading
+	refused(geometryMemory(old, fileRows, old+10+630, 1) - 1) // the fill's rows counted
+	v, err := run(geometryMemory(old, fileRows, old+10+630, 1))
+	require.NoError(t, err)
+	assert.Equal(t, int64(640), v.Rows)
+}
+
+// UpdateMemory grows with each count it is given and saturates past
+// MaxRows instead of overflowing.
+func TestUpdateMemory(t *testing.T) {
+	assert.Equal(t, int64(memoryBase+rowBytes*1000), UpdateMemory(1000, 0, 0, false))
+	assert.Equal(t, int64(memoryBase+oldRowBytes*100+(fileRowBytes+2*fileValueBytes)*50+newRowBytes*150), UpdateMemory(100, 50, 2, true))
+	huge := UpdateMemory(MaxRows, 1<<62, 1000, true)
+	assert.Positive(t, huge)
+	assert.Equal(t, huge, UpdateMemory(MaxRows, 1<<61, 1000, true), "clamped past MaxRows")
+	assert.Equal(t, huge, UpdateMemory(MaxRows, math.MaxInt64, 1000, true), "no overflow")
+	assert.Less(t, UpdateMemory(10, 10, 1, true), UpdateMemory(10, 11, 1, true))
 }
