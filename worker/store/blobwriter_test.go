@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/geostat-engine/geostat/worker/internal/atomicfile"
+	"github.com/geostat-engine/geostat/worker/objects/objecttest"
 )
 
 // readBlob returns a stored blob's bytes.
@@ -162,4 +163,51 @@ func TestBlobWriterFailedWrite(t *testing.T) {
 	ok, _ := s.BlobExists(ctx, testWS, name)
 	assert.False(t, ok)
 	assert.Empty(t, tmpEntries(t, s))
+}
+
+// A private blob is stored and read like any blob, but no object version
+// may reference it, and only it can be deleted.
+func TestPrivateBlob(t *testing.T) {
+	s := openTest(t, t.TempDir())
+	doc, _ := pointsetDoc(t, s)
+	const name = "3f0c2a52-1b7e-4c36-9a0d-0d4b5e8f1a09"
+	require.NoError(t, s.ReserveBlob(testWS, name))
+	require.NoError(t, s.ReserveBlob(testWS, name), "reserving again is harmless")
+	data := []byte("an uploaded file")
+	require.NoError(t, s.PutBlob(ctx, testWS, name, bytes.NewReader(data)))
+	f, err := s.OpenBlob(ctx, testWS, nil, name)
+	require.NoError(t, err)
+	got := make([]byte, len(data))
+	_, err = f.ReadAt(got, 0)
+	require.NoError(t, err)
+	f.Close()
+	assert.Equal(t, data, got)
+
+	// An object referencing it: its key is not found.
+	doc["locations"].(map[string]any)["coordinates"].(map[string]any)["data"] = name
+	_, err = s.PutObject(ctx, testWS, PutRequest{Path: "p.json", Object: objecttest.JSON(doc), By: alice})
+	requireErr(t, err, http.StatusBadRequest, TypeDataKeyNotFound)
+
+	// A stored blob cannot become private; a SHA-256 name cannot be.
+	_, b := pointsetDoc(t, s)
+	shared := b.Keys()[0]
+	requireErr(t, s.ReserveBlob(testWS, shared), http.StatusBadRequest, TypeBadRequest)
+	const public = "3f0c2a52-1b7e-4c36-9a0d-0d4b5e8f1a0a"
+	require.NoError(t, s.PutBlob(ctx, testWS, public, bytes.NewReader(data)))
+	requireErr(t, s.ReserveBlob(testWS, public), http.StatusConflict, TypeBlobExists)
+	requireErr(t, s.DeletePrivateBlob(testWS, public), http.StatusConflict, TypeBlobExists)
+	requireErr(t, s.DeletePrivateBlob(testWS, shared), http.StatusConflict, TypeBlobExists)
+	ok, err := s.BlobExists(ctx, testWS, public)
+	require.NoError(t, err)
+	assert.True(t, ok, "a blob that is not private is kept")
+
+	require.NoError(t, s.DeletePrivateBlob(testWS, name))
+	ok, err = s.BlobExists(ctx, testWS, name)
+	require.NoError(t, err)
+	assert.False(t, ok)
+	require.NoError(t, s.DeletePrivateBlob(testWS, name), "deleted already")
+	// A reserved name never stored: only its mark goes.
+	const never = "3f0c2a52-1b7e-4c36-9a0d-0d4b5e8f1a0b"
+	require.NoError(t, s.ReserveBlob(testWS, never))
+	require.NoError(t, s.DeletePrivateBlob(testWS, never))
 }

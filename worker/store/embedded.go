@@ -366,7 +366,8 @@ func (s *Embedded) validateDocument(ws Workspace, body []byte) (map[string]any, 
 	}
 	var missing []string
 	for _, k := range keys {
-		if _, err := os.Stat(s.blobPath(ws, k)); err != nil {
+		// A private blob (ReserveBlob) is not there for objects.
+		if _, err := os.Stat(s.blobPath(ws, k)); err != nil || s.isPrivate(ws, k) {
 			missing = append(missing, k)
 		}
 	}

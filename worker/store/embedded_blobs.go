@@ -395,3 +395,74 @@ func (s *Embedded) CommitBlocks(ctx context.Context, ws Workspace, name string, 
 	}
 	return w.Commit()
 }
+
+// privateMark is the suffix of the file that marks a private blob, beside
+// the blob's own file.
+const privateMark = ".private"
+
+// ReserveBlob makes name, a UUID not stored yet, a private blob of ws: it
+// is stored and served through the blob routes like any blob, but no
+// object version may reference it (its key reads as not found there), and
+// DeletePrivateBlob removes it. The block model area reserves its upload
+// files and query outputs so, and deletes them once its jobs are done with
+// them. A SHA-256 name is refused: content blobs are shared by objects.
+func (s *Embedded) ReserveBlob(ws Workspace, name string) error {
+	if err := checkWorkspace(ws); err != nil {
+		return err
+	}
+	name, err := NormaliseBlobName(name)
+	if err != nil {
+		return err
+	}
+	if !objects.IsUUID(name) {
+		return ErrBadRequest(fmt.Sprintf("blob %s: only a UUID name can be private", name))
+	}
+	p := s.blobPath(normWorkspace(ws), name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return writeError("blob reservation", err)
+	}
+	if _, err := os.Stat(p); err == nil {
+		return ErrBlobExists(name)
+	}
+	f, err := os.OpenFile(p+privateMark, os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return writeError("blob reservation", err)
+	}
+	return f.Close()
+}
+
+// isPrivate reports whether blob name (normalised) of ws (normalised) was
+// reserved by ReserveBlob.
+func (s *Embedded) isPrivate(ws Workspace, name string) bool {
+	_, err := os.Stat(s.blobPath(ws, name) + privateMark)
+	return err == nil
+}
+
+// DeletePrivateBlob removes a private blob (ReserveBlob) and its mark; a
+// blob reserved but never stored leaves only its mark, and one deleted
+// already is no error. A stored blob that is not private is refused (409):
+// objects may reference it.
+func (s *Embedded) DeletePrivateBlob(ws Workspace, name string) error {
+	if err := checkWorkspace(ws); err != nil {
+		return err
+	}
+	name, err := NormaliseBlobName(name)
+	if err != nil {
+		return err
+	}
+	ws = normWorkspace(ws)
+	p := s.blobPath(ws, name)
+	if !s.isPrivate(ws, name) {
+		if _, err := os.Stat(p); os.IsNotExist(err) {
+			return nil
+		}
+		return NewError(http.StatusConflict, TypeBlobExists, "Blob Not Private.", fmt.Sprintf("blob %s is not private; it is kept", name))
+	}
+	if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+		return ErrStorage(err)
+	}
+	if err := os.Remove(p + privateMark); err != nil && !os.IsNotExist(err) {
+		return ErrStorage(err)
+	}
+	return nil
+}
