@@ -70,6 +70,10 @@ type Options struct {
 	// on its own is refused at submit with 422, one that fits alone but not
 	// beside the running jobs waits queued.
 	MaxMemory int64
+	// BlockModelSweep is the pause between two sweeps of the block model
+	// area's jobs (0 = bmapi.SweepInterval): pending jobs past their
+	// lifetime expire and old query outputs are deleted.
+	BlockModelSweep time.Duration
 	// JobRetention is how long finished job records are kept (0 = 30 days;
 	// negative = forever). Queued and running jobs are never pruned.
 	JobRetention time.Duration
@@ -521,8 +525,10 @@ func (f reportFiles) DashboardURL(base, org, ws, id string) string {
 func (s *Service) Run(ctx context.Context) error {
 	errc := make(chan error, 1)
 	go func() { errc <- s.app.Run(ctx) }()
+	stopSweeps := s.sweepBlockModels(ctx)
 	select {
 	case err := <-errc: // the server failed on its own
+		stopSweeps()
 		sctx, cancel := context.WithTimeout(context.Background(), s.shutdownTimeout())
 		defer cancel()
 		s.jobs.Shutdown(sctx)
@@ -532,6 +538,7 @@ func (s *Service) Run(ctx context.Context) error {
 		return err
 	case <-ctx.Done():
 	}
+	stopSweeps()
 	// The server shuts down (app.Run saw ctx) while the jobs wind down, so
 	// synchronous submits waiting for a job get its outcome.
 	sctx, cancel := context.WithTimeout(context.Background(), s.shutdownTimeout())
@@ -543,6 +550,27 @@ func (s *Service) Run(ctx context.Context) error {
 	// The data directory is released only once no job can write to it.
 	s.lock.Release()
 	return err
+}
+
+// sweepBlockModels runs the block model area's sweeps (bmapi.Area.RunSweeps:
+// expired uploads, old query outputs) once its routes are registered, until
+// ctx ends or the returned stop is called; stop returns once the sweeps
+// have stopped.
+func (s *Service) sweepBlockModels(ctx context.Context) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case <-s.registered:
+		case <-ctx.Done():
+			return
+		}
+		if s.blockModels != nil {
+			s.blockModels.RunSweeps(ctx, s.opts.BlockModelSweep)
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 func (s *Service) shutdownTimeout() time.Duration {

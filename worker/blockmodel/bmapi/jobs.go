@@ -78,7 +78,7 @@ type JobResponse struct {
 
 // job serves GET …/jobs/{job_id}: the status and the payload, with freshly
 // signed upload (PENDING_UPLOAD) and download (COMPLETE query, FAILED with
-// an error file) URLs.
+// an error file) URLs; a download_url is null past OutputLifetime.
 func (a *Area) job(w http.ResponseWriter, r *http.Request, c *call) {
 	md, err := a.modelOf(c, r.PathValue("bm_id"), false)
 	if err != nil {
@@ -106,9 +106,12 @@ func (a *Area) job(w http.ResponseWriter, r *http.Request, c *call) {
 		}
 		out.Payload = p
 	case bmstore.Complete:
+		// A query's output is kept OutputLifetime after the job's end.
 		switch {
 		case st.Version != nil:
 			out.Payload = st.Version
+		case j.Kind == bmstore.JobQuery && (st.Download == "" || a.outputsExpired(j)):
+			out.Payload = map[string]any{"download_url": nil}
 		case st.Download != "":
 			out.Payload = map[string]string{"download_url": a.blobURL(r, "download", st.Org, st.WS, st.Download)}
 		}
@@ -116,7 +119,7 @@ func (a *Area) job(w http.ResponseWriter, r *http.Request, c *call) {
 		if st.Problem != nil {
 			p := map[string]any{"type": st.Problem.Type, "title": st.Problem.Title, "status": st.Problem.Status,
 				"detail": st.Problem.Detail, "download_url": nil}
-			if st.ErrorFile != "" {
+			if st.ErrorFile != "" && !a.outputsExpired(j) {
 				p["download_url"] = a.blobURL(r, "download", st.Org, st.WS, st.ErrorFile)
 			}
 			out.Payload = p
@@ -156,8 +159,11 @@ func (a *Area) expire(md *model, j bmstore.Job, st jobState) {
 func (a *Area) expireJob(j bmstore.Job, st jobState) bool {
 	st.Problem = &problem.Problem{Type: problem.BlockModelJobExpired, Title: "Job Expired.", Status: http.StatusGone,
 		Detail: fmt.Sprintf("no upload was confirmed within %v of the job's start", PendingLifetime)}
-	_, err := a.bm.TransitionJob(j.ID, bmstore.PendingUpload, bmstore.Failed, jsonRaw(st))
-	return err == nil
+	if _, err := a.bm.TransitionJob(j.ID, bmstore.PendingUpload, bmstore.Failed, jsonRaw(st)); err != nil {
+		return false
+	}
+	a.dropBlob(st.ws(), st.Upload)
+	return true
 }
 
 // sweepOpenJobs expires the model's pending jobs past PendingLifetime and
@@ -243,6 +249,10 @@ func (a *Area) startUpdate(w http.ResponseWriter, r *http.Request, c *call) {
 	st := jobState{Org: c.org, WS: c.ws, User: c.user, Update: b, VersionUUID: bmstore.NewUUID(), NeedsFile: u.NeedsFile()}
 	if st.NeedsFile {
 		st.Upload = bmstore.NewUUID()
+		if err := a.reserveBlob(st.ws(), st.Upload); err != nil {
+			a.fail(w, r, err)
+			return
+		}
 	}
 	j, err := a.bm.CreateJob(bmstore.Job{ModelID: md.id(), Kind: bmstore.JobUpdate, Status: bmstore.PendingUpload, Payload: jsonRaw(st)})
 	if err != nil {
@@ -326,6 +336,7 @@ func (a *Area) submit(ctx context.Context, md *model, j bmstore.Job, st jobState
 	}
 	st.Problem = &p
 	if _, terr := a.bm.TransitionJob(j.ID, bmstore.Queued, bmstore.Failed, jsonRaw(st)); terr == nil {
+		a.dropBlob(st.ws(), st.Upload)
 		a.closeJob(md.id(), j.ID)
 	}
 	title := "Service Unavailable."
@@ -462,6 +473,9 @@ func (a *Area) finish(j bmstore.Job, st jobState, p *problem.Problem, cause erro
 	if _, err := a.bm.TransitionJob(j.ID, bmstore.Processing, to, jsonRaw(st)); err != nil {
 		return errors.Join(cause, fmt.Errorf("bmapi: job %s: recording its outcome: %w", j.ID, err))
 	}
+	// The upload is read by the job alone: once its outcome is recorded,
+	// no run of it needs the file again.
+	a.dropBlob(st.ws(), st.Upload)
 	return cause
 }
 
@@ -517,6 +531,9 @@ func (a *Area) runUpdate(ctx context.Context, md *model, st *jobState) error {
 			return werr
 		}
 		name := bmstore.NewUUID()
+		if rerr := a.reserveBlob(ws, name); rerr != nil {
+			return rerr
+		}
 		if perr := a.objects.PutBlob(ctx, ws, name, &buf); perr != nil {
 			return perr
 		}
@@ -639,6 +656,9 @@ func (a *Area) runQuery(ctx context.Context, md *model, st *jobState) error {
 	}
 	ws := store.Workspace{Org: st.Org, ID: st.WS}
 	name := bmstore.NewUUID()
+	if err := a.reserveBlob(ws, name); err != nil {
+		return err
+	}
 	write := func(w io.Writer) (bool, error) {
 		_, err := bmjob.Query(ctx, a.bm, md.id(), g, v, q, w)
 		var ve *blockmodel.ValidationError

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"github.com/geostat-engine/geostat/worker/jobs"
 	"github.com/geostat-engine/geostat/worker/objects"
 	"github.com/geostat-engine/geostat/worker/service"
+	"github.com/geostat-engine/geostat/worker/store"
 	"github.com/parquet-go/parquet-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -576,4 +578,86 @@ func TestUpdateBeyondMemoryRefused(t *testing.T) {
 	do(t, w.c, http.MethodPost, path+"/jobs/"+up.JobUUID+"/uploaded", nil, http.StatusCreated)
 	j = waitJob(t, w.c, up.JobURL)
 	require.Equal(t, "COMPLETE", j.JobStatus, "%s", j.Payload)
+}
+
+// blobName is the blob a signed upload or download URL names.
+func blobName(t *testing.T, raw string) string {
+	t.Helper()
+	u, err := url.Parse(raw)
+	require.NoError(t, err)
+	return path.Base(u.Path)
+}
+
+// The area's files are private blobs it deletes: an update's upload once
+// the job has ended, a query's output OutputLifetime after its job's end
+// (its download_url is null from then on), and the upload of a job left
+// waiting past PendingLifetime on a model nobody touches again, which the
+// worker's own sweeps expire.
+func TestJobFilesSwept(t *testing.T) {
+	w, _ := startWorkerIn(t, t.TempDir(), func(o *service.Options) { o.BlockModelSweep = 20 * time.Millisecond })
+	objs := w.svc.App().Store()
+	area := w.svc.BlockModels()
+	wsp := store.Workspace{Org: org, ID: ws}
+	exists := func(name string) bool {
+		t.Helper()
+		ok, err := objs.BlobExists(context.Background(), wsp, name)
+		require.NoError(t, err)
+		return ok
+	}
+	rec := create(t, w.c, org, ws, regularBody("swept", ""))
+	mpath := bmPrefix(org, ws) + "/" + rec.BMUUID
+	var up, waiting updateAnswer
+	require.NoError(t, do(t, w.c, http.MethodPatch, mpath+"/blocks", addCu, http.StatusAccepted).JSON(&up))
+	do(t, w.as(""), http.MethodPut, pathOf(w.c, *up.UploadURL), gradeCSV(false), http.StatusCreated)
+	upload := blobName(t, *up.UploadURL)
+	require.True(t, exists(upload))
+	do(t, w.c, http.MethodPost, mpath+"/jobs/"+up.JobUUID+"/uploaded", nil, http.StatusCreated)
+	require.Equal(t, "COMPLETE", waitJob(t, w.c, up.JobURL).JobStatus)
+	assert.False(t, exists(upload), "the upload is deleted once the job has ended")
+
+	// A job left waiting, its file uploaded but never confirmed.
+	require.NoError(t, do(t, w.c, http.MethodPatch, mpath+"/blocks", strings.Replace(addCu, `"cu"`, `"cu2"`, 1), http.StatusAccepted).JSON(&waiting))
+	do(t, w.as(""), http.MethodPut, pathOf(w.c, *waiting.UploadURL), gradeCSV(false), http.StatusCreated)
+	left := blobName(t, *waiting.UploadURL)
+	// A query and its output.
+	var res struct {
+		JobURL string `json:"job_url"`
+	}
+	require.NoError(t, do(t, w.c, http.MethodPost, mpath+"/blocks", `{"columns": ["cu"], "output_options": {"file_format": "csv"}}`, http.StatusOK).JSON(&res))
+	dl, _ := queryDownload(t, w, res.JobURL)
+	output := blobName(t, dl)
+	require.True(t, exists(output))
+	require.True(t, exists(left))
+
+	// A day later: the output is no longer offered, then deleted; the
+	// waiting job expires without anyone reading it.
+	bmapi.SetClock(area, func() time.Time { return time.Now().Add(bmapi.OutputLifetime + bmapi.PendingLifetime) })
+	j := getJob(t, w.c, res.JobURL)
+	require.Equal(t, "COMPLETE", j.JobStatus)
+	assert.JSONEq(t, `{"download_url": null}`, string(j.Payload))
+	deadline := time.Now().Add(20 * time.Second)
+	for exists(output) || exists(left) {
+		require.True(t, time.Now().Before(deadline), "the sweeps deleted the old files")
+		time.Sleep(10 * time.Millisecond)
+	}
+	stored, err := area.Store().GetJob(waiting.JobUUID)
+	require.NoError(t, err)
+	assert.Equal(t, bmstore.Failed, stored.Status)
+	assert.Contains(t, string(stored.Payload), "block-model-service/job/expired")
+	// The sweeps settle: the jobs forget the files they deleted (the
+	// worker's loop may be halfway through a pass meanwhile).
+	for {
+		n, err := area.Sweep(context.Background())
+		require.NoError(t, err)
+		if n == 0 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the sweeps settle")
+	}
+	for _, id := range []string{up.JobUUID, waiting.JobUUID} {
+		stored, err := area.Store().GetJob(id)
+		require.NoError(t, err)
+		assert.NotContains(t, string(stored.Payload), `"upload"`, "job %s forgot its upload", id)
+	}
+	assert.JSONEq(t, `{"download_url": null}`, string(getJob(t, w.c, res.JobURL).Payload))
 }

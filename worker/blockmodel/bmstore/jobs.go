@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"time"
 )
 
@@ -131,4 +133,40 @@ func (s *Store) DeleteJob(id string) error {
 		return fmt.Errorf("bmstore: delete job: %w", err)
 	}
 	return nil
+}
+
+// ListJobs returns the ids of every job record, sorted.
+func (s *Store) ListJobs() ([]string, error) {
+	entries, err := os.ReadDir(filepath.Join(s.root, "jobs"))
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("bmstore: list jobs: %w", err)
+	}
+	var ids []string
+	for _, e := range entries {
+		if id, ok := strings.CutSuffix(e.Name(), ".json"); ok && validID(id) == nil {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	return ids, nil
+}
+
+// SetJobPayload replaces the payload of a job that is in status (compare
+// and set: ErrConflict otherwise), keeping its times: the area forgets the
+// files it deleted of a finished job.
+func (s *Store) SetJobPayload(id string, status JobStatus, payload json.RawMessage) (Job, error) {
+	s.jobMu.Lock()
+	defer s.jobMu.Unlock()
+	j, err := s.GetJob(id)
+	if err != nil {
+		return j, err
+	}
+	if j.Status != status {
+		return j, fmt.Errorf("bmstore: job %s is %s, not %s: %w", id, j.Status, status, ErrConflict)
+	}
+	j.Payload = payload
+	return j, writeJSON(filepath.Join(s.root, "tmp"), s.jobPath(id), j, nil)
 }
