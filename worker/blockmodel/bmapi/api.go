@@ -92,6 +92,10 @@ type Area struct {
 	cacheMu sync.Mutex
 	cache   map[string]bmstore.Model
 	loaded  bool
+	// drops holds the uploads of ended jobs for RunSweeps to delete, off
+	// the jobs' own time (when it is full, or no sweeps run, the next
+	// Sweep deletes them).
+	drops chan droppedUpload
 }
 
 // New opens the area's column store under opts.Dir. objs is the worker's
@@ -118,7 +122,7 @@ func New(opts Options, objs store.Store, logger *slog.Logger) (*Area, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	a := &Area{bm: bm, objects: objs, signer: opts.Signer, jobs: opts.Jobs, expiry: opts.URLExpiry,
-		tmp: opts.TempDir, logger: logger, cache: map[string]bmstore.Model{}}
+		tmp: opts.TempDir, logger: logger, cache: map[string]bmstore.Model{}, drops: make(chan droppedUpload, 256)}
 	a.clock.Store(time.Now)
 	return a, nil
 }

@@ -162,7 +162,7 @@ func (a *Area) expireJob(j bmstore.Job, st jobState) bool {
 	if _, err := a.bm.TransitionJob(j.ID, bmstore.PendingUpload, bmstore.Failed, jsonRaw(st)); err != nil {
 		return false
 	}
-	a.dropBlob(st.ws(), st.Upload)
+	a.forgetUpload(j.ID, st)
 	return true
 }
 
@@ -336,7 +336,7 @@ func (a *Area) submit(ctx context.Context, md *model, j bmstore.Job, st jobState
 	}
 	st.Problem = &p
 	if _, terr := a.bm.TransitionJob(j.ID, bmstore.Queued, bmstore.Failed, jsonRaw(st)); terr == nil {
-		a.dropBlob(st.ws(), st.Upload)
+		a.forgetUpload(j.ID, st)
 		a.closeJob(md.id(), j.ID)
 	}
 	title := "Service Unavailable."
@@ -475,7 +475,7 @@ func (a *Area) finish(j bmstore.Job, st jobState, p *problem.Problem, cause erro
 	}
 	// The upload is read by the job alone: once its outcome is recorded,
 	// no run of it needs the file again.
-	a.dropBlob(st.ws(), st.Upload)
+	a.dropLater(j.ID, st)
 	return cause
 }
 

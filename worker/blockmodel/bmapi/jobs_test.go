@@ -589,12 +589,12 @@ func blobName(t *testing.T, raw string) string {
 }
 
 // The area's files are private blobs it deletes: an update's upload once
-// the job has ended, a query's output OutputLifetime after its job's end
-// (its download_url is null from then on), and the upload of a job left
-// waiting past PendingLifetime on a model nobody touches again, which the
-// worker's own sweeps expire.
+// the job has ended (the worker's sweeps wait an hour here: the job's end
+// sets it off), a query's output OutputLifetime after its job's end (its
+// download_url is null from then on), and the upload of a job left
+// waiting past PendingLifetime on a model nobody touches again (Sweep).
 func TestJobFilesSwept(t *testing.T) {
-	w, _ := startWorkerIn(t, t.TempDir(), func(o *service.Options) { o.BlockModelSweep = 20 * time.Millisecond })
+	w, _ := startWorkerIn(t, t.TempDir(), func(o *service.Options) { o.BlockModelSweep = time.Hour })
 	objs := w.svc.App().Store()
 	area := w.svc.BlockModels()
 	wsp := store.Workspace{Org: org, ID: ws}
@@ -613,7 +613,11 @@ func TestJobFilesSwept(t *testing.T) {
 	require.True(t, exists(upload))
 	do(t, w.c, http.MethodPost, mpath+"/jobs/"+up.JobUUID+"/uploaded", nil, http.StatusCreated)
 	require.Equal(t, "COMPLETE", waitJob(t, w.c, up.JobURL).JobStatus)
-	assert.False(t, exists(upload), "the upload is deleted once the job has ended")
+	deadline := time.Now().Add(20 * time.Second)
+	for exists(upload) {
+		require.True(t, time.Now().Before(deadline), "the upload is deleted once the job has ended")
+		time.Sleep(5 * time.Millisecond)
+	}
 
 	// A job left waiting, its file uploaded but never confirmed.
 	require.NoError(t, do(t, w.c, http.MethodPatch, mpath+"/blocks", strings.Replace(addCu, `"cu"`, `"cu2"`, 1), http.StatusAccepted).JSON(&waiting))
@@ -635,29 +639,48 @@ func TestJobFilesSwept(t *testing.T) {
 	j := getJob(t, w.c, res.JobURL)
 	require.Equal(t, "COMPLETE", j.JobStatus)
 	assert.JSONEq(t, `{"download_url": null}`, string(j.Payload))
-	deadline := time.Now().Add(20 * time.Second)
-	for exists(output) || exists(left) {
-		require.True(t, time.Now().Before(deadline), "the sweeps deleted the old files")
-		time.Sleep(10 * time.Millisecond)
-	}
+	n, err := area.Sweep(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, 2, n, "the waiting job expired, the query's output deleted")
+	assert.False(t, exists(output))
+	assert.False(t, exists(left))
 	stored, err := area.Store().GetJob(waiting.JobUUID)
 	require.NoError(t, err)
 	assert.Equal(t, bmstore.Failed, stored.Status)
 	assert.Contains(t, string(stored.Payload), "block-model-service/job/expired")
-	// The sweeps settle: the jobs forget the files they deleted (the
-	// worker's loop may be halfway through a pass meanwhile).
-	for {
-		n, err := area.Sweep(context.Background())
-		require.NoError(t, err)
-		if n == 0 {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "the sweeps settle")
-	}
+	n, err = area.Sweep(context.Background())
+	require.NoError(t, err)
+	assert.Zero(t, n, "a second sweep finds nothing to do")
 	for _, id := range []string{up.JobUUID, waiting.JobUUID} {
 		stored, err := area.Store().GetJob(id)
 		require.NoError(t, err)
 		assert.NotContains(t, string(stored.Payload), `"upload"`, "job %s forgot its upload", id)
 	}
 	assert.JSONEq(t, `{"download_url": null}`, string(getJob(t, w.c, res.JobURL).Payload))
+}
+
+// The worker sweeps on its own: a job left waiting for its upload on a
+// model nobody reads or changes expires, and its file goes.
+func TestSweepsRunOnTheirOwn(t *testing.T) {
+	w, _ := startWorkerIn(t, t.TempDir(), func(o *service.Options) { o.BlockModelSweep = 20 * time.Millisecond })
+	area := w.svc.BlockModels()
+	rec := create(t, w.c, org, ws, regularBody("forgotten", ""))
+	var up updateAnswer
+	require.NoError(t, do(t, w.c, http.MethodPatch, bmPrefix(org, ws)+"/"+rec.BMUUID+"/blocks", addCu, http.StatusAccepted).JSON(&up))
+	do(t, w.as(""), http.MethodPut, pathOf(w.c, *up.UploadURL), gradeCSV(false), http.StatusCreated)
+	upload := blobName(t, *up.UploadURL)
+	bmapi.SetClock(area, func() time.Time { return time.Now().Add(bmapi.PendingLifetime + time.Minute) })
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		stored, err := area.Store().GetJob(up.JobUUID)
+		require.NoError(t, err)
+		kept, err := w.svc.App().Store().BlobExists(context.Background(), store.Workspace{Org: org, ID: ws}, upload)
+		require.NoError(t, err)
+		if stored.Status == bmstore.Failed && !kept {
+			assert.Contains(t, string(stored.Payload), "block-model-service/job/expired")
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "a sweep expired the job and deleted its upload")
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -675,7 +675,7 @@ func (a *Area) failOpenJob(id string, p problem.Problem) {
 	st.Problem = &p
 	for _, from := range []bmstore.JobStatus{bmstore.PendingUpload, bmstore.Queued} {
 		if _, err := a.bm.TransitionJob(id, from, bmstore.Failed, jsonRaw(st)); err == nil {
-			a.dropBlob(st.ws(), st.Upload)
+			a.forgetUpload(id, st)
 			return
 		}
 	}

@@ -63,6 +63,53 @@ func (a *Area) dropBlob(ws store.Workspace, name string) bool {
 	}
 }
 
+// droppedUpload is the upload of an ended job, to delete.
+type droppedUpload struct {
+	job  string
+	ws   store.Workspace
+	name string
+}
+
+// forgetUpload deletes the upload of a job that has just ended, and takes
+// it out of the job's record.
+func (a *Area) forgetUpload(jobID string, st jobState) {
+	if st.Upload != "" {
+		a.forget(droppedUpload{job: jobID, ws: st.ws(), name: st.Upload})
+	}
+}
+
+// dropLater hands the upload of an ended job to RunSweeps, which deletes
+// it at once; a job's end does not wait for the unlink of its file.
+func (a *Area) dropLater(jobID string, st jobState) {
+	if st.Upload == "" {
+		return
+	}
+	select {
+	case a.drops <- droppedUpload{job: jobID, ws: st.ws(), name: st.Upload}:
+	default: // the next Sweep deletes it
+	}
+}
+
+// forget deletes an ended job's upload and takes it out of the job's
+// record.
+func (a *Area) forget(d droppedUpload) {
+	if !a.dropBlob(d.ws, d.name) {
+		return
+	}
+	j, err := a.bm.GetJob(d.job)
+	if err != nil || (j.Status != bmstore.Complete && j.Status != bmstore.Failed) {
+		return
+	}
+	var st jobState
+	if json.Unmarshal(j.Payload, &st) != nil || st.Upload != d.name {
+		return
+	}
+	st.Upload = ""
+	if _, err := a.bm.SetJobPayload(j.ID, j.Status, jsonRaw(st)); err != nil {
+		a.logger.Warn("recording a block model job's deleted upload", "job_id", j.ID, "err", err)
+	}
+}
+
 // outputsExpired reports whether a finished job's files are past
 // OutputLifetime.
 func (a *Area) outputsExpired(j bmstore.Job) bool {
@@ -122,7 +169,8 @@ func (a *Area) Sweep(ctx context.Context) (int, error) {
 }
 
 // RunSweeps sweeps (Sweep) at once, then every interval (SweepInterval when
-// not positive), until ctx ends.
+// not positive), and deletes the uploads of jobs as they end, until ctx
+// ends. One RunSweeps runs per area.
 func (a *Area) RunSweeps(ctx context.Context, interval time.Duration) {
 	if interval <= 0 {
 		interval = SweepInterval
@@ -135,10 +183,15 @@ func (a *Area) RunSweeps(ctx context.Context, interval time.Duration) {
 		} else if n > 0 {
 			a.logger.Info("swept the block model jobs", "changed", n)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+		for next := false; !next; {
+			select {
+			case <-ctx.Done():
+				return
+			case d := <-a.drops:
+				a.forget(d)
+			case <-t.C:
+				next = true
+			}
 		}
 	}
 }
