@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/compress/zstd"
+	"github.com/parquet-go/parquet-go/compress/snappy"
 
 	"github.com/geostat-engine/geostat/bench/harness"
 	"github.com/geostat-engine/geostat/geostat/synthetic"
@@ -214,15 +214,20 @@ func setupBMCreate(_ context.Context, cfg harness.Config) (*harness.Workload, er
 }
 
 // bmUploadRow is a row of the update file: the block's indices and grade.
+// The indices are dictionary-encoded, the grade PLAIN, as pyarrow writes
+// them by default (its grade dictionary passes 1 MiB within the first row
+// group and falls back to PLAIN).
 type bmUploadRow struct {
-	I     uint32   `parquet:"i"`
-	J     uint32   `parquet:"j"`
-	K     uint32   `parquet:"k"`
+	I     uint32   `parquet:"i,dict"`
+	J     uint32   `parquet:"j,dict"`
+	K     uint32   `parquet:"k,dict"`
 	Grade *float64 `parquet:"grade,optional"`
 }
 
 // writeUpload writes the update file of every block, in model order
-// (i fastest), zstd-compressed, to path; it returns its size.
+// (i fastest), to path, as the public client writes it
+// (evo-blockmodels' pyarrow.parquet.write_table with its defaults: Snappy
+// pages, data pages v1, row groups of 1,048,576 rows); it returns its size.
 func writeUpload(path string, d blockmodel.Size3D, seed uint64) (int64, error) {
 	f, err := os.Create(path)
 	if err != nil {
@@ -230,7 +235,8 @@ func writeUpload(path string, d blockmodel.Size3D, seed uint64) (int64, error) {
 	}
 	defer f.Close()
 	bw := bufio.NewWriterSize(f, 1<<20)
-	w := parquet.NewGenericWriter[bmUploadRow](bw, parquet.Compression(&zstd.Codec{Level: zstd.SpeedFastest}))
+	w := parquet.NewGenericWriter[bmUploadRow](bw, parquet.Compression(&snappy.Codec{}),
+		parquet.DataPageVersion(1), parquet.MaxRowsPerRowGroup(1<<20))
 	chunk := make([]bmUploadRow, 0, 65536)
 	grades := make([]float64, cap(chunk))
 	n := int64(d.NX) * int64(d.NY) * int64(d.NZ)
@@ -283,7 +289,7 @@ func setupBMAddColumn(_ context.Context, cfg harness.Config) (*harness.Workload,
 	runs := 0
 	var ver *bmstore.Version
 	w := &harness.Workload{
-		Info:  fmt.Sprintf("%d blocks, upload of %d bytes (zstd, i j k uint32 + grade), bmjob.ApplyUpdate from the file on disk", e.rows, size),
+		Info:  fmt.Sprintf("%d blocks, upload of %d bytes (pyarrow's defaults: Snappy, i j k uint32 dictionaries + grade), bmjob.ApplyUpdate from the file on disk", e.rows, size),
 		Items: e.rows, Unit: "blocks",
 		Counts: columnData(e.rows),
 		Close:  e.close,

@@ -231,7 +231,7 @@ func setupBMAddColumnE2E(ctx context.Context, cfg harness.Config) (*harness.Work
 	}
 	runs := 0
 	wl := &harness.Workload{
-		Info:  fmt.Sprintf("%d blocks, upload of %d bytes (zstd, i j k uint32 + grade), through a worker", w.rows, len(file)),
+		Info:  fmt.Sprintf("%d blocks, upload of %d bytes (pyarrow's defaults: Snappy, i j k uint32 dictionaries + grade), through a worker", w.rows, len(file)),
 		Items: w.rows, Unit: "blocks",
 		Counts: columnData(w.rows),
 		Close:  w.close,
