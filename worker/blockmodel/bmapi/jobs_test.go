@@ -307,11 +307,12 @@ func TestDelta(t *testing.T) {
 	do(t, w.c, http.MethodPost, path+"/versions/"+first+"/delta", `{"columns": ["*"]}`, http.StatusUnprocessableEntity)
 }
 
-// A sub-blocked model over HTTP: a geometry-change update splits a parent
-// of a fully sub-blocked model into its four sub-blocks (coordinate form,
-// CSV), and a query lists the new rows by index with their sidx.
-func TestSubBlockedUpdateAndQuery(t *testing.T) {
-	w := startWorker(t)
+// splitUpload creates a fully sub-blocked model of two parents of 2 × 2 × 1
+// sub-cells and starts a geometry-change update whose file (uploaded, not
+// confirmed) splits the first parent into its four sub-blocks with a new
+// column au; it returns the model's path and the update's answer.
+func splitUpload(t *testing.T, w *worker) (string, updateAnswer) {
+	t.Helper()
 	rec := create(t, w.c, org, ws, `{"name": "split", "model_origin": {"x": 0, "y": 0, "z": 0}, "block_rotation": [],
 		"size_options": {"model_type": "fully-sub-blocked", "n_parent_blocks": {"nx": 2, "ny": 1, "nz": 1},
 		"n_subblocks_per_parent": {"nx": 2, "ny": 2, "nz": 1}, "parent_block_size": {"x": 10, "y": 10, "z": 10}}}`)
@@ -321,6 +322,15 @@ func TestSubBlockedUpdateAndQuery(t *testing.T) {
 		"geometry_change": true, "update_type": "merge", "input_options": {"file_format": "csv"}}`, http.StatusAccepted).JSON(&up))
 	file := "x,y,z,dx,dy,dz,au\n2.5,2.5,5,5,5,10,1\n7.5,2.5,5,5,5,10,2\n2.5,7.5,5,5,5,10,3\n7.5,7.5,5,5,5,10,4\n"
 	do(t, w.as(""), http.MethodPut, pathOf(w.c, *up.UploadURL), file, http.StatusCreated)
+	return path, up
+}
+
+// A sub-blocked model over HTTP: a geometry-change update splits a parent
+// of a fully sub-blocked model into its four sub-blocks (coordinate form,
+// CSV), and a query lists the new rows by index with their sidx.
+func TestSubBlockedUpdateAndQuery(t *testing.T) {
+	w := startWorker(t)
+	path, up := splitUpload(t, w)
 	do(t, w.c, http.MethodPost, path+"/jobs/"+up.JobUUID+"/uploaded", nil, http.StatusCreated)
 	j := waitJob(t, w.c, up.JobURL)
 	require.Equal(t, "COMPLETE", j.JobStatus, "%s", j.Payload)
@@ -547,15 +557,7 @@ func TestOpenJobsBounded(t *testing.T) {
 // the model's two rows does not.
 func TestUpdateBeyondMemoryRefused(t *testing.T) {
 	w, _ := startWorkerIn(t, t.TempDir(), func(o *service.Options) { o.MaxMemory = 64<<20 + 1<<10 })
-	rec := create(t, w.c, org, ws, `{"name": "split", "model_origin": {"x": 0, "y": 0, "z": 0}, "block_rotation": [],
-		"size_options": {"model_type": "fully-sub-blocked", "n_parent_blocks": {"nx": 2, "ny": 1, "nz": 1},
-		"n_subblocks_per_parent": {"nx": 2, "ny": 2, "nz": 1}, "parent_block_size": {"x": 10, "y": 10, "z": 10}}}`)
-	path := bmPrefix(org, ws) + "/" + rec.BMUUID
-	var up updateAnswer
-	require.NoError(t, do(t, w.c, http.MethodPatch, path+"/blocks", `{"columns": {"new": [{"title": "au", "data_type": "Float64"}]},
-		"geometry_change": true, "update_type": "merge", "input_options": {"file_format": "csv"}}`, http.StatusAccepted).JSON(&up))
-	file := "x,y,z,dx,dy,dz,au\n2.5,2.5,5,5,5,10,1\n7.5,2.5,5,5,5,10,2\n2.5,7.5,5,5,5,10,3\n7.5,7.5,5,5,5,10,4\n"
-	do(t, w.as(""), http.MethodPut, pathOf(w.c, *up.UploadURL), file, http.StatusCreated)
+	path, up := splitUpload(t, w)
 	r := do(t, w.c, http.MethodPost, path+"/jobs/"+up.JobUUID+"/uploaded", nil, http.StatusUnprocessableEntity)
 	assert.Equal(t, errBase+"/block-model-service/job/update-error", problemType(t, r))
 	assert.Contains(t, string(r.Body), "MiB of memory, more than the 64 MiB the worker gives a job")

@@ -375,25 +375,36 @@ func derivations(t *testing.T, s *bmstore.Store, g *blockmodel.Geometry, v *bmst
 	return out
 }
 
-// A geometry change whose fill would make more rows than a version may
-// hold (one unit sub-block in each of 501 parents of 100 × 100 × 100
-// sub-cells: 501,000,000 rows) is refused before any row is made, and the
-// model keeps its version.
-func TestGeometryChangeRowBound(t *testing.T) {
+// firstSubCells is a fully sub-blocked model "m" of parents whole parents
+// in a row along x, each of sub × sub × sub unit sub-cells, and a merge
+// geometry change with fill_subblocks whose CSV file gives the first
+// sub-cell of each parent a new column cu.
+func firstSubCells(t *testing.T, parents, sub int) (*bmstore.Store, *blockmodel.Geometry, *bmstore.Version, *bmwire.Update, []byte) {
+	t.Helper()
 	s, err := bmstore.Open(t.TempDir())
 	require.NoError(t, err)
+	f := float64(sub)
 	g, err := blockmodel.NewGeometry(blockmodel.XYZ{}, nil, blockmodel.SubBlockedSize(blockmodel.FullySubBlocked,
-		blockmodel.Size3D{NX: 501, NY: 1, NZ: 1}, blockmodel.Size3D{NX: 100, NY: 100, NZ: 100}, blockmodel.XYZ{X: 100, Y: 100, Z: 100}))
+		blockmodel.Size3D{NX: parents, NY: 1, NZ: 1}, blockmodel.Size3D{NX: sub, NY: sub, NZ: sub}, blockmodel.XYZ{X: f, Y: f, Z: f}))
 	require.NoError(t, err)
 	v1 := createModel(t, s, "m", g.WholeBlocks())
 	u := decodeUpdate(t, s, "m", g, `{"columns": {"new": [{"title": "cu", "data_type": "Float64"}]}, "geometry_change": true,
 		"update_type": "merge", "fill_subblocks": true, "input_options": {"file_format": "csv"}}`)
 	var file strings.Builder
 	file.WriteString("x,y,z,dx,dy,dz,cu\n")
-	for p := range 501 { // the first sub-cell of each parent
-		fmt.Fprintf(&file, "%g,0.5,0.5,1,1,1,%d\n", float64(100*p)+0.5, p)
+	for p := range parents {
+		fmt.Fprintf(&file, "%g,0.5,0.5,1,1,1,%d\n", f*float64(p)+0.5, p)
 	}
-	_, err = apply(t, s, "m", g, u, []byte(file.String()))
+	return s, g, v1, u, []byte(file.String())
+}
+
+// A geometry change whose fill would make more rows than a version may
+// hold (one unit sub-block in each of 501 parents of 100 × 100 × 100
+// sub-cells: 501,000,000 rows) is refused before any row is made, and the
+// model keeps its version.
+func TestGeometryChangeRowBound(t *testing.T) {
+	s, g, v1, u, file := firstSubCells(t, 501, 100)
+	_, err := apply(t, s, "m", g, u, file)
 	var ve *blockmodel.ValidationError
 	require.ErrorAs(t, err, &ve)
 	assert.Contains(t, err.Error(), "more than 500000000")
@@ -409,20 +420,7 @@ func TestGeometryChangeRowBound(t *testing.T) {
 // most 10 + 10 + 630 new rows (640 made). A refused change leaves the
 // latest version as it was.
 func TestGeometryChangeMemoryBound(t *testing.T) {
-	s, err := bmstore.Open(t.TempDir())
-	require.NoError(t, err)
-	g, err := blockmodel.NewGeometry(blockmodel.XYZ{}, nil, blockmodel.SubBlockedSize(blockmodel.FullySubBlocked,
-		blockmodel.Size3D{NX: 10, NY: 1, NZ: 1}, blockmodel.Size3D{NX: 4, NY: 4, NZ: 4}, blockmodel.XYZ{X: 4, Y: 4, Z: 4}))
-	require.NoError(t, err)
-	v1 := createModel(t, s, "m", g.WholeBlocks())
-	u := decodeUpdate(t, s, "m", g, `{"columns": {"new": [{"title": "cu", "data_type": "Float64"}]}, "geometry_change": true,
-		"update_type": "merge", "fill_subblocks": true, "input_options": {"file_format": "csv"}}`)
-	var file strings.Builder
-	file.WriteString("x,y,z,dx,dy,dz,cu\n")
-	for p := range 10 {
-		fmt.Fprintf(&file, "%g,0.5,0.5,1,1,1,%d\n", float64(4*p)+0.5, p)
-	}
-	body := []byte(file.String())
+	s, g, v1, u, body := firstSubCells(t, 10, 4)
 	const old, fileRows = 10, 12 // the CSV's line bound: header, ten rows, the end
 	run := func(maxMemory int64) (*bmstore.Version, error) {
 		in := UpdateInput{ModelID: "m", Geometry: g, Update: u, CreatedBy: "u", BatchRows: 5, MaxMemory: maxMemory,
