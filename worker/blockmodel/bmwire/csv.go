@@ -2,6 +2,7 @@ package bmwire
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -28,12 +29,23 @@ type csvSource struct {
 	identWhat []string
 }
 
+// MaxCSVRecord bounds the bytes of one record (row) of a CSV update file,
+// line ends and quotes included: a longer one makes the file unusable,
+// before more of it is held.
+const MaxCSVRecord = 1 << 20
+
+// errLongRecord is the error of a record longer than MaxCSVRecord.
+var errLongRecord = fmt.Errorf("a row is longer than %d bytes", MaxCSVRecord)
+
 // readRecord reads one record; io.EOF at the end.
 func (s *csvSource) readRecord() error {
 	s.rec, s.quoted = s.rec[:0], s.quoted[:0]
 	var f strings.Builder
 	inQuote, wasQuoted, started := false, false, false
-	for {
+	for n := 0; ; n++ {
+		if n == MaxCSVRecord {
+			return errLongRecord
+		}
 		c, err := s.r.ReadByte()
 		if err == io.EOF {
 			if !started && f.Len() == 0 && len(s.rec) == 0 {
@@ -82,12 +94,20 @@ func ReadCSV(r io.Reader, spec FileSpec, loc blockmodel.Locator, sink Sink) (Sum
 	c := &collector{}
 	s := &csvSource{r: bufio.NewReaderSize(r, 1<<20), in: spec.Input}
 	for range spec.Input.SkipRows {
-		if _, err := s.r.ReadString('\n'); err != nil {
+		if err := s.skipLine(); err != nil {
+			if errors.Is(err, errLongRecord) {
+				c.add(0, nil, "a row skipped by skip_rows is longer than %d bytes", MaxCSVRecord)
+				return Summary{}, c.err()
+			}
 			break
 		}
 	}
 	if err := s.readRecord(); err != nil {
-		c.add(0, nil, "the file has no header row")
+		if errors.Is(err, errLongRecord) {
+			c.add(0, nil, "the header row is longer than %d bytes", MaxCSVRecord)
+		} else {
+			c.add(0, nil, "the file has no header row")
+		}
 		return Summary{}, c.err()
 	}
 	header := map[string]int{}
@@ -132,6 +152,10 @@ func (s *csvSource) fill(b *rawBatch, max int, c *collector) error {
 		if err == io.EOF {
 			return nil
 		}
+		if errors.Is(err, errLongRecord) {
+			c.add(s.row+1, nil, "%v: the rest of the file is not read", err)
+			return errStop
+		}
 		if err != nil {
 			c.add(s.row+1, nil, "%v", err)
 			return nil
@@ -162,6 +186,20 @@ func (s *csvSource) fill(b *rawBatch, max int, c *collector) error {
 		b.n++
 	}
 	return nil
+}
+
+// skipLine reads up to the next line end, at most MaxCSVRecord bytes.
+func (s *csvSource) skipLine() error {
+	for n := 0; n < MaxCSVRecord; n++ {
+		c, err := s.r.ReadByte()
+		if err != nil {
+			return err
+		}
+		if c == '\n' {
+			return nil
+		}
+	}
+	return errLongRecord
 }
 
 // parse appends one cell parsed as v's type.

@@ -328,6 +328,29 @@ func TestCSVErrors(t *testing.T) {
 	assert.Equal(t, []string{"row 1: a quoted field is not closed at the end of the file"}, messages(fileErr(t, err)))
 }
 
+// A row longer than MaxCSVRecord makes the file unusable there: a quoted
+// field left open, a header, a line skipped by skip_rows. A row of exactly
+// the bound is read.
+func TestCSVLongRecords(t *testing.T) {
+	spec := csvSpec(t, `{"columns": {"new": [{"title": "name", "data_type": "Utf8"}]}, "input_options": {"file_format": "csv"}}`)
+	head := "i,j,k,name\n"
+	fits := "0,0,0," + strings.Repeat("a", MaxCSVRecord-len("0,0,0,")-1) + "\n"
+	col, err := readCSV(t, head+fits, spec)
+	require.NoError(t, err)
+	assert.Len(t, col.Values[0].Str[0], MaxCSVRecord-len("0,0,0,")-1)
+	long := "0,0,0,\"" + strings.Repeat("a", 3*MaxCSVRecord) + "\n1,0,0,b\n"
+	_, err = readCSV(t, head+long, spec)
+	assert.Equal(t, []string{"row 1: a row is longer than 1048576 bytes: the rest of the file is not read"}, messages(fileErr(t, err)))
+	_, err = readCSV(t, strings.Repeat("i,", MaxCSVRecord)+"\n", spec)
+	assert.Equal(t, []string{"the header row is longer than 1048576 bytes"}, messages(fileErr(t, err)))
+	skip := csvSpec(t, `{"columns": {"new": [{"title": "name", "data_type": "Utf8"}]}, "input_options": {"file_format": "csv", "skip_rows": 1}}`)
+	_, err = readCSV(t, strings.Repeat("#", MaxCSVRecord+1)+"\n"+head, skip)
+	assert.Equal(t, []string{"a row skipped by skip_rows is longer than 1048576 bytes"}, messages(fileErr(t, err)))
+	col, err = readCSV(t, strings.Repeat("#", MaxCSVRecord-1)+"\n"+head+"1,0,0,b\n", skip)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"b"}, col.Values[0].Str)
+}
+
 // The detail quotes the first 20 errors; the error file keeps 10,000 and
 // reading stops there.
 func TestFileErrorLimits(t *testing.T) {
