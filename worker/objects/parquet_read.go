@@ -38,7 +38,7 @@ func openTable(r io.ReaderAt, size int64, spec TableSpec) (*parquet.File, []*par
 	fail := func(format string, args ...any) error {
 		return &BlobError{Element: spec.Element, Err: fmt.Errorf(format, args...)}
 	}
-	if err := checkEnvelope(r, size); err != nil {
+	if err := CheckEnvelope(r, size); err != nil {
 		return nil, nil, &BlobError{Element: spec.Element, Err: err}
 	}
 	f, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
@@ -124,10 +124,11 @@ func ReadTable(r io.ReaderAt, size int64, spec TableSpec) (t *Table, err error) 
 	return t, nil
 }
 
-// checkEnvelope checks the magic bytes and that the footer length fits in
-// the file before parquet-go sizes a buffer by it (a forged length would
-// otherwise cost an allocation of up to 4 GiB).
-func checkEnvelope(r io.ReaderAt, size int64) error {
+// CheckEnvelope checks the magic bytes of a Parquet file of size bytes and
+// that its footer length fits in the file: call it before parquet.OpenFile,
+// which sizes a buffer by that length (a forged one would otherwise cost an
+// allocation of up to 4 GiB).
+func CheckEnvelope(r io.ReaderAt, size int64) error {
 	if size < 12 {
 		return fmt.Errorf("not a parquet file: %d bytes", size)
 	}

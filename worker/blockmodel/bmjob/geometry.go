@@ -8,8 +8,6 @@ import (
 	"io"
 	"sort"
 
-	"github.com/parquet-go/parquet-go"
-
 	"github.com/geostat-engine/geostat/worker/blockmodel"
 	"github.com/geostat-engine/geostat/worker/blockmodel/bmstore"
 	"github.com/geostat-engine/geostat/worker/blockmodel/bmwire"
@@ -102,7 +100,7 @@ func fileRowBound(r io.ReaderAt, size int64, format string) (int64, error) {
 			}
 		}
 	}
-	f, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	f, err := bmwire.OpenParquet(r, size)
 	if err != nil {
 		return 0, &bmwire.FileError{Errors: []bmwire.RowError{{Message: "not a Parquet file: " + err.Error()}}, Total: 1}
 	}

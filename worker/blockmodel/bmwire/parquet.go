@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/geostat-engine/geostat/worker/blockmodel"
+	"github.com/geostat-engine/geostat/worker/objects"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
 	"github.com/parquet-go/parquet-go/encoding"
@@ -148,8 +149,10 @@ type pqSource struct {
 }
 
 // ReadParquet reads a Parquet update file (see Read). Columns may be
-// REQUIRED or OPTIONAL (a null is an empty value), any encoding and codec
-// parquet-go reads; nested or repeated columns are refused.
+// REQUIRED or OPTIONAL (a null is an empty value), in any encoding
+// parquet-go reads, uncompressed, Snappy or zstd; nested or repeated
+// columns are refused. Before a page is read, its size is bounded from the
+// file's page and frame headers (MaxPageBytes, checkPages).
 func ReadParquet(r io.ReaderAt, size int64, spec FileSpec, loc blockmodel.Locator, sink Sink) (sum Summary, err error) {
 	c := &collector{}
 	defer func() {
@@ -158,7 +161,7 @@ func ReadParquet(r io.ReaderAt, size int64, spec FileSpec, loc blockmodel.Locato
 			sum, err = Summary{}, c.err()
 		}
 	}()
-	f, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	f, err := OpenParquet(r, size)
 	if err != nil {
 		c.add(0, nil, "not a readable Parquet file: %v", err)
 		return Summary{}, c.err()
@@ -195,11 +198,29 @@ func ReadParquet(r io.ReaderAt, size int64, spec FileSpec, loc blockmodel.Locato
 	if err := c.err(); err != nil {
 		return Summary{}, err
 	}
+	leafs, what := make([]int, len(s.cols)), make([]string, len(s.cols))
+	for i, col := range s.cols {
+		leafs[i], what[i] = col.leaf, col.what
+	}
+	if err := checkPages(r, size, f, leafs, what); err != nil {
+		c.add(0, nil, "%v", err)
+		return Summary{}, c.err()
+	}
 	if err := sink.Start(f.NumRows()); err != nil {
 		return Summary{}, err
 	}
 	defer s.close()
 	return run(s, spec, index, loc, sink, c, ident)
+}
+
+// OpenParquet opens an uploaded Parquet file of size bytes with parquet-go
+// once its envelope is checked (objects.CheckEnvelope): a forged footer
+// length is an error, not an allocation of up to 4 GiB.
+func OpenParquet(r io.ReaderAt, size int64) (*parquet.File, error) {
+	if err := objects.CheckEnvelope(r, size); err != nil {
+		return nil, err
+	}
+	return parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 }
 
 func (s *pqSource) close() {
