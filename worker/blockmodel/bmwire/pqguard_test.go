@@ -81,13 +81,7 @@ func TestCheckPages(t *testing.T) {
 
 // A whole file: its codec is named in the update's error.
 func TestParquetCodecRefused(t *testing.T) {
-	type row struct {
-		I  uint32  `parquet:"i"`
-		J  uint32  `parquet:"j"`
-		K  uint32  `parquet:"k"`
-		Cu float64 `parquet:"cu"`
-	}
-	r := writeParquet(t, []row{{0, 0, 0, 1}}, parquet.Compression(&gzip.Codec{}))
+	r := writeParquet(t, []ijkCu{{0, 0, 0, fp(1)}}, parquet.Compression(&gzip.Codec{}))
 	_, _, err := readAll(t, r, cuSpec)
 	assert.Equal(t, []string{`column "i", row group 0: pages compressed with GZIP are not read (use Snappy, the default of pyarrow, zstd or none)`},
 		messages(fileErr(t, err)))
@@ -122,13 +116,7 @@ func FuzzReadParquet(f *testing.F) {
 // A footer length past the file is an error before parquet-go sizes a
 // buffer by it (it would allocate up to 4 GiB).
 func TestParquetForgedFooterLength(t *testing.T) {
-	type row struct {
-		I  uint32  `parquet:"i"`
-		J  uint32  `parquet:"j"`
-		K  uint32  `parquet:"k"`
-		Cu float64 `parquet:"cu"`
-	}
-	b := parquetBytes(t, []row{{0, 0, 0, 1}})
+	b := parquetBytes(t, []ijkCu{{0, 0, 0, fp(1)}})
 	copy(b[len(b)-8:], []byte{0xf0, 0xff, 0xff, 0xff})
 	_, _, err := readAll(t, bytes.NewReader(b), cuSpec)
 	msgs := messages(fileErr(t, err))
