@@ -362,7 +362,7 @@ func (a *Area) updateMemory(ctx context.Context, md *model, st jobState) int64 {
 		return bmjob.UpdateMemory(latest.Rows, 0, 0, false)
 	}
 	var fileRows int64
-	if f, err := a.objects.OpenBlob(ctx, store.Workspace{Org: st.Org, ID: st.WS}, nil, st.Upload); err == nil {
+	if f, err := a.objects.OpenBlob(ctx, st.ws(), nil, st.Upload); err == nil {
 		fileRows, _ = bmjob.FileRowBound(f, f.Size(), u.Input.Format)
 		f.Close()
 	}
