@@ -152,7 +152,7 @@ type pqSource struct {
 // REQUIRED or OPTIONAL (a null is an empty value), in any encoding
 // parquet-go reads, uncompressed, Snappy or zstd; nested or repeated
 // columns are refused. Before a page is read, its size is bounded from the
-// file's page and frame headers (MaxPageBytes, checkPages).
+// file's page and frame headers (MaxPageBytes).
 func ReadParquet(r io.ReaderAt, size int64, spec FileSpec, loc blockmodel.Locator, sink Sink) (sum Summary, err error) {
 	c := &collector{}
 	defer func() {

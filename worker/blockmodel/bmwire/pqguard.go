@@ -15,7 +15,8 @@ import (
 // MaxPageBytes bounds what one page of a Parquet update file may decode to
 // (pyarrow writes pages of about 1 MiB). parquet-go sizes its buffers from
 // a page's header and lets every codec expand a page as far as its bytes
-// say, so checkPages bounds both before a page is read.
+// say, so ReadParquet bounds both from the file's page and frame headers
+// before a page is read.
 const MaxPageBytes = 64 << 20
 
 // Bounds of the page walk: a page header is read from its first
