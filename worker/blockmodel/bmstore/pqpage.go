@@ -11,10 +11,10 @@ import (
 	"unsafe"
 
 	"github.com/klauspost/compress/s2"
-	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/geostat-engine/geostat/worker/blockmodel"
+	"github.com/geostat-engine/geostat/worker/internal/pqheader"
 )
 
 // The column files the store writes (pqwrite.go) are read by chunkReader,
@@ -31,16 +31,9 @@ import (
 // (colReader's fallback); a damaged chunk is an error, found before
 // anything is sized from it.
 
-// A page header is parsed from the first headerWindow bytes at its
-// offset, or maxHeader when it is longer (statistics of long strings). A
-// header longer than maxHeader is not the store's (its headers take about
-// 30 bytes): the chunk is left to parquet-go. The bound also bounds the
-// nesting of a garbage header, which parquet-go's thrift decodes
-// recursively.
-const (
-	headerWindow = 256
-	maxHeader    = 16 << 10
-)
+// A page header is read by pqheader (a small window, a larger one for a
+// long header); a header longer than pqheader.Max is not the store's (its
+// headers take about 30 bytes): the chunk is left to parquet-go.
 
 // snappyRatio bounds how many times its size a Snappy block decodes to
 // (a copy of 64 bytes takes 3 bytes: at most 21.3 times, plus the header).
@@ -67,9 +60,8 @@ type chunkReader struct {
 	kind  kind
 	phys  format.Type
 	codec format.CompressionCodec
-	// hb holds the bytes of a page header; page the current page's body
-	// as stored, raw uncompressed (when the chunk is compressed).
-	hb    []byte
+	// page holds the current page's body as stored, raw uncompressed
+	// (when the chunk is compressed).
 	page  []byte
 	raw   []byte
 	pages []pageInfo
@@ -90,21 +82,16 @@ type chunkReader struct {
 	dictI    []int64
 	dictU    []uint64
 	dictS    []string
-	// hdr and dec parse page headers into h (reused).
-	hdr thrift.BytesReader
-	dec *thrift.Decoder
-	h   format.PageHeader
+	// ph reads page headers into h (reused).
+	ph *pqheader.Reader
+	h  format.PageHeader
 }
 
 // newChunkReader returns a chunkReader of a column file of type t and
 // size bytes.
 func newChunkReader(f io.ReaderAt, size int64, t DataType) *chunkReader {
 	k, _ := kindOf(t)
-	c := &chunkReader{f: f, size: size, kind: k, phys: formatType(t)}
-	proto := new(thrift.CompactProtocol)
-	c.hdr = proto.NewReaderFromBytes(nil)
-	c.dec = thrift.NewDecoder(c.hdr)
-	return c
+	return &chunkReader{f: f, size: size, kind: k, phys: formatType(t), ph: pqheader.New(f)}
 }
 
 // formatType is the Parquet physical type of a data type's values.
@@ -233,22 +220,11 @@ func (c *chunkReader) open(cc *format.ColumnChunk, rows int64) error {
 // header reads and parses the page header at file offset off (of a chunk
 // ending at end) into c.h; it returns the header's length.
 func (c *chunkReader) header(off, end int64) (int, error) {
-	var err error
-	for _, w := range [...]int64{headerWindow, maxHeader} {
-		w = min(w, end-off)
-		c.hb = reserve(c.hb, int(w))[:w]
-		if err := c.readAt(c.hb, off); err != nil {
-			return 0, err
-		}
-		var n int
-		if n, err = c.parseHeader(c.hb); err == nil {
-			return n, nil
-		}
-		if w == end-off || !(errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
-			return 0, err // bad, or longer than the rest of the chunk
-		}
+	n, err := c.ph.Read(off, end, &c.h)
+	if errors.Is(err, pqheader.ErrTooLong) {
+		return 0, errUnsupported
 	}
-	return 0, errUnsupported
+	return n, err
 }
 
 // readAt reads len(b) bytes of the file at off.
@@ -260,22 +236,6 @@ func (c *chunkReader) readAt(b []byte, off int64) error {
 		return fmt.Errorf("read column chunk: %w", err)
 	}
 	return nil
-}
-
-// parseHeader parses the page header at the start of b into c.h; it
-// returns the header's length.
-func (c *chunkReader) parseHeader(b []byte) (n int, err error) {
-	defer func() {
-		if p := recover(); p != nil { // parquet-go's thrift on garbage: an error, not a crash
-			err = fmt.Errorf("bad page header: %v", p)
-		}
-	}()
-	c.h = format.PageHeader{}
-	c.hdr.ResetBytes(b)
-	if err := c.dec.Decode(&c.h); err != nil {
-		return 0, fmt.Errorf("bad page header: %w", err)
-	}
-	return c.hdr.BytesRead(), nil
 }
 
 // body reads page p and returns its body uncompressed (in c.raw when

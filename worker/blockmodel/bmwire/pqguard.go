@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/geostat-engine/geostat/worker/internal/pqheader"
 	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 )
 
@@ -19,12 +19,8 @@ import (
 // before a page is read.
 const MaxPageBytes = 64 << 20
 
-// Bounds of the page walk: a page header is read from its first
-// pageHeaderMax bytes; a zstd block decodes to at most zstdBlockMax bytes.
-const (
-	pageHeaderMax = 16 << 10
-	zstdBlockMax  = 128 << 10
-)
+// zstdBlockMax is the most a zstd block decodes to.
+const zstdBlockMax = 128 << 10
 
 // checkPages walks the page headers of the given leaf columns of every row
 // group of f (a file of size bytes read through r) and refuses, naming the
@@ -33,16 +29,13 @@ const (
 // whose frames can decode to more (window or blocks), and the codecs whose
 // expansion cannot be bounded from a page's bytes (gzip, Brotli, LZ4, LZO).
 func checkPages(r io.ReaderAt, size int64, f *parquet.File, leaves []int, what []string) error {
-	proto := new(thrift.CompactProtocol)
-	hdr := proto.NewReaderFromBytes(nil)
-	dec := thrift.NewDecoder(hdr)
-	buf := make([]byte, pageHeaderMax)
+	ph := pqheader.New(r)
 	for g, rg := range f.Metadata().RowGroups {
 		for i, leaf := range leaves {
 			if leaf >= len(rg.Columns) {
 				return fmt.Errorf("%s: row group %d has no such column", what[i], g)
 			}
-			if err := checkChunk(r, size, &rg.Columns[leaf].MetaData, hdr, dec, buf); err != nil {
+			if err := checkChunk(r, size, &rg.Columns[leaf].MetaData, ph); err != nil {
 				return fmt.Errorf("%s, row group %d: %w", what[i], g, err)
 			}
 		}
@@ -50,7 +43,7 @@ func checkPages(r io.ReaderAt, size int64, f *parquet.File, leaves []int, what [
 	return nil
 }
 
-func checkChunk(r io.ReaderAt, size int64, md *format.ColumnMetaData, hdr thrift.BytesReader, dec *thrift.Decoder, buf []byte) error {
+func checkChunk(r io.ReaderAt, size int64, md *format.ColumnMetaData, ph *pqheader.Reader) error {
 	switch md.Codec {
 	case format.Uncompressed, format.Snappy, format.Zstd:
 	default:
@@ -65,12 +58,8 @@ func checkChunk(r io.ReaderAt, size int64, md *format.ColumnMetaData, hdr thrift
 		return fmt.Errorf("a column chunk of %d bytes at %d is past the file's %d bytes", n, start, size)
 	}
 	for off, end := start, start+n; off < end; {
-		w := min(int64(len(buf)), end-off)
-		if k, err := r.ReadAt(buf[:w], off); int64(k) < w {
-			return fmt.Errorf("reading a page header: %w", orUnexpectedEOF(err))
-		}
 		var h format.PageHeader
-		hlen, err := parseHeader(hdr, dec, buf[:w], &h)
+		hlen, err := ph.Read(off, end, &h)
 		if err != nil {
 			return fmt.Errorf("the page header at %d: %w", off-start, err)
 		}
@@ -101,21 +90,6 @@ func checkChunk(r io.ReaderAt, size int64, md *format.ColumnMetaData, hdr thrift
 		off += comp
 	}
 	return nil
-}
-
-// parseHeader decodes the page header at the start of b into h and returns
-// its length; garbage that makes parquet-go's thrift panic is an error.
-func parseHeader(hdr thrift.BytesReader, dec *thrift.Decoder, b []byte, h *format.PageHeader) (n int, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("bad page header: %v", p)
-		}
-	}()
-	hdr.ResetBytes(b)
-	if err := dec.Decode(h); err != nil {
-		return 0, fmt.Errorf("bad page header: %w", err)
-	}
-	return hdr.BytesRead(), nil
 }
 
 // checkBody bounds what the compressed body of n bytes at off decodes to.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/geostat-engine/geostat/worker/internal/pqheader"
 	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/gzip"
@@ -27,9 +28,8 @@ func chunkOf(t *testing.T, codec format.CompressionCodec, raw int32, body []byte
 
 func check(t *testing.T, file []byte, md *format.ColumnMetaData) error {
 	t.Helper()
-	proto := new(thrift.CompactProtocol)
-	hdr := proto.NewReaderFromBytes(nil)
-	return checkChunk(bytes.NewReader(file), int64(len(file)), md, hdr, thrift.NewDecoder(hdr), make([]byte, pageHeaderMax))
+	r := bytes.NewReader(file)
+	return checkChunk(r, int64(len(file)), md, pqheader.New(r))
 }
 
 // Pages whose decoding cannot be bounded, or is bounded past MaxPageBytes,
