@@ -323,25 +323,22 @@ func (a *Area) submit(ctx context.Context, md *model, j bmstore.Job, st jobState
 	if err == nil {
 		return nil
 	}
+	// The job's record keeps p; the answer has status and title.
 	p := problem.Problem{Type: problem.BlockModelService, Title: "Service Error.", Status: http.StatusServiceUnavailable,
 		Detail: "the worker could not queue the job: " + err.Error()}
-	status := http.StatusServiceUnavailable
+	status, title := http.StatusServiceUnavailable, "Service Unavailable."
 	switch {
 	case errors.Is(err, jobs.ErrBusy):
 		status = http.StatusTooManyRequests
 	case errors.Is(err, jobs.ErrTooLarge):
 		p = *updateError(fmt.Sprintf("the update needs about %.0f MiB of memory, more than the %.0f MiB the worker gives a job",
 			float64(mem)/(1<<20), float64(a.jobs.MaxMemory())/(1<<20)))
-		status = http.StatusUnprocessableEntity
+		status, title = p.Status, p.Title
 	}
 	st.Problem = &p
 	if _, terr := a.bm.TransitionJob(j.ID, bmstore.Queued, bmstore.Failed, jsonRaw(st)); terr == nil {
 		a.forgetUpload(j.ID, st)
 		a.closeJob(md.id(), j.ID)
-	}
-	title := "Service Unavailable."
-	if status == http.StatusUnprocessableEntity {
-		title = p.Title
 	}
 	return &problem.Error{Status: status, Type: p.Type, Title: title, Detail: p.Detail, Err: err}
 }

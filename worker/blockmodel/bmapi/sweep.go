@@ -3,9 +3,12 @@ package bmapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
+	"github.com/geostat-engine/geostat/geostat"
 	"github.com/geostat-engine/geostat/worker/blockmodel/bmstore"
 	"github.com/geostat-engine/geostat/worker/problem"
 	"github.com/geostat-engine/geostat/worker/store"
@@ -70,23 +73,27 @@ type droppedUpload struct {
 	name string
 }
 
+// uploadOf is the upload of job jobID, if it has one.
+func uploadOf(jobID string, st jobState) (droppedUpload, bool) {
+	return droppedUpload{job: jobID, ws: st.ws(), name: st.Upload}, st.Upload != ""
+}
+
 // forgetUpload deletes the upload of a job that has just ended, and takes
 // it out of the job's record.
 func (a *Area) forgetUpload(jobID string, st jobState) {
-	if st.Upload != "" {
-		a.forget(droppedUpload{job: jobID, ws: st.ws(), name: st.Upload})
+	if d, ok := uploadOf(jobID, st); ok {
+		a.forget(d)
 	}
 }
 
 // dropLater hands the upload of an ended job to RunSweeps, which deletes
 // it at once; a job's end does not wait for the unlink of its file.
 func (a *Area) dropLater(jobID string, st jobState) {
-	if st.Upload == "" {
-		return
-	}
-	select {
-	case a.drops <- droppedUpload{job: jobID, ws: st.ws(), name: st.Upload}:
-	default: // the next Sweep deletes it
+	if d, ok := uploadOf(jobID, st); ok {
+		select {
+		case a.drops <- d:
+		default: // the next Sweep deletes it
+		}
 	}
 }
 
@@ -177,9 +184,12 @@ func (a *Area) RunSweeps(ctx context.Context, interval time.Duration) {
 	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	// A panic of a pass is logged (with its stack) and the loop goes on:
+	// never a crash of the worker.
 	for {
-		if n, err := a.Sweep(ctx); err != nil && ctx.Err() == nil {
-			a.logger.Warn("sweeping the block model jobs", "err", err)
+		var n int
+		if err := geostat.Catch(func() (err error) { n, err = a.Sweep(ctx); return err }); err != nil && ctx.Err() == nil {
+			a.logger.Warn("sweeping the block model jobs", "err", panicDetail(err))
 		} else if n > 0 {
 			a.logger.Info("swept the block model jobs", "changed", n)
 		}
@@ -188,10 +198,21 @@ func (a *Area) RunSweeps(ctx context.Context, interval time.Duration) {
 			case <-ctx.Done():
 				return
 			case d := <-a.drops:
-				a.forget(d)
+				if err := geostat.Catch(func() error { a.forget(d); return nil }); err != nil {
+					a.logger.Warn("deleting a block model job's upload", "job_id", d.job, "err", panicDetail(err))
+				}
 			case <-t.C:
 				next = true
 			}
 		}
 	}
+}
+
+// panicDetail is err, with the stack when it is a panic.
+func panicDetail(err error) string {
+	var pe *geostat.PanicError
+	if errors.As(err, &pe) {
+		return fmt.Sprintf("%v\n%s", pe.Value, pe.Stack)
+	}
+	return err.Error()
 }
