@@ -45,6 +45,9 @@ type jobState struct {
 	VersionUUID string          `json:"version_uuid,omitempty"`
 	Upload      string          `json:"upload,omitempty"`
 	NeedsFile   bool            `json:"needs_file,omitempty"`
+	// FileRows bounds the upload's data rows, read when it was confirmed
+	// (a geometry change's; 0: not read).
+	FileRows int64 `json:"file_rows,omitempty"`
 	// Query job: the request body and the version queried.
 	Query        json.RawMessage `json:"query,omitempty"`
 	QueryVersion int             `json:"query_version,omitempty"`
@@ -294,7 +297,10 @@ func (a *Area) uploaded(w http.ResponseWriter, r *http.Request, c *call) {
 	if j.Status == bmstore.PendingUpload && a.now().Sub(j.CreatedAt) > PendingLifetime {
 		a.expire(md, j, st)
 	}
-	if _, err := a.bm.TransitionJob(j.ID, bmstore.PendingUpload, bmstore.Queued, j.Payload); err != nil {
+	// The upload's row bound is read once, here, and kept for the job.
+	mem, fileRows := a.updateMemory(r.Context(), md, st)
+	st.FileRows = fileRows
+	if _, err := a.bm.TransitionJob(j.ID, bmstore.PendingUpload, bmstore.Queued, jsonRaw(st)); err != nil {
 		if errors.Is(err, bmstore.ErrConflict) {
 			a.fail(w, r, problem.New(http.StatusConflict, problem.BlockModelFileConflict, "File Conflict.",
 				fmt.Sprintf("job %s is not waiting for an upload (it was confirmed already, or has finished)", j.ID)))
@@ -303,20 +309,20 @@ func (a *Area) uploaded(w http.ResponseWriter, r *http.Request, c *call) {
 		a.fail(w, r, err)
 		return
 	}
-	if err := a.submit(r.Context(), md, j, st, taskUpdate); err != nil {
+	if err := a.submit(r.Context(), md, j, st, taskUpdate, mem); err != nil {
 		a.fail(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusCreated, map[string]string{"job_url": a.jobURL(r, &md.doc.Record, j.ID)})
 }
 
-// submit hands a QUEUED job to the job layer; when that refuses it, the
-// job fails with the reason and the error is returned.
-func (a *Area) submit(ctx context.Context, md *model, j bmstore.Job, st jobState, task string) error {
-	mem := int64(64 << 20)
-	if task == taskUpdate {
-		mem = a.updateMemory(ctx, md, st)
-	}
+// queryMemory is the memory estimate of a query job.
+const queryMemory = 64 << 20
+
+// submit hands a QUEUED job, of memory estimate mem, to the job layer;
+// when that refuses it, the job fails with the reason and the error is
+// returned.
+func (a *Area) submit(ctx context.Context, md *model, j bmstore.Job, st jobState, task string, mem int64) error {
 	spec := jobs.Spec{Org: st.Org, Topic: Topic, Task: task, User: st.User.ID, Workspace: st.WS, Memory: mem,
 		Request: jsonRaw(queuedRequest{JobID: j.ID})}
 	_, err := a.jobs.Submit(ctx, spec, a.runFunc(j.ID))
@@ -346,24 +352,23 @@ func (a *Area) submit(ctx context.Context, md *model, j bmstore.Job, st jobState
 // updateMemory is the memory estimate of an update job
 // (bmjob.UpdateMemory) from the latest version's rows; for a geometry
 // change, from the upload's row bound too (a Parquet footer, or the lines
-// of a CSV file). A request or file the job will refuse counts as an
-// update of no file.
-func (a *Area) updateMemory(ctx context.Context, md *model, st jobState) int64 {
+// of a CSV file), which it returns (0 otherwise). A request or file the
+// job will refuse counts as an update of no file.
+func (a *Area) updateMemory(ctx context.Context, md *model, st jobState) (mem, fileRows int64) {
 	g, latest, err := a.latest(md)
 	if err != nil {
-		return bmjob.UpdateMemory(0, 0, 0, false)
+		return bmjob.UpdateMemory(0, 0, 0, false), 0
 	}
 	info := bmjob.ModelInfo(g, latest)
 	u, err := bmwire.DecodeUpdate(st.Update, info)
 	if err != nil || u.GeometryChange == nil || !*u.GeometryChange || !u.NeedsFile() {
-		return bmjob.UpdateMemory(latest.Rows, 0, 0, false)
+		return bmjob.UpdateMemory(latest.Rows, 0, 0, false), 0
 	}
-	var fileRows int64
 	if f, err := a.objects.OpenBlob(ctx, st.ws(), nil, st.Upload); err == nil {
 		fileRows, _ = bmjob.FileRowBound(f, f.Size(), u.Input.Format)
 		f.Close()
 	}
-	return bmjob.UpdateMemory(latest.Rows, fileRows, len(u.ValueColumns(info)), true)
+	return bmjob.UpdateMemory(latest.Rows, fileRows, len(u.ValueColumns(info)), true), fileRows
 }
 
 // Rebuild makes the Func of a queued job of the area from its request
@@ -500,7 +505,7 @@ func (a *Area) runUpdate(ctx context.Context, md *model, st *jobState) error {
 		return nil
 	}
 	in := bmjob.UpdateInput{ModelID: md.id(), Geometry: g, Update: u, ModelFillSubblocks: md.doc.Record.FillSubblocks,
-		VersionUUID: st.VersionUUID, CreatedBy: st.User.ID, MaxMemory: a.jobs.MaxMemory()}
+		VersionUUID: st.VersionUUID, CreatedBy: st.User.ID, MaxMemory: a.jobs.MaxMemory(), FileRows: st.FileRows}
 	ws := store.Workspace{Org: st.Org, ID: st.WS}
 	if u.NeedsFile() {
 		f, err := a.objects.OpenBlob(ctx, ws, nil, st.Upload)
@@ -611,7 +616,7 @@ func (a *Area) query(w http.ResponseWriter, r *http.Request, c *call) {
 		a.fail(w, r, err)
 		return
 	}
-	if err := a.submit(r.Context(), md, j, st, taskQuery); err != nil {
+	if err := a.submit(r.Context(), md, j, st, taskQuery, queryMemory); err != nil {
 		a.fail(w, r, err)
 		return
 	}

@@ -110,6 +110,10 @@ type UpdateInput struct {
 	CreatedAt time.Time
 	// BatchRows is the row batch of reading and writing (0: a default).
 	BatchRows int
+	// FileRows, when positive, is FileRowBound of the file, read by the
+	// caller already (the file is immutable); ApplyUpdate reads it
+	// otherwise.
+	FileRows int64
 	// MaxMemory, when positive, bounds the memory estimate of a geometry
 	// change (UpdateMemory, with the new rows counted once the file is
 	// read): a change past it fails with a *blockmodel.ValidationError

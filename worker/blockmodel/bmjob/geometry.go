@@ -136,9 +136,11 @@ func applyGeometryChange(ctx context.Context, s *bmstore.Store, tx *bmstore.Tx, 
 		return err
 	}
 	defer closeFile()
-	bound, err := fileRowBound(r, size, u.Input.Format)
-	if err != nil {
-		return err
+	bound := in.FileRows
+	if bound <= 0 {
+		if bound, err = fileRowBound(r, size, u.Input.Format); err != nil {
+			return err
+		}
 	}
 	bound = clampRows(bound) // a footer may claim any count
 	cols := u.ValueColumns(info)

@@ -422,14 +422,14 @@ func TestGeometryChangeRowBound(t *testing.T) {
 func TestGeometryChangeMemoryBound(t *testing.T) {
 	s, g, v1, u, body := firstSubCells(t, 10, 4)
 	const old, fileRows = 10, 12 // the CSV's line bound: header, ten rows, the end
-	run := func(maxMemory int64) (*bmstore.Version, error) {
+	run := func(maxMemory, given int64) (*bmstore.Version, error) {
 		in := UpdateInput{ModelID: "m", Geometry: g, Update: u, CreatedBy: "u", BatchRows: 5, MaxMemory: maxMemory,
-			File: bytes.NewReader(body), FileSize: int64(len(body))}
+			File: bytes.NewReader(body), FileSize: int64(len(body)), FileRows: given}
 		return ApplyUpdate(context.Background(), s, in)
 	}
-	refused := func(maxMemory int64) {
+	refused := func(maxMemory, given int64) {
 		t.Helper()
-		_, err := run(maxMemory)
+		_, err := run(maxMemory, given)
 		var ve *blockmodel.ValidationError
 		require.ErrorAs(t, err, &ve)
 		assert.Contains(t, err.Error(), "more than the")
@@ -439,9 +439,11 @@ func TestGeometryChangeMemoryBound(t *testing.T) {
 		assert.Equal(t, v1.VersionID, n)
 	}
 	assert.Equal(t, UpdateMemory(old, fileRows, 1, true), geometryMemory(old, fileRows, old+fileRows, 1))
-	refused(UpdateMemory(old, fileRows, 1, true) - 1)         // before loading
-	refused(geometryMemory(old, fileRows, old+10+630, 1) - 1) // the fill's rows counted
-	v, err := run(geometryMemory(old, fileRows, old+10+630, 1))
+	enough := geometryMemory(old, fileRows, old+10+630, 1)
+	refused(UpdateMemory(old, fileRows, 1, true)-1, 0) // before loading
+	refused(enough-1, 0)                               // the fill's rows counted
+	refused(enough, 1000)                              // a bound the caller read is used, not read again
+	v, err := run(enough, fileRows)
 	require.NoError(t, err)
 	assert.Equal(t, int64(640), v.Rows)
 }
