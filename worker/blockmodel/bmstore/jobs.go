@@ -106,19 +106,30 @@ func (s *Store) GetJob(id string) (Job, error) {
 // its payload; ErrConflict when the job is not in `from` or the transition
 // is illegal.
 func (s *Store) TransitionJob(id string, from, to JobStatus, payload json.RawMessage) (Job, error) {
+	return s.rewriteJob(id, from, func(j *Job) error {
+		if !LegalTransition(from, to) {
+			return fmt.Errorf("bmstore: job %s: %s → %s: %w", id, from, to, ErrConflict)
+		}
+		j.Status, j.Payload, j.UpdatedAt = to, payload, time.Now().UTC()
+		return nil
+	})
+}
+
+// rewriteJob reads job id, checks that it is in status (ErrConflict
+// otherwise), changes it with f and writes it, all under the jobs' lock.
+func (s *Store) rewriteJob(id string, status JobStatus, f func(*Job) error) (Job, error) {
 	s.jobMu.Lock()
 	defer s.jobMu.Unlock()
 	j, err := s.GetJob(id)
 	if err != nil {
 		return j, err
 	}
-	if j.Status != from {
-		return j, fmt.Errorf("bmstore: job %s is %s, not %s: %w", id, j.Status, from, ErrConflict)
+	if j.Status != status {
+		return j, fmt.Errorf("bmstore: job %s is %s, not %s: %w", id, j.Status, status, ErrConflict)
 	}
-	if !LegalTransition(from, to) {
-		return j, fmt.Errorf("bmstore: job %s: %s → %s: %w", id, from, to, ErrConflict)
+	if err := f(&j); err != nil {
+		return j, err
 	}
-	j.Status, j.Payload, j.UpdatedAt = to, payload, time.Now().UTC()
 	return j, writeJSON(filepath.Join(s.root, "tmp"), s.jobPath(id), j, nil)
 }
 
@@ -158,15 +169,8 @@ func (s *Store) ListJobs() ([]string, error) {
 // and set: ErrConflict otherwise), keeping its times: the area forgets the
 // files it deleted of a finished job.
 func (s *Store) SetJobPayload(id string, status JobStatus, payload json.RawMessage) (Job, error) {
-	s.jobMu.Lock()
-	defer s.jobMu.Unlock()
-	j, err := s.GetJob(id)
-	if err != nil {
-		return j, err
-	}
-	if j.Status != status {
-		return j, fmt.Errorf("bmstore: job %s is %s, not %s: %w", id, j.Status, status, ErrConflict)
-	}
-	j.Payload = payload
-	return j, writeJSON(filepath.Join(s.root, "tmp"), s.jobPath(id), j, nil)
+	return s.rewriteJob(id, status, func(j *Job) error {
+		j.Payload = payload
+		return nil
+	})
 }
